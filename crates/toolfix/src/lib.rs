@@ -23,6 +23,7 @@
 
 mod error;
 mod limits;
+pub mod extract;
 pub mod salvage;
 mod span;
 
