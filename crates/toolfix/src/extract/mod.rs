@@ -5,6 +5,7 @@
 //! being filled in.
 
 mod format;
+mod parsed;
 
 pub use format::Format;
 
