@@ -142,11 +142,8 @@ fn message(tool: &str, issues: &[Issue]) -> String {
 fn line(text: &mut String, issue: &Issue) {
     let at = if issue.path.is_empty() { "(arguments)" } else { issue.path.as_str() };
     let _ = write!(text, "- {at}: expected {}", issue.expected);
-    match &issue.received {
-        Some(r) => {
-            let _ = write!(text, "; received {r}");
-        }
-        None => {}
+    if let Some(r) = &issue.received {
+        let _ = write!(text, "; received {r}");
     }
     if let Some(h) = &issue.hint {
         let _ = write!(text, ". Fix: {h}");
@@ -190,7 +187,7 @@ fn hint_for(root: &Value, v: &Violation, node: Option<&Value>, got: Option<&Valu
         ViolationKind::Unexpected if missing.is_empty() => Some(format!("remove `{name}`")),
         ViolationKind::Unexpected => Some(format!("remove `{name}`, or use the missing {}", quote_all(missing))),
         ViolationKind::Keyword("enum") => {
-            let options: Vec<String> = node.and_then(|n| view::enum_values(root, n)).unwrap_or_default().iter().take(MAX_OPTIONS).map(|o| o.to_string()).collect();
+            let options: Vec<String> = node.and_then(|n| view::enum_values(root, n)).unwrap_or_default().iter().take(MAX_OPTIONS).map(ToString::to_string).collect();
             let guess = got.and_then(Value::as_str).and_then(|g| {
                 options.iter().find(|o| {
                     let o = o.trim_matches('"');
@@ -252,7 +249,7 @@ pub(crate) fn describe(root: &Value, node: &Value) -> String {
 fn describe_at(root: &Value, node: &Value, depth: usize) -> String {
     let node = view::resolve(root, node);
     if let Some(options) = view::enum_values(root, node) {
-        let shown: Vec<String> = options.iter().take(MAX_OPTIONS).map(|o| o.to_string()).collect();
+        let shown: Vec<String> = options.iter().take(MAX_OPTIONS).map(ToString::to_string).collect();
         let more = if options.len() > MAX_OPTIONS { ", …" } else { "" };
         return format!("one of {}{more}", shown.join(", "));
     }

@@ -171,10 +171,6 @@ impl Moves {
         self.0.push((new, old));
     }
 
-    pub(crate) fn extend(&mut self, other: Moves) {
-        self.0.extend(other.0);
-    }
-
     /// Where the value now at `path` was in the original.
     pub(crate) fn origin(&self, path: &str) -> String {
         let mut p = path.to_owned();

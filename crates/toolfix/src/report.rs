@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 macro_rules! repair_kinds {
     ($( $(#[$doc:meta])* $variant:ident => $name:literal, )*) => {
-        /// The kind of a schema-level repair; `as_str` gives the stable snake_case name.
+        /// The kind of a schema-level repair; `as_str` gives the stable `snake_case` name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
         #[serde(rename_all = "snake_case")]
         #[non_exhaustive]
@@ -20,7 +20,7 @@ macro_rules! repair_kinds {
             /// Every kind, in declaration order.
             pub const ALL: &'static [RepairKind] = &[ $( RepairKind::$variant, )* ];
 
-            /// The stable snake_case name of this kind.
+            /// The stable `snake_case` name of this kind.
             #[must_use]
             pub const fn as_str(self) -> &'static str {
                 match self { $( RepairKind::$variant => $name, )* }

@@ -110,6 +110,8 @@ fn nest_dot_keys(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Va
     }
 }
 
+type NameTest<'t> = dyn Fn(&str, &Value) -> bool + 't;
+
 enum NameMatch<'a> {
     One(&'a str),
     Many(Vec<&'a str>),
@@ -118,7 +120,7 @@ enum NameMatch<'a> {
 
 fn match_name<'a>(root: &'a Value, ov: &ObjectView<'a>, key: &str) -> NameMatch<'a> {
     let nk = view::normalise(key);
-    let levels: [&dyn Fn(&str, &Value) -> bool; 3] = [
+    let levels: [&NameTest<'_>; 3] = [
         &|_, schema| view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
         &|name, _| view::normalise(name) == nk,
         &|name, _| {

@@ -47,7 +47,7 @@ impl std::fmt::Debug for Compiled {
 }
 
 impl Tool {
-    /// Compile one definition in OpenAI, bare or MCP form.
+    /// Compile one definition in `OpenAI`, bare or `MCP` form.
     ///
     /// # Errors
     ///
@@ -239,7 +239,7 @@ impl std::fmt::Display for NameError {
 impl std::error::Error for NameError {}
 
 impl ToolSet {
-    /// Build a set from definitions in OpenAI, bare or MCP form.
+    /// Build a set from definitions in `OpenAI`, bare or `MCP` form.
     ///
     /// # Errors
     ///

@@ -1,7 +1,7 @@
 //! Read-only navigation of a JSON Schema: local `$ref`, `anyOf` / `oneOf` / `allOf`,
 //! the types a node allows, its properties and items. Used by repair and feedback.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// How many `$ref` hops and combinator branches one lookup follows at most.
 const MAX_HOPS: usize = 32;
@@ -333,11 +333,6 @@ pub(crate) fn allows_null(root: &Value, node: &Value) -> bool {
 /// Normalise a name: lowercase, without `_`, `-`, spaces and dots.
 pub(crate) fn normalise(name: &str) -> String {
     name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
-}
-
-/// Map of an object or an empty map.
-pub(crate) fn as_map(value: &Value) -> Option<&Map<String, Value>> {
-    value.as_object()
 }
 
 #[cfg(test)]
