@@ -201,14 +201,29 @@ fn hint_for(root: &Value, v: &Violation, node: Option<&Value>, got: Option<&Valu
         }
         ViolationKind::Keyword("type") => node.map(|n| {
             let t = view::types(root, n);
-            if t.has(Types::INTEGER) && !t.has(Types::NUMBER) && got.is_some_and(Value::is_string) {
-                "send an integer as a JSON number, without quotes".to_owned()
-            } else {
-                format!("send {}", describe(root, n))
+            let wanted = describe(root, n);
+            match got {
+                Some(Value::String(_)) if t.has(Types::INTEGER) && !t.has(Types::NUMBER) => "send an integer as a JSON number, without quotes".to_owned(),
+                Some(Value::String(_)) if t.has(Types::NUMBER) => "send a JSON number, without quotes".to_owned(),
+                Some(Value::String(_)) if t == Types::BOOLEAN => "send true or false, without quotes".to_owned(),
+                Some(Value::Null) => format!("send {}; null is not allowed here", with_article(&wanted)),
+                _ => format!("send {}", with_article(&wanted)),
             }
         }),
+        ViolationKind::Keyword(
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength" | "maxLength" | "minItems" | "maxItems" | "multipleOf",
+        ) => Some("send a value within the limits shown; values are never clamped for you".to_owned()),
+        ViolationKind::Keyword("pattern" | "format") => Some("send a value in the form shown".to_owned()),
         _ => None,
     }
+}
+
+fn with_article(what: &str) -> String {
+    if what.starts_with("one of") || what.starts_with("any") {
+        return what.to_owned();
+    }
+    let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {what}")
 }
 
 fn parent_missing(root: &Value, path: &str, value: &Value) -> Vec<String> {
@@ -320,5 +335,18 @@ mod tests {
         let long = "é".repeat(5000);
         let out = cap(long);
         assert!(out.len() <= MAX_MESSAGE_BYTES);
+    }
+}
+
+#[cfg(test)]
+mod snapshots {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn truncation_messages() {
+        let tool = Tool::from_parts("write_file", "", json!({"type": "object", "properties": {"content": {"type": "string"}}})).unwrap();
+        insta::assert_snapshot!("truncated_write", truncated(&tool, Some("/content"), false).message);
+        insta::assert_snapshot!("truncated_strict", truncated(&tool, None, true).message);
     }
 }
