@@ -22,6 +22,7 @@
 #![deny(missing_docs)]
 
 pub mod bind;
+pub mod check;
 mod error;
 pub mod extract;
 pub mod feedback;
