@@ -30,7 +30,7 @@ pub struct Refusal {
 /// Build the refusal for a call whose (possibly partly repaired) `value` has `found`
 /// violations, with `problems` repair could not settle. `original` maps a path back to
 /// what the model sent.
-pub(crate) fn refusal(tool: &Tool, found: &[Violation], problems: &[Problem], value: &Value, original: Option<(&Value, &Moves)>) -> Refusal {
+pub(crate) fn refusal(tool: &Tool, found: &[Violation], problems: &[Problem], value: &Value, original: Option<(&Value, &Moves)>, truncated: bool) -> Refusal {
     let root = tool.parameters();
     let received_at = |path: &str| -> Option<String> {
         if tool.is_sensitive() {
@@ -76,6 +76,12 @@ pub(crate) fn refusal(tool: &Tool, found: &[Violation], problems: &[Problem], va
     }
     if issues.is_empty() {
         issues.push(Issue { path: String::new(), expected: "valid arguments".to_owned(), received: None, hint: None });
+    }
+    if truncated {
+        // Truncation closing gives a dangling key null: that is where the output stopped.
+        for issue in issues.iter_mut().filter(|i| i.received.as_deref() == Some("null") || value.pointer(&i.path).is_some_and(Value::is_null)) {
+            issue.hint = Some("your output was cut off by the token limit before this value; a missing value is never made up, so send the call again, complete".to_owned());
+        }
     }
     Refusal { message: message(tool.name(), &issues), issues }
 }

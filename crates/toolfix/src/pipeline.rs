@@ -268,6 +268,7 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         let path = last_string_path(salvaged.text());
         return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, path.as_deref(), false));
     }
+    let truncated = salvaged.is_truncated();
     let mut untouched = salvaged.is_untouched() && !empty;
     let mut text = salvaged.into_text().into_owned();
     let mut repairs = Vec::new();
@@ -299,14 +300,14 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         repair::apply_hints(&mut cx, tool, &mut value);
         if cx.problems.iter().any(|p| p.kind.is_fatal()) {
             let found = violations(tool.validator(), &value);
-            return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &found, &cx.problems, &value, None));
+            return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &found, &cx.problems, &value, None, truncated));
         }
         if cx.repairs.is_empty() {
             return accepted(tool, text, value, fixes, repairs, Vec::new(), untouched);
         }
         if !tool.is_valid(&value) {
             let found = violations(tool.validator(), &value);
-            return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &found, &cx.problems, &value, Some((&original, &cx.moves))));
+            return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &found, &cx.problems, &value, Some((&original, &cx.moves)), truncated));
         }
         repairs.extend(cx.repairs);
         let rendered = render_text(&text, &value, &original, &cx.moves);
@@ -320,7 +321,7 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     if fatal || !tool.is_valid(&out.value) {
         let after = violations(tool.validator(), &out.value);
         repairs.extend(out.repairs);
-        return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &after, &out.problems, &out.value, Some((&original, &out.moves))));
+        return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &after, &out.problems, &out.value, Some((&original, &out.moves)), truncated));
     }
     let rendered = match &index {
         Some(idx) => render(&out.value, &original, idx, &out.moves),
