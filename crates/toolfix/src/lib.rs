@@ -26,6 +26,7 @@ pub mod check;
 mod error;
 pub mod extract;
 pub mod feedback;
+pub mod flatten;
 mod limits;
 pub mod pipeline;
 mod pointer;

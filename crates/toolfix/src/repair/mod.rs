@@ -160,6 +160,17 @@ pub(crate) fn repair(
     Repaired { value, repairs: cx.repairs, problems: cx.problems, moves: cx.moves, notes: cx.notes }
 }
 
+/// Re-nest the dotted keys at the root of `value` (for `flatten`).
+pub(crate) fn nest_root_dot_keys(tool: &Tool, value: &mut Value) -> Vec<Repair> {
+    let mut cx = Ctx::new(tool, &[], 0);
+    let root = cx.root;
+    if let Value::Object(map) = value {
+        let ov = view::object_view(root, root);
+        names::nest_dot_keys(&mut cx, &ov, map, "", &mut Vec::new());
+    }
+    cx.repairs
+}
+
 /// A lone wrapper key that is not a declared property, holding an object.
 fn wrapper<'v>(tool: &Tool, value: &'v Value) -> Option<(&'v str, &'v Value)> {
     let map = value.as_object()?;

@@ -43,7 +43,7 @@ pub(super) fn repair_object<'a>(cx: &mut Ctx<'a>, node: &'a Value, map: &mut Map
 
 /// `"config.retry.max": 3` into `{"config": {"retry": {"max": 3}}}` when each segment is a
 /// property of the schema's nesting.
-fn nest_dot_keys(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, path: &str, moved: &mut Vec<String>) {
+pub(super) fn nest_dot_keys(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, path: &str, moved: &mut Vec<String>) {
     let root = cx.root;
     let dotted: Vec<String> = map.keys().filter(|k| k.contains('.') && ov.property(k).is_none()).cloned().collect();
     for key in dotted {
