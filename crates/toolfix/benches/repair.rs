@@ -34,7 +34,10 @@ const DAMAGED: &[&str] = &[
 
 #[divan::bench]
 fn baseline_parse_and_is_valid(bencher: Bencher) {
-    let validator = jsonschema::options().with_draft(jsonschema::Draft::Draft202012).build(&schema()).unwrap();
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&schema())
+        .unwrap();
     bencher.bench(|| {
         let v: Value = serde_json::from_str(black_box(VALID)).unwrap();
         validator.is_valid(&v)

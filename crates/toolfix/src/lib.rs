@@ -38,10 +38,10 @@ mod span;
 pub mod validate;
 
 pub use error::{Error, ErrorKind, Result};
-pub use limits::Limits;
-pub use span::Span;
 pub use feedback::Refusal;
+pub use limits::Limits;
 pub use pipeline::CallOutcome;
 pub use report::{Outcome, Repair, RepairKind, Report, Stats};
 pub use schema::{Policy, Tool, ToolSet};
+pub use span::Span;
 pub use validate::Issue;

@@ -142,7 +142,11 @@ impl CallOutcome {
                 );
             }
             Err(r) => {
-                let _ = write!(out, "\"ok\":false,\"error\":{}", serde_json::to_string(r).unwrap_or_else(|_| "{}".to_owned()));
+                let _ = write!(
+                    out,
+                    "\"ok\":false,\"error\":{}",
+                    serde_json::to_string(r).unwrap_or_else(|_| "{}".to_owned())
+                );
             }
         }
         out.push('}');
@@ -156,14 +160,22 @@ fn compact_text(text: &str, value: &Value) -> String {
     if !text.contains(['\n', '\r']) {
         return text.to_owned();
     }
-    let Some(index) = TextIndex::build(text) else { return value.to_string() };
+    let Some(index) = TextIndex::build(text) else {
+        return value.to_string();
+    };
     // Rendering a copy of the value changes only layout: every leaf is copied as written.
     let mut out = String::new();
     compact_leaves(&mut out, value, &index, &mut String::new(), 0);
     out
 }
 
-fn compact_leaves(out: &mut String, value: &Value, index: &TextIndex<'_>, path: &mut String, depth: usize) {
+fn compact_leaves(
+    out: &mut String,
+    value: &Value,
+    index: &TextIndex<'_>,
+    path: &mut String,
+    depth: usize,
+) {
     let len = path.len();
     match value {
         Value::Object(map) if depth < 256 => {
@@ -208,7 +220,12 @@ impl ToolSet {
 
     /// As [`ToolSet::repair_call`], under `limits`.
     #[must_use]
-    pub fn repair_call_with(&self, name: &str, raw_arguments: &str, limits: &Limits) -> CallOutcome {
+    pub fn repair_call_with(
+        &self,
+        name: &str,
+        raw_arguments: &str,
+        limits: &Limits,
+    ) -> CallOutcome {
         match self.tool(name) {
             Ok(tool) => tool.repair_call_with(raw_arguments, limits),
             Err(e) => rejected(name, Vec::new(), Vec::new(), feedback::unknown_tool(&e)),
@@ -236,13 +253,48 @@ impl Tool {
     }
 }
 
-fn rejected(tool: &str, text_fixes: Vec<crate::salvage::TextFix>, repairs: Vec<Repair>, refusal: Refusal) -> CallOutcome {
-    CallOutcome { report: Report { tool: tool.to_owned(), outcome: Outcome::Rejected, text_fixes, repairs, notes: Vec::new() }, result: Err(refusal) }
+fn rejected(
+    tool: &str,
+    text_fixes: Vec<crate::salvage::TextFix>,
+    repairs: Vec<Repair>,
+    refusal: Refusal,
+) -> CallOutcome {
+    CallOutcome {
+        report: Report {
+            tool: tool.to_owned(),
+            outcome: Outcome::Rejected,
+            text_fixes,
+            repairs,
+            notes: Vec::new(),
+        },
+        result: Err(refusal),
+    }
 }
 
-fn accepted(tool: &Tool, text: String, value: Value, text_fixes: Vec<crate::salvage::TextFix>, repairs: Vec<Repair>, notes: Vec<String>, untouched: bool) -> CallOutcome {
-    let outcome = if untouched { Outcome::Untouched } else { Outcome::Repaired };
-    CallOutcome { report: Report { tool: tool.name().to_owned(), outcome, text_fixes, repairs, notes }, result: Ok(Accepted { text, value }) }
+fn accepted(
+    tool: &Tool,
+    text: String,
+    value: Value,
+    text_fixes: Vec<crate::salvage::TextFix>,
+    repairs: Vec<Repair>,
+    notes: Vec<String>,
+    untouched: bool,
+) -> CallOutcome {
+    let outcome = if untouched {
+        Outcome::Untouched
+    } else {
+        Outcome::Repaired
+    };
+    CallOutcome {
+        report: Report {
+            tool: tool.name().to_owned(),
+            outcome,
+            text_fixes,
+            repairs,
+            notes,
+        },
+        result: Ok(Accepted { text, value }),
+    }
 }
 
 fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
@@ -252,21 +304,46 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let salvaged = match salvage::salvage_with(source, limits) {
         Ok(s) => s,
         Err(e) => {
-            let what = e.hint().map_or_else(|| format!("the arguments are not JSON ({})", e.message()), |h| format!("the arguments are not JSON ({}; {h})", e.message()));
-            return rejected(tool.name(), Vec::new(), Vec::new(), feedback::not_arguments(tool, &what, Some(raw)));
+            let what = e.hint().map_or_else(
+                || format!("the arguments are not JSON ({})", e.message()),
+                |h| format!("the arguments are not JSON ({}; {h})", e.message()),
+            );
+            return rejected(
+                tool.name(),
+                Vec::new(),
+                Vec::new(),
+                feedback::not_arguments(tool, &what, Some(raw)),
+            );
         }
     };
     let fixes = salvaged.fixes().to_vec();
     if tool.policy() == Policy::Strict && salvaged.is_truncated() {
-        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, None, true));
+        return rejected(
+            tool.name(),
+            fixes,
+            Vec::new(),
+            feedback::truncated(tool, None, true),
+        );
     }
     let mut value = match salvaged.to_value() {
         Ok(v) => v,
-        Err(e) => return rejected(tool.name(), fixes, Vec::new(), feedback::not_arguments(tool, e.message(), Some(raw))),
+        Err(e) => {
+            return rejected(
+                tool.name(),
+                fixes,
+                Vec::new(),
+                feedback::not_arguments(tool, e.message(), Some(raw)),
+            );
+        }
     };
     if salvaged.has_truncated_string() && !tool.is_read_only() {
         let path = last_string_path(salvaged.text());
-        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, path.as_deref(), false));
+        return rejected(
+            tool.name(),
+            fixes,
+            Vec::new(),
+            feedback::truncated(tool, path.as_deref(), false),
+        );
     }
     let truncated = salvaged.is_truncated();
     let mut untouched = salvaged.is_untouched() && !empty;
@@ -282,14 +359,24 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         && let Ok(decoded @ Value::Object(_)) = inner.to_value()
     {
         let inner_text = inner.text().to_owned();
-        repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(value.clone()), None));
+        repairs.push(Repair::new(
+            RepairKind::DocumentDecoded,
+            "",
+            Some(value.clone()),
+            None,
+        ));
         value = decoded;
         text = inner_text;
         untouched = false;
     }
     if !value.is_object() && !view::types(root, root).accepts(&value) {
         let what = format!("the arguments are {}, not an object", kind_name(&value));
-        return rejected(tool.name(), fixes, repairs, feedback::not_arguments(tool, &what, Some(raw)));
+        return rejected(
+            tool.name(),
+            fixes,
+            repairs,
+            feedback::not_arguments(tool, &what, Some(raw)),
+        );
     }
     if tool.is_valid(&value) {
         if !tool.hints().has_checks() && !tool.has_tagged_strings() {
@@ -300,14 +387,31 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         repair::apply_hints(&mut cx, tool, &mut value);
         if cx.problems.iter().any(|p| p.kind.is_fatal()) {
             let found = violations(tool.validator(), &value);
-            return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &found, &cx.problems, &value, None, truncated));
+            return rejected(
+                tool.name(),
+                fixes,
+                repairs,
+                feedback::refusal(tool, &found, &cx.problems, &value, None, truncated),
+            );
         }
         if cx.repairs.is_empty() {
             return accepted(tool, text, value, fixes, repairs, Vec::new(), untouched);
         }
         if !tool.is_valid(&value) {
             let found = violations(tool.validator(), &value);
-            return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &found, &cx.problems, &value, Some((&original, &cx.moves)), truncated));
+            return rejected(
+                tool.name(),
+                fixes,
+                repairs,
+                feedback::refusal(
+                    tool,
+                    &found,
+                    &cx.problems,
+                    &value,
+                    Some((&original, &cx.moves)),
+                    truncated,
+                ),
+            );
         }
         repairs.extend(cx.repairs);
         let rendered = render_text(&text, &value, &original, &cx.moves);
@@ -316,12 +420,31 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let found = violations(tool.validator(), &value);
     let index = TextIndex::build(&text);
     let original = value.clone();
-    let out = repair::repair(tool, value, &found, index.as_ref(), Some(&original), limits.max_depth);
+    let out = repair::repair(
+        tool,
+        value,
+        &found,
+        index.as_ref(),
+        Some(&original),
+        limits.max_depth,
+    );
     let fatal = out.problems.iter().any(|p| p.kind.is_fatal());
     if fatal || !tool.is_valid(&out.value) {
         let after = violations(tool.validator(), &out.value);
         repairs.extend(out.repairs);
-        return rejected(tool.name(), fixes, repairs, feedback::refusal(tool, &after, &out.problems, &out.value, Some((&original, &out.moves)), truncated));
+        return rejected(
+            tool.name(),
+            fixes,
+            repairs,
+            feedback::refusal(
+                tool,
+                &after,
+                &out.problems,
+                &out.value,
+                Some((&original, &out.moves)),
+                truncated,
+            ),
+        );
     }
     let rendered = match &index {
         Some(idx) => render(&out.value, &original, idx, &out.moves),
@@ -360,11 +483,16 @@ fn last_string_path(text: &str) -> Option<String> {
                 last = Some(path);
                 break;
             }
-            Value::Object(map) => stack.extend(map.iter().map(|(k, c)| (crate::pointer::join(&path, k), c))),
-            Value::Array(list) => stack.extend(list.iter().enumerate().map(|(i, c)| (crate::pointer::join(&path, &i.to_string()), c))),
+            Value::Object(map) => {
+                stack.extend(map.iter().map(|(k, c)| (crate::pointer::join(&path, k), c)))
+            }
+            Value::Array(list) => stack.extend(
+                list.iter()
+                    .enumerate()
+                    .map(|(i, c)| (crate::pointer::join(&path, &i.to_string()), c)),
+            ),
             _ => {}
         }
     }
     last
 }
-

@@ -76,8 +76,18 @@ pub struct Repair {
 }
 
 impl Repair {
-    pub(crate) fn new(kind: RepairKind, path: impl Into<String>, before: Option<Value>, after: Option<Value>) -> Repair {
-        Repair { kind, path: path.into(), before, after }
+    pub(crate) fn new(
+        kind: RepairKind,
+        path: impl Into<String>,
+        before: Option<Value>,
+        after: Option<Value>,
+    ) -> Repair {
+        Repair {
+            kind,
+            path: path.into(),
+            before,
+            after,
+        }
     }
 }
 
@@ -193,13 +203,18 @@ impl Stats {
     /// Repairs of `kind` made.
     #[must_use]
     pub fn repairs(&self, kind: RepairKind) -> u64 {
-        self.kinds.get(kind as usize).map_or(0, |c| c.load(Ordering::Relaxed))
+        self.kinds
+            .get(kind as usize)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     /// Every kind with its count, for metrics.
     #[must_use]
     pub fn snapshot(&self) -> Vec<(RepairKind, u64)> {
-        RepairKind::ALL.iter().map(|&k| (k, self.repairs(k))).collect()
+        RepairKind::ALL
+            .iter()
+            .map(|&k| (k, self.repairs(k)))
+            .collect()
     }
 }
 
@@ -212,7 +227,10 @@ mod tests {
         for (i, k) in RepairKind::ALL.iter().enumerate() {
             assert_eq!(*k as usize, i);
         }
-        assert_eq!(serde_json::to_value(RepairKind::DotKeysNested).unwrap(), "dot_keys_nested");
+        assert_eq!(
+            serde_json::to_value(RepairKind::DotKeysNested).unwrap(),
+            "dot_keys_nested"
+        );
     }
 
     #[test]

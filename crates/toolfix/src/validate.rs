@@ -83,19 +83,39 @@ pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) ->
         match err.kind() {
             K::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
-                let schema_path = schema_node.map(|p| pointer::join(&format!("{p}/properties"), name));
-                out.push(Violation { path: pointer::join(&at, name), kind: ViolationKind::Missing, schema_path });
+                let schema_path =
+                    schema_node.map(|p| pointer::join(&format!("{p}/properties"), name));
+                out.push(Violation {
+                    path: pointer::join(&at, name),
+                    kind: ViolationKind::Missing,
+                    schema_path,
+                });
             }
             K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
                 for name in unexpected {
-                    out.push(Violation { path: pointer::join(&at, name), kind: ViolationKind::Unexpected, schema_path: None });
+                    out.push(Violation {
+                        path: pointer::join(&at, name),
+                        kind: ViolationKind::Unexpected,
+                        schema_path: None,
+                    });
                 }
             }
-            K::AnyOf { .. } | K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } | K::Not { .. } => {
-                out.push(Violation { path: at, kind: ViolationKind::Alternatives, schema_path: schema_node });
+            K::AnyOf { .. }
+            | K::OneOfNotValid { .. }
+            | K::OneOfMultipleValid { .. }
+            | K::Not { .. } => {
+                out.push(Violation {
+                    path: at,
+                    kind: ViolationKind::Alternatives,
+                    schema_path: schema_node,
+                });
             }
             other => {
-                out.push(Violation { path: at, kind: ViolationKind::Keyword(keyword_name(other)), schema_path: schema_node });
+                out.push(Violation {
+                    path: at,
+                    kind: ViolationKind::Keyword(keyword_name(other)),
+                    schema_path: schema_node,
+                });
             }
         }
     }
@@ -113,7 +133,10 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["b"], "additionalProperties": false});
         let v = crate::schema::compile(&schema).unwrap();
         let got = violations(&v, &json!({"a": "x", "c": 1}));
-        let paths: Vec<_> = got.iter().map(|v| (v.path.as_str(), v.kind.clone())).collect();
+        let paths: Vec<_> = got
+            .iter()
+            .map(|v| (v.path.as_str(), v.kind.clone()))
+            .collect();
         assert!(paths.contains(&("/a", ViolationKind::Keyword("type"))));
         assert!(paths.contains(&("/b", ViolationKind::Missing)));
         assert!(paths.contains(&("/c", ViolationKind::Unexpected)));

@@ -1,10 +1,10 @@
 //! Corruption tests over real BFCL tool schemas (fixtures/bfcl/calls.jsonl): ground-truth
 //! arguments that validate are damaged one repair kind at a time and combined, and every
 //! result must be the ground truth exactly or a refusal — never a wrong value.
-#![expect(clippy::unwrap_used, clippy::too_many_lines, reason = "tests")]
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use toolfix::ToolSet;
 
 const CALLS: &str = include_str!("fixtures/bfcl/calls.jsonl");
@@ -59,16 +59,38 @@ fn to_snake(s: &str) -> String {
 }
 
 fn normalise(s: &str) -> String {
-    s.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
+    s.chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// Every corruption of `args` under `schema`, with what must come back.
-fn corruptions(schema: &Value, args: &Map<String, Value>) -> Vec<(&'static str, Value, String, Want)> {
+fn corruptions(
+    schema: &Value,
+    args: &Map<String, Value>,
+) -> Vec<(&'static str, Value, String, Want)> {
     let mut out = Vec::new();
     let truth = Value::Object(args.clone());
-    let props: Vec<String> = schema["properties"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
-    let required: Vec<String> = schema["required"].as_array().map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()).unwrap_or_default();
-    let unique_norm = |k: &str| props.iter().filter(|p| normalise(p) == normalise(k)).count() == 1;
+    let props: Vec<String> = schema["properties"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let required: Vec<String> = schema["required"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let unique_norm = |k: &str| {
+        props
+            .iter()
+            .filter(|p| normalise(p) == normalise(k))
+            .count()
+            == 1
+    };
     let text = |v: &Value| v.to_string();
     let with = |k: &str, v: Value| {
         let mut m = args.clone();
@@ -79,18 +101,43 @@ fn corruptions(schema: &Value, args: &Map<String, Value>) -> Vec<(&'static str, 
         let ty = prop_type(schema, k);
         match (ty, v) {
             (Some("integer" | "number"), Value::Number(n)) => {
-                out.push(("stringified_number", schema.clone(), text(&with(k, Value::String(n.to_string()))), Want::Exactly(truth.clone())));
+                out.push((
+                    "stringified_number",
+                    schema.clone(),
+                    text(&with(k, Value::String(n.to_string()))),
+                    Want::Exactly(truth.clone()),
+                ));
                 if ty == Some("integer") {
-                    out.push(("fractional_for_integer", schema.clone(), text(&with(k, json!("3.5"))), Want::Refusal));
-                    out.push(("word_for_integer", schema.clone(), text(&with(k, json!("abc"))), Want::Refusal));
+                    out.push((
+                        "fractional_for_integer",
+                        schema.clone(),
+                        text(&with(k, json!("3.5"))),
+                        Want::Refusal,
+                    ));
+                    out.push((
+                        "word_for_integer",
+                        schema.clone(),
+                        text(&with(k, json!("abc"))),
+                        Want::Refusal,
+                    ));
                 }
             }
             (Some("boolean"), Value::Bool(b)) => {
                 let s = if *b { "True" } else { "false" };
-                out.push(("stringified_bool", schema.clone(), text(&with(k, json!(s))), Want::Exactly(truth.clone())));
+                out.push((
+                    "stringified_bool",
+                    schema.clone(),
+                    text(&with(k, json!(s))),
+                    Want::Exactly(truth.clone()),
+                ));
             }
             (Some("array"), Value::Array(_)) => {
-                out.push(("stringified_array", schema.clone(), text(&with(k, Value::String(v.to_string()))), Want::Exactly(truth.clone())));
+                out.push((
+                    "stringified_array",
+                    schema.clone(),
+                    text(&with(k, Value::String(v.to_string()))),
+                    Want::Exactly(truth.clone()),
+                ));
             }
             (Some("string"), Value::String(s)) if s.len() > 4 => {
                 // Cut inside this string: the tool is not read-only, so it must be refused.
@@ -99,7 +146,12 @@ fn corruptions(schema: &Value, args: &Map<String, Value>) -> Vec<(&'static str, 
                 if let Some(at) = full.find(&needle) {
                     let cut = at + needle.len() / 2;
                     if full.is_char_boundary(cut) {
-                        out.push(("truncated_string", schema.clone(), full[..cut].to_owned(), Want::Refusal));
+                        out.push((
+                            "truncated_string",
+                            schema.clone(),
+                            full[..cut].to_owned(),
+                            Want::Refusal,
+                        ));
                     }
                 }
             }
@@ -110,9 +162,17 @@ fn corruptions(schema: &Value, args: &Map<String, Value>) -> Vec<(&'static str, 
             if renamed != *k && !props.contains(&renamed) && unique_norm(k) {
                 let mut m = Map::new();
                 for (k2, v2) in args {
-                    m.insert(if k2 == k { renamed.clone() } else { k2.clone() }, v2.clone());
+                    m.insert(
+                        if k2 == k { renamed.clone() } else { k2.clone() },
+                        v2.clone(),
+                    );
                 }
-                out.push(("renamed_key", schema.clone(), text(&Value::Object(m.clone())), Want::Exactly(truth.clone())));
+                out.push((
+                    "renamed_key",
+                    schema.clone(),
+                    text(&Value::Object(m.clone())),
+                    Want::Exactly(truth.clone()),
+                ));
                 // Ambiguous: a second property that normalises alike.
                 let mut s2 = schema.clone();
                 let twin = k.to_uppercase();
@@ -125,32 +185,69 @@ fn corruptions(schema: &Value, args: &Map<String, Value>) -> Vec<(&'static str, 
         }
     }
     // Null for an optional property that does not allow null.
-    if let Some(opt) = props.iter().find(|p| !required.contains(p) && !args.contains_key(*p) && prop_type(schema, p).is_some_and(|t| t != "null")) {
-        out.push(("null_optional", schema.clone(), text(&with(opt, Value::Null)), Want::Exactly(truth.clone())));
+    if let Some(opt) = props.iter().find(|p| {
+        !required.contains(p)
+            && !args.contains_key(*p)
+            && prop_type(schema, p).is_some_and(|t| t != "null")
+    }) {
+        out.push((
+            "null_optional",
+            schema.clone(),
+            text(&with(opt, Value::Null)),
+            Want::Exactly(truth.clone()),
+        ));
     }
     // Missing required.
     if let Some(req) = required.iter().find(|r| args.contains_key(*r)) {
         let mut m = args.clone();
         m.shift_remove(req);
-        out.push(("missing_required", schema.clone(), text(&Value::Object(m)), Want::Refusal));
+        out.push((
+            "missing_required",
+            schema.clone(),
+            text(&Value::Object(m)),
+            Want::Refusal,
+        ));
     }
     if !props.iter().any(|p| p == "arguments") && !args.is_empty() {
-        out.push(("wrapper", schema.clone(), text(&json!({"arguments": truth})), Want::Exactly(truth.clone())));
+        out.push((
+            "wrapper",
+            schema.clone(),
+            text(&json!({"arguments": truth})),
+            Want::Exactly(truth.clone()),
+        ));
     }
-    out.push(("document_string", schema.clone(), text(&Value::String(text(&truth))), Want::Exactly(truth.clone())));
+    out.push((
+        "document_string",
+        schema.clone(),
+        text(&Value::String(text(&truth))),
+        Want::Exactly(truth.clone()),
+    ));
     // Combined: a stringified number and a renamed key inside a wrapper.
-    let num = args.iter().find(|(k, v)| v.is_number() && matches!(prop_type(schema, k), Some("integer" | "number")));
-    let ren = args.keys().find(|k| to_camel(k) != **k && !props.contains(&to_camel(k)) && unique_norm(k));
+    let num = args
+        .iter()
+        .find(|(k, v)| v.is_number() && matches!(prop_type(schema, k), Some("integer" | "number")));
+    let ren = args
+        .keys()
+        .find(|k| to_camel(k) != **k && !props.contains(&to_camel(k)) && unique_norm(k));
     if let (Some((nk, nv)), Some(rk)) = (num, ren)
         && nk != rk
         && !props.iter().any(|p| p == "arguments")
     {
         let mut m = Map::new();
         for (k2, v2) in args {
-            let v2 = if k2 == nk { Value::String(nv.to_string()) } else { v2.clone() };
+            let v2 = if k2 == nk {
+                Value::String(nv.to_string())
+            } else {
+                v2.clone()
+            };
             m.insert(if k2 == rk { to_camel(k2) } else { k2.clone() }, v2);
         }
-        out.push(("combined", schema.clone(), text(&json!({"arguments": m})), Want::Exactly(truth.clone())));
+        out.push((
+            "combined",
+            schema.clone(),
+            text(&json!({"arguments": m})),
+            Want::Exactly(truth.clone()),
+        ));
     }
     out
 }
@@ -179,7 +276,12 @@ fn corrupted_calls_are_recovered_exactly_or_refused() {
             baseline_skipped += 1;
             continue;
         }
-        assert_eq!(valid.arguments_text(), Some(raw.as_str()), "{}: valid call not untouched", case["id"]);
+        assert_eq!(
+            valid.arguments_text(),
+            Some(raw.as_str()),
+            "{}: valid call not untouched",
+            case["id"]
+        );
         assert!(valid.repairs().is_empty());
         baseline_valid += 1;
         for (kind, schema, text, want) in corruptions(&tool["parameters"], args) {
@@ -194,24 +296,52 @@ fn corrupted_calls_are_recovered_exactly_or_refused() {
                     assert!(tools.tools()[0].is_valid(got));
                     tally.recovered += 1;
                 }
-                (Some(got), _) => tally.wrong.push(format!("{} {kind}: {text} -> {got}", case["id"])),
+                (Some(got), _) => tally
+                    .wrong
+                    .push(format!("{} {kind}: {text} -> {got}", case["id"])),
             }
         }
     }
-    let mut report = format!("baseline: {baseline_valid} valid ground-truth calls ({baseline_skipped} skipped: schema or truth invalid)\n");
+    let mut report = format!(
+        "baseline: {baseline_valid} valid ground-truth calls ({baseline_skipped} skipped: schema or truth invalid)\n"
+    );
     let mut wrong = Vec::new();
     for (kind, t) in &tallies {
-        report.push_str(&format!("{kind:24} recovered {:4}  refused {:4}  wrong {:3}\n", t.recovered, t.refused, t.wrong.len()));
+        let _ = writeln!(
+            report,
+            "{kind:24} recovered {:4}  refused {:4}  wrong {:3}",
+            t.recovered,
+            t.refused,
+            t.wrong.len()
+        );
         wrong.extend(t.wrong.iter().cloned());
     }
     println!("{report}");
     assert!(baseline_valid >= 250, "{report}");
     assert!(wrong.is_empty(), "{report}\n{}", wrong.join("\n"));
-    for kind in ["stringified_number", "stringified_bool", "stringified_array", "renamed_key", "null_optional", "wrapper", "document_string", "combined"] {
+    for kind in [
+        "stringified_number",
+        "stringified_bool",
+        "stringified_array",
+        "renamed_key",
+        "null_optional",
+        "wrapper",
+        "document_string",
+        "combined",
+    ] {
         let t = &tallies[kind];
-        assert!(t.recovered * 10 >= (t.recovered + t.refused) * 9, "{kind} recovered too few:\n{report}");
+        assert!(
+            t.recovered * 10 >= (t.recovered + t.refused) * 9,
+            "{kind} recovered too few:\n{report}"
+        );
     }
-    for kind in ["fractional_for_integer", "word_for_integer", "missing_required", "ambiguous_name", "truncated_string"] {
+    for kind in [
+        "fractional_for_integer",
+        "word_for_integer",
+        "missing_required",
+        "ambiguous_name",
+        "truncated_string",
+    ] {
         assert_eq!(tallies[kind].recovered, 0, "{kind}");
     }
 }

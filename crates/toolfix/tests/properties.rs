@@ -27,13 +27,39 @@ fn json_value() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(Value::from),
         (-1e6f64..1e6).prop_map(Value::from),
         "[a-zA-Z0-9_ .\\[\\]{}\"-]{0,12}".prop_map(Value::String),
-        prop_oneof![Just("42"), Just("3.0"), Just("True"), Just("null"), Just("[\"a\"]"), Just("FAST"), Just("deep-scan")].prop_map(|s| Value::String(s.to_owned())),
+        prop_oneof![
+            Just("42"),
+            Just("3.0"),
+            Just("True"),
+            Just("null"),
+            Just("[\"a\"]"),
+            Just("FAST"),
+            Just("deep-scan")
+        ]
+        .prop_map(|s| Value::String(s.to_owned())),
     ];
     leaf.prop_recursive(3, 24, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
             prop::collection::vec(
-                (prop_oneof![Just("query"), Just("limit"), Just("ratio"), Just("exact"), Just("tags"), Just("mode"), Just("filter"), Just("file_name"), Just("Query"), Just("since"), Just("max_age"), Just("arguments"), Just("x")], inner),
+                (
+                    prop_oneof![
+                        Just("query"),
+                        Just("limit"),
+                        Just("ratio"),
+                        Just("exact"),
+                        Just("tags"),
+                        Just("mode"),
+                        Just("filter"),
+                        Just("file_name"),
+                        Just("Query"),
+                        Just("since"),
+                        Just("max_age"),
+                        Just("arguments"),
+                        Just("x")
+                    ],
+                    inner
+                ),
                 0..5
             )
             .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),

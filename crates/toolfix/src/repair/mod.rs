@@ -43,7 +43,10 @@ pub(crate) enum ProblemKind {
 impl ProblemKind {
     /// Problems that refuse the call even when the result validates.
     pub(crate) fn is_fatal(&self) -> bool {
-        matches!(self, ProblemKind::DotConflict(_) | ProblemKind::RequiredAny(_))
+        matches!(
+            self,
+            ProblemKind::DotConflict(_) | ProblemKind::RequiredAny(_)
+        )
     }
 }
 
@@ -68,7 +71,11 @@ impl<'a> Ctx<'a> {
             root: tool.parameters(),
             policy: tool.policy(),
             points: found.iter().map(|v| v.path.clone()).collect(),
-            coarse: found.iter().filter(|v| v.kind.is_coarse()).map(|v| v.path.clone()).collect(),
+            coarse: found
+                .iter()
+                .filter(|v| v.kind.is_coarse())
+                .map(|v| v.path.clone())
+                .collect(),
             repairs: Vec::new(),
             problems: Vec::new(),
             moves: Moves::default(),
@@ -79,7 +86,11 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub(crate) fn with_text(mut self, index: Option<&'a TextIndex<'a>>, original: Option<&'a Value>) -> Self {
+    pub(crate) fn with_text(
+        mut self,
+        index: Option<&'a TextIndex<'a>>,
+        original: Option<&'a Value>,
+    ) -> Self {
         self.index = index;
         self.original = original;
         self
@@ -88,15 +99,25 @@ impl<'a> Ctx<'a> {
     /// True when a violation lies at or below `path`, or `path` lies inside a node whose
     /// alternatives all failed.
     fn relevant(&self, path: &str) -> bool {
-        self.points.iter().any(|p| pointer::is_within(p, path)) || self.coarse.iter().any(|c| pointer::is_within(path, c))
+        self.points.iter().any(|p| pointer::is_within(p, path))
+            || self.coarse.iter().any(|c| pointer::is_within(path, c))
     }
 
-    pub(crate) fn record(&mut self, kind: RepairKind, path: &str, before: Option<Value>, after: Option<Value>) {
+    pub(crate) fn record(
+        &mut self,
+        kind: RepairKind,
+        path: &str,
+        before: Option<Value>,
+        after: Option<Value>,
+    ) {
         self.repairs.push(Repair::new(kind, path, before, after));
     }
 
     pub(crate) fn problem(&mut self, path: &str, kind: ProblemKind) {
-        self.problems.push(Problem { path: path.to_owned(), kind });
+        self.problems.push(Problem {
+            path: path.to_owned(),
+            kind,
+        });
     }
 
     /// The number as written in the original text, when the value at `path` is unchanged.
@@ -148,8 +169,22 @@ pub(crate) fn repair(
         }
         apply_hints(&mut cx, tool, &mut inner);
         if tool.is_valid(&inner) && !cx.problems.iter().any(|p| p.kind.is_fatal()) {
-            cx.repairs.insert(0, Repair::new(RepairKind::WrapperUnwrapped, "", Some(Value::String(key.to_owned())), None));
-            return Repaired { value: inner, repairs: cx.repairs, problems: cx.problems, moves: cx.moves, notes: cx.notes };
+            cx.repairs.insert(
+                0,
+                Repair::new(
+                    RepairKind::WrapperUnwrapped,
+                    "",
+                    Some(Value::String(key.to_owned())),
+                    None,
+                ),
+            );
+            return Repaired {
+                value: inner,
+                repairs: cx.repairs,
+                problems: cx.problems,
+                moves: cx.moves,
+                notes: cx.notes,
+            };
         }
     }
     let mut cx = Ctx::new(tool, found, max_depth).with_text(index, original);
@@ -157,7 +192,13 @@ pub(crate) fn repair(
     let root = cx.root;
     repair_value(&mut cx, root, &mut value, &mut String::new(), 0, false);
     apply_hints(&mut cx, tool, &mut value);
-    Repaired { value, repairs: cx.repairs, problems: cx.problems, moves: cx.moves, notes: cx.notes }
+    Repaired {
+        value,
+        repairs: cx.repairs,
+        problems: cx.problems,
+        moves: cx.moves,
+        notes: cx.notes,
+    }
 }
 
 /// Re-nest the dotted keys at the root of `value` (for `flatten`).
@@ -190,7 +231,14 @@ fn wrapper<'v>(tool: &Tool, value: &'v Value) -> Option<(&'v str, &'v Value)> {
 
 /// Repair one value against schema `node`. `force` marks values repair created or
 /// moved, which validation never saw in place.
-pub(crate) fn repair_value<'a>(cx: &mut Ctx<'a>, node: &'a Value, value: &mut Value, path: &mut String, depth: usize, force: bool) {
+pub(crate) fn repair_value<'a>(
+    cx: &mut Ctx<'a>,
+    node: &'a Value,
+    value: &mut Value,
+    path: &mut String,
+    depth: usize,
+    force: bool,
+) {
     if depth > cx.max_depth || !(force || cx.relevant(path)) {
         return;
     }
@@ -200,7 +248,9 @@ pub(crate) fn repair_value<'a>(cx: &mut Ctx<'a>, node: &'a Value, value: &mut Va
         match value {
             Value::Object(map) => names::repair_object(cx, node, map, path, depth, force),
             Value::Array(list) => {
-                let Some(items) = view::items(root, node) else { return };
+                let Some(items) = view::items(root, node) else {
+                    return;
+                };
                 let len = path.len();
                 for (i, item) in list.iter_mut().enumerate() {
                     pointer::push(path, &i.to_string());

@@ -12,7 +12,14 @@ use serde_json::{Map, Value};
 /// Shortest normalised key that may match by prefix or suffix.
 const MIN_DERIVED: usize = 3;
 
-pub(super) fn repair_object<'a>(cx: &mut Ctx<'a>, node: &'a Value, map: &mut Map<String, Value>, path: &mut String, depth: usize, force: bool) {
+pub(super) fn repair_object<'a>(
+    cx: &mut Ctx<'a>,
+    node: &'a Value,
+    map: &mut Map<String, Value>,
+    path: &mut String,
+    depth: usize,
+    force: bool,
+) {
     let root = cx.root;
     let ov = view::object_view(root, node);
     if ov.properties.is_empty() && ov.additional_allowed {
@@ -26,15 +33,26 @@ pub(super) fn repair_object<'a>(cx: &mut Ctx<'a>, node: &'a Value, map: &mut Map
     }
     drop_nulls(cx, &ov, map, path);
     if cx.policy == Policy::Lenient && !ov.additional_allowed {
-        let unknown: Vec<String> = map.keys().filter(|k| ov.property(k).is_none() && !ambiguous.contains(k)).cloned().collect();
+        let unknown: Vec<String> = map
+            .keys()
+            .filter(|k| ov.property(k).is_none() && !ambiguous.contains(k))
+            .cloned()
+            .collect();
         for k in unknown {
             let before = map.shift_remove(&k);
-            cx.record(RepairKind::UnknownFieldDropped, &pointer::join(path, &k), before, None);
+            cx.record(
+                RepairKind::UnknownFieldDropped,
+                &pointer::join(path, &k),
+                before,
+                None,
+            );
         }
     }
     let len = path.len();
     for (k, v) in map.iter_mut() {
-        let Some(schema) = ov.property(k) else { continue };
+        let Some(schema) = ov.property(k) else {
+            continue;
+        };
         pointer::push(path, k);
         repair_value(cx, schema, v, path, depth + 1, force || moved.contains(k));
         path.truncate(len);
@@ -43,21 +61,39 @@ pub(super) fn repair_object<'a>(cx: &mut Ctx<'a>, node: &'a Value, map: &mut Map
 
 /// `"config.retry.max": 3` into `{"config": {"retry": {"max": 3}}}` when each segment is a
 /// property of the schema's nesting.
-pub(super) fn nest_dot_keys(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, path: &str, moved: &mut Vec<String>) {
+pub(super) fn nest_dot_keys(
+    cx: &mut Ctx<'_>,
+    ov: &ObjectView<'_>,
+    map: &mut Map<String, Value>,
+    path: &str,
+    moved: &mut Vec<String>,
+) {
     let root = cx.root;
-    let dotted: Vec<String> = map.keys().filter(|k| k.contains('.') && ov.property(k).is_none()).cloned().collect();
+    let dotted: Vec<String> = map
+        .keys()
+        .filter(|k| k.contains('.') && ov.property(k).is_none())
+        .cloned()
+        .collect();
     for key in dotted {
         let segments: Vec<&str> = key.split('.').collect();
-        let Some((last, parents)) = segments.split_last() else { continue };
+        let Some((last, parents)) = segments.split_last() else {
+            continue;
+        };
         if segments.iter().any(|s| s.is_empty()) {
             continue;
         }
         let mut here = view::object_view(root, root);
         let mut follows = true;
         for (i, seg) in parents.iter().enumerate() {
-            let prop = if i == 0 { ov.property(seg) } else { here.property(seg) };
+            let prop = if i == 0 {
+                ov.property(seg)
+            } else {
+                here.property(seg)
+            };
             match prop {
-                Some(p) if view::types(root, p).has(Types::OBJECT) => here = view::object_view(root, p),
+                Some(p) if view::types(root, p).has(Types::OBJECT) => {
+                    here = view::object_view(root, p)
+                }
                 _ => {
                     follows = false;
                     break;
@@ -85,16 +121,22 @@ pub(super) fn nest_dot_keys(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map
         if conflict.is_none() && whole.pointer(&rel).is_some() {
             conflict = Some(new_path.clone());
         }
-        let Value::Object(restored) = whole else { continue };
+        let Value::Object(restored) = whole else {
+            continue;
+        };
         *map = restored;
         if let Some(at) = conflict {
             cx.problem(&pointer::join(path, &key), ProblemKind::DotConflict(at));
             continue;
         }
-        let Some(leaf) = map.shift_remove(&key) else { continue };
+        let Some(leaf) = map.shift_remove(&key) else {
+            continue;
+        };
         let mut cur: &mut Map<String, Value> = map;
         for seg in parents {
-            let entry = cur.entry((*seg).to_owned()).or_insert_with(|| Value::Object(Map::new()));
+            let entry = cur
+                .entry((*seg).to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
             if !entry.is_object() {
                 *entry = Value::Object(Map::new());
             }
@@ -103,7 +145,12 @@ pub(super) fn nest_dot_keys(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map
         }
         cur.insert((*last).to_owned(), leaf.clone());
         cx.moves.record(new_path.clone(), pointer::join(path, &key));
-        cx.record(RepairKind::DotKeysNested, &new_path, Some(Value::String(key.clone())), Some(leaf));
+        cx.record(
+            RepairKind::DotKeysNested,
+            &new_path,
+            Some(Value::String(key.clone())),
+            Some(leaf),
+        );
         if let Some(first) = parents.first() {
             moved.push((*first).to_owned());
         }
@@ -121,15 +168,26 @@ enum NameMatch<'a> {
 fn match_name<'a>(root: &'a Value, ov: &ObjectView<'a>, key: &str) -> NameMatch<'a> {
     let nk = view::normalise(key);
     let levels: [&NameTest<'_>; 3] = [
-        &|_, schema| view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
+        &|_, schema| {
+            view::aliases(root, schema)
+                .iter()
+                .any(|a| *a == key || view::normalise(a) == nk)
+        },
         &|name, _| view::normalise(name) == nk,
         &|name, _| {
             let np = view::normalise(name);
-            nk.chars().count() >= MIN_DERIVED && np != nk && (np.starts_with(&nk) || np.ends_with(&nk))
+            nk.chars().count() >= MIN_DERIVED
+                && np != nk
+                && (np.starts_with(&nk) || np.ends_with(&nk))
         },
     ];
     for level in levels {
-        let found: Vec<&str> = ov.properties.iter().filter(|(name, schema)| level(name, schema)).map(|(name, _)| *name).collect();
+        let found: Vec<&str> = ov
+            .properties
+            .iter()
+            .filter(|(name, schema)| level(name, schema))
+            .map(|(name, _)| *name)
+            .collect();
         match found.as_slice() {
             [] => {}
             [one] => return NameMatch::One(one),
@@ -139,7 +197,14 @@ fn match_name<'a>(root: &'a Value, ov: &ObjectView<'a>, key: &str) -> NameMatch<
     NameMatch::None
 }
 
-fn rename(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, path: &str, moved: &mut Vec<String>, ambiguous: &mut Vec<String>) {
+fn rename(
+    cx: &mut Ctx<'_>,
+    ov: &ObjectView<'_>,
+    map: &mut Map<String, Value>,
+    path: &str,
+    moved: &mut Vec<String>,
+    ambiguous: &mut Vec<String>,
+) {
     let missing_required = ov.required.iter().any(|r| !map.contains_key(*r));
     if ov.additional_allowed && !missing_required {
         return;
@@ -155,7 +220,10 @@ fn rename(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, p
             }
             NameMatch::Many(names) => {
                 ambiguous.push(key.clone());
-                cx.problem(&pointer::join(path, key), ProblemKind::AmbiguousName(names.iter().map(|n| (*n).to_owned()).collect()));
+                cx.problem(
+                    &pointer::join(path, key),
+                    ProblemKind::AmbiguousName(names.iter().map(|n| (*n).to_owned()).collect()),
+                );
             }
             NameMatch::None => {}
         }
@@ -168,9 +236,16 @@ fn rename(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, p
         }
     }
     for target in &clashes {
-        let keys: Vec<String> = plan.iter().filter(|(_, t)| t == target).map(|(k, _)| k.clone()).collect();
+        let keys: Vec<String> = plan
+            .iter()
+            .filter(|(_, t)| t == target)
+            .map(|(k, _)| k.clone())
+            .collect();
         ambiguous.extend(keys.iter().cloned());
-        cx.problem(&pointer::join(path, target), ProblemKind::AmbiguousName(keys));
+        cx.problem(
+            &pointer::join(path, target),
+            ProblemKind::AmbiguousName(keys),
+        );
     }
     plan.retain(|(_, t)| !clashes.contains(t));
     if plan.is_empty() {
@@ -182,7 +257,12 @@ fn rename(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, p
             Some((from, to)) => {
                 let new_path = pointer::join(path, to);
                 cx.moves.record(new_path.clone(), pointer::join(path, from));
-                cx.record(RepairKind::FieldRenamed, &new_path, Some(Value::String(from.clone())), Some(Value::String(to.clone())));
+                cx.record(
+                    RepairKind::FieldRenamed,
+                    &new_path,
+                    Some(Value::String(from.clone())),
+                    Some(Value::String(to.clone())),
+                );
                 moved.push(to.clone());
                 map.insert(to.clone(), v);
             }
@@ -197,11 +277,20 @@ fn drop_nulls(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value
     let root = cx.root;
     let drop: Vec<String> = map
         .iter()
-        .filter(|(k, v)| v.is_null() && !ov.is_required(k) && ov.property(k).is_some_and(|s| !view::allows_null(root, s)))
+        .filter(|(k, v)| {
+            v.is_null()
+                && !ov.is_required(k)
+                && ov.property(k).is_some_and(|s| !view::allows_null(root, s))
+        })
         .map(|(k, _)| k.clone())
         .collect();
     for k in drop {
         map.shift_remove(&k);
-        cx.record(RepairKind::NullOptionalDropped, &pointer::join(path, &k), Some(Value::Null), None);
+        cx.record(
+            RepairKind::NullOptionalDropped,
+            &pointer::join(path, &k),
+            Some(Value::Null),
+            None,
+        );
     }
 }

@@ -8,7 +8,14 @@ use crate::schema::view::{self, Types};
 use serde_json::Value;
 
 /// Convert `value`, whose type `allowed` does not accept, when one conversion is certain.
-pub(super) fn convert<'a>(cx: &mut Ctx<'a>, node: &'a Value, allowed: Types, value: &mut Value, path: &mut String, depth: usize) {
+pub(super) fn convert<'a>(
+    cx: &mut Ctx<'a>,
+    node: &'a Value,
+    allowed: Types,
+    value: &mut Value,
+    path: &mut String,
+    depth: usize,
+) {
     let root = cx.root;
     let wants_container = allowed.has(Types::ARRAY) || allowed.has(Types::OBJECT);
     if let Value::String(s) = value
@@ -21,7 +28,12 @@ pub(super) fn convert<'a>(cx: &mut Ctx<'a>, node: &'a Value, allowed: Types, val
                     let before = std::mem::replace(value, decoded);
                     cx.record(RepairKind::JsonStringDecoded, path, Some(before), None);
                     repair_value(cx, node, value, path, depth + 1, true);
-                    if let Some(last) = cx.repairs.iter_mut().rev().find(|r| r.kind == RepairKind::JsonStringDecoded && r.path == *path) {
+                    if let Some(last) = cx
+                        .repairs
+                        .iter_mut()
+                        .rev()
+                        .find(|r| r.kind == RepairKind::JsonStringDecoded && r.path == *path)
+                    {
                         last.after = Some(value.clone());
                     }
                 }
@@ -30,11 +42,18 @@ pub(super) fn convert<'a>(cx: &mut Ctx<'a>, node: &'a Value, allowed: Types, val
             return;
         }
     }
-    if matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null)
-        && let Some(after) = coerce::coerce(cx, allowed, value, path)
+    if matches!(
+        value,
+        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null
+    ) && let Some(after) = coerce::coerce(cx, allowed, value, path)
     {
         let before = std::mem::replace(value, after);
-        cx.record(RepairKind::CoercedScalar, path, Some(before), Some(value.clone()));
+        cx.record(
+            RepairKind::CoercedScalar,
+            path,
+            Some(before),
+            Some(value.clone()),
+        );
         return;
     }
     if !allowed.has(Types::ARRAY) || allowed.has(Types::OBJECT) && value.is_object() {
@@ -44,7 +63,12 @@ pub(super) fn convert<'a>(cx: &mut Ctx<'a>, node: &'a Value, allowed: Types, val
         && map.is_empty()
     {
         *value = Value::Array(Vec::new());
-        cx.record(RepairKind::EmptyObjectToArray, path, Some(Value::Object(serde_json::Map::new())), Some(Value::Array(Vec::new())));
+        cx.record(
+            RepairKind::EmptyObjectToArray,
+            path,
+            Some(Value::Object(serde_json::Map::new())),
+            Some(Value::Array(Vec::new())),
+        );
         return;
     }
     if value.is_null() || value.is_array() {
@@ -52,9 +76,13 @@ pub(super) fn convert<'a>(cx: &mut Ctx<'a>, node: &'a Value, allowed: Types, val
     }
     // A bare value: wrapped when the items accept its type (or can take it after a
     // certain coercion, which the item repair then makes).
-    let Some(items) = view::items(root, node) else { return };
+    let Some(items) = view::items(root, node) else {
+        return;
+    };
     let item_types = view::types(root, items);
-    let fits = item_types.accepts(value) || (matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_)) && coerce::coercible(item_types, value));
+    let fits = item_types.accepts(value)
+        || (matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_))
+            && coerce::coercible(item_types, value));
     if !fits {
         return;
     }
@@ -67,11 +95,17 @@ pub(super) fn convert<'a>(cx: &mut Ctx<'a>, node: &'a Value, allowed: Types, val
     {
         pointer::push(path, "0");
         // The item's original text now lives one level deeper.
-        cx.moves.record(path.clone(), path.get(..len).unwrap_or_default().to_owned());
+        cx.moves
+            .record(path.clone(), path.get(..len).unwrap_or_default().to_owned());
         repair_value(cx, items, item, path, depth + 1, true);
         path.truncate(len);
     }
-    if let Some(rec) = cx.repairs.iter_mut().rev().find(|r| r.kind == RepairKind::WrappedInArray && r.path == *path) {
+    if let Some(rec) = cx
+        .repairs
+        .iter_mut()
+        .rev()
+        .find(|r| r.kind == RepairKind::WrappedInArray && r.path == *path)
+    {
         rec.after = Some(value.clone());
         if let Value::Array(list) = value {
             rec.before = list.first().cloned();

@@ -16,8 +16,8 @@
 mod hints;
 pub(crate) mod view;
 
-pub use hints::{Policy, strip_hints};
 pub(crate) use hints::ToolHints;
+pub use hints::{Policy, strip_hints};
 
 use crate::{Error, ErrorKind, Result};
 use serde_json::Value;
@@ -42,7 +42,9 @@ struct Compiled {
 
 impl std::fmt::Debug for Compiled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Compiled").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("Compiled")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -54,12 +56,17 @@ impl Tool {
     /// [`ErrorKind::ToolDefinition`] when the definition has no name or its schema does
     /// not compile.
     pub fn from_definition(definition: &Value) -> Result<Tool> {
-        let inner = definition.get("function").filter(|f| f.is_object()).unwrap_or(definition);
-        let name = inner
-            .get("name")
+        let inner = definition
+            .get("function")
+            .filter(|f| f.is_object())
+            .unwrap_or(definition);
+        let name = inner.get("name").and_then(Value::as_str).ok_or_else(|| {
+            Error::new(ErrorKind::ToolDefinition, "a tool definition has no name")
+        })?;
+        let description = inner
+            .get("description")
             .and_then(Value::as_str)
-            .ok_or_else(|| Error::new(ErrorKind::ToolDefinition, "a tool definition has no name"))?;
-        let description = inner.get("description").and_then(Value::as_str).unwrap_or_default();
+            .unwrap_or_default();
         let parameters = inner
             .get("parameters")
             .or_else(|| inner.get("inputSchema"))
@@ -80,7 +87,10 @@ impl Tool {
 
     fn new(name: &str, description: &str, parameters: Value, definition: &Value) -> Result<Tool> {
         let validator = compile(&parameters).map_err(|m| {
-            Error::new(ErrorKind::ToolDefinition, format!("the schema of tool `{name}` does not compile: {m}"))
+            Error::new(
+                ErrorKind::ToolDefinition,
+                format!("the schema of tool `{name}` does not compile: {m}"),
+            )
         })?;
         let hints = ToolHints::read(&parameters, definition);
         let has_tagged_strings = has_tagged_strings(&parameters);
@@ -230,7 +240,11 @@ impl std::fmt::Display for NameError {
         match self {
             NameError::Unknown { name, .. } => write!(f, "no tool is named `{name}`"),
             NameError::Ambiguous { name, candidates } => {
-                write!(f, "tool name `{name}` could be any of {}", candidates.join(", "))
+                write!(
+                    f,
+                    "tool name `{name}` could be any of {}",
+                    candidates.join(", ")
+                )
             }
         }
     }
@@ -246,7 +260,10 @@ impl ToolSet {
     /// [`ErrorKind::ToolDefinition`] when a definition is malformed, a schema does not
     /// compile or two tools share a name.
     pub fn new(definitions: &[Value]) -> Result<ToolSet> {
-        let tools = definitions.iter().map(Tool::from_definition).collect::<Result<Vec<_>>>()?;
+        let tools = definitions
+            .iter()
+            .map(Tool::from_definition)
+            .collect::<Result<Vec<_>>>()?;
         ToolSet::from_tools(tools)
     }
 
@@ -258,7 +275,10 @@ impl ToolSet {
     pub fn from_value(definitions: &Value) -> Result<ToolSet> {
         match definitions {
             Value::Array(list) => ToolSet::new(list),
-            _ => Err(Error::new(ErrorKind::ToolDefinition, "tool definitions must be a JSON array")),
+            _ => Err(Error::new(
+                ErrorKind::ToolDefinition,
+                "tool definitions must be a JSON array",
+            )),
         }
     }
 
@@ -271,15 +291,28 @@ impl ToolSet {
         let mut inner = Inner::default();
         for (i, tool) in tools.iter().enumerate() {
             if inner.exact.insert(tool.name().to_owned(), i).is_some() {
-                return Err(Error::new(ErrorKind::ToolDefinition, format!("two tools are named `{}`", tool.name())));
+                return Err(Error::new(
+                    ErrorKind::ToolDefinition,
+                    format!("two tools are named `{}`", tool.name()),
+                ));
             }
-            inner.normalised.entry(view::normalise(tool.name())).or_default().push(i);
+            inner
+                .normalised
+                .entry(view::normalise(tool.name()))
+                .or_default()
+                .push(i);
             for alias in &tool.hints().aliases {
-                inner.aliases.entry(view::normalise(alias)).or_default().push(i);
+                inner
+                    .aliases
+                    .entry(view::normalise(alias))
+                    .or_default()
+                    .push(i);
             }
         }
         inner.tools = tools;
-        Ok(ToolSet { inner: Arc::new(inner) })
+        Ok(ToolSet {
+            inner: Arc::new(inner),
+        })
     }
 
     /// This set with tool `name`'s policy replaced.
@@ -289,13 +322,18 @@ impl ToolSet {
     /// When no tool has that exact name.
     pub fn with_policy(self, name: &str, policy: Policy) -> Result<ToolSet> {
         let Some(&i) = self.inner.exact.get(name) else {
-            return Err(Error::new(ErrorKind::ToolDefinition, format!("no tool is named `{name}`")));
+            return Err(Error::new(
+                ErrorKind::ToolDefinition,
+                format!("no tool is named `{name}`"),
+            ));
         };
         let mut inner = Arc::unwrap_or_clone(self.inner);
         if let Some(tool) = inner.tools.get_mut(i) {
             tool.policy = policy;
         }
-        Ok(ToolSet { inner: Arc::new(inner) })
+        Ok(ToolSet {
+            inner: Arc::new(inner),
+        })
     }
 
     /// Every tool, in definition order.
@@ -326,13 +364,20 @@ impl ToolSet {
                 Some(many) if many.len() > 1 => {
                     return Err(NameError::Ambiguous {
                         name: name.to_owned(),
-                        candidates: many.iter().filter_map(|&i| inner.tools.get(i)).map(|t| t.name().to_owned()).collect(),
+                        candidates: many
+                            .iter()
+                            .filter_map(|&i| inner.tools.get(i))
+                            .map(|t| t.name().to_owned())
+                            .collect(),
                     });
                 }
                 _ => {}
             }
         }
-        Err(NameError::Unknown { name: name.to_owned(), known: inner.tools.iter().map(|t| t.name().to_owned()).collect() })
+        Err(NameError::Unknown {
+            name: name.to_owned(),
+            known: inner.tools.iter().map(|t| t.name().to_owned()).collect(),
+        })
     }
 }
 
@@ -376,7 +421,10 @@ mod tests {
     fn ambiguous_names_refused() {
         let set = ToolSet::new(&[bare("read_file"), bare("readFile")]).unwrap();
         assert_eq!(set.tool("readFile").unwrap().name(), "readFile");
-        assert!(matches!(set.tool("ReadFile"), Err(NameError::Ambiguous { .. })));
+        assert!(matches!(
+            set.tool("ReadFile"),
+            Err(NameError::Ambiguous { .. })
+        ));
     }
 
     #[test]
