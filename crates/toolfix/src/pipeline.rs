@@ -484,7 +484,7 @@ fn last_string_path(text: &str) -> Option<String> {
                 break;
             }
             Value::Object(map) => {
-                stack.extend(map.iter().map(|(k, c)| (crate::pointer::join(&path, k), c)))
+                stack.extend(map.iter().map(|(k, c)| (crate::pointer::join(&path, k), c)));
             }
             Value::Array(list) => stack.extend(
                 list.iter()

@@ -92,7 +92,7 @@ pub(super) fn nest_dot_keys(
             };
             match prop {
                 Some(p) if view::types(root, p).has(Types::OBJECT) => {
-                    here = view::object_view(root, p)
+                    here = view::object_view(root, p);
                 }
                 _ => {
                     follows = false;
