@@ -223,6 +223,11 @@ pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
     }
 }
 
+/// The note for an unknown property dropped under the lenient policy.
+pub(crate) fn dropped_note(path: &str) -> String {
+    format!("{path} is not a property of this tool and was ignored")
+}
+
 /// The note for a relational default that was filled.
 pub(crate) fn relational_note(field: &str, default: &Value, given: &[String]) -> String {
     format!(

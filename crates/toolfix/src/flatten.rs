@@ -29,7 +29,9 @@ pub const MAX_LEAVES: usize = 10;
 /// Schemas nesting objects deeper than this are flattened.
 pub const MAX_DEPTH: usize = 2;
 /// Nesting followed at most (deeper objects stay whole leaves).
-const CAP: usize = 16;
+const CAP: usize = 8;
+/// Leaves listed at most (a self-referencing schema would otherwise grow without end).
+const MAX_LISTED: usize = 1024;
 
 struct Leaf<'a> {
     key: String,
@@ -43,6 +45,9 @@ fn leaves(root: &Value) -> Vec<Leaf<'_>> {
     let mut out = Vec::new();
     let mut stack: Vec<(String, &Value, bool, usize)> = vec![(String::new(), root, true, 0)];
     while let Some((prefix, node, required, depth)) = stack.pop() {
+        if out.len() >= MAX_LISTED {
+            break;
+        }
         let ov = view::object_view(root, node);
         for (name, prop) in ov.properties.iter().rev() {
             let key = if prefix.is_empty() {

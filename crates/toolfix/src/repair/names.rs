@@ -40,12 +40,9 @@ pub(super) fn repair_object<'a>(
             .collect();
         for k in unknown {
             let before = map.shift_remove(&k);
-            cx.record(
-                RepairKind::UnknownFieldDropped,
-                &pointer::join(path, &k),
-                before,
-                None,
-            );
+            let at = pointer::join(path, &k);
+            cx.notes.push(crate::feedback::dropped_note(&at));
+            cx.record(RepairKind::UnknownFieldDropped, &at, before, None);
         }
     }
     let len = path.len();

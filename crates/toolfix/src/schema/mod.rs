@@ -71,6 +71,7 @@ impl Tool {
             .get("parameters")
             .or_else(|| inner.get("inputSchema"))
             .or_else(|| inner.get("input_schema"))
+            .filter(|p| !p.is_null())
             .cloned()
             .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
         Tool::new(name, description, parameters, inner)
