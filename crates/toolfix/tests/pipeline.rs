@@ -1,6 +1,8 @@
 //! Pipeline details the corpus does not pin: text kept as written around repairs, the CLI
 //! contract line, typed binding, policies set through the API, stats.
 
+#![expect(clippy::unwrap_used, reason = "tests")]
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 use toolfix::report::{Outcome, RepairKind, Stats};
@@ -130,7 +132,7 @@ fn policy_set_through_the_api() {
 fn stats_count_outcomes_and_kinds() {
     let t = tools();
     let stats = Stats::default();
-    for raw in [r#"{"version": "1"}"#, r#"{"version": 1}"#, r#"{}"#] {
+    for raw in [r#"{"version": "1"}"#, r#"{"version": 1}"#, "{}"] {
         stats.record(t.repair_call("release", raw).report());
     }
     assert_eq!(stats.calls(), 3);
