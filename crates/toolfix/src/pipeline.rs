@@ -244,6 +244,12 @@ impl ToolSet {
 }
 
 impl Tool {
+    /// Run the pipeline on a call to this tool, under the default [`Limits`].
+    #[must_use]
+    pub fn repair_call(&self, raw: &str) -> CallOutcome {
+        self.repair_call_with(raw, &Limits::default())
+    }
+
     /// Run the pipeline on a call to this tool, under `limits`.
     #[must_use]
     pub fn repair_call_with(&self, raw: &str, limits: &Limits) -> CallOutcome {
@@ -304,10 +310,11 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let salvaged = match salvage::salvage_with(source, limits) {
         Ok(s) => s,
         Err(e) => {
-            let what = e.hint().map_or_else(
-                || format!("the arguments are not JSON ({})", e.message()),
-                |h| format!("the arguments are not JSON ({}; {h})", e.message()),
-            );
+            let what = match e.hint() {
+                _ if tool.is_sensitive() => "the arguments are not JSON".to_owned(),
+                Some(h) => format!("the arguments are not JSON ({}; {h})", e.message()),
+                None => format!("the arguments are not JSON ({})", e.message()),
+            };
             return rejected(
                 tool.name(),
                 Vec::new(),
