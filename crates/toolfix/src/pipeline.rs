@@ -307,6 +307,26 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let trimmed = raw.trim();
     let empty = trimmed.is_empty() || trimmed == "null";
     let source = if empty { "{}" } else { raw };
+    // Fast path: strict JSON (serde_json refuses lone surrogates, as salvage does) that the
+    // schema accepts, for a tool with no hint to check: one parse, one validation.
+    if !empty
+        && raw.len() <= limits.max_input_bytes
+        && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH
+        && !tool.hints().has_checks()
+        && !tool.has_tagged_strings()
+        && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(raw)
+        && tool.is_valid(&value)
+    {
+        return accepted(
+            tool,
+            raw.to_owned(),
+            value,
+            Vec::new(),
+            Vec::new(),
+            Vec::new(),
+            true,
+        );
+    }
     let salvaged = match salvage::salvage_with(source, limits) {
         Ok(s) => s,
         Err(e) => {
