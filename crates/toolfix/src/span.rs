@@ -105,7 +105,6 @@ pub(crate) fn floor_char_boundary(text: &str, i: usize) -> usize {
     i
 }
 
-#[cfg_attr(not(test), expect(dead_code, reason = "used by feedback and reports"))]
 /// `text` cut to at most `max` bytes on a char boundary, with `…` added when cut.
 #[must_use]
 pub(crate) fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {

@@ -97,7 +97,7 @@ fn more_values(p: &mut Parser<'_>, values: &mut Vec<ValueSpan>) {
         let checkpoint = p.edits.checkpoint();
         let at = p.pos;
         if let Ok(v) = p.value() {
-            values.push(v)
+            values.push(v);
         } else {
             p.edits.rollback(checkpoint, at);
             p.reset_stack();
