@@ -22,7 +22,8 @@ fn schema() -> Value {
     }, "required": ["query"], "additionalProperties": false})
 }
 
-const VALID: &str = r#"{"query": "rust error handling", "limit": 25, "tags": ["cli", "json"], "exact": true, "mode": "fast"}"#;
+const VALID: &str =
+    r#"{"query": "rust error handling", "limit": 25, "tags": ["cli", "json"], "exact": true, "mode": "fast"}"#;
 
 const DAMAGED: &[&str] = &[
     r#"{"query": "rust", "limit": "25"}"#,
@@ -34,10 +35,7 @@ const DAMAGED: &[&str] = &[
 
 #[divan::bench]
 fn baseline_parse_and_is_valid(bencher: Bencher) {
-    let validator = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(&schema())
-        .unwrap();
+    let validator = jsonschema::options().with_draft(jsonschema::Draft::Draft202012).build(&schema()).unwrap();
     bencher.bench(|| {
         let v: Value = serde_json::from_str(black_box(VALID)).unwrap();
         validator.is_valid(&v)

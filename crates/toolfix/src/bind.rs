@@ -46,20 +46,11 @@ pub fn schema_for<T: JsonSchema>() -> Value {
 }
 
 /// Deserialize accepted arguments into `T`.
-pub(crate) fn bind_value<T: DeserializeOwned>(
-    arguments: Option<&Value>,
-    refusal: Option<&Refusal>,
-) -> Result<T> {
+pub(crate) fn bind_value<T: DeserializeOwned>(arguments: Option<&Value>, refusal: Option<&Refusal>) -> Result<T> {
     match (arguments, refusal) {
-        (Some(v), _) => T::deserialize(v).map_err(|e| {
-            Error::new(
-                ErrorKind::Bind,
-                format!("the arguments do not fit the type: {e}"),
-            )
-        }),
-        (None, Some(r)) => {
-            Err(Error::new(ErrorKind::Bind, "the call was refused").with_hint(r.message.clone()))
-        }
+        (Some(v), _) => T::deserialize(v)
+            .map_err(|e| Error::new(ErrorKind::Bind, format!("the arguments do not fit the type: {e}"))),
+        (None, Some(r)) => Err(Error::new(ErrorKind::Bind, "the call was refused").with_hint(r.message.clone())),
         (None, None) => Err(Error::new(ErrorKind::Bind, "the call has no arguments")),
     }
 }

@@ -26,14 +26,7 @@ pub struct CheckProblem {
     pub message: String,
 }
 
-const SEMANTICS: [&str; 6] = [
-    "path",
-    "url",
-    "uri",
-    "absolute_path",
-    "relative_path",
-    "file_path",
-];
+const SEMANTICS: [&str; 6] = ["path", "url", "uri", "absolute_path", "relative_path", "file_path"];
 
 /// Lint tool definitions in `OpenAI`, bare or `MCP` form.
 #[must_use]
@@ -43,22 +36,12 @@ pub fn check(definitions: &[Value]) -> Vec<CheckProblem> {
     for (i, def) in definitions.iter().enumerate() {
         let inner = def.get("function").filter(|f| f.is_object()).unwrap_or(def);
         let Some(name) = inner.get("name").and_then(Value::as_str) else {
-            out.push(problem(
-                &format!("#{i}"),
-                "",
-                "missing_name",
-                "the definition has no name".to_owned(),
-            ));
+            out.push(problem(&format!("#{i}"), "", "missing_name", "the definition has no name".to_owned()));
             continue;
         };
-        names
-            .entry(view::normalise(name))
-            .or_default()
-            .push(name.to_owned());
-        let Some(schema) = inner
-            .get("parameters")
-            .or_else(|| inner.get("inputSchema"))
-            .or_else(|| inner.get("input_schema"))
+        names.entry(view::normalise(name)).or_default().push(name.to_owned());
+        let Some(schema) =
+            inner.get("parameters").or_else(|| inner.get("inputSchema")).or_else(|| inner.get("input_schema"))
         else {
             continue;
         };
@@ -70,22 +53,14 @@ pub fn check(definitions: &[Value]) -> Vec<CheckProblem> {
             &first,
             "",
             "tool_names_collide",
-            format!(
-                "tool names {} normalise alike, so a near-miss name is ambiguous",
-                group.join(", ")
-            ),
+            format!("tool names {} normalise alike, so a near-miss name is ambiguous", group.join(", ")),
         ));
     }
     out
 }
 
 fn problem(tool: &str, path: &str, kind: &'static str, message: String) -> CheckProblem {
-    CheckProblem {
-        tool: tool.to_owned(),
-        path: path.to_owned(),
-        kind,
-        message,
-    }
+    CheckProblem { tool: tool.to_owned(), path: path.to_owned(), kind, message }
 }
 
 fn check_schema(tool: &str, schema: &Value, definition: &Value, out: &mut Vec<CheckProblem>) {
@@ -121,18 +96,11 @@ fn check_schema(tool: &str, schema: &Value, definition: &Value, out: &mut Vec<Ch
         if let Some(p) = schema.get(ns).and_then(|h| h.get("policy"))
             && p.as_str().and_then(Policy::from_name).is_none()
         {
-            out.push(problem(
-                tool,
-                "",
-                "bad_hint",
-                format!("policy {p} is not strict, default or lenient"),
-            ));
+            out.push(problem(tool, "", "bad_hint", format!("policy {p} is not strict, default or lenient")));
         }
     }
     // Root examples.
-    if let (Some(v), Some(examples)) =
-        (&validator, schema.get("examples").and_then(Value::as_array))
-    {
+    if let (Some(v), Some(examples)) = (&validator, schema.get("examples").and_then(Value::as_array)) {
         for (i, ex) in examples.iter().enumerate() {
             if !v.is_valid(ex) {
                 out.push(problem(
@@ -151,10 +119,7 @@ fn check_schema(tool: &str, schema: &Value, definition: &Value, out: &mut Vec<Ch
             Value::Object(map) => {
                 check_node(tool, schema, &path, map, out);
                 for (k, child) in map {
-                    if matches!(
-                        k.as_str(),
-                        "x-toolfix" | "dirge-hints" | "examples" | "default" | "enum" | "const"
-                    ) {
+                    if matches!(k.as_str(), "x-toolfix" | "dirge-hints" | "examples" | "default" | "enum" | "const") {
                         continue;
                     }
                     stack.push((crate::pointer::join(&path, k), child));
@@ -170,13 +135,7 @@ fn check_schema(tool: &str, schema: &Value, definition: &Value, out: &mut Vec<Ch
     }
 }
 
-fn check_node(
-    tool: &str,
-    root: &Value,
-    path: &str,
-    map: &serde_json::Map<String, Value>,
-    out: &mut Vec<CheckProblem>,
-) {
+fn check_node(tool: &str, root: &Value, path: &str, map: &serde_json::Map<String, Value>, out: &mut Vec<CheckProblem>) {
     if let Some(r) = map.get("$ref").and_then(Value::as_str)
         && !r.starts_with('#')
     {
@@ -189,12 +148,7 @@ fn check_node(
     }
     for key in ["$dynamicRef", "$recursiveRef"] {
         if map.contains_key(key) {
-            out.push(problem(
-                tool,
-                path,
-                "unsupported_construct",
-                format!("{key} is not supported by repair"),
-            ));
+            out.push(problem(tool, path, "unsupported_construct", format!("{key} is not supported by repair")));
         }
     }
     let props = map.get("properties").and_then(Value::as_object);
@@ -214,7 +168,12 @@ fn check_node(
         let mut seen: HashMap<String, &str> = HashMap::new();
         for (name, prop) in props {
             if let Some(other) = seen.insert(view::normalise(name), name) {
-                out.push(problem(tool, path, "properties_normalise_alike", format!("properties `{other}` and `{name}` normalise alike, so a near-miss name is ambiguous")));
+                out.push(problem(
+                    tool,
+                    path,
+                    "properties_normalise_alike",
+                    format!("properties `{other}` and `{name}` normalise alike, so a near-miss name is ambiguous"),
+                ));
             }
             for alias in view::aliases(root, prop) {
                 if props.contains_key(alias) && alias != name {
@@ -236,18 +195,12 @@ fn check_node(
                     format!("semantic `{s}` is not one of {}", SEMANTICS.join(", ")),
                 ));
             }
-            if let (Some(examples), Ok(v)) = (
-                prop.get("examples").and_then(Value::as_array),
-                compile_sub(root, prop),
-            ) {
+            if let (Some(examples), Ok(v)) = (prop.get("examples").and_then(Value::as_array), compile_sub(root, prop)) {
                 for (i, ex) in examples.iter().enumerate() {
                     if !v.is_valid(ex) {
                         out.push(problem(
                             tool,
-                            &format!(
-                                "{}/examples/{i}",
-                                crate::pointer::join(&format!("{path}/properties"), name)
-                            ),
+                            &format!("{}/examples/{i}", crate::pointer::join(&format!("{path}/properties"), name)),
                             "example_invalid",
                             "this example does not validate against its property".to_owned(),
                         ));
@@ -304,11 +257,7 @@ mod tests {
         ] {
             assert!(kinds.contains(&k), "{k} not in {kinds:?}");
         }
-        assert_eq!(
-            kinds.iter().filter(|k| **k == "example_invalid").count(),
-            2,
-            "{problems:?}"
-        );
+        assert_eq!(kinds.iter().filter(|k| **k == "example_invalid").count(), 2, "{problems:?}");
     }
 
     #[test]

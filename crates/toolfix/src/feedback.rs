@@ -43,9 +43,7 @@ pub(crate) fn refusal(
         if tool.is_sensitive() {
             return None;
         }
-        let v = original
-            .and_then(|(o, m)| o.pointer(&m.origin(path)))
-            .or_else(|| value.pointer(path))?;
+        let v = original.and_then(|(o, m)| o.pointer(&m.origin(path))).or_else(|| value.pointer(path))?;
         Some(shorten(&v.to_string(), MAX_RECEIVED).into_owned())
     };
     let mut issues: Vec<Issue> = Vec::new();
@@ -53,40 +51,18 @@ pub(crate) fn refusal(
         if issues.iter().any(|i| i.path == v.path) {
             continue;
         }
-        let node = v
-            .schema_path
-            .as_deref()
-            .and_then(|p| root.pointer(p))
-            .or_else(|| schema_at(root, &v.path));
+        let node = v.schema_path.as_deref().and_then(|p| root.pointer(p)).or_else(|| schema_at(root, &v.path));
         let expected = match (&v.kind, node) {
             (ViolationKind::Unexpected, _) => {
                 let names = parent_properties(root, &v.path);
-                format!(
-                    "no property of this name (properties: {})",
-                    names.join(", ")
-                )
+                format!("no property of this name (properties: {})", names.join(", "))
             }
             (_, Some(n)) => describe(root, n),
             (_, None) => "a valid value".to_owned(),
         };
-        let received = if v.kind == ViolationKind::Missing {
-            None
-        } else {
-            received_at(&v.path)
-        };
-        let hint = hint_for(
-            root,
-            v,
-            node,
-            value.pointer(&v.path),
-            &parent_missing(root, &v.path, value),
-        );
-        issues.push(Issue {
-            path: v.path.clone(),
-            expected,
-            received,
-            hint,
-        });
+        let received = if v.kind == ViolationKind::Missing { None } else { received_at(&v.path) };
+        let hint = hint_for(root, v, node, value.pointer(&v.path), &parent_missing(root, &v.path, value));
+        issues.push(Issue { path: v.path.clone(), expected, received, hint });
     }
     for p in problems {
         let hint = problem_hint(&p.kind);
@@ -94,67 +70,39 @@ pub(crate) fn refusal(
             issue.hint = Some(hint);
             continue;
         }
-        if !p.kind.is_fatal()
-            && !issues.is_empty()
-            && !matches!(p.kind, ProblemKind::AmbiguousName(_))
-        {
+        if !p.kind.is_fatal() && !issues.is_empty() && !matches!(p.kind, ProblemKind::AmbiguousName(_)) {
             continue;
         }
         let expected = match &p.kind {
             ProblemKind::RequiredAny(group) => format!("at least one of {}", quote_all(group)),
             ProblemKind::DotConflict(_) => "one value per place".to_owned(),
-            _ => schema_at(root, &p.path).map_or_else(
-                || "a property the schema declares".to_owned(),
-                |n| describe(root, n),
-            ),
+            _ => schema_at(root, &p.path)
+                .map_or_else(|| "a property the schema declares".to_owned(), |n| describe(root, n)),
         };
-        let received = if matches!(p.kind, ProblemKind::RequiredAny(_)) {
-            None
-        } else {
-            received_at(&p.path)
-        };
-        issues.push(Issue {
-            path: p.path.clone(),
-            expected,
-            received,
-            hint: Some(hint),
-        });
+        let received = if matches!(p.kind, ProblemKind::RequiredAny(_)) { None } else { received_at(&p.path) };
+        issues.push(Issue { path: p.path.clone(), expected, received, hint: Some(hint) });
     }
     if issues.is_empty() {
-        issues.push(Issue {
-            path: String::new(),
-            expected: "valid arguments".to_owned(),
-            received: None,
-            hint: None,
-        });
+        issues.push(Issue { path: String::new(), expected: "valid arguments".to_owned(), received: None, hint: None });
     }
     if truncated {
         // Truncation closing gives a dangling key null: that is where the output stopped.
-        for issue in issues.iter_mut().filter(|i| {
-            i.received.as_deref() == Some("null")
-                || value.pointer(&i.path).is_some_and(Value::is_null)
-        }) {
+        for issue in issues
+            .iter_mut()
+            .filter(|i| i.received.as_deref() == Some("null") || value.pointer(&i.path).is_some_and(Value::is_null))
+        {
             issue.hint = Some("your output was cut off by the token limit before this value; a missing value is never made up, so send the call again, complete".to_owned());
         }
     }
-    Refusal {
-        message: message(tool.name(), &issues),
-        issues,
-    }
+    Refusal { message: message(tool.name(), &issues), issues }
 }
 
 /// A refusal for a call cut off inside a string.
 pub(crate) fn truncated(tool: &Tool, path: Option<&str>, strict: bool) -> Refusal {
     let why = if strict {
-        format!(
-            "`{}` is strict, so a cut-off call is never completed",
-            tool.name()
-        )
+        format!("`{}` is strict, so a cut-off call is never completed", tool.name())
     } else {
-        format!(
-            "`{}` may change things, so a value cut off mid-string is never passed on",
-            tool.name()
-        )
+        format!("`{}` may change things, so a value cut off mid-string is never passed on", tool.name())
     };
     let issue = Issue {
         path: path.unwrap_or_default().to_owned(),
@@ -164,10 +112,7 @@ pub(crate) fn truncated(tool: &Tool, path: Option<&str>, strict: bool) -> Refusa
             "your output was cut off by the token limit ({why}); send the call again with shorter content"
         )),
     };
-    Refusal {
-        message: message(tool.name(), std::slice::from_ref(&issue)),
-        issues: vec![issue],
-    }
+    Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
 }
 
 /// A refusal for arguments that hold no JSON, or not an object.
@@ -175,17 +120,10 @@ pub(crate) fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> 
     let issue = Issue {
         path: String::new(),
         expected: describe(tool.parameters(), tool.parameters()),
-        received: if tool.is_sensitive() {
-            None
-        } else {
-            received.map(|r| shorten(r, MAX_RECEIVED).into_owned())
-        },
+        received: if tool.is_sensitive() { None } else { received.map(|r| shorten(r, MAX_RECEIVED).into_owned()) },
         hint: Some(format!("{what}; send the arguments as one JSON object")),
     };
-    Refusal {
-        message: message(tool.name(), std::slice::from_ref(&issue)),
-        issues: vec![issue],
-    }
+    Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
 }
 
 /// A refusal for a tool name that does not resolve.
@@ -198,13 +136,9 @@ pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
                 quote_all(&known.iter().take(MAX_OPTIONS).cloned().collect::<Vec<_>>())
             ),
         ),
-        NameError::Ambiguous { name, candidates } => (
-            name,
-            format!(
-                "the name could be {}; use the exact name",
-                quote_all(candidates)
-            ),
-        ),
+        NameError::Ambiguous { name, candidates } => {
+            (name, format!("the name could be {}; use the exact name", quote_all(candidates)))
+        }
     };
     let issue = Issue {
         path: String::new(),
@@ -212,15 +146,9 @@ pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
         received: Some(shorten(name, MAX_RECEIVED).into_owned()),
         hint: Some(hint),
     };
-    let mut text = format!(
-        "The tool `{}` could not be called.\n",
-        shorten(name, MAX_RECEIVED)
-    );
+    let mut text = format!("The tool `{}` could not be called.\n", shorten(name, MAX_RECEIVED));
     line(&mut text, &issue);
-    Refusal {
-        message: cap(text),
-        issues: vec![issue],
-    }
+    Refusal { message: cap(text), issues: vec![issue] }
 }
 
 /// The note for an unknown property dropped under the lenient policy.
@@ -230,10 +158,7 @@ pub(crate) fn dropped_note(path: &str) -> String {
 
 /// The note for a relational default that was filled.
 pub(crate) fn relational_note(field: &str, default: &Value, given: &[String]) -> String {
-    format!(
-        "`{field}` was not given, so it was set to its default {default} because {} was given",
-        quote_all(given)
-    )
+    format!("`{field}` was not given, so it was set to its default {default} because {} was given", quote_all(given))
 }
 
 fn message(tool: &str, issues: &[Issue]) -> String {
@@ -250,11 +175,7 @@ fn message(tool: &str, issues: &[Issue]) -> String {
 }
 
 fn line(text: &mut String, issue: &Issue) {
-    let at = if issue.path.is_empty() {
-        "(arguments)"
-    } else {
-        issue.path.as_str()
-    };
+    let at = if issue.path.is_empty() { "(arguments)" } else { issue.path.as_str() };
     let _ = write!(text, "- {at}: expected {}", issue.expected);
     if let Some(r) = &issue.received {
         let _ = write!(text, "; received {r}");
@@ -286,9 +207,16 @@ fn quote_all(names: &[String]) -> String {
 fn problem_hint(kind: &ProblemKind) -> String {
     match kind {
         ProblemKind::AmbiguousName(names) => format!("this could be {}; use the exact property name", quote_all(names)),
-        ProblemKind::AmbiguousEnum(options) => format!("the value matches {} when case is ignored; send the exact value", quote_all(options)),
-        ProblemKind::UnparseableJson => "the string starts like JSON but does not parse; send the array or object itself as JSON, complete".to_owned(),
-        ProblemKind::Fractional => "send a whole number; the value has a fractional part and rounding it would be a guess".to_owned(),
+        ProblemKind::AmbiguousEnum(options) => {
+            format!("the value matches {} when case is ignored; send the exact value", quote_all(options))
+        }
+        ProblemKind::UnparseableJson => {
+            "the string starts like JSON but does not parse; send the array or object itself as JSON, complete"
+                .to_owned()
+        }
+        ProblemKind::Fractional => {
+            "send a whole number; the value has a fractional part and rounding it would be a guess".to_owned()
+        }
         ProblemKind::DotConflict(at) => format!("this dotted key gives {at} a second value; send one value for it"),
         ProblemKind::RequiredAny(group) => format!("give {}", quote_all(group)),
     }
@@ -305,10 +233,7 @@ fn hint_for(
     match &v.kind {
         ViolationKind::Missing => Some(format!("add `{name}`; a required value is never made up")),
         ViolationKind::Unexpected if missing.is_empty() => Some(format!("remove `{name}`")),
-        ViolationKind::Unexpected => Some(format!(
-            "remove `{name}`, or use the missing {}",
-            quote_all(missing)
-        )),
+        ViolationKind::Unexpected => Some(format!("remove `{name}`, or use the missing {}", quote_all(missing))),
         ViolationKind::Keyword("enum") => {
             let options: Vec<String> = node
                 .and_then(|n| view::enum_values(root, n))
@@ -335,12 +260,8 @@ fn hint_for(
                 Some(Value::String(_)) if t.has(Types::INTEGER) && !t.has(Types::NUMBER) => {
                     "send an integer as a JSON number, without quotes".to_owned()
                 }
-                Some(Value::String(_)) if t.has(Types::NUMBER) => {
-                    "send a JSON number, without quotes".to_owned()
-                }
-                Some(Value::String(_)) if t == Types::BOOLEAN => {
-                    "send true or false, without quotes".to_owned()
-                }
+                Some(Value::String(_)) if t.has(Types::NUMBER) => "send a JSON number, without quotes".to_owned(),
+                Some(Value::String(_)) if t == Types::BOOLEAN => "send true or false, without quotes".to_owned(),
                 Some(Value::Null) => {
                     format!("send {}; null is not allowed here", with_article(&wanted))
                 }
@@ -348,14 +269,10 @@ fn hint_for(
             }
         }),
         ViolationKind::Keyword(
-            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength"
-            | "maxLength" | "minItems" | "maxItems" | "multipleOf",
-        ) => Some(
-            "send a value within the limits shown; values are never clamped for you".to_owned(),
-        ),
-        ViolationKind::Keyword("pattern" | "format") => {
-            Some("send a value in the form shown".to_owned())
-        }
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength" | "maxLength" | "minItems"
+            | "maxItems" | "multipleOf",
+        ) => Some("send a value within the limits shown; values are never clamped for you".to_owned()),
+        ViolationKind::Keyword("pattern" | "format") => Some("send a value in the form shown".to_owned()),
         _ => None,
     }
 }
@@ -364,11 +281,7 @@ fn with_article(what: &str) -> String {
     if what.starts_with("one of") || what.starts_with("any") {
         return what.to_owned();
     }
-    let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        "an"
-    } else {
-        "a"
-    };
+    let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
     format!("{article} {what}")
 }
 
@@ -379,23 +292,14 @@ fn parent_missing(root: &Value, path: &str, value: &Value) -> Vec<String> {
     };
     let ov = view::object_view(root, node);
     let obj = value.pointer(parent).and_then(Value::as_object);
-    ov.required
-        .iter()
-        .filter(|r| obj.is_none_or(|o| !o.contains_key(**r)))
-        .map(|r| (*r).to_owned())
-        .collect()
+    ov.required.iter().filter(|r| obj.is_none_or(|o| !o.contains_key(**r))).map(|r| (*r).to_owned()).collect()
 }
 
 fn parent_properties(root: &Value, path: &str) -> Vec<String> {
     let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
     schema_at(root, parent)
         .map(|n| {
-            view::object_view(root, n)
-                .properties
-                .iter()
-                .take(MAX_OPTIONS * 2)
-                .map(|(k, _)| format!("`{k}`"))
-                .collect()
+            view::object_view(root, n).properties.iter().take(MAX_OPTIONS * 2).map(|(k, _)| format!("`{k}`")).collect()
         })
         .unwrap_or_default()
 }
@@ -423,25 +327,13 @@ pub(crate) fn describe(root: &Value, node: &Value) -> String {
 fn describe_at(root: &Value, node: &Value, depth: usize) -> String {
     let node = view::resolve(root, node);
     if let Some(options) = view::enum_values(root, node) {
-        let shown: Vec<String> = options
-            .iter()
-            .take(MAX_OPTIONS)
-            .map(ToString::to_string)
-            .collect();
-        let more = if options.len() > MAX_OPTIONS {
-            ", …"
-        } else {
-            ""
-        };
+        let shown: Vec<String> = options.iter().take(MAX_OPTIONS).map(ToString::to_string).collect();
+        let more = if options.len() > MAX_OPTIONS { ", …" } else { "" };
         return format!("one of {}{more}", shown.join(", "));
     }
     let t = view::types(root, node);
     let names = t.names();
-    let mut out = if names.is_empty() {
-        "any value".to_owned()
-    } else {
-        names.join(" or ")
-    };
+    let mut out = if names.is_empty() { "any value".to_owned() } else { names.join(" or ") };
     if t.has(Types::ARRAY)
         && depth < 2
         && let Some(items) = view::items(root, node)
@@ -451,22 +343,13 @@ fn describe_at(root: &Value, node: &Value, depth: usize) -> String {
     if t.has(Types::OBJECT) && depth < 2 {
         let ov = view::object_view(root, node);
         if !ov.properties.is_empty() {
-            let props: Vec<String> = ov
-                .properties
-                .iter()
-                .take(MAX_OPTIONS)
-                .map(|(k, _)| format!("`{k}`"))
-                .collect();
+            let props: Vec<String> = ov.properties.iter().take(MAX_OPTIONS).map(|(k, _)| format!("`{k}`")).collect();
             let _ = write!(out, " with properties {}", props.join(", "));
             if !ov.required.is_empty() {
                 let _ = write!(
                     out,
                     " (required: {})",
-                    ov.required
-                        .iter()
-                        .map(|r| format!("`{r}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    ov.required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
                 );
             }
         }
@@ -508,18 +391,9 @@ mod tests {
             "p": {"$ref": "#/$defs/p"},
             "o": {"anyOf": [{"type": "integer"}, {"type": "null"}]}
         }});
-        assert_eq!(
-            describe(&root, &root["properties"]["n"]),
-            "integer (minimum 1)"
-        );
-        assert_eq!(
-            describe(&root, &root["properties"]["tags"]),
-            "array of string"
-        );
-        assert_eq!(
-            describe(&root, &root["properties"]["p"]),
-            r#"one of "low", "high""#
-        );
+        assert_eq!(describe(&root, &root["properties"]["n"]), "integer (minimum 1)");
+        assert_eq!(describe(&root, &root["properties"]["tags"]), "array of string");
+        assert_eq!(describe(&root, &root["properties"]["p"]), r#"one of "low", "high""#);
         assert_eq!(describe(&root, &root["properties"]["o"]), "integer or null");
     }
 
@@ -544,10 +418,7 @@ mod snapshots {
             json!({"type": "object", "properties": {"content": {"type": "string"}}}),
         )
         .unwrap();
-        insta::assert_snapshot!(
-            "truncated_write",
-            truncated(&tool, Some("/content"), false).message
-        );
+        insta::assert_snapshot!("truncated_write", truncated(&tool, Some("/content"), false).message);
         insta::assert_snapshot!("truncated_strict", truncated(&tool, None, true).message);
     }
 }

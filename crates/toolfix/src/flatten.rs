@@ -50,11 +50,7 @@ fn leaves(root: &Value) -> Vec<Leaf<'_>> {
         }
         let ov = view::object_view(root, node);
         for (name, prop) in ov.properties.iter().rev() {
-            let key = if prefix.is_empty() {
-                (*name).to_owned()
-            } else {
-                format!("{prefix}.{name}")
-            };
+            let key = if prefix.is_empty() { (*name).to_owned() } else { format!("{prefix}.{name}") };
             let req = required && ov.is_required(name);
             let resolved = view::resolve(root, prop);
             let nested = view::types(root, resolved) == Types::OBJECT
@@ -63,12 +59,7 @@ fn leaves(root: &Value) -> Vec<Leaf<'_>> {
             if nested && depth < CAP {
                 stack.push((key, resolved, req, depth + 1));
             } else {
-                out.push(Leaf {
-                    key,
-                    schema: prop,
-                    required: req,
-                    depth: depth + 1,
-                });
+                out.push(Leaf { key, schema: prop, required: req, depth: depth + 1 });
             }
         }
     }
@@ -117,22 +108,13 @@ mod tests {
 
     #[test]
     fn wide_schema_flattens_and_round_trips() {
-        let props: Map<String, Value> = (0..11)
-            .map(|i| (format!("f{i}"), json!({"type": "integer"})))
-            .collect();
+        let props: Map<String, Value> = (0..11).map(|i| (format!("f{i}"), json!({"type": "integer"}))).collect();
         let schema = json!({"type": "object", "properties": props});
         assert!(needs_flattening(&schema));
         let shallow = json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "object", "properties": {"c": {"type": "string"}}}}});
         assert!(!needs_flattening(&shallow));
         let flat = flatten(&shallow);
-        assert_eq!(
-            flat["properties"]
-                .as_object()
-                .unwrap()
-                .keys()
-                .collect::<Vec<_>>(),
-            ["a", "b.c"]
-        );
+        assert_eq!(flat["properties"].as_object().unwrap().keys().collect::<Vec<_>>(), ["a", "b.c"]);
     }
 
     #[test]
@@ -144,9 +126,6 @@ mod tests {
         assert_eq!(flat["required"], json!(["name", "config.retry.max"]));
         let tools = crate::ToolSet::new(&[json!({"name": "c", "parameters": schema})]).unwrap();
         let out = tools.repair_call("c", r#"{"name": "api", "config.retry.max": "3"}"#);
-        assert_eq!(
-            out.arguments(),
-            Some(&json!({"name": "api", "config": {"retry": {"max": 3}}}))
-        );
+        assert_eq!(out.arguments(), Some(&json!({"name": "api", "config": {"retry": {"max": 3}}})));
     }
 }

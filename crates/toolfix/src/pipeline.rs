@@ -169,13 +169,7 @@ fn compact_text(text: &str, value: &Value) -> String {
     out
 }
 
-fn compact_leaves(
-    out: &mut String,
-    value: &Value,
-    index: &TextIndex<'_>,
-    path: &mut String,
-    depth: usize,
-) {
+fn compact_leaves(out: &mut String, value: &Value, index: &TextIndex<'_>, path: &mut String, depth: usize) {
     let len = path.len();
     match value {
         Value::Object(map) if depth < 256 => {
@@ -220,12 +214,7 @@ impl ToolSet {
 
     /// As [`ToolSet::repair_call`], under `limits`.
     #[must_use]
-    pub fn repair_call_with(
-        &self,
-        name: &str,
-        raw_arguments: &str,
-        limits: &Limits,
-    ) -> CallOutcome {
+    pub fn repair_call_with(&self, name: &str, raw_arguments: &str, limits: &Limits) -> CallOutcome {
         match self.tool(name) {
             Ok(tool) => tool.repair_call_with(raw_arguments, limits),
             Err(e) => rejected(name, Vec::new(), Vec::new(), feedback::unknown_tool(&e)),
@@ -266,13 +255,7 @@ fn rejected(
     refusal: Refusal,
 ) -> CallOutcome {
     CallOutcome {
-        report: Report {
-            tool: tool.to_owned(),
-            outcome: Outcome::Rejected,
-            text_fixes,
-            repairs,
-            notes: Vec::new(),
-        },
+        report: Report { tool: tool.to_owned(), outcome: Outcome::Rejected, text_fixes, repairs, notes: Vec::new() },
         result: Err(refusal),
     }
 }
@@ -286,19 +269,9 @@ fn accepted(
     notes: Vec<String>,
     untouched: bool,
 ) -> CallOutcome {
-    let outcome = if untouched {
-        Outcome::Untouched
-    } else {
-        Outcome::Repaired
-    };
+    let outcome = if untouched { Outcome::Untouched } else { Outcome::Repaired };
     CallOutcome {
-        report: Report {
-            tool: tool.name().to_owned(),
-            outcome,
-            text_fixes,
-            repairs,
-            notes,
-        },
+        report: Report { tool: tool.name().to_owned(), outcome, text_fixes, repairs, notes },
         result: Ok(Accepted { text, value }),
     }
 }
@@ -317,15 +290,7 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(raw)
         && tool.is_valid(&value)
     {
-        return accepted(
-            tool,
-            raw.to_owned(),
-            value,
-            Vec::new(),
-            Vec::new(),
-            Vec::new(),
-            true,
-        );
+        return accepted(tool, raw.to_owned(), value, Vec::new(), Vec::new(), Vec::new(), true);
     }
     let salvaged = match salvage::salvage_with(source, limits) {
         Ok(s) => s,
@@ -335,42 +300,22 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
                 Some(h) => format!("the arguments are not JSON ({}; {h})", e.message()),
                 None => format!("the arguments are not JSON ({})", e.message()),
             };
-            return rejected(
-                tool.name(),
-                Vec::new(),
-                Vec::new(),
-                feedback::not_arguments(tool, &what, Some(raw)),
-            );
+            return rejected(tool.name(), Vec::new(), Vec::new(), feedback::not_arguments(tool, &what, Some(raw)));
         }
     };
     let fixes = salvaged.fixes().to_vec();
     if tool.policy() == Policy::Strict && salvaged.is_truncated() {
-        return rejected(
-            tool.name(),
-            fixes,
-            Vec::new(),
-            feedback::truncated(tool, None, true),
-        );
+        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, None, true));
     }
     let mut value = match salvaged.to_value() {
         Ok(v) => v,
         Err(e) => {
-            return rejected(
-                tool.name(),
-                fixes,
-                Vec::new(),
-                feedback::not_arguments(tool, e.message(), Some(raw)),
-            );
+            return rejected(tool.name(), fixes, Vec::new(), feedback::not_arguments(tool, e.message(), Some(raw)));
         }
     };
     if salvaged.has_truncated_string() && !tool.is_read_only() {
         let path = last_string_path(salvaged.text());
-        return rejected(
-            tool.name(),
-            fixes,
-            Vec::new(),
-            feedback::truncated(tool, path.as_deref(), false),
-        );
+        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, path.as_deref(), false));
     }
     let truncated = salvaged.is_truncated();
     let mut untouched = salvaged.is_untouched() && !empty;
@@ -386,24 +331,14 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         && let Ok(decoded @ Value::Object(_)) = inner.to_value()
     {
         let inner_text = inner.text().to_owned();
-        repairs.push(Repair::new(
-            RepairKind::DocumentDecoded,
-            "",
-            Some(value.clone()),
-            None,
-        ));
+        repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(value.clone()), None));
         value = decoded;
         text = inner_text;
         untouched = false;
     }
     if !value.is_object() && !view::types(root, root).accepts(&value) {
         let what = format!("the arguments are {}, not an object", kind_name(&value));
-        return rejected(
-            tool.name(),
-            fixes,
-            repairs,
-            feedback::not_arguments(tool, &what, Some(raw)),
-        );
+        return rejected(tool.name(), fixes, repairs, feedback::not_arguments(tool, &what, Some(raw)));
     }
     if tool.is_valid(&value) {
         if !tool.hints().has_checks() && !tool.has_tagged_strings() {
@@ -430,14 +365,7 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
                 tool.name(),
                 fixes,
                 repairs,
-                feedback::refusal(
-                    tool,
-                    &found,
-                    &cx.problems,
-                    &value,
-                    Some((&original, &cx.moves)),
-                    truncated,
-                ),
+                feedback::refusal(tool, &found, &cx.problems, &value, Some((&original, &cx.moves)), truncated),
             );
         }
         repairs.extend(cx.repairs);
@@ -447,14 +375,7 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let found = violations(tool.validator(), &value);
     let index = TextIndex::build(&text);
     let original = value.clone();
-    let out = repair::repair(
-        tool,
-        value,
-        &found,
-        index.as_ref(),
-        Some(&original),
-        limits.max_depth,
-    );
+    let out = repair::repair(tool, value, &found, index.as_ref(), Some(&original), limits.max_depth);
     let fatal = out.problems.iter().any(|p| p.kind.is_fatal());
     if fatal || !tool.is_valid(&out.value) {
         let after = violations(tool.validator(), &out.value);
@@ -463,14 +384,7 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
             tool.name(),
             fixes,
             repairs,
-            feedback::refusal(
-                tool,
-                &after,
-                &out.problems,
-                &out.value,
-                Some((&original, &out.moves)),
-                truncated,
-            ),
+            feedback::refusal(tool, &after, &out.problems, &out.value, Some((&original, &out.moves)), truncated),
         );
     }
     let rendered = match &index {
@@ -513,11 +427,9 @@ fn last_string_path(text: &str) -> Option<String> {
             Value::Object(map) => {
                 stack.extend(map.iter().map(|(k, c)| (crate::pointer::join(&path, k), c)));
             }
-            Value::Array(list) => stack.extend(
-                list.iter()
-                    .enumerate()
-                    .map(|(i, c)| (crate::pointer::join(&path, &i.to_string()), c)),
-            ),
+            Value::Array(list) => {
+                stack.extend(list.iter().enumerate().map(|(i, c)| (crate::pointer::join(&path, &i.to_string()), c)));
+            }
             _ => {}
         }
     }

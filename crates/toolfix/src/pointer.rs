@@ -24,9 +24,7 @@ pub(crate) fn join(path: &str, key: &str) -> String {
 
 /// True when `inner` is `outer` or lies below it.
 pub(crate) fn is_within(inner: &str, outer: &str) -> bool {
-    outer.is_empty()
-        || inner == outer
-        || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
+    outer.is_empty() || inner == outer || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
 }
 
 /// The byte span of every value in strict JSON text, by JSON pointer.
@@ -63,12 +61,7 @@ impl<'t> TextIndex<'t> {
                 Step::Value => {
                     let c = *b.get(i)?;
                     if c == b'{' || c == b'[' {
-                        stack.push(Frame {
-                            is_object: c == b'{',
-                            prefix_len: path.len(),
-                            index: 0,
-                            start: i,
-                        });
+                        stack.push(Frame { is_object: c == b'{', prefix_len: path.len(), index: 0, start: i });
                         i = skip_ws(b, i + 1);
                         let close = if c == b'{' { b'}' } else { b']' };
                         if b.get(i) == Some(&close) {
@@ -79,11 +72,7 @@ impl<'t> TextIndex<'t> {
                         i = Self::open_member(text, &mut path, &mut stack, i)?;
                         continue;
                     }
-                    let end = if c == b'"' {
-                        scan_string(b, i)?
-                    } else {
-                        scan_scalar(b, i)
-                    };
+                    let end = if c == b'"' { scan_string(b, i)? } else { scan_scalar(b, i) };
                     if end == i {
                         return None;
                     }
@@ -199,12 +188,7 @@ const MAX_RENDER_DEPTH: usize = 256;
 
 /// Serialise `value`, copying the original text of every subtree that is unchanged
 /// since `original` (so numbers and escapes stay as written).
-pub(crate) fn render(
-    value: &Value,
-    original: &Value,
-    index: &TextIndex<'_>,
-    moves: &Moves,
-) -> String {
+pub(crate) fn render(value: &Value, original: &Value, index: &TextIndex<'_>, moves: &Moves) -> String {
     let mut out = String::new();
     let mut path = String::new();
     render_into(&mut out, value, original, index, moves, &mut path, 0);
@@ -269,8 +253,7 @@ mod tests {
 
     #[test]
     fn index_spans() {
-        let text =
-            r#" {"a": [1.10, {"b~/": 12345678901234567890}], "c": "x\"y", "e": {}, "f": []} "#;
+        let text = r#" {"a": [1.10, {"b~/": 12345678901234567890}], "c": "x\"y", "e": {}, "f": []} "#;
         let idx = TextIndex::build(text).unwrap();
         assert_eq!(idx.text_at("/a/0"), Some("1.10"));
         assert_eq!(idx.text_at("/a/1/b~0~1"), Some("12345678901234567890"));

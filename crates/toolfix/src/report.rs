@@ -82,12 +82,7 @@ impl Repair {
         before: Option<Value>,
         after: Option<Value>,
     ) -> Repair {
-        Repair {
-            kind,
-            path: path.into(),
-            before,
-            after,
-        }
+        Repair { kind, path: path.into(), before, after }
     }
 }
 
@@ -203,18 +198,13 @@ impl Stats {
     /// Repairs of `kind` made.
     #[must_use]
     pub fn repairs(&self, kind: RepairKind) -> u64 {
-        self.kinds
-            .get(kind as usize)
-            .map_or(0, |c| c.load(Ordering::Relaxed))
+        self.kinds.get(kind as usize).map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     /// Every kind with its count, for metrics.
     #[must_use]
     pub fn snapshot(&self) -> Vec<(RepairKind, u64)> {
-        RepairKind::ALL
-            .iter()
-            .map(|&k| (k, self.repairs(k)))
-            .collect()
+        RepairKind::ALL.iter().map(|&k| (k, self.repairs(k))).collect()
     }
 }
 
@@ -227,10 +217,7 @@ mod tests {
         for (i, k) in RepairKind::ALL.iter().enumerate() {
             assert_eq!(*k as usize, i);
         }
-        assert_eq!(
-            serde_json::to_value(RepairKind::DotKeysNested).unwrap(),
-            "dot_keys_nested"
-        );
+        assert_eq!(serde_json::to_value(RepairKind::DotKeysNested).unwrap(), "dot_keys_nested");
     }
 
     #[test]

@@ -83,13 +83,8 @@ pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) ->
         match err.kind() {
             K::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
-                let schema_path =
-                    schema_node.map(|p| pointer::join(&format!("{p}/properties"), name));
-                out.push(Violation {
-                    path: pointer::join(&at, name),
-                    kind: ViolationKind::Missing,
-                    schema_path,
-                });
+                let schema_path = schema_node.map(|p| pointer::join(&format!("{p}/properties"), name));
+                out.push(Violation { path: pointer::join(&at, name), kind: ViolationKind::Missing, schema_path });
             }
             K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
                 for name in unexpected {
@@ -100,15 +95,8 @@ pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) ->
                     });
                 }
             }
-            K::AnyOf { .. }
-            | K::OneOfNotValid { .. }
-            | K::OneOfMultipleValid { .. }
-            | K::Not { .. } => {
-                out.push(Violation {
-                    path: at,
-                    kind: ViolationKind::Alternatives,
-                    schema_path: schema_node,
-                });
+            K::AnyOf { .. } | K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } | K::Not { .. } => {
+                out.push(Violation { path: at, kind: ViolationKind::Alternatives, schema_path: schema_node });
             }
             other => {
                 out.push(Violation {
@@ -133,10 +121,7 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["b"], "additionalProperties": false});
         let v = crate::schema::compile(&schema).unwrap();
         let got = violations(&v, &json!({"a": "x", "c": 1}));
-        let paths: Vec<_> = got
-            .iter()
-            .map(|v| (v.path.as_str(), v.kind.clone()))
-            .collect();
+        let paths: Vec<_> = got.iter().map(|v| (v.path.as_str(), v.kind.clone())).collect();
         assert!(paths.contains(&("/a", ViolationKind::Keyword("type"))));
         assert!(paths.contains(&("/b", ViolationKind::Missing)));
         assert!(paths.contains(&("/c", ViolationKind::Unexpected)));

@@ -59,38 +59,19 @@ fn to_snake(s: &str) -> String {
 }
 
 fn normalise(s: &str) -> String {
-    s.chars()
-        .filter(|c| !matches!(c, '_' | '-' | ' '))
-        .flat_map(char::to_lowercase)
-        .collect()
+    s.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
 }
 
 /// Every corruption of `args` under `schema`, with what must come back.
-fn corruptions(
-    schema: &Value,
-    args: &Map<String, Value>,
-) -> Vec<(&'static str, Value, String, Want)> {
+fn corruptions(schema: &Value, args: &Map<String, Value>) -> Vec<(&'static str, Value, String, Want)> {
     let mut out = Vec::new();
     let truth = Value::Object(args.clone());
-    let props: Vec<String> = schema["properties"]
-        .as_object()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default();
+    let props: Vec<String> = schema["properties"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
     let required: Vec<String> = schema["required"]
         .as_array()
-        .map(|r| {
-            r.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
+        .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
         .unwrap_or_default();
-    let unique_norm = |k: &str| {
-        props
-            .iter()
-            .filter(|p| normalise(p) == normalise(k))
-            .count()
-            == 1
-    };
+    let unique_norm = |k: &str| props.iter().filter(|p| normalise(p) == normalise(k)).count() == 1;
     let text = |v: &Value| v.to_string();
     let with = |k: &str, v: Value| {
         let mut m = args.clone();
@@ -108,28 +89,13 @@ fn corruptions(
                     Want::Exactly(truth.clone()),
                 ));
                 if ty == Some("integer") {
-                    out.push((
-                        "fractional_for_integer",
-                        schema.clone(),
-                        text(&with(k, json!("3.5"))),
-                        Want::Refusal,
-                    ));
-                    out.push((
-                        "word_for_integer",
-                        schema.clone(),
-                        text(&with(k, json!("abc"))),
-                        Want::Refusal,
-                    ));
+                    out.push(("fractional_for_integer", schema.clone(), text(&with(k, json!("3.5"))), Want::Refusal));
+                    out.push(("word_for_integer", schema.clone(), text(&with(k, json!("abc"))), Want::Refusal));
                 }
             }
             (Some("boolean"), Value::Bool(b)) => {
                 let s = if *b { "True" } else { "false" };
-                out.push((
-                    "stringified_bool",
-                    schema.clone(),
-                    text(&with(k, json!(s))),
-                    Want::Exactly(truth.clone()),
-                ));
+                out.push(("stringified_bool", schema.clone(), text(&with(k, json!(s))), Want::Exactly(truth.clone())));
             }
             (Some("array"), Value::Array(_)) => {
                 out.push((
@@ -146,12 +112,7 @@ fn corruptions(
                 if let Some(at) = full.find(&needle) {
                     let cut = at + needle.len() / 2;
                     if full.is_char_boundary(cut) {
-                        out.push((
-                            "truncated_string",
-                            schema.clone(),
-                            full[..cut].to_owned(),
-                            Want::Refusal,
-                        ));
+                        out.push(("truncated_string", schema.clone(), full[..cut].to_owned(), Want::Refusal));
                     }
                 }
             }
@@ -162,10 +123,7 @@ fn corruptions(
             if renamed != *k && !props.contains(&renamed) && unique_norm(k) {
                 let mut m = Map::new();
                 for (k2, v2) in args {
-                    m.insert(
-                        if k2 == k { renamed.clone() } else { k2.clone() },
-                        v2.clone(),
-                    );
+                    m.insert(if k2 == k { renamed.clone() } else { k2.clone() }, v2.clone());
                 }
                 out.push((
                     "renamed_key",
@@ -185,69 +143,35 @@ fn corruptions(
         }
     }
     // Null for an optional property that does not allow null.
-    if let Some(opt) = props.iter().find(|p| {
-        !required.contains(p)
-            && !args.contains_key(*p)
-            && prop_type(schema, p).is_some_and(|t| t != "null")
-    }) {
-        out.push((
-            "null_optional",
-            schema.clone(),
-            text(&with(opt, Value::Null)),
-            Want::Exactly(truth.clone()),
-        ));
+    if let Some(opt) = props
+        .iter()
+        .find(|p| !required.contains(p) && !args.contains_key(*p) && prop_type(schema, p).is_some_and(|t| t != "null"))
+    {
+        out.push(("null_optional", schema.clone(), text(&with(opt, Value::Null)), Want::Exactly(truth.clone())));
     }
     // Missing required.
     if let Some(req) = required.iter().find(|r| args.contains_key(*r)) {
         let mut m = args.clone();
         m.shift_remove(req);
-        out.push((
-            "missing_required",
-            schema.clone(),
-            text(&Value::Object(m)),
-            Want::Refusal,
-        ));
+        out.push(("missing_required", schema.clone(), text(&Value::Object(m)), Want::Refusal));
     }
     if !props.iter().any(|p| p == "arguments") && !args.is_empty() {
-        out.push((
-            "wrapper",
-            schema.clone(),
-            text(&json!({"arguments": truth})),
-            Want::Exactly(truth.clone()),
-        ));
+        out.push(("wrapper", schema.clone(), text(&json!({"arguments": truth})), Want::Exactly(truth.clone())));
     }
-    out.push((
-        "document_string",
-        schema.clone(),
-        text(&Value::String(text(&truth))),
-        Want::Exactly(truth.clone()),
-    ));
+    out.push(("document_string", schema.clone(), text(&Value::String(text(&truth))), Want::Exactly(truth.clone())));
     // Combined: a stringified number and a renamed key inside a wrapper.
-    let num = args
-        .iter()
-        .find(|(k, v)| v.is_number() && matches!(prop_type(schema, k), Some("integer" | "number")));
-    let ren = args
-        .keys()
-        .find(|k| to_camel(k) != **k && !props.contains(&to_camel(k)) && unique_norm(k));
+    let num = args.iter().find(|(k, v)| v.is_number() && matches!(prop_type(schema, k), Some("integer" | "number")));
+    let ren = args.keys().find(|k| to_camel(k) != **k && !props.contains(&to_camel(k)) && unique_norm(k));
     if let (Some((nk, nv)), Some(rk)) = (num, ren)
         && nk != rk
         && !props.iter().any(|p| p == "arguments")
     {
         let mut m = Map::new();
         for (k2, v2) in args {
-            let v2 = if k2 == nk {
-                Value::String(nv.to_string())
-            } else {
-                v2.clone()
-            };
+            let v2 = if k2 == nk { Value::String(nv.to_string()) } else { v2.clone() };
             m.insert(if k2 == rk { to_camel(k2) } else { k2.clone() }, v2);
         }
-        out.push((
-            "combined",
-            schema.clone(),
-            text(&json!({"arguments": m})),
-            Want::Exactly(truth.clone()),
-        ));
+        out.push(("combined", schema.clone(), text(&json!({"arguments": m})), Want::Exactly(truth.clone())));
     }
     out
 }
@@ -276,12 +200,7 @@ fn corrupted_calls_are_recovered_exactly_or_refused() {
             baseline_skipped += 1;
             continue;
         }
-        assert_eq!(
-            valid.arguments_text(),
-            Some(raw.as_str()),
-            "{}: valid call not untouched",
-            case["id"]
-        );
+        assert_eq!(valid.arguments_text(), Some(raw.as_str()), "{}: valid call not untouched", case["id"]);
         assert!(valid.repairs().is_empty());
         baseline_valid += 1;
         for (kind, schema, text, want) in corruptions(&tool["parameters"], args) {
@@ -296,9 +215,7 @@ fn corrupted_calls_are_recovered_exactly_or_refused() {
                     assert!(tools.tools()[0].is_valid(got));
                     tally.recovered += 1;
                 }
-                (Some(got), _) => tally
-                    .wrong
-                    .push(format!("{} {kind}: {text} -> {got}", case["id"])),
+                (Some(got), _) => tally.wrong.push(format!("{} {kind}: {text} -> {got}", case["id"])),
             }
         }
     }
@@ -330,18 +247,10 @@ fn corrupted_calls_are_recovered_exactly_or_refused() {
         "combined",
     ] {
         let t = &tallies[kind];
-        assert!(
-            t.recovered * 10 >= (t.recovered + t.refused) * 9,
-            "{kind} recovered too few:\n{report}"
-        );
+        assert!(t.recovered * 10 >= (t.recovered + t.refused) * 9, "{kind} recovered too few:\n{report}");
     }
-    for kind in [
-        "fractional_for_integer",
-        "word_for_integer",
-        "missing_required",
-        "ambiguous_name",
-        "truncated_string",
-    ] {
+    for kind in ["fractional_for_integer", "word_for_integer", "missing_required", "ambiguous_name", "truncated_string"]
+    {
         assert_eq!(tallies[kind].recovered, 0, "{kind}");
     }
 }

@@ -15,21 +15,14 @@ fn refusal_messages() {
         }
         let tool = &case["tool"];
         let tools = ToolSet::new(std::slice::from_ref(tool)).unwrap();
-        let out = tools.repair_call(
-            tool["name"].as_str().unwrap(),
-            case["arguments"].as_str().unwrap(),
-        );
+        let out = tools.repair_call(tool["name"].as_str().unwrap(), case["arguments"].as_str().unwrap());
         let Some(refusal) = out.refusal() else {
             continue;
         };
         let name = case["id"].as_str().unwrap().replace('/', "__");
         insta::assert_snapshot!(
             name,
-            format!(
-                "{}\n---\n{}",
-                refusal.message,
-                serde_json::to_string_pretty(&refusal.issues).unwrap()
-            )
+            format!("{}\n---\n{}", refusal.message, serde_json::to_string_pretty(&refusal.issues).unwrap())
         );
     }
 }
@@ -48,16 +41,13 @@ fn sensitive_tools_do_not_echo_values() {
 
 #[test]
 fn messages_are_capped() {
-    let props: serde_json::Map<String, Value> = (0..400)
-        .map(|i| {
-            (
-                format!("field_{i}_with_a_long_name"),
-                json!({"type": "integer"}),
-            )
-        })
-        .collect();
+    let props: serde_json::Map<String, Value> =
+        (0..400).map(|i| (format!("field_{i}_with_a_long_name"), json!({"type": "integer"}))).collect();
     let names: Vec<String> = props.keys().cloned().collect();
-    let tools = ToolSet::new(&[json!({"name": "wide", "parameters": {"type": "object", "properties": props, "required": names}})]).unwrap();
+    let tools = ToolSet::new(&[
+        json!({"name": "wide", "parameters": {"type": "object", "properties": props, "required": names}}),
+    ])
+    .unwrap();
     let out = tools.repair_call("wide", "{}");
     let refusal = out.refusal().unwrap();
     assert!(refusal.message.len() <= 4096);

@@ -18,15 +18,11 @@ fn tools() -> ToolSet {
 
 #[test]
 fn unchanged_numbers_keep_their_text_next_to_a_repair() {
-    let out = tools().repair_call(
-        "release",
-        r#"{"Version": 1.10, "build": 12345678901234567890, "ratio": 1e3, "notes": "\u00e9"}"#,
-    );
+    let out = tools()
+        .repair_call("release", r#"{"Version": 1.10, "build": 12345678901234567890, "ratio": 1e3, "notes": "\u00e9"}"#);
     assert_eq!(
         out.arguments_text(),
-        Some(
-            r#"{"version": "1.10", "build": 12345678901234567890, "ratio": 1e3, "notes": "\u00e9"}"#
-        )
+        Some(r#"{"version": "1.10", "build": 12345678901234567890, "ratio": 1e3, "notes": "\u00e9"}"#)
     );
     let kinds: Vec<_> = out.repairs().iter().map(|r| r.kind).collect();
     assert_eq!(kinds, [RepairKind::FieldRenamed, RepairKind::CoercedScalar]);
@@ -54,37 +50,16 @@ fn contract_lines() {
     let line: Value = serde_json::from_str(&bad.to_json_line()).unwrap();
     assert_eq!(line["ok"], json!(false));
     let issues = line["error"]["issues"].as_array().unwrap();
-    assert!(
-        issues
-            .iter()
-            .any(|i| i["path"] == "/build" && i["received"] == "\"x\"")
-    );
-    assert!(
-        issues
-            .iter()
-            .any(|i| i["path"] == "/version" && i["received"].is_null())
-    );
-    assert!(
-        line["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("/version")
-    );
+    assert!(issues.iter().any(|i| i["path"] == "/build" && i["received"] == "\"x\""));
+    assert!(issues.iter().any(|i| i["path"] == "/version" && i["received"].is_null()));
+    assert!(line["error"]["message"].as_str().unwrap().contains("/version"));
 }
 
 #[test]
 fn arguments_given_as_a_value() {
     let t = tools();
-    assert_eq!(
-        t.repair_value("release", &json!({"version": 3}))
-            .arguments(),
-        Some(&json!({"version": "3"}))
-    );
-    assert_eq!(
-        t.repair_value("release", &json!("{\"version\": \"3\"}"))
-            .arguments(),
-        Some(&json!({"version": "3"}))
-    );
+    assert_eq!(t.repair_value("release", &json!({"version": 3})).arguments(), Some(&json!({"version": "3"})));
+    assert_eq!(t.repair_value("release", &json!("{\"version\": \"3\"}")).arguments(), Some(&json!({"version": "3"})));
 }
 
 #[test]
@@ -97,25 +72,10 @@ fn typed_binding() {
     }
     let tool = toolfix::bind::tool_for::<Move>("move_file", "Move a file.").unwrap();
     let tools = ToolSet::from_tools(vec![tool]).unwrap();
-    let out = tools.repair_call(
-        "moveFile",
-        r#"{"from": "a", "to": "b", "overwrite": "True"}"#,
-    );
+    let out = tools.repair_call("moveFile", r#"{"from": "a", "to": "b", "overwrite": "True"}"#);
     let m: Move = out.bind().unwrap();
-    assert_eq!(
-        m,
-        Move {
-            from: "a".into(),
-            to: "b".into(),
-            overwrite: Some(true)
-        }
-    );
-    assert!(
-        tools
-            .repair_call("move_file", r#"{"from": "a"}"#)
-            .bind::<Move>()
-            .is_err()
-    );
+    assert_eq!(m, Move { from: "a".into(), to: "b".into(), overwrite: Some(true) });
+    assert!(tools.repair_call("move_file", r#"{"from": "a"}"#).bind::<Move>().is_err());
 }
 
 #[test]
@@ -151,9 +111,6 @@ fn mcp_and_bare_forms_and_shown_schema() {
     ])
     .unwrap();
     assert_eq!(t.tools().len(), 3);
-    assert_eq!(
-        t.tools()[0].parameters_shown(),
-        json!({"type": "object", "properties": {"p": {"type": "string"}}})
-    );
+    assert_eq!(t.tools()[0].parameters_shown(), json!({"type": "object", "properties": {"p": {"type": "string"}}}));
     assert!(t.repair_call("c", "").is_ok());
 }

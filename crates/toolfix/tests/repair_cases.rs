@@ -17,36 +17,21 @@ fn check(case: &Value) -> Result<(), String> {
         return match out.refusal() {
             Some(r) if !r.message.is_empty() => Ok(()),
             Some(_) => Err("refused with an empty message".into()),
-            None => Err(format!(
-                "accepted {:?}, repairs {:?}",
-                out.arguments_text(),
-                kinds(&out)
-            )),
+            None => Err(format!("accepted {:?}, repairs {:?}", out.arguments_text(), kinds(&out))),
         };
     }
     let Some(text) = out.arguments_text() else {
         return Err(format!("refused: {}", out.refusal().unwrap().message));
     };
-    let got: Value =
-        serde_json::from_str(text).map_err(|e| format!("output is not JSON ({e}): {text}"))?;
+    let got: Value = serde_json::from_str(text).map_err(|e| format!("output is not JSON ({e}): {text}"))?;
     if &got != out.arguments().unwrap() {
-        return Err(format!(
-            "text {text} and value {} disagree",
-            out.arguments().unwrap()
-        ));
+        return Err(format!("text {text} and value {} disagree", out.arguments().unwrap()));
     }
     if got != expected["arguments"] {
-        return Err(format!(
-            "arguments {text}, expected {}",
-            expected["arguments"]
-        ));
+        return Err(format!("arguments {text}, expected {}", expected["arguments"]));
     }
-    let mut want: Vec<String> = expected["repairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k.as_str().unwrap().to_owned())
-        .collect();
+    let mut want: Vec<String> =
+        expected["repairs"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_owned()).collect();
     let mut have = kinds(&out);
     want.sort();
     have.sort();
@@ -61,10 +46,7 @@ fn check(case: &Value) -> Result<(), String> {
 }
 
 fn kinds(out: &toolfix::CallOutcome) -> Vec<String> {
-    out.repairs()
-        .iter()
-        .map(|r| r.kind.as_str().to_owned())
-        .collect()
+    out.repairs().iter().map(|r| r.kind.as_str().to_owned()).collect()
 }
 
 #[test]
@@ -79,10 +61,5 @@ fn every_case_passes() {
         }
     }
     assert_eq!(n, 105);
-    assert!(
-        failures.is_empty(),
-        "{} of {n} cases fail:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {n} cases fail:\n{}", failures.len(), failures.join("\n"));
 }

@@ -7,10 +7,7 @@ use toolfix::ToolSet;
 fn run(parameters: &Value, raw: &str) -> (Option<Value>, Vec<&'static str>) {
     let tools = ToolSet::new(&[json!({"name": "t", "parameters": parameters})]).unwrap();
     let out = tools.repair_call("t", raw);
-    (
-        out.arguments().cloned(),
-        out.repairs().iter().map(|r| r.kind.as_str()).collect(),
-    )
+    (out.arguments().cloned(), out.repairs().iter().map(|r| r.kind.as_str()).collect())
 }
 
 #[test]
@@ -24,24 +21,17 @@ fn bare_string_number_wrapped_then_coerced() {
 
 #[test]
 fn two_keys_for_one_property_are_refused() {
-    let schema = json!({"type": "object", "properties": {"ticketId": {"type": "string"}}, "additionalProperties": false});
-    assert_eq!(
-        run(&schema, r#"{"ticket_id": "a"}"#).0,
-        Some(json!({"ticketId": "a"}))
-    );
-    assert_eq!(
-        run(&schema, r#"{"ticket_id": "a", "TicketID": "b"}"#).0,
-        None
-    );
+    let schema =
+        json!({"type": "object", "properties": {"ticketId": {"type": "string"}}, "additionalProperties": false});
+    assert_eq!(run(&schema, r#"{"ticket_id": "a"}"#).0, Some(json!({"ticketId": "a"})));
+    assert_eq!(run(&schema, r#"{"ticket_id": "a", "TicketID": "b"}"#).0, None);
 }
 
 #[test]
 fn rename_never_overwrites_a_given_property() {
-    let schema = json!({"type": "object", "properties": {"ticketId": {"type": "string"}}, "additionalProperties": false});
-    assert_eq!(
-        run(&schema, r#"{"ticketId": "a", "ticket_id": "b"}"#).0,
-        None
-    );
+    let schema =
+        json!({"type": "object", "properties": {"ticketId": {"type": "string"}}, "additionalProperties": false});
+    assert_eq!(run(&schema, r#"{"ticketId": "a", "ticket_id": "b"}"#).0, None);
 }
 
 #[test]
@@ -55,14 +45,8 @@ fn lenient_keeps_ambiguous_keys_and_refuses() {
 fn nested_objects_are_repaired_at_depth() {
     let schema = json!({"type": "object", "properties": {"filter": {"type": "object", "properties": {
         "max_age": {"type": "integer"}, "tags": {"type": "array", "items": {"enum": ["a_b", "c"]}}}, "additionalProperties": false}}});
-    let (args, kinds) = run(
-        &schema,
-        r#"{"filter": {"maxAge": "7", "tags": ["A-B", "c"]}}"#,
-    );
-    assert_eq!(
-        args,
-        Some(json!({"filter": {"max_age": 7, "tags": ["a_b", "c"]}}))
-    );
+    let (args, kinds) = run(&schema, r#"{"filter": {"maxAge": "7", "tags": ["A-B", "c"]}}"#);
+    assert_eq!(args, Some(json!({"filter": {"max_age": 7, "tags": ["a_b", "c"]}})));
     let mut kinds = kinds;
     kinds.sort_unstable();
     assert_eq!(kinds, ["coerced_scalar", "enum_matched", "field_renamed"]);
@@ -81,10 +65,7 @@ fn one_of_alternatives_are_not_merged() {
 #[test]
 fn booleans_and_numbers_to_strings_only_where_strings_are_wanted() {
     let schema = json!({"type": "object", "properties": {"flag": {"type": "string"}, "n": {"type": "integer"}}});
-    assert_eq!(
-        run(&schema, r#"{"flag": true}"#).0,
-        Some(json!({"flag": "true"}))
-    );
+    assert_eq!(run(&schema, r#"{"flag": true}"#).0, Some(json!({"flag": "true"})));
     assert_eq!(run(&schema, r#"{"n": true}"#).0, None);
 }
 
@@ -93,9 +74,6 @@ fn strict_tools_get_no_shape_repairs() {
     let schema = json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}, "n": {"type": "integer"}},
         "x-toolfix": {"policy": "strict"}});
     assert_eq!(run(&schema, r#"{"tags": "a"}"#).0, None);
-    assert_eq!(
-        run(&schema, r#"{"arguments": {"n": 1}}"#).0,
-        Some(json!({"arguments": {"n": 1}}))
-    );
+    assert_eq!(run(&schema, r#"{"arguments": {"n": 1}}"#).0, Some(json!({"arguments": {"n": 1}})));
     assert_eq!(run(&schema, r#"{"n": null}"#).0, Some(json!({})));
 }

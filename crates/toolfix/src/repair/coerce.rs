@@ -19,9 +19,7 @@ pub(super) fn coerce(cx: &mut Ctx<'_>, allowed: Types, value: &Value, path: &str
             out
         }
         Value::Number(n) if allowed.has(Types::STRING) => {
-            let text = cx
-                .original_text(path, value)
-                .map_or_else(|| n.to_string(), str::to_owned);
+            let text = cx.original_text(path, value).map_or_else(|| n.to_string(), str::to_owned);
             Some(Value::String(text))
         }
         Value::Bool(b) if allowed.has(Types::STRING) => Some(Value::String(b.to_string())),
@@ -65,10 +63,7 @@ fn from_string(allowed: Types, s: &str) -> (Option<Value>, bool) {
     }
     match n.as_f64() {
         Some(f) if f.fract() == 0.0 && f.abs() <= EXACT_F64 => {
-            #[expect(
-                clippy::cast_possible_truncation,
-                reason = "integral and within 2^53, so exact"
-            )]
+            #[expect(clippy::cast_possible_truncation, reason = "integral and within 2^53, so exact")]
             let i = f as i64;
             (Some(Value::Number(Number::from(i))), false)
         }
@@ -83,9 +78,7 @@ fn strict_number(s: &str) -> Option<Value> {
     if !(first.is_ascii_digit() || *first == b'-') {
         return None;
     }
-    serde_json::from_str::<Value>(s)
-        .ok()
-        .filter(Value::is_number)
+    serde_json::from_str::<Value>(s).ok().filter(Value::is_number)
 }
 
 #[cfg(test)]
@@ -96,20 +89,11 @@ mod tests {
     fn strings_to_numbers() {
         assert_eq!(from_string(Types::INTEGER, "42").0, Some(Value::from(42)));
         assert_eq!(from_string(Types::INTEGER, "3.0").0, Some(Value::from(3)));
-        assert_eq!(
-            from_string(Types::INTEGER, "1e3").0,
-            Some(Value::from(1000))
-        );
+        assert_eq!(from_string(Types::INTEGER, "1e3").0, Some(Value::from(1000)));
         assert_eq!(from_string(Types::INTEGER, "3.5"), (None, true));
         assert_eq!(from_string(Types::INTEGER, " 4").0, None);
-        assert_eq!(
-            from_string(Types::BOOLEAN, "True").0,
-            Some(Value::Bool(true))
-        );
+        assert_eq!(from_string(Types::BOOLEAN, "True").0, Some(Value::Bool(true)));
         assert_eq!(from_string(Types::BOOLEAN, "yes").0, None);
-        assert_eq!(
-            from_string(Types::INTEGER.union(Types::NULL), "null").0,
-            Some(Value::Null)
-        );
+        assert_eq!(from_string(Types::INTEGER.union(Types::NULL), "null").0, Some(Value::Null));
     }
 }

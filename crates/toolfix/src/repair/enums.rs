@@ -14,18 +14,10 @@ pub(super) fn match_enum<'a>(cx: &mut Ctx<'a>, node: &'a Value, value: &mut Valu
         return;
     }
     let strings: Vec<&str> = options.iter().filter_map(|o| o.as_str()).collect();
-    let by_case: Vec<&str> = strings
-        .iter()
-        .copied()
-        .filter(|o| o.eq_ignore_ascii_case(s))
-        .collect();
+    let by_case: Vec<&str> = strings.iter().copied().filter(|o| o.eq_ignore_ascii_case(s)).collect();
     let matches = if by_case.is_empty() {
         let key = view::normalise(s);
-        strings
-            .iter()
-            .copied()
-            .filter(|o| view::normalise(o) == key)
-            .collect()
+        strings.iter().copied().filter(|o| view::normalise(o) == key).collect()
     } else {
         by_case
     };

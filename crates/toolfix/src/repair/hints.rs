@@ -15,11 +15,8 @@ pub(crate) fn apply_hints(cx: &mut Ctx<'_>, tool: &Tool, value: &mut Value) {
     let hints = tool.hints();
     let Value::Object(map) = value else { return };
     for group in &hints.relational {
-        let given: Vec<&String> = group
-            .fields
-            .iter()
-            .filter(|f| map.get(f.as_str()).is_some_and(|v| !v.is_null()))
-            .collect();
+        let given: Vec<&String> =
+            group.fields.iter().filter(|f| map.get(f.as_str()).is_some_and(|v| !v.is_null())).collect();
         if given.is_empty() || given.len() == group.fields.len() {
             continue;
         }
@@ -32,24 +29,12 @@ pub(crate) fn apply_hints(cx: &mut Ctx<'_>, tool: &Tool, value: &mut Value) {
                 continue;
             };
             map.insert(field.clone(), default.clone());
-            cx.record(
-                RepairKind::RelationalDefault,
-                &pointer::join("", field),
-                None,
-                Some(default.clone()),
-            );
-            cx.notes.push(crate::feedback::relational_note(
-                field,
-                default,
-                &given_names,
-            ));
+            cx.record(RepairKind::RelationalDefault, &pointer::join("", field), None, Some(default.clone()));
+            cx.notes.push(crate::feedback::relational_note(field, default, &given_names));
         }
     }
     for group in &hints.required_any {
-        if !group
-            .iter()
-            .any(|f| map.get(f).is_some_and(|v| !v.is_null()))
-        {
+        if !group.iter().any(|f| map.get(f).is_some_and(|v| !v.is_null())) {
             cx.problem("", ProblemKind::RequiredAny(group.clone()));
         }
     }
@@ -66,12 +51,7 @@ fn unwrap_links(cx: &mut Ctx<'_>, value: &mut Value) {
                     && let Some(out) = unwrap_autolinks(s)
                 {
                     let before = std::mem::replace(s, out.clone());
-                    cx.record(
-                        RepairKind::LinkUnwrapped,
-                        &path,
-                        Some(Value::String(before)),
-                        Some(Value::String(out)),
-                    );
+                    cx.record(RepairKind::LinkUnwrapped, &path, Some(Value::String(before)), Some(Value::String(out)));
                 }
             }
             Value::Object(map) => {
@@ -105,10 +85,8 @@ pub(crate) fn unwrap_autolinks(s: &str) -> Option<String> {
         let Some(close) = after.find(']') else { break };
         let text = after.get(..close).unwrap_or_default();
         let tail = after.get(close + 1..).unwrap_or_default();
-        let target = tail.strip_prefix('(').and_then(|t| {
-            t.find(')')
-                .map(|end| (t.get(..end).unwrap_or_default(), end))
-        });
+        let target =
+            tail.strip_prefix('(').and_then(|t| t.find(')').map(|end| (t.get(..end).unwrap_or_default(), end)));
         match target {
             Some((url, end))
                 if !text.is_empty()
@@ -140,18 +118,9 @@ mod tests {
 
     #[test]
     fn autolinks() {
-        assert_eq!(
-            unwrap_autolinks("[notes.md](http://notes.md)").as_deref(),
-            Some("notes.md")
-        );
-        assert_eq!(
-            unwrap_autolinks("/home/ada/[main.py](http://main.py)").as_deref(),
-            Some("/home/ada/main.py")
-        );
-        assert_eq!(
-            unwrap_autolinks("[a](https://a) and [b](b)").as_deref(),
-            Some("a and b")
-        );
+        assert_eq!(unwrap_autolinks("[notes.md](http://notes.md)").as_deref(), Some("notes.md"));
+        assert_eq!(unwrap_autolinks("/home/ada/[main.py](http://main.py)").as_deref(), Some("/home/ada/main.py"));
+        assert_eq!(unwrap_autolinks("[a](https://a) and [b](b)").as_deref(), Some("a and b"));
         assert_eq!(unwrap_autolinks("[docs](https://example.com/guide)"), None);
         assert_eq!(unwrap_autolinks("plain [x] text"), None);
     }

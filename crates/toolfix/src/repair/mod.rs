@@ -43,10 +43,7 @@ pub(crate) enum ProblemKind {
 impl ProblemKind {
     /// Problems that refuse the call even when the result validates.
     pub(crate) fn is_fatal(&self) -> bool {
-        matches!(
-            self,
-            ProblemKind::DotConflict(_) | ProblemKind::RequiredAny(_)
-        )
+        matches!(self, ProblemKind::DotConflict(_) | ProblemKind::RequiredAny(_))
     }
 }
 
@@ -71,11 +68,7 @@ impl<'a> Ctx<'a> {
             root: tool.parameters(),
             policy: tool.policy(),
             points: found.iter().map(|v| v.path.clone()).collect(),
-            coarse: found
-                .iter()
-                .filter(|v| v.kind.is_coarse())
-                .map(|v| v.path.clone())
-                .collect(),
+            coarse: found.iter().filter(|v| v.kind.is_coarse()).map(|v| v.path.clone()).collect(),
             repairs: Vec::new(),
             problems: Vec::new(),
             moves: Moves::default(),
@@ -86,11 +79,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub(crate) fn with_text(
-        mut self,
-        index: Option<&'a TextIndex<'a>>,
-        original: Option<&'a Value>,
-    ) -> Self {
+    pub(crate) fn with_text(mut self, index: Option<&'a TextIndex<'a>>, original: Option<&'a Value>) -> Self {
         self.index = index;
         self.original = original;
         self
@@ -103,21 +92,12 @@ impl<'a> Ctx<'a> {
             || self.coarse.iter().any(|c| pointer::is_within(path, c))
     }
 
-    pub(crate) fn record(
-        &mut self,
-        kind: RepairKind,
-        path: &str,
-        before: Option<Value>,
-        after: Option<Value>,
-    ) {
+    pub(crate) fn record(&mut self, kind: RepairKind, path: &str, before: Option<Value>, after: Option<Value>) {
         self.repairs.push(Repair::new(kind, path, before, after));
     }
 
     pub(crate) fn problem(&mut self, path: &str, kind: ProblemKind) {
-        self.problems.push(Problem {
-            path: path.to_owned(),
-            kind,
-        });
+        self.problems.push(Problem { path: path.to_owned(), kind });
     }
 
     /// The number as written in the original text, when the value at `path` is unchanged.
@@ -169,15 +149,8 @@ pub(crate) fn repair(
         }
         apply_hints(&mut cx, tool, &mut inner);
         if tool.is_valid(&inner) && !cx.problems.iter().any(|p| p.kind.is_fatal()) {
-            cx.repairs.insert(
-                0,
-                Repair::new(
-                    RepairKind::WrapperUnwrapped,
-                    "",
-                    Some(Value::String(key.to_owned())),
-                    None,
-                ),
-            );
+            cx.repairs
+                .insert(0, Repair::new(RepairKind::WrapperUnwrapped, "", Some(Value::String(key.to_owned())), None));
             return Repaired {
                 value: inner,
                 repairs: cx.repairs,
@@ -192,13 +165,7 @@ pub(crate) fn repair(
     let root = cx.root;
     repair_value(&mut cx, root, &mut value, &mut String::new(), 0, false);
     apply_hints(&mut cx, tool, &mut value);
-    Repaired {
-        value,
-        repairs: cx.repairs,
-        problems: cx.problems,
-        moves: cx.moves,
-        notes: cx.notes,
-    }
+    Repaired { value, repairs: cx.repairs, problems: cx.problems, moves: cx.moves, notes: cx.notes }
 }
 
 /// Re-nest the dotted keys at the root of `value` (for `flatten`).

@@ -33,11 +33,8 @@ pub(super) fn repair_object<'a>(
     }
     drop_nulls(cx, &ov, map, path);
     if cx.policy == Policy::Lenient && !ov.additional_allowed {
-        let unknown: Vec<String> = map
-            .keys()
-            .filter(|k| ov.property(k).is_none() && !ambiguous.contains(k))
-            .cloned()
-            .collect();
+        let unknown: Vec<String> =
+            map.keys().filter(|k| ov.property(k).is_none() && !ambiguous.contains(k)).cloned().collect();
         for k in unknown {
             let before = map.shift_remove(&k);
             let at = pointer::join(path, &k);
@@ -66,11 +63,7 @@ pub(super) fn nest_dot_keys(
     moved: &mut Vec<String>,
 ) {
     let root = cx.root;
-    let dotted: Vec<String> = map
-        .keys()
-        .filter(|k| k.contains('.') && ov.property(k).is_none())
-        .cloned()
-        .collect();
+    let dotted: Vec<String> = map.keys().filter(|k| k.contains('.') && ov.property(k).is_none()).cloned().collect();
     for key in dotted {
         let segments: Vec<&str> = key.split('.').collect();
         let Some((last, parents)) = segments.split_last() else {
@@ -82,11 +75,7 @@ pub(super) fn nest_dot_keys(
         let mut here = view::object_view(root, root);
         let mut follows = true;
         for (i, seg) in parents.iter().enumerate() {
-            let prop = if i == 0 {
-                ov.property(seg)
-            } else {
-                here.property(seg)
-            };
+            let prop = if i == 0 { ov.property(seg) } else { here.property(seg) };
             match prop {
                 Some(p) if view::types(root, p).has(Types::OBJECT) => {
                     here = view::object_view(root, p);
@@ -131,9 +120,7 @@ pub(super) fn nest_dot_keys(
         };
         let mut cur: &mut Map<String, Value> = map;
         for seg in parents {
-            let entry = cur
-                .entry((*seg).to_owned())
-                .or_insert_with(|| Value::Object(Map::new()));
+            let entry = cur.entry((*seg).to_owned()).or_insert_with(|| Value::Object(Map::new()));
             if !entry.is_object() {
                 *entry = Value::Object(Map::new());
             }
@@ -142,12 +129,7 @@ pub(super) fn nest_dot_keys(
         }
         cur.insert((*last).to_owned(), leaf.clone());
         cx.moves.record(new_path.clone(), pointer::join(path, &key));
-        cx.record(
-            RepairKind::DotKeysNested,
-            &new_path,
-            Some(Value::String(key.clone())),
-            Some(leaf),
-        );
+        cx.record(RepairKind::DotKeysNested, &new_path, Some(Value::String(key.clone())), Some(leaf));
         if let Some(first) = parents.first() {
             moved.push((*first).to_owned());
         }
@@ -165,26 +147,16 @@ enum NameMatch<'a> {
 fn match_name<'a>(root: &'a Value, ov: &ObjectView<'a>, key: &str) -> NameMatch<'a> {
     let nk = view::normalise(key);
     let levels: [&NameTest<'_>; 3] = [
-        &|_, schema| {
-            view::aliases(root, schema)
-                .iter()
-                .any(|a| *a == key || view::normalise(a) == nk)
-        },
+        &|_, schema| view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
         &|name, _| view::normalise(name) == nk,
         &|name, _| {
             let np = view::normalise(name);
-            nk.chars().count() >= MIN_DERIVED
-                && np != nk
-                && (np.starts_with(&nk) || np.ends_with(&nk))
+            nk.chars().count() >= MIN_DERIVED && np != nk && (np.starts_with(&nk) || np.ends_with(&nk))
         },
     ];
     for level in levels {
-        let found: Vec<&str> = ov
-            .properties
-            .iter()
-            .filter(|(name, schema)| level(name, schema))
-            .map(|(name, _)| *name)
-            .collect();
+        let found: Vec<&str> =
+            ov.properties.iter().filter(|(name, schema)| level(name, schema)).map(|(name, _)| *name).collect();
         match found.as_slice() {
             [] => {}
             [one] => return NameMatch::One(one),
@@ -233,16 +205,9 @@ fn rename(
         }
     }
     for target in &clashes {
-        let keys: Vec<String> = plan
-            .iter()
-            .filter(|(_, t)| t == target)
-            .map(|(k, _)| k.clone())
-            .collect();
+        let keys: Vec<String> = plan.iter().filter(|(_, t)| t == target).map(|(k, _)| k.clone()).collect();
         ambiguous.extend(keys.iter().cloned());
-        cx.problem(
-            &pointer::join(path, target),
-            ProblemKind::AmbiguousName(keys),
-        );
+        cx.problem(&pointer::join(path, target), ProblemKind::AmbiguousName(keys));
     }
     plan.retain(|(_, t)| !clashes.contains(t));
     if plan.is_empty() {
@@ -275,19 +240,12 @@ fn drop_nulls(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value
     let drop: Vec<String> = map
         .iter()
         .filter(|(k, v)| {
-            v.is_null()
-                && !ov.is_required(k)
-                && ov.property(k).is_some_and(|s| !view::allows_null(root, s))
+            v.is_null() && !ov.is_required(k) && ov.property(k).is_some_and(|s| !view::allows_null(root, s))
         })
         .map(|(k, _)| k.clone())
         .collect();
     for k in drop {
         map.shift_remove(&k);
-        cx.record(
-            RepairKind::NullOptionalDropped,
-            &pointer::join(path, &k),
-            Some(Value::Null),
-            None,
-        );
+        cx.record(RepairKind::NullOptionalDropped, &pointer::join(path, &k), Some(Value::Null), None);
     }
 }

@@ -28,11 +28,8 @@ pub(super) fn convert<'a>(
                     let before = std::mem::replace(value, decoded);
                     cx.record(RepairKind::JsonStringDecoded, path, Some(before), None);
                     repair_value(cx, node, value, path, depth + 1, true);
-                    if let Some(last) = cx
-                        .repairs
-                        .iter_mut()
-                        .rev()
-                        .find(|r| r.kind == RepairKind::JsonStringDecoded && r.path == *path)
+                    if let Some(last) =
+                        cx.repairs.iter_mut().rev().find(|r| r.kind == RepairKind::JsonStringDecoded && r.path == *path)
                     {
                         last.after = Some(value.clone());
                     }
@@ -42,18 +39,11 @@ pub(super) fn convert<'a>(
             return;
         }
     }
-    if matches!(
-        value,
-        Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null
-    ) && let Some(after) = coerce::coerce(cx, allowed, value, path)
+    if matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_) | Value::Null)
+        && let Some(after) = coerce::coerce(cx, allowed, value, path)
     {
         let before = std::mem::replace(value, after);
-        cx.record(
-            RepairKind::CoercedScalar,
-            path,
-            Some(before),
-            Some(value.clone()),
-        );
+        cx.record(RepairKind::CoercedScalar, path, Some(before), Some(value.clone()));
         return;
     }
     if !allowed.has(Types::ARRAY) || allowed.has(Types::OBJECT) && value.is_object() {
@@ -95,17 +85,11 @@ pub(super) fn convert<'a>(
     {
         pointer::push(path, "0");
         // The item's original text now lives one level deeper.
-        cx.moves
-            .record(path.clone(), path.get(..len).unwrap_or_default().to_owned());
+        cx.moves.record(path.clone(), path.get(..len).unwrap_or_default().to_owned());
         repair_value(cx, items, item, path, depth + 1, true);
         path.truncate(len);
     }
-    if let Some(rec) = cx
-        .repairs
-        .iter_mut()
-        .rev()
-        .find(|r| r.kind == RepairKind::WrappedInArray && r.path == *path)
-    {
+    if let Some(rec) = cx.repairs.iter_mut().rev().find(|r| r.kind == RepairKind::WrappedInArray && r.path == *path) {
         rec.after = Some(value.clone());
         if let Value::Array(list) = value {
             rec.before = list.first().cloned();

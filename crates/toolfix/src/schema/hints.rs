@@ -75,11 +75,7 @@ impl ToolHints {
     }
 
     fn merge(&mut self, h: &Value) {
-        if let Some(p) = h
-            .get("policy")
-            .and_then(Value::as_str)
-            .and_then(Policy::from_name)
-        {
+        if let Some(p) = h.get("policy").and_then(Value::as_str).and_then(Policy::from_name) {
             self.policy = p;
         }
         if let Some(b) = h.get("read_only").and_then(Value::as_bool) {
@@ -89,39 +85,22 @@ impl ToolHints {
             self.sensitive = b;
         }
         if let Some(list) = h.get("aliases").and_then(Value::as_array) {
-            self.aliases
-                .extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
+            self.aliases.extend(list.iter().filter_map(Value::as_str).map(str::to_owned));
         }
         if let Some(groups) = h.get("required_any").and_then(Value::as_array) {
             for g in groups {
                 if let Some(names) = g.as_array() {
-                    self.required_any.push(
-                        names
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                    );
+                    self.required_any.push(names.iter().filter_map(Value::as_str).map(str::to_owned).collect());
                 }
             }
         }
         if let Some(groups) = h.get("relational").and_then(Value::as_array) {
             for g in groups {
-                let fields = g
-                    .get("fields")
-                    .or_else(|| g.get("requires"))
-                    .and_then(Value::as_array);
-                let defaults = g
-                    .get("default")
-                    .or_else(|| g.get("defaults"))
-                    .and_then(Value::as_object);
+                let fields = g.get("fields").or_else(|| g.get("requires")).and_then(Value::as_array);
+                let defaults = g.get("default").or_else(|| g.get("defaults")).and_then(Value::as_object);
                 if let Some(fields) = fields {
                     self.relational.push(Relational {
-                        fields: fields
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
+                        fields: fields.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
                         defaults: defaults.cloned().unwrap_or_default(),
                     });
                 }
@@ -133,12 +112,7 @@ impl ToolHints {
     pub(crate) fn named_properties(&self) -> impl Iterator<Item = &str> {
         self.relational
             .iter()
-            .flat_map(|r| {
-                r.fields
-                    .iter()
-                    .map(String::as_str)
-                    .chain(r.defaults.keys().map(String::as_str))
-            })
+            .flat_map(|r| r.fields.iter().map(String::as_str).chain(r.defaults.keys().map(String::as_str)))
             .chain(self.required_any.iter().flatten().map(String::as_str))
     }
 

@@ -42,9 +42,7 @@ struct Compiled {
 
 impl std::fmt::Debug for Compiled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Compiled")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("Compiled").field("name", &self.name).finish_non_exhaustive()
     }
 }
 
@@ -56,17 +54,12 @@ impl Tool {
     /// [`ErrorKind::ToolDefinition`] when the definition has no name or its schema does
     /// not compile.
     pub fn from_definition(definition: &Value) -> Result<Tool> {
-        let inner = definition
-            .get("function")
-            .filter(|f| f.is_object())
-            .unwrap_or(definition);
-        let name = inner.get("name").and_then(Value::as_str).ok_or_else(|| {
-            Error::new(ErrorKind::ToolDefinition, "a tool definition has no name")
-        })?;
-        let description = inner
-            .get("description")
+        let inner = definition.get("function").filter(|f| f.is_object()).unwrap_or(definition);
+        let name = inner
+            .get("name")
             .and_then(Value::as_str)
-            .unwrap_or_default();
+            .ok_or_else(|| Error::new(ErrorKind::ToolDefinition, "a tool definition has no name"))?;
+        let description = inner.get("description").and_then(Value::as_str).unwrap_or_default();
         let parameters = inner
             .get("parameters")
             .or_else(|| inner.get("inputSchema"))
@@ -88,10 +81,7 @@ impl Tool {
 
     fn new(name: &str, description: &str, parameters: Value, definition: &Value) -> Result<Tool> {
         let validator = compile(&parameters).map_err(|m| {
-            Error::new(
-                ErrorKind::ToolDefinition,
-                format!("the schema of tool `{name}` does not compile: {m}"),
-            )
+            Error::new(ErrorKind::ToolDefinition, format!("the schema of tool `{name}` does not compile: {m}"))
         })?;
         let hints = ToolHints::read(&parameters, definition);
         let has_tagged_strings = has_tagged_strings(&parameters);
@@ -241,11 +231,7 @@ impl std::fmt::Display for NameError {
         match self {
             NameError::Unknown { name, .. } => write!(f, "no tool is named `{name}`"),
             NameError::Ambiguous { name, candidates } => {
-                write!(
-                    f,
-                    "tool name `{name}` could be any of {}",
-                    candidates.join(", ")
-                )
+                write!(f, "tool name `{name}` could be any of {}", candidates.join(", "))
             }
         }
     }
@@ -261,10 +247,7 @@ impl ToolSet {
     /// [`ErrorKind::ToolDefinition`] when a definition is malformed, a schema does not
     /// compile or two tools share a name.
     pub fn new(definitions: &[Value]) -> Result<ToolSet> {
-        let tools = definitions
-            .iter()
-            .map(Tool::from_definition)
-            .collect::<Result<Vec<_>>>()?;
+        let tools = definitions.iter().map(Tool::from_definition).collect::<Result<Vec<_>>>()?;
         ToolSet::from_tools(tools)
     }
 
@@ -276,10 +259,7 @@ impl ToolSet {
     pub fn from_value(definitions: &Value) -> Result<ToolSet> {
         match definitions {
             Value::Array(list) => ToolSet::new(list),
-            _ => Err(Error::new(
-                ErrorKind::ToolDefinition,
-                "tool definitions must be a JSON array",
-            )),
+            _ => Err(Error::new(ErrorKind::ToolDefinition, "tool definitions must be a JSON array")),
         }
     }
 
@@ -292,28 +272,15 @@ impl ToolSet {
         let mut inner = Inner::default();
         for (i, tool) in tools.iter().enumerate() {
             if inner.exact.insert(tool.name().to_owned(), i).is_some() {
-                return Err(Error::new(
-                    ErrorKind::ToolDefinition,
-                    format!("two tools are named `{}`", tool.name()),
-                ));
+                return Err(Error::new(ErrorKind::ToolDefinition, format!("two tools are named `{}`", tool.name())));
             }
-            inner
-                .normalised
-                .entry(view::normalise(tool.name()))
-                .or_default()
-                .push(i);
+            inner.normalised.entry(view::normalise(tool.name())).or_default().push(i);
             for alias in &tool.hints().aliases {
-                inner
-                    .aliases
-                    .entry(view::normalise(alias))
-                    .or_default()
-                    .push(i);
+                inner.aliases.entry(view::normalise(alias)).or_default().push(i);
             }
         }
         inner.tools = tools;
-        Ok(ToolSet {
-            inner: Arc::new(inner),
-        })
+        Ok(ToolSet { inner: Arc::new(inner) })
     }
 
     /// This set with tool `name`'s policy replaced.
@@ -323,18 +290,13 @@ impl ToolSet {
     /// When no tool has that exact name.
     pub fn with_policy(self, name: &str, policy: Policy) -> Result<ToolSet> {
         let Some(&i) = self.inner.exact.get(name) else {
-            return Err(Error::new(
-                ErrorKind::ToolDefinition,
-                format!("no tool is named `{name}`"),
-            ));
+            return Err(Error::new(ErrorKind::ToolDefinition, format!("no tool is named `{name}`")));
         };
         let mut inner = Arc::unwrap_or_clone(self.inner);
         if let Some(tool) = inner.tools.get_mut(i) {
             tool.policy = policy;
         }
-        Ok(ToolSet {
-            inner: Arc::new(inner),
-        })
+        Ok(ToolSet { inner: Arc::new(inner) })
     }
 
     /// Every tool, in definition order.
@@ -410,7 +372,11 @@ mod tests {
 
     #[test]
     fn resolves_names() {
-        let set = ToolSet::new(&[bare("read_file"), json!({"name": "ls", "inputSchema": {"type": "object", "x-toolfix": {"aliases": ["list_dir"]}}})]).unwrap();
+        let set = ToolSet::new(&[
+            bare("read_file"),
+            json!({"name": "ls", "inputSchema": {"type": "object", "x-toolfix": {"aliases": ["list_dir"]}}}),
+        ])
+        .unwrap();
         for n in ["read_file", "readFile", "ReadFile", "read-file"] {
             assert_eq!(set.tool(n).unwrap().name(), "read_file");
         }
@@ -422,10 +388,7 @@ mod tests {
     fn ambiguous_names_refused() {
         let set = ToolSet::new(&[bare("read_file"), bare("readFile")]).unwrap();
         assert_eq!(set.tool("readFile").unwrap().name(), "readFile");
-        assert!(matches!(
-            set.tool("ReadFile"),
-            Err(NameError::Ambiguous { .. })
-        ));
+        assert!(matches!(set.tool("ReadFile"), Err(NameError::Ambiguous { .. })));
     }
 
     #[test]

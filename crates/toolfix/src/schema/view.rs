@@ -62,8 +62,7 @@ impl Types {
         match value {
             Value::Number(n) => {
                 self.has(Types::NUMBER)
-                    || (self.has(Types::INTEGER)
-                        && (!n.is_f64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)))
+                    || (self.has(Types::INTEGER) && (!n.is_f64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)))
             }
             other => self.has(Types::of(other)),
         }
@@ -185,10 +184,9 @@ fn own_types(node: &Value) -> Option<Types> {
     if let Some(t) = obj.get("type") {
         return Some(match t {
             Value::String(s) => Types::from_name(s),
-            Value::Array(list) => list
-                .iter()
-                .filter_map(Value::as_str)
-                .fold(Types::default(), |acc, s| acc.union(Types::from_name(s))),
+            Value::Array(list) => {
+                list.iter().filter_map(Value::as_str).fold(Types::default(), |acc, s| acc.union(Types::from_name(s)))
+            }
             _ => Types::ANY,
         });
     }
@@ -197,11 +195,7 @@ fn own_types(node: &Value) -> Option<Types> {
         (_, Some(c)) => vec![c],
         _ => return None,
     };
-    Some(
-        values
-            .into_iter()
-            .fold(Types::default(), |acc, v| acc.union(Types::of(v))),
-    )
+    Some(values.into_iter().fold(Types::default(), |acc, v| acc.union(Types::of(v))))
 }
 
 /// The types a node allows (`Types::ANY` when it does not say).
@@ -257,10 +251,7 @@ pub(crate) struct ObjectView<'a> {
 
 impl<'a> ObjectView<'a> {
     pub(crate) fn property(&self, name: &str) -> Option<&'a Value> {
-        self.properties
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| *v)
+        self.properties.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
     }
 
     pub(crate) fn is_required(&self, name: &str) -> bool {
@@ -272,20 +263,12 @@ impl<'a> ObjectView<'a> {
 /// object alternative of an `anyOf` / `oneOf` when there is exactly one.
 pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a> {
     let b = branches(root, node);
-    let object_alts: Vec<&Value> = b
-        .any
-        .iter()
-        .copied()
-        .filter(|n| n.get("properties").is_some())
-        .collect();
+    let object_alts: Vec<&Value> = b.any.iter().copied().filter(|n| n.get("properties").is_some()).collect();
     let mut parts: Vec<&Value> = b.all.clone();
     if object_alts.len() == 1 {
         parts.extend(object_alts);
     }
-    let mut view = ObjectView {
-        additional_allowed: true,
-        ..ObjectView::default()
-    };
+    let mut view = ObjectView { additional_allowed: true, ..ObjectView::default() };
     for n in parts {
         if let Some(props) = n.get("properties").and_then(Value::as_object) {
             for (k, v) in props {
@@ -312,11 +295,7 @@ pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a
 /// The items schema of an array node.
 pub(crate) fn items<'a>(root: &'a Value, node: &'a Value) -> Option<&'a Value> {
     let b = branches(root, node);
-    b.all
-        .iter()
-        .chain(b.any.iter())
-        .find_map(|n| n.get("items"))
-        .filter(|i| i.is_object() || i.is_boolean())
+    b.all.iter().chain(b.any.iter()).find_map(|n| n.get("items")).filter(|i| i.is_object() || i.is_boolean())
 }
 
 /// A property's hint under `x-toolfix` or `dirge-hints`.
@@ -336,21 +315,12 @@ pub(crate) fn prop_hint<'a>(root: &'a Value, node: &'a Value, key: &str) -> Opti
 pub(crate) fn is_path_or_url(root: &Value, node: &Value) -> bool {
     prop_hint(root, node, "semantic")
         .and_then(Value::as_str)
-        .is_some_and(|s| {
-            matches!(
-                s,
-                "path" | "url" | "uri" | "absolute_path" | "relative_path" | "file_path"
-            )
-        })
+        .is_some_and(|s| matches!(s, "path" | "url" | "uri" | "absolute_path" | "relative_path" | "file_path"))
 }
 
 /// The declared aliases of a property.
 pub(crate) fn aliases<'a>(root: &'a Value, node: &'a Value) -> Vec<&'a str> {
-    match node
-        .get("x-toolfix")
-        .and_then(|h| h.get("aliases"))
-        .or_else(|| prop_hint(root, node, "aliases"))
-    {
+    match node.get("x-toolfix").and_then(|h| h.get("aliases")).or_else(|| prop_hint(root, node, "aliases")) {
         Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
         Some(Value::String(s)) => vec![s.as_str()],
         _ => Vec::new(),
@@ -364,10 +334,7 @@ pub(crate) fn allows_null(root: &Value, node: &Value) -> bool {
 
 /// Normalise a name: lowercase, without `_`, `-`, spaces and dots.
 pub(crate) fn normalise(name: &str) -> String {
-    name.chars()
-        .filter(|c| !matches!(c, '_' | '-' | ' '))
-        .flat_map(char::to_lowercase)
-        .collect()
+    name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
 }
 
 #[cfg(test)]
