@@ -1,3 +1,4 @@
+#![expect(clippy::unwrap_used, reason = "tests")]
 //! Properties of `salvage` over generated JSON, damaged JSON and arbitrary text.
 
 use proptest::prelude::*;
