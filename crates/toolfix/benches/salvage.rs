@@ -61,7 +61,9 @@ fn serde_json_ignored_any_copy(bencher: Bencher) {
 fn valid_1mb(bencher: Bencher) {
     let text = VALID.as_str();
     let limits = limits();
-    bencher.counter(BytesCount::of_str(text)).bench(|| toolfix::salvage::salvage_with(black_box(text), &limits).unwrap());
+    bencher
+        .counter(BytesCount::of_str(text))
+        .bench(|| toolfix::salvage::salvage_with(black_box(text), &limits).unwrap());
 }
 
 #[divan::bench]
@@ -77,7 +79,9 @@ fn valid_1mb_into_owned(bencher: Bencher) {
 fn damaged_1mb(bencher: Bencher) {
     let text = DAMAGED.as_str();
     let limits = limits();
-    bencher.counter(BytesCount::of_str(text)).bench(|| toolfix::salvage::salvage_with(black_box(text), &limits).unwrap());
+    bencher
+        .counter(BytesCount::of_str(text))
+        .bench(|| toolfix::salvage::salvage_with(black_box(text), &limits).unwrap());
 }
 
 /// All 10,000 calls per iteration; divan's item counter gives the time per call.

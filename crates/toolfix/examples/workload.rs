@@ -101,7 +101,8 @@ fn run(workload: &str, iterations: usize) -> Result<(), String> {
             println!("units {CALLS} calls");
             for _ in 0..iterations {
                 for i in 0..CALLS {
-                    let text = if workload == "pipeline-valid" { VALID_CALL } else { DAMAGED_CALLS[i % DAMAGED_CALLS.len()] };
+                    let text =
+                        if workload == "pipeline-valid" { VALID_CALL } else { DAMAGED_CALLS[i % DAMAGED_CALLS.len()] };
                     let out = tools.repair_call("search", black_box(text));
                     if !out.is_ok() {
                         return Err(format!("refused: {text}"));

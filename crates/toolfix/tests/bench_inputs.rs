@@ -1,6 +1,5 @@
 //! The benchmark inputs (`benches/inputs`) as a correctness test: the damaged tool calls
 //! salvage to the value the model meant, and the damaged document to the valid one's.
-#![expect(clippy::unwrap_used, reason = "tests")]
 
 #[path = "../benches/inputs/mod.rs"]
 mod inputs;
@@ -17,7 +16,11 @@ fn small_calls_salvage_to_the_intended_value() {
     let (ok, failures) = inputs::score(&calls);
     let rate = ok as f64 / calls.len() as f64;
     eprintln!("{ok} of {} salvaged to the intended value; failures per damage kind: {failures:?}", calls.len());
-    assert!(rate >= MIN_RATE, "{ok} of {} repaired exactly ({rate:.4}); failures per damage kind: {failures:?}", calls.len());
+    assert!(
+        rate >= MIN_RATE,
+        "{ok} of {} repaired exactly ({rate:.4}); failures per damage kind: {failures:?}",
+        calls.len()
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@
 //!   to three [`Damage`] ways, each with the value the model meant.
 
 use serde_json::{Value, json};
+use std::fmt::Write as _;
 
 /// A small, fast, deterministic generator (xorshift64*).
 struct Rng(u64);
@@ -35,6 +36,11 @@ impl Rng {
         (self.next() % n as u64) as usize
     }
 
+    /// A number in `-n..n`.
+    fn signed(&mut self, n: u32) -> i64 {
+        i64::try_from(self.next() % (2 * u64::from(n))).unwrap_or(0) - i64::from(n)
+    }
+
     /// True with probability `p`.
     fn chance(&mut self, p: f64) -> bool {
         p >= 1.0 || (p > 0.0 && (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p)
@@ -46,8 +52,30 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "alpha", "report", "quarterly", "rust", "error", "handling", "cache", "miss", "server", "latency", "déjà", "vu",
-    "naïve", "café", "Zürich", "東京", "データ", "emoji🚀", "Ωmega", "straße", "résumé", "build", "deploy", "config",
+    "alpha",
+    "report",
+    "quarterly",
+    "rust",
+    "error",
+    "handling",
+    "cache",
+    "miss",
+    "server",
+    "latency",
+    "déjà",
+    "vu",
+    "naïve",
+    "café",
+    "Zürich",
+    "東京",
+    "データ",
+    "emoji🚀",
+    "Ωmega",
+    "straße",
+    "résumé",
+    "build",
+    "deploy",
+    "config",
 ];
 
 const CITIES: &[&str] = &["Paris", "São Paulo", "Zürich", "Kraków", "東京", "Reykjavík", "New York", "Dubai"];
@@ -75,7 +103,7 @@ fn escaped_text(rng: &mut Rng) -> String {
 }
 
 fn decimal(rng: &mut Rng) -> Value {
-    let cents = rng.below(2_000_000) as i64 - 1_000_000;
+    let cents = rng.signed(1_000_000);
     json!(cents as f64 / 100.0)
 }
 
@@ -84,7 +112,7 @@ fn record(rng: &mut Rng, id: usize) -> Value {
     for _ in 0..rng.below(4) {
         history.push(json!({
             "t": 1_700_000_000 + rng.below(10_000_000),
-            "delta": rng.below(200) as i64 - 100,
+            "delta": rng.signed(100),
             "ok": rng.chance(0.5),
             "note": if rng.chance(0.3) { Value::Null } else { json!(sentence(rng, 2)) },
         }));
@@ -179,7 +207,7 @@ impl Writer<'_> {
                 c if (c as u32) < 0x20 || (escape_unicode && !c.is_ascii()) => {
                     let mut units = [0u16; 2];
                     for unit in c.encode_utf16(&mut units) {
-                        self.out.push_str(&format!("\\u{unit:04x}"));
+                        let _ = write!(self.out, "\\u{unit:04x}");
                     }
                 }
                 c => self.out.push(c),
