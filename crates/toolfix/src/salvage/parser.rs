@@ -474,7 +474,11 @@ impl<'a> Parser<'a> {
             Some(false) => typo_parent != Some(Kind::Object) || missing_parent == Some(Kind::Object),
             None => false,
         };
-        if typo {
+        if typo && matches!(top.kind, Kind::Tuple | Kind::Wrapper) {
+            // `[(1], 2]`: the typo closes the tuple or wrapper as its `)` would.
+            self.edits.note(i, i + 1, K::MismatchedBracket);
+            self.close_top(i, i + 1, b')');
+        } else if typo {
             let closer = closer_text(top);
             self.settle_before_close(top, i);
             self.edits.replace(i, i + 1, closer, Some(K::MismatchedBracket));
