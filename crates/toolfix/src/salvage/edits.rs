@@ -88,9 +88,10 @@ impl Edits {
     }
 
     /// Forget every edit of a value at `start..=end` (including what was inserted at its
-    /// end, such as closers of a truncated value).
+    /// end, such as closers of a truncated value; a replacement that starts at `end`
+    /// belongs to the value that follows, as in `{}['a': 1}`).
     pub(super) fn clear_value(&mut self, start: usize, end: usize) {
-        self.list.retain(|e| e.span.start < start || e.span.start > end);
+        self.list.retain(|e| e.span.start < start || e.span.start > end || (e.span.start == end && !e.span.is_empty()));
     }
 
     /// Forget every edit inside `start..end` (insertions at `start` are kept: they belong
