@@ -29,3 +29,18 @@ fn salvage_regressions() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The strict fast path tells surrogate pairs from lone surrogates (which alone change).
+#[test]
+fn surrogate_pairs_stay_untouched_and_lone_ones_are_fixed() {
+    for valid in [r#""\ud83d\ude80""#, r#"["\\ud800", "\uD83D\uDE80x"]"#, r#"{"a": "\\\ud83d\ude80"}"#] {
+        let out = toolfix::salvage::salvage(valid).unwrap();
+        assert!(out.is_untouched(), "{valid}: {:?}", out.fixes());
+    }
+    for lone in [r#""\ud800""#, r#""\ude80\ud83d""#, r#""\ud83d\ud83d""#, r#"["\ud83d", "\ude80"]"#, r#""\\\udc00""#] {
+        let out = toolfix::salvage::salvage(lone).unwrap();
+        assert!(!out.is_untouched(), "{lone}");
+        let text = out.text().to_ascii_lowercase();
+        assert!(text.contains("\\ufffd") || text.contains('\u{FFFD}'), "{lone}: {text}");
+    }
+}

@@ -152,14 +152,35 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
 /// which enforces [`Limits::max_depth`].
 const STRICT_DEPTH: usize = 128;
 
-/// True when the text has a `\u` escape of a UTF-16 surrogate (`\uD800`–`\uDFFF`).
+/// True when strict JSON `text` has a `\u` escape of a lone UTF-16 surrogate
+/// (`\uD800`–`\uDFFF` not in a high-low pair). Pairs such as `\ud83d\ude80` (an emoji)
+/// are common in escaped text and keep the fast path.
 fn may_hold_surrogate_escape(text: &str) -> bool {
     let b = text.as_bytes();
-    memchr::memchr_iter(b'\\', b).any(|i| {
-        b.get(i + 1) == Some(&b'u')
-            && matches!(b.get(i + 2), Some(b'd' | b'D'))
-            && matches!(b.get(i + 3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
-    })
+    let mut from = 0;
+    while let Some(p) = b.get(from..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        let i = from + p;
+        match surrogate_escape_at(b, i) {
+            Some(true) if surrogate_escape_at(b, i + 6) == Some(false) => from = i + 12,
+            Some(_) => return true,
+            // In strict JSON a backslash starts a two-byte escape (or `\uXXXX`, whose hex
+            // digits hold no backslash): skip the escaped byte, so `\\ud800` is no match.
+            None => from = i + 2,
+        }
+    }
+    false
+}
+
+/// At `i`, a `\u` escape of a high (`Some(true)`) or low (`Some(false)`) surrogate.
+fn surrogate_escape_at(b: &[u8], i: usize) -> Option<bool> {
+    if b.get(i) != Some(&b'\\') || b.get(i + 1) != Some(&b'u') || !matches!(b.get(i + 2), Some(b'd' | b'D')) {
+        return None;
+    }
+    match b.get(i + 3) {
+        Some(b'8'..=b'9' | b'a' | b'b' | b'A' | b'B') => Some(true),
+        Some(b'c'..=b'f' | b'C'..=b'F') => Some(false),
+        _ => None,
+    }
 }
 
 /// `json` without whitespace outside strings: one line, ready to embed in JSON Lines.
