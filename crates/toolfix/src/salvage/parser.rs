@@ -626,7 +626,10 @@ impl<'a> Parser<'a> {
         }
         self.edits.delete(end - 1, end, Some(K::PrematureClose));
         self.last_closed = None;
-        self.stack.push(Frame { state: State::Next, last_end: end - 1, ..frame });
+        // An object with no member yet (`{a b}, "k": 1}` drops `a b`) takes the comma as a
+        // leading one.
+        let state = if frame.count == 0 { State::Open } else { State::Next };
+        self.stack.push(Frame { state, last_end: end - 1, ..frame });
         true
     }
 
