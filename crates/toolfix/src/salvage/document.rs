@@ -336,8 +336,8 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
         return;
     }
     edits.clear_range(start, end);
-    let fence = text.contains("```");
-    let rest: String = text.replace("```", "");
+    let fence = memchr::memmem::find(text.as_bytes(), b"```").is_some();
+    let rest: Cow<'_, str> = if fence { Cow::Owned(text.replace("```", "")) } else { Cow::Borrowed(text) };
     let meaningful = rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';');
     let kind = if jsonp && (meaningful.ends_with('(') || meaningful.starts_with(')')) {
         Some(K::JsonpWrapper)

@@ -25,6 +25,12 @@ pub(super) struct Edits {
 }
 
 impl Edits {
+    /// Room for the edits of a text of `len` bytes: growing a vector of edits one
+    /// reallocation at a time costs more than the parse of a small call.
+    pub(super) fn for_text(len: usize) -> Self {
+        Edits { list: Vec::with_capacity((len / 16).clamp(16, 4096)) }
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.list.is_empty()
     }

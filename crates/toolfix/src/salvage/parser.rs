@@ -95,8 +95,8 @@ impl<'a> Parser<'a> {
             b: src.as_bytes(),
             pos: 0,
             end: src.len(),
-            edits: Edits::default(),
-            stack: Vec::new(),
+            edits: Edits::for_text(src.len()),
+            stack: Vec::with_capacity(16),
             max_depth,
             last_closed: None,
         }
