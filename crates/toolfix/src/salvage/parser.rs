@@ -703,8 +703,7 @@ pub(super) fn memchr_in(b: &[u8], needle: u8, from: usize, to: usize) -> Option<
 }
 
 pub(super) fn find(b: &[u8], needle: &[u8], from: usize, to: usize) -> Option<usize> {
-    let hay = b.get(from..to)?;
-    hay.windows(needle.len()).position(|w| w == needle).map(|p| p + from)
+    memchr::memmem::find(b.get(from..to)?, needle).map(|p| p + from)
 }
 
 #[path = "scalars.rs"]
