@@ -627,8 +627,8 @@ impl<'a> Parser<'a> {
         self.edits.delete(end - 1, end, Some(K::PrematureClose));
         self.last_closed = None;
         // An object with no member yet (`{a b}, "k": 1}` drops `a b`) takes the comma as a
-        // leading one.
-        let state = if frame.count == 0 { State::Open } else { State::Next };
+        // leading one; a dangling key (`{"e"}, "k": 1`) got `null` and is a member.
+        let state = if frame.count == 0 && frame.state == State::Open { State::Open } else { State::Next };
         self.stack.push(Frame { state, last_end: end - 1, ..frame });
         true
     }
