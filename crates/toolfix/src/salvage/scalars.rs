@@ -476,7 +476,10 @@ impl Parser<'_> {
             return Err(self.error(ErrorKind::NoJson, "input ends inside a number", start));
         }
         if k == start {
-            self.forget_missing_comma();
+            // In an object the key stays (it gets `null`), and so does its comma.
+            if ctx != Ctx::ObjValue {
+                self.forget_missing_comma();
+            }
             self.edits.delete(start, end, Some(K::TruncatedToken));
             self.pos = end;
             return Ok(());
@@ -532,7 +535,9 @@ impl Parser<'_> {
             if ctx == Ctx::Top {
                 return Err(self.error(ErrorKind::NoJson, "input ends inside a literal", start));
             }
-            self.forget_missing_comma();
+            if ctx != Ctx::ObjValue {
+                self.forget_missing_comma();
+            }
             self.edits.delete(start, j, Some(K::TruncatedToken));
             self.pos = j;
             return Ok(());
