@@ -5,9 +5,16 @@
 //! being filled in.
 
 mod format;
+mod markup_registry;
+mod params;
 mod parsed;
+mod qwen3_coder;
+mod seed_oss;
+mod tags;
 
 pub use format::Format;
+#[doc(hidden)]
+pub use markup_registry::parse_format_for_tests;
 
 use crate::Span;
 use std::borrow::Cow;
