@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use toolfix::extract::{parse_format_for_tests, Format, ToolLookup};
+use toolfix::extract::{parse_markup_for_tests, Format, ToolLookup};
 
 /// Rows whose expected calls toolfix deliberately does not reproduce, and why.
 const DIFFERENCES: &[(&str, &str)] = &[];
@@ -35,7 +35,7 @@ fn corpus_rows() {
         let row: Value = serde_json::from_str(line).unwrap();
         let id = row["id"].as_str().unwrap();
         let format_name = row["format"].as_str().unwrap();
-        let format = Format::from_name(format_name).expect("known format");
+        assert!(Format::from_name(format_name).is_some(), "{format_name}");
         let tools: Option<HashMap<String, Value>> = row["tools"].as_array().map(|tools| {
             tools
                 .iter()
@@ -44,7 +44,10 @@ fn corpus_rows() {
         });
         let lookup = tools.as_ref().map(|t| t as &dyn ToolLookup);
         let content = row["input"]["content"].as_str().unwrap_or("");
-        let got = parse_format_for_tests(format, content, lookup);
+        let got: Vec<(String, String)> = parse_markup_for_tests(content, lookup)
+            .into_iter()
+            .map(|(_, name, args)| (name, args))
+            .collect();
         let expected = row["expected"]["tool_calls"].as_array().unwrap();
         let ok = got.len() == expected.len()
             && got.iter().zip(expected).all(|((name, args), exp)| {

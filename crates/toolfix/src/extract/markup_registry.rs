@@ -11,38 +11,46 @@ pub(crate) type ParseFn = for<'a> fn(&'a str, usize, &Cx<'_>) -> Option<Parsed<'
 pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
     (Format::Qwen3Coder, super::qwen3_coder::MARKERS, super::qwen3_coder::parse),
     (Format::SeedOss, super::seed_oss::MARKERS, super::seed_oss::parse),
+    (Format::Glm45, super::glm45::MARKERS, super::glm45::parse),
+    (Format::Glm47, super::glm47::MARKERS, super::glm47::parse),
 ];
 
-/// Runs the parser of `format` over `text` as a minimal driver would: at each start
-/// marker, in order, skipping what a successful parse consumed. Returns `(name,
-/// arguments)` of every call found. For tests; the real driver tries every format.
+/// Runs the markup-family parsers over `text` as a minimal driver would: at the
+/// earliest start marker of any of them, each parser whose marker matches is tried in
+/// table order; the first that parses wins and what it consumed is skipped. Returns
+/// `(format, name, arguments)` of every call found. For tests; the real driver also
+/// tries the JSON formats, splits reasoning, dedupes and types ids.
 #[doc(hidden)]
-pub fn parse_format_for_tests(
-    format: Format,
+pub fn parse_markup_for_tests(
     text: &str,
     tools: Option<&dyn ToolLookup>,
-) -> Vec<(String, String)> {
-    let Some((_, markers, parse)) = MARKUP_FORMATS.iter().find(|(f, _, _)| *f == format) else {
-        return Vec::new();
-    };
+) -> Vec<(Format, String, String)> {
     let cx = Cx { tools };
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < text.len() {
         let Some(rest) = text.get(pos..) else { break };
-        let Some(at) = markers.iter().filter_map(|m| rest.find(m)).min().map(|i| pos + i) else {
-            break;
-        };
-        match parse(text, at, &cx) {
+        let next = MARKUP_FORMATS
+            .iter()
+            .flat_map(|(_, markers, _)| markers.iter())
+            .filter_map(|m| rest.find(m))
+            .min();
+        let Some(at) = next.map(|i| pos + i) else { break };
+        let tail = text.get(at..).unwrap_or("");
+        let parsed = MARKUP_FORMATS
+            .iter()
+            .filter(|(_, markers, _)| markers.iter().any(|m| tail.starts_with(m)))
+            .find_map(|(_, _, parse)| parse(text, at, &cx));
+        match parsed {
             Some(parsed) => {
-                out.extend(
-                    parsed.calls.into_iter().map(|c| (c.name.into_owned(), c.arguments.into_owned())),
-                );
+                out.extend(parsed.calls.into_iter().map(|c| {
+                    (c.format, c.name.into_owned(), c.arguments.into_owned())
+                }));
                 pos = parsed.end.max(at + 1);
             }
             None => pos = at + 1,
         }
-        while !text.is_char_boundary(pos) && pos < text.len() {
+        while pos < text.len() && !text.is_char_boundary(pos) {
             pos += 1;
         }
     }

@@ -5,6 +5,8 @@
 //! being filled in.
 
 mod format;
+mod glm45;
+mod glm47;
 mod markup_registry;
 mod params;
 mod parsed;
@@ -14,7 +16,7 @@ mod tags;
 
 pub use format::Format;
 #[doc(hidden)]
-pub use markup_registry::parse_format_for_tests;
+pub use markup_registry::parse_markup_for_tests;
 
 use crate::Span;
 use std::borrow::Cow;
