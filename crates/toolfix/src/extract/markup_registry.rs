@@ -13,6 +13,8 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
     (Format::SeedOss, super::seed_oss::MARKERS, super::seed_oss::parse),
     (Format::Glm45, super::glm45::MARKERS, super::glm45::parse),
     (Format::Glm47, super::glm47::MARKERS, super::glm47::parse),
+    (Format::DeepseekV32Dsml, super::deepseek_v32_dsml::MARKERS, super::deepseek_v32_dsml::parse),
+    (Format::DeepseekV4Dsml, super::deepseek_v4_dsml::MARKERS, super::deepseek_v4_dsml::parse),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the

@@ -47,6 +47,11 @@ impl<'t> Args<'t> {
         Args { props, out: String::from("{"), count: 0, first: None }
     }
 
+    /// True when no parameter was pushed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     /// Adds parameter `key` with raw text `raw`, typed through the schema.
     pub(crate) fn push_raw(&mut self, key: &str, raw: &str, untyped: Untyped) {
         let prop = self.props.and_then(|props| props.get(key));
