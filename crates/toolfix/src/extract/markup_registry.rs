@@ -15,6 +15,10 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
     (Format::Glm47, super::glm47::MARKERS, super::glm47::parse),
     (Format::DeepseekV32Dsml, super::deepseek_v32_dsml::MARKERS, super::deepseek_v32_dsml::parse),
     (Format::DeepseekV4Dsml, super::deepseek_v4_dsml::MARKERS, super::deepseek_v4_dsml::parse),
+    (Format::KimiK2, super::kimi_k2::MARKERS, super::kimi_k2::parse),
+    (Format::Lfm2, super::lfm2::MARKERS, super::lfm2::parse),
+    (Format::Olmo3, super::olmo3::MARKERS, super::olmo3::parse),
+    (Format::Pythonic, super::pythonic::MARKERS, super::pythonic::parse),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the
