@@ -19,6 +19,7 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
     (Format::Lfm2, super::lfm2::MARKERS, super::lfm2::parse),
     (Format::Olmo3, super::olmo3::MARKERS, super::olmo3::parse),
     (Format::Pythonic, super::pythonic::MARKERS, super::pythonic::parse),
+    (Format::Step3, super::step3::MARKERS, super::step3::parse),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the

@@ -9,6 +9,7 @@ mod deepseek_v4_dsml;
 mod format;
 mod glm45;
 mod glm47;
+mod invoke;
 mod kimi_k2;
 mod lfm2;
 mod markup_registry;
@@ -19,6 +20,7 @@ mod pycall;
 mod pythonic;
 mod qwen3_coder;
 mod seed_oss;
+mod step3;
 mod tags;
 
 pub use format::Format;
