@@ -20,6 +20,8 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
     (Format::Olmo3, super::olmo3::MARKERS, super::olmo3::parse),
     (Format::Pythonic, super::pythonic::MARKERS, super::pythonic::parse),
     (Format::Step3, super::step3::MARKERS, super::step3::parse),
+    (Format::MinimaxM2, super::minimax_m2::MARKERS, super::minimax_m2::parse),
+    (Format::MuseGlimmer, super::muse_glimmer::MARKERS, super::muse_glimmer::parse),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the

@@ -13,6 +13,8 @@ mod invoke;
 mod kimi_k2;
 mod lfm2;
 mod markup_registry;
+mod minimax_m2;
+mod muse_glimmer;
 mod olmo3;
 mod params;
 mod parsed;
