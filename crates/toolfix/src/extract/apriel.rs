@@ -12,3 +12,13 @@ pub(crate) const MARKERS: &[&str] = super::jamba::MARKERS;
 pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
     super::jamba::parse_as(text, at, Format::Apriel)
 }
+
+/// The end of Apriel's final response, dropped from the prose (its start,
+/// `[BEGIN FINAL RESPONSE]`, ends forced-open reasoning).
+pub(crate) const WRAPPERS: &[&str] = &["[END FINAL RESPONSE]"];
+
+/// Drop the wrapper at `at`.
+pub(crate) fn parse_wrapper<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
+    let w = WRAPPERS.iter().find(|w| text.get(at..).is_some_and(|r| r.starts_with(**w)))?;
+    Some(Parsed { end: at + w.len(), calls: Vec::new() })
+}

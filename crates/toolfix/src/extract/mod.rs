@@ -65,8 +65,28 @@ mod nemotron;
 mod phi4_mini;
 mod xlam;
 // ---- markup formats (branch `extract-markup`) ----
+mod deepseek_v32_dsml;
+mod deepseek_v4_dsml;
+mod glm45;
+mod glm47;
+mod invoke;
+mod kimi_k2;
+mod lfm2;
+mod markup_registry;
+mod minimax_m2;
+mod muse_glimmer;
+mod olmo3;
+mod params;
+mod pycall;
+mod pythonic;
+mod qwen3_coder;
+mod seed_oss;
+mod step3;
+mod tags;
 
 pub use format::Format;
+#[doc(hidden)]
+pub use markup_registry::parse_markup_for_tests;
 
 use crate::Span;
 use std::borrow::Cow;

@@ -32,23 +32,25 @@ macro_rules! entry {
 /// server's own `tool_calls`) has no markers.
 pub(crate) static REGISTRY: &[Entry] = &[
     // ---- markup formats (branch `extract-markup`): wired in as they land ----
-    // entry!(Qwen3Coder, qwen3_coder),
-    // entry!(Glm47, glm47),
-    // entry!(Glm45, glm45),
-    // entry!(SeedOss, seed_oss),
+    // `<function=N>{json}` before Qwen3-Coder's `<function=N><parameter=...>`.
+    entry!(FunctionaryV31, functionary_v3_1),
+    entry!(Qwen3Coder, qwen3_coder),
+    entry!(Glm47, glm47),
+    entry!(Glm45, glm45),
+    entry!(SeedOss, seed_oss),
     // entry!(DeepseekV3, deepseek_v3),
     // entry!(DeepseekV31, deepseek_v31),
-    // entry!(DeepseekV32Dsml, deepseek_v32_dsml),
-    // entry!(DeepseekV4Dsml, deepseek_v4_dsml),
-    // entry!(KimiK2, kimi_k2),
+    entry!(DeepseekV32Dsml, deepseek_v32_dsml),
+    entry!(DeepseekV4Dsml, deepseek_v4_dsml),
+    entry!(KimiK2, kimi_k2),
     // entry!(GptOssHarmony, gpt_oss_harmony),
     // entry!(Gemma4, gemma4),
-    // entry!(MinimaxM2, minimax_m2),
+    entry!(MinimaxM2, minimax_m2),
     // entry!(MinimaxM3, minimax_m3),
-    // entry!(Step3, step3),
-    // entry!(MuseGlimmer, muse_glimmer),
-    // entry!(Lfm2, lfm2),
-    // entry!(Olmo3, olmo3),
+    entry!(Step3, step3),
+    entry!(MuseGlimmer, muse_glimmer),
+    entry!(Lfm2, lfm2),
+    entry!(Olmo3, olmo3),
     // ---- JSON family ----
     entry!(Hermes, hermes),
     entry!(Xlam, xlam),
@@ -62,9 +64,9 @@ pub(crate) static REGISTRY: &[Entry] = &[
     entry!(Jamba, jamba),
     entry!(HunyuanA13b, hunyuan_a13b),
     entry!(Apriel, apriel),
+    Entry { format: Format::Apriel, markers: super::apriel::WRAPPERS, parse: super::apriel::parse_wrapper },
     entry!(FirefunctionV2, firefunction_v2),
     entry!(Phi4Mini, phi4_mini),
-    entry!(FunctionaryV31, functionary_v3_1),
     entry!(FunctionaryV32, functionary_v3_2),
     entry!(CommandR7b, command_r7b),
     Entry {
@@ -76,7 +78,7 @@ pub(crate) static REGISTRY: &[Entry] = &[
     entry!(Apertus, apertus),
     entry!(Nemotron, nemotron),
     // ---- markup formats whose marker is a bare `[` (branch `extract-markup`) ----
-    // entry!(Pythonic, pythonic),
+    entry!(Pythonic, pythonic),
     // ---- JSON in prose: last, it is the least specific ----
     entry!(Json, json_text),
 ];

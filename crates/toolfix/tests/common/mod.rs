@@ -9,19 +9,20 @@ use toolfix::extract::{Extraction, Message, extract};
 
 /// One row of a cases file.
 #[derive(Debug, Clone)]
-pub struct Case {
-    pub id: String,
-    pub format: String,
-    pub content: String,
-    pub reasoning: Option<String>,
-    pub tools: Option<HashMap<String, Value>>,
-    pub expected_calls: Vec<Value>,
-    pub expected_content: Option<String>,
-    pub content_asserted: bool,
-    pub partial_args: bool,
+pub(crate) struct Case {
+    pub(crate) id: String,
+    pub(crate) format: String,
+    pub(crate) content: String,
+    pub(crate) reasoning: Option<String>,
+    pub(crate) tool_calls: Option<Value>,
+    pub(crate) tools: Option<HashMap<String, Value>>,
+    pub(crate) expected_calls: Vec<Value>,
+    pub(crate) expected_content: Option<String>,
+    pub(crate) content_asserted: bool,
+    pub(crate) partial_args: bool,
 }
 
-pub fn load_cases(path: &str) -> Vec<Case> {
+pub(crate) fn load_cases(path: &str) -> Vec<Case> {
     let text = std::fs::read_to_string(path).unwrap();
     text.lines()
         .filter(|l| !l.trim().is_empty())
@@ -42,6 +43,7 @@ pub fn load_cases(path: &str) -> Vec<Case> {
                 format: v["format"].as_str().unwrap().to_owned(),
                 content: v["input"]["content"].as_str().unwrap_or("").to_owned(),
                 reasoning: v["input"]["reasoning_content"].as_str().map(str::to_owned),
+                tool_calls: v["input"].get("tool_calls").cloned(),
                 tools,
                 expected_calls: v["expected"]["tool_calls"].as_array().cloned().unwrap_or_default(),
                 expected_content: v["expected"]["content"].as_str().map(str::to_owned),
@@ -53,8 +55,17 @@ pub fn load_cases(path: &str) -> Vec<Case> {
 }
 
 /// `id -> reason` from `intended_differences.txt`.
-pub fn intended_differences() -> HashMap<String, String> {
-    let text = std::fs::read_to_string("tests/fixtures/formats/intended_differences.txt").unwrap();
+pub(crate) fn intended_differences() -> HashMap<String, String> {
+    listed("tests/fixtures/formats/intended_differences.txt")
+}
+
+/// `id -> what is missing` from `known_gaps.txt`.
+pub(crate) fn known_gaps() -> HashMap<String, String> {
+    listed("tests/fixtures/formats/known_gaps.txt")
+}
+
+fn listed(path: &str) -> HashMap<String, String> {
+    let text = std::fs::read_to_string(path).unwrap();
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| {
@@ -65,21 +76,24 @@ pub fn intended_differences() -> HashMap<String, String> {
         .collect()
 }
 
-pub fn message(case: &Case) -> Message<'_> {
+pub(crate) fn message(case: &Case) -> Message<'_> {
     let mut m = Message::new(&case.content);
     if let Some(r) = &case.reasoning {
         m = m.with_reasoning_content(r);
     }
+    if let Some(t) = &case.tool_calls {
+        m = m.with_tool_calls(t);
+    }
     m
 }
 
-pub fn run_case(case: &Case) -> Value {
+pub(crate) fn run_case(case: &Case) -> Value {
     let tools = case.tools.as_ref().map(|t| t as &dyn toolfix::extract::ToolLookup);
     output(&extract(&message(case), tools))
 }
 
 /// The extraction as the CLI would print it: arguments salvaged to a value when possible.
-pub fn output(x: &Extraction<'_>) -> Value {
+pub(crate) fn output(x: &Extraction<'_>) -> Value {
     let calls: Vec<Value> = x
         .calls
         .iter()
@@ -94,13 +108,13 @@ pub fn output(x: &Extraction<'_>) -> Value {
     serde_json::json!({"tool_calls": calls, "content": x.content, "reasoning_content": x.reasoning_content})
 }
 
-pub enum Outcome {
+pub(crate) enum Outcome {
     Pass,
     Fail(&'static str),
 }
 
 /// JSON equality as the scorer has it: objects unordered, `2 == 2.0`, `true != 1`.
-pub fn json_equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64()) {
             (Some(i), Some(j)) => i == j,
@@ -152,11 +166,11 @@ fn multiset_match(expected: &[Value], got: &[Value], partial: bool) -> bool {
     (0..n).all(|i| augment(i, &adj, &mut vec![false; n], &mut match_of))
 }
 
-pub fn norm_ws(s: &str) -> String {
+pub(crate) fn norm_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-pub fn judge(case: &Case, out: &Value) -> Outcome {
+pub(crate) fn judge(case: &Case, out: &Value) -> Outcome {
     let got = out["tool_calls"].as_array().unwrap();
     if !multiset_match(&case.expected_calls, got, case.partial_args) {
         return Outcome::Fail("calls_mismatch");
