@@ -173,16 +173,29 @@ fn build() -> Option<Dispatch> {
     Some(Dispatch { automaton, kinds, longest })
 }
 
-/// A cheap look at the text after a marker: false when the row's parser cannot succeed
-/// there. Failed looks do not count against the driver's budget of failed parses.
-pub(crate) fn plausible(format: Format, text: &str, at: usize) -> bool {
+/// A cheap look at the text after a marker: `Some(false)` when the row's parser cannot
+/// succeed there (failed looks do not count against the driver's budget of failed parses),
+/// `None` when that cannot be told before more text comes (`is_final` false).
+pub(crate) fn plausible(format: Format, text: &str, at: usize, is_final: bool) -> Option<bool> {
     let bytes = text.as_bytes();
-    let next_non_ws = |from: usize| {
-        bytes.get(from..).and_then(|r| r.iter().take(64).find(|b| !b.is_ascii_whitespace())).copied()
+    if format != Format::Json {
+        return Some(true);
+    }
+    let want = match bytes.get(at) {
+        Some(b'{') => b'"',
+        Some(b'[') => b'{',
+        _ => return Some(true),
     };
-    match (format, bytes.get(at)) {
-        (Format::Json, Some(b'{')) => next_non_ws(at + 1) == Some(b'"'),
-        (Format::Json, Some(b'[')) => next_non_ws(at + 1) == Some(b'{'),
-        _ => true,
+    let next = bytes.get(at + 1..).and_then(|r| r.iter().take(64).position(|b| !b.is_ascii_whitespace()));
+    match next {
+        Some(i) if bytes.get(at + 1 + i) != Some(&want) => Some(false),
+        // JSON in prose is judged once it is complete.
+        Some(_) if !is_final => match super::json::scan::value_end(text, at) {
+            Some(super::json::scan::End::Open) => None,
+            _ => Some(true),
+        },
+        Some(_) => Some(true),
+        None if is_final || bytes.len() >= at + 65 => Some(false),
+        None => None,
     }
 }
