@@ -24,6 +24,7 @@
 mod error;
 mod limits;
 pub mod extract;
+pub mod guard;
 pub mod salvage;
 mod span;
 

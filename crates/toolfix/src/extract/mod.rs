@@ -35,7 +35,7 @@
 //! Linear time: one automaton pass per text, and a budget of failed parser runs per text
 //! (past it, the rest of the text stays prose and a note says so). No panics.
 
-mod dedupe;
+pub(crate) mod dedupe;
 mod format;
 mod json;
 mod parsed;
