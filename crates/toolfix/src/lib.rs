@@ -22,9 +22,9 @@
 #![deny(missing_docs)]
 
 mod error;
-mod limits;
 pub mod extract;
 pub mod guard;
+mod limits;
 pub mod salvage;
 mod span;
 

@@ -37,7 +37,11 @@
 //! nesting deeper than [`Limits::max_depth`](crate::Limits) is an error. The parser keeps
 //! an explicit stack, runs in time linear in the input, and does not panic.
 
+mod document;
+mod edits;
 mod fix;
+mod lex;
+mod parser;
 
 pub use fix::{FixKind, TextFix};
 
@@ -85,7 +89,9 @@ impl<'a> Salvaged<'a> {
     /// True when a string value was cut off mid-way ([`FixKind::TruncatedString`]).
     #[must_use]
     pub fn has_truncated_string(&self) -> bool {
-        self.fixes.iter().any(|f| f.kind == FixKind::TruncatedString)
+        self.fixes
+            .iter()
+            .any(|f| f.kind == FixKind::TruncatedString)
     }
 
     /// The repaired value.
@@ -96,7 +102,10 @@ impl<'a> Salvaged<'a> {
     /// allows but `serde_json::Value` cannot hold.
     pub fn to_value(&self) -> Result<serde_json::Value> {
         serde_json::from_str(&self.text).map_err(|e| {
-            Error::new(ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"))
+            Error::new(
+                ErrorKind::Syntax,
+                format!("repaired JSON does not fit a value: {e}"),
+            )
         })
     }
 }
@@ -120,15 +129,54 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
     if input.len() > limits.max_input_bytes {
         return Err(Error::new(
             ErrorKind::InputTooLarge,
-            format!("input is {} bytes, over the limit of {} bytes", input.len(), limits.max_input_bytes),
+            format!(
+                "input is {} bytes, over the limit of {} bytes",
+                input.len(),
+                limits.max_input_bytes
+            ),
         ));
     }
     if input.trim().is_empty() {
         return Err(Error::new(ErrorKind::EmptyInput, "input is empty"));
     }
-    // Placeholder until the lenient parser lands: strict JSON only.
-    match serde_json::from_str::<serde::de::IgnoredAny>(input) {
-        Ok(_) => Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() }),
-        Err(e) => Err(Error::at(ErrorKind::Syntax, e.to_string(), input, 0)),
+    // Strict fast path: serde_json validates, and only a lone surrogate escape (which
+    // serde_json accepts when skipping a string) sends valid text to the lenient parser.
+    if limits.max_depth >= STRICT_DEPTH
+        && serde_json::from_str::<serde::de::IgnoredAny>(input).is_ok()
+        && !may_hold_surrogate_escape(input)
+    {
+        return Ok(Salvaged {
+            text: Cow::Borrowed(input),
+            fixes: Vec::new(),
+        });
     }
+    let edits = document::parse(input, limits.max_depth, true)?;
+    if edits.is_empty() {
+        return Ok(Salvaged {
+            text: Cow::Borrowed(input),
+            fixes: Vec::new(),
+        });
+    }
+    let (text, fixes) = edits.finish(input);
+    if text.trim().is_empty() {
+        return Err(Error::new(ErrorKind::NoJson, "no JSON value found"));
+    }
+    Ok(Salvaged {
+        text: Cow::Owned(text),
+        fixes,
+    })
+}
+
+/// `serde_json`'s own nesting limit: deeper valid input goes through the lenient parser,
+/// which enforces [`Limits::max_depth`].
+const STRICT_DEPTH: usize = 128;
+
+/// True when the text has a `\u` escape of a UTF-16 surrogate (`\uD800`–`\uDFFF`).
+fn may_hold_surrogate_escape(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'\\', b).any(|i| {
+        b.get(i + 1) == Some(&b'u')
+            && matches!(b.get(i + 2), Some(b'd' | b'D'))
+            && matches!(b.get(i + 3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+    })
 }
