@@ -25,7 +25,8 @@ fn corpus_and_own_cases() {
     for case in &cases {
         let counts = per_format.entry(case.format.clone()).or_default();
         counts.0 += 1;
-        let wired = toolfix::extract::Format::from_name(&case.format).is_some_and(|f| supported.contains(&f));
+        let wired = toolfix::extract::Format::from_name(&case.format)
+            .is_some_and(|f| supported.contains(&f));
         if !wired {
             counts.2 += 1;
             continue;
@@ -54,15 +55,39 @@ fn corpus_and_own_cases() {
         skipped += s;
     }
     eprintln!("total                  {n:>5}  {pass:>6}  {skipped:>9}");
-    eprintln!("intended differences: {}, known gaps: {}", intended.len(), gaps.len());
-    assert!(unexpected.is_empty(), "{} unexpected failures:\n{}", unexpected.len(), unexpected.join("\n"));
-    assert!(stale.is_empty(), "listed as intended differences but pass: {stale:?}");
+    eprintln!(
+        "intended differences: {}, known gaps: {}",
+        intended.len(),
+        gaps.len()
+    );
+    assert!(
+        unexpected.is_empty(),
+        "{} unexpected failures:\n{}",
+        unexpected.len(),
+        unexpected.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "listed as intended differences but pass: {stale:?}"
+    );
 }
 
 #[test]
 fn own_cases_cover_every_json_family_format() {
     let own = load_cases("tests/fixtures/formats/own_cases.jsonl");
-    for f in ["apriel", "firefunction_v2", "functionary_v3_1", "functionary_v3_2", "command_r_plus", "apertus", "nemotron", "json"] {
-        assert!(own.iter().any(|c: &Case| c.format == f), "no own case for {f}");
+    for f in [
+        "apriel",
+        "firefunction_v2",
+        "functionary_v3_1",
+        "functionary_v3_2",
+        "command_r_plus",
+        "apertus",
+        "nemotron",
+        "json",
+    ] {
+        assert!(
+            own.iter().any(|c: &Case| c.format == f),
+            "no own case for {f}"
+        );
     }
 }

@@ -23,7 +23,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     let mut end = text.len();
     while bytes.get(i) == Some(&b'{') {
         let obj = walk_object(text, i)?;
-        let [field] = obj.fields.as_slice() else { return None };
+        let [field] = obj.fields.as_slice() else {
+            return None;
+        };
         let name = match &field.key {
             Cow::Borrowed(b) => Cow::Borrowed(clean_name(b)?),
             Cow::Owned(o) => Cow::Owned(clean_name(o)?.to_owned()),
@@ -33,7 +35,13 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
             Some(s) if s.trim_start().starts_with('{') => Cow::Owned(s.trim().to_owned()),
             _ => Cow::Borrowed(raw),
         };
-        calls.push(RawCall { name, arguments, id: None, format: Format::Apertus, span: Span::new(i, obj.end) });
+        calls.push(RawCall {
+            name,
+            arguments,
+            id: None,
+            format: Format::Apertus,
+            span: Span::new(i, obj.end),
+        });
         if !obj.closed {
             break;
         }
@@ -53,5 +61,8 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed { end: skip_closer(text, end, "<|tools_suffix|>"), calls })
+    Some(Parsed {
+        end: skip_closer(text, end, "<|tools_suffix|>"),
+        calls,
+    })
 }

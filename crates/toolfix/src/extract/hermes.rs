@@ -16,7 +16,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     let mut i = skip_fence_open(text, skip_ws(text, open));
     let mut calls = Vec::new();
     while text.as_bytes().get(i) == Some(&b'{') {
-        let Some(oc) = call_at(text, i, &NAME_ARGUMENTS, Format::Hermes) else { break };
+        let Some(oc) = call_at(text, i, &NAME_ARGUMENTS, Format::Hermes) else {
+            break;
+        };
         calls.push(oc.call);
         i = oc.end;
         if !oc.closed {
@@ -32,5 +34,8 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         return None;
     }
     let i = skip_closer(text, i, "```");
-    Some(Parsed { end: skip_closer(text, i, "</tool_call>"), calls })
+    Some(Parsed {
+        end: skip_closer(text, i, "</tool_call>"),
+        calls,
+    })
 }

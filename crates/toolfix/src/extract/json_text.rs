@@ -8,7 +8,9 @@
 //! one of them.
 
 use super::Format;
-use super::json::call::{ANY_SHAPE, call_at, calls_in_array, is_identifier_like, skip_closer, skip_fence_open};
+use super::json::call::{
+    ANY_SHAPE, call_at, calls_in_array, is_identifier_like, skip_closer, skip_fence_open,
+};
 use super::json::scan::skip_ws;
 use super::parsed::{Cx, Parsed, RawCall};
 
@@ -25,7 +27,10 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
                 return None;
             }
             let (end, calls) = value_calls(text, i)?;
-            Some(Parsed { end: skip_closer(text, end, "```"), calls })
+            Some(Parsed {
+                end: skip_closer(text, end, "```"),
+                calls,
+            })
         }
         b'{' | b'[' => {
             let (end, calls) = value_calls(text, at)?;
@@ -59,8 +64,7 @@ fn value_calls(text: &str, start: usize) -> Option<(usize, Vec<RawCall<'_>>)> {
     let mut calls = Vec::new();
     let mut i = start;
     let mut end = start;
-    loop {
-        let Some(oc) = call_at(text, i, &ANY_SHAPE, Format::Json) else { break };
+    while let Some(oc) = call_at(text, i, &ANY_SHAPE, Format::Json) {
         if !oc.closed || !plausible(&oc.call) {
             break;
         }

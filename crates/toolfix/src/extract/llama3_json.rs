@@ -21,7 +21,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         if text.as_bytes().get(i) != Some(&b'{') {
             break;
         }
-        let Some(oc) = call_at(text, i, &NAME_ARGUMENTS, Format::Llama3Json) else { break };
+        let Some(oc) = call_at(text, i, &NAME_ARGUMENTS, Format::Llama3Json) else {
+            break;
+        };
         calls.push(oc.call);
         end = oc.end;
         if !oc.closed {
@@ -41,5 +43,8 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         return None;
     }
     let end = skip_closer(text, end, "<|eom_id|>");
-    Some(Parsed { end: skip_closer(text, end, "<|eot_id|>"), calls })
+    Some(Parsed {
+        end: skip_closer(text, end, "<|eot_id|>"),
+        calls,
+    })
 }

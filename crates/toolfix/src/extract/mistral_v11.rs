@@ -24,7 +24,11 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     let mut i = open + name_len;
     let mut id = None;
     if let Some(j) = after(text, i, "[CALL_ID]") {
-        let id_len = text.get(j..)?.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        let id_len = text
+            .get(j..)?
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
         id = text.get(j..j + id_len).map(Cow::Borrowed);
         i = j + id_len;
     }
@@ -32,7 +36,10 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     let j = skip_ws(text, i);
     if text.as_bytes().get(j) != Some(&b'{') {
         // A name with no arguments: the markup is dropped, no call is made.
-        return Some(Parsed { end: i, calls: Vec::new() });
+        return Some(Parsed {
+            end: i,
+            calls: Vec::new(),
+        });
     }
     let end = match value_end(text, j)? {
         End::Closed(e) => e,
@@ -45,5 +52,8 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         format: Format::MistralV11,
         span: Span::new(at, end),
     };
-    Some(Parsed { end, calls: vec![call] })
+    Some(Parsed {
+        end,
+        calls: vec![call],
+    })
 }

@@ -24,7 +24,11 @@ pub(crate) struct Entry {
 
 macro_rules! entry {
     ($format:ident, $module:ident) => {
-        Entry { format: Format::$format, markers: super::$module::MARKERS, parse: super::$module::parse }
+        Entry {
+            format: Format::$format,
+            markers: super::$module::MARKERS,
+            parse: super::$module::parse,
+        }
     };
 }
 
@@ -64,7 +68,11 @@ pub(crate) static REGISTRY: &[Entry] = &[
     entry!(Jamba, jamba),
     entry!(HunyuanA13b, hunyuan_a13b),
     entry!(Apriel, apriel),
-    Entry { format: Format::Apriel, markers: super::apriel::WRAPPERS, parse: super::apriel::parse_wrapper },
+    Entry {
+        format: Format::Apriel,
+        markers: super::apriel::WRAPPERS,
+        parse: super::apriel::parse_wrapper,
+    },
     entry!(FirefunctionV2, firefunction_v2),
     entry!(Phi4Mini, phi4_mini),
     entry!(FunctionaryV32, functionary_v3_2),
@@ -102,7 +110,7 @@ pub(crate) enum Kind {
     /// Opens reasoning block `REASONING[i]`.
     ThinkOpen(usize),
     /// Closes reasoning block `REASONING[i]`.
-    ThinkClose(usize),
+    ThinkClose,
 }
 
 /// The automaton and what each of its patterns means.
@@ -115,7 +123,9 @@ pub(crate) struct Dispatch {
 
 impl std::fmt::Debug for Dispatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dispatch").field("patterns", &self.kinds.len()).finish()
+        f.debug_struct("Dispatch")
+            .field("patterns", &self.kinds.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -134,21 +144,18 @@ fn build() -> Option<Dispatch> {
             kinds.push(Kind::ThinkOpen(i));
         }
         patterns.push(close);
-        kinds.push(Kind::ThinkClose(i));
+        kinds.push(Kind::ThinkClose);
     }
     let call_start = patterns.len();
     for (row, entry) in REGISTRY.iter().enumerate() {
         for marker in entry.markers {
-            match patterns.iter().position(|p| p == marker) {
-                Some(p) => {
-                    if let Some(Kind::Call(rows)) = kinds.get_mut(p) {
-                        rows.push(row);
-                    }
+            if let Some(p) = patterns.iter().position(|p| p == marker) {
+                if let Some(Kind::Call(rows)) = kinds.get_mut(p) {
+                    rows.push(row);
                 }
-                None => {
-                    patterns.push(marker);
-                    kinds.push(Kind::Call(vec![row]));
-                }
+            } else {
+                patterns.push(marker);
+                kinds.push(Kind::Call(vec![row]));
             }
         }
     }
@@ -158,44 +165,57 @@ fn build() -> Option<Dispatch> {
     for (p, kind) in kinds.iter_mut().enumerate().skip(call_start) {
         let Kind::Call(rows) = kind else { continue };
         for (q, other) in own.iter().enumerate().skip(call_start) {
-            let (Some(long), Some(short)) = (patterns.get(p), patterns.get(q)) else { continue };
+            let (Some(long), Some(short)) = (patterns.get(p), patterns.get(q)) else {
+                continue;
+            };
             if q != p && long.len() > short.len() && long.starts_with(short) {
                 if let Kind::Call(more) = other {
-                    let add: Vec<usize> = more.iter().filter(|r| !rows.contains(r)).copied().collect();
+                    let add: Vec<usize> =
+                        more.iter().filter(|r| !rows.contains(r)).copied().collect();
                     rows.extend(add);
                 }
             }
         }
     }
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
-    let automaton =
-        AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
-    Some(Dispatch { automaton, kinds, longest })
+    let automaton = AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .build(&patterns)
+        .ok()?;
+    Some(Dispatch {
+        automaton,
+        kinds,
+        longest,
+    })
 }
 
-/// A cheap look at the text after a marker: `Some(false)` when the row's parser cannot
-/// succeed there (failed looks do not count against the driver's budget of failed parses),
-/// `None` when that cannot be told before more text comes (`is_final` false).
-pub(crate) fn plausible(format: Format, text: &str, at: usize, is_final: bool) -> Option<bool> {
+/// A cheap look at the text after a marker: false when the row's parser cannot succeed
+/// there.
+pub(crate) fn plausible(format: Format, text: &str, at: usize) -> bool {
     let bytes = text.as_bytes();
-    if format != Format::Json {
-        return Some(true);
-    }
-    let want = match bytes.get(at) {
-        Some(b'{') => b'"',
-        Some(b'[') => b'{',
-        _ => return Some(true),
+    let first_non_ws = |from: usize| {
+        bytes
+            .get(from..)
+            .and_then(|r| r.iter().take(64).find(|b| !b.is_ascii_whitespace()))
     };
-    let next = bytes.get(at + 1..).and_then(|r| r.iter().take(64).position(|b| !b.is_ascii_whitespace()));
-    match next {
-        Some(i) if bytes.get(at + 1 + i) != Some(&want) => Some(false),
-        // JSON in prose is judged once it is complete.
-        Some(_) if !is_final => match super::json::scan::value_end(text, at) {
-            Some(super::json::scan::End::Open) => None,
-            _ => Some(true),
-        },
-        Some(_) => Some(true),
-        None if is_final || bytes.len() >= at + 65 => Some(false),
-        None => None,
+    match (format, bytes.get(at)) {
+        // JSON in prose: `{"` or `[{`.
+        (Format::Json, Some(b'{')) => first_non_ws(at + 1).is_none_or(|b| *b == b'"'),
+        (Format::Json, Some(b'[')) => first_non_ws(at + 1).is_none_or(|b| *b == b'{'),
+        // A Python call list: `[name(`.
+        (Format::Pythonic, Some(b'[')) => {
+            let rest = bytes.get(at + 1..).unwrap_or_default();
+            let rest = rest.iter().skip_while(|b| b.is_ascii_whitespace());
+            let mut name = 0usize;
+            for &b in rest.take(256) {
+                if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' {
+                    name += 1;
+                } else {
+                    return name > 0 && (b == b'(' || b.is_ascii_whitespace());
+                }
+            }
+            true
+        }
+        _ => true,
     }
 }

@@ -6,6 +6,7 @@
 //! same steps on the text received so far and stops at the first step that more text
 //! could change (`None`), so both read a text the same way.
 
+use super::brackets::{Brackets, Extent};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::registry::{self, Kind, REASONING, REGISTRY};
 use super::{Format, Note, NoteKind};
@@ -14,7 +15,7 @@ use aho_corasick::Input;
 
 /// Failed parser runs allowed per text before the rest is left as prose: keeps hostile
 /// input (thousands of half-open tags) linear.
-pub(crate) const FAILED_PARSE_BUDGET: usize = 256;
+pub(crate) const FAILED_PARSE_BUDGET: usize = 64;
 
 /// A call region is final once this many bytes follow it (parsers look only a little past
 /// their end: a closing tag, a separator).
@@ -48,6 +49,10 @@ struct Block {
 }
 
 /// Where the scan stands.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent facts about the text read so far"
+)]
 #[derive(Clone, Debug, Default)]
 pub(crate) struct State {
     /// Next byte to read.
@@ -59,6 +64,7 @@ pub(crate) struct State {
     failures: usize,
     block: Option<Block>,
     exhausted: bool,
+    brackets: Brackets,
 }
 
 impl State {
@@ -72,13 +78,21 @@ impl State {
 #[derive(Debug)]
 pub(crate) enum Step<'a> {
     /// `[from, to)` is prose (or reasoning text, inside a block).
-    Prose { from: usize, to: usize },
+    Prose,
     /// Call markup `region` was read; `calls` may be empty (markup with no call, cut out).
-    Calls { region: Span, calls: Vec<RawCall<'a>>, reasoning: bool, cut: bool },
+    Calls {
+        region: Span,
+        calls: Vec<RawCall<'a>>,
+        reasoning: bool,
+        cut: bool,
+    },
     /// Markup left as text, with a note.
-    Noted { region: Span, note: Note },
+    Noted(Note),
     /// Forced-open reasoning: `[0, reasoning_end)` was reasoning; `[0, cut_end)` leaves content.
-    Forced { reasoning_end: usize, cut_end: usize },
+    Forced {
+        reasoning_end: usize,
+        cut_end: usize,
+    },
     /// A reasoning block ended; when blocks move, `moved` is (cut, reasoning text).
     BlockEnd { moved: Option<(Span, Span)> },
     /// A marker that is not a call, or a failed parse: the text stays prose.
@@ -108,9 +122,8 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         if st.pos >= len {
             return r.is_final.then_some(Step::End);
         }
-        let from = st.pos;
         st.pos = len;
-        return Some(Step::Prose { from, to: len });
+        return Some(Step::Prose);
     }
     // Inside a block: find its close marker (once).
     if let Some(b) = st.block.as_mut() {
@@ -146,7 +159,10 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         // No marker: prose up to where a marker could still begin.
         let from = st.pos;
         let to = if limit_is_end && !r.is_final {
-            crate::span::floor_char_boundary(text, len.saturating_sub(d.longest.saturating_sub(1)).max(from))
+            crate::span::floor_char_boundary(
+                text,
+                len.saturating_sub(d.longest.saturating_sub(1)).max(from),
+            )
         } else {
             limit
         };
@@ -154,52 +170,62 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
             return None;
         }
         st.pos = to;
-        return Some(Step::Prose { from, to });
+        return Some(Step::Prose);
     };
     if limit_is_end && !r.is_final && m.start() + d.longest > len {
         // A longer marker may still start here.
         if m.start() > st.pos {
-            let from = st.pos;
             st.pos = m.start();
-            return Some(Step::Prose { from, to: m.start() });
+            return Some(Step::Prose);
         }
         return None;
     }
     if m.start() > st.pos {
-        let from = st.pos;
         st.pos = m.start();
-        return Some(Step::Prose { from, to: m.start() });
+        return Some(Step::Prose);
     }
     match d.kinds.get(m.pattern().as_usize()) {
         Some(Kind::ThinkOpen(k)) if r.mode == Mode::Content && block.is_none() => {
             st.seen_open = true;
-            st.block = Some(Block { kind: *k, start: m.start(), body: m.end(), close: None, search_from: m.end() });
+            st.block = Some(Block {
+                kind: *k,
+                start: m.start(),
+                body: m.end(),
+                close: None,
+                search_from: m.end(),
+            });
             st.pos = m.end();
             Some(Step::Skip)
         }
-        Some(Kind::ThinkClose(_))
-            if r.mode == Mode::Content && block.is_none() && !st.seen_open && !st.forced_done && !st.touched =>
+        Some(Kind::ThinkClose)
+            if r.mode == Mode::Content
+                && block.is_none()
+                && !st.seen_open
+                && !st.forced_done
+                && !st.touched =>
         {
             st.forced_done = true;
             st.touched = true;
             st.pos = m.end();
-            Some(Step::Forced { reasoning_end: m.start(), cut_end: m.end() })
+            Some(Step::Forced {
+                reasoning_end: m.start(),
+                cut_end: m.end(),
+            })
         }
         Some(Kind::Call(rows)) => {
             let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
             // Parsers inside a block see the text up to the block's end only.
             let view = text.get(..limit).unwrap_or(text);
-            let (result, failed) = try_rows(view, m.start(), rows, r)?;
-            match result {
-                Some((format, parsed)) => {
-                    if limit_is_end && !r.is_final && parsed.end + MARGIN > len {
-                        return None;
-                    }
-                    st.failures += failed;
-                    st.pos = parsed.end;
-                    Some(accept(st, r, format, m.start(), parsed, in_reasoning))
+            let (result, failed) = try_rows(view, m.start(), rows, r, &mut st.brackets)?;
+            if let Some((format, parsed)) = result {
+                if limit_is_end && !r.is_final && parsed.end + MARGIN > len {
+                    return None;
                 }
-                None => {
+                st.failures += failed;
+                st.pos = parsed.end;
+                Some(accept(st, r, format, m.start(), parsed, in_reasoning))
+            } else {
+                {
                     if limit_is_end && !r.is_final && m.start() + FAIL_MARGIN > len {
                         return None;
                     }
@@ -242,17 +268,19 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
 
 /// Try each registry row at `at`; the first parser that accepts wins. Also returns how
 /// many parsers failed. `None` when a row cannot decide before more text comes.
-#[expect(clippy::type_complexity, reason = "private helper")]
 fn try_rows<'a>(
     text: &'a str,
     at: usize,
     rows: &[usize],
     r: &Read<'_, '_>,
+    brackets: &mut Brackets,
 ) -> Option<(Option<(Format, Parsed<'a>)>, usize)> {
     let mut failed = 0;
     for &row in rows {
-        let Some(entry) = REGISTRY.get(row) else { continue };
-        match registry::plausible(entry.format, text, at, r.is_final) {
+        let Some(entry) = REGISTRY.get(row) else {
+            continue;
+        };
+        match plausible(entry.format, text, at, r.is_final, brackets) {
             Some(true) => {}
             Some(false) => continue,
             None => return None,
@@ -267,14 +295,48 @@ fn try_rows<'a>(
     Some((None, failed))
 }
 
-fn accept<'a>(st: &mut State, r: &Read<'_, '_>, format: Format, at: usize, parsed: Parsed<'a>, in_reasoning: bool) -> Step<'a> {
+/// A cheap look at the text after a marker: `Some(false)` when the row's parser cannot
+/// succeed there (such looks do not count against the budget of failed parses), `None`
+/// when that cannot be told before more text comes.
+fn plausible(
+    format: Format,
+    text: &str,
+    at: usize,
+    is_final: bool,
+    brackets: &mut Brackets,
+) -> Option<bool> {
+    if !registry::plausible(format, text, at) {
+        return Some(false);
+    }
+    if format != Format::Json || !matches!(text.as_bytes().get(at), Some(b'{' | b'[')) {
+        return Some(true);
+    }
+    // JSON in prose is judged once it is complete, and only when it is complete.
+    match brackets.extent(text, at, is_final)? {
+        Extent::Closed(_) => Some(true),
+        Extent::Open | Extent::NotOpener => Some(false),
+    }
+}
+
+fn accept<'a>(
+    st: &mut State,
+    r: &Read<'_, '_>,
+    format: Format,
+    at: usize,
+    parsed: Parsed<'a>,
+    in_reasoning: bool,
+) -> Step<'a> {
     let region = Span::new(at, parsed.end);
     // JSON in prose is a call only when its name is a known tool (when tools are known).
     if format == Format::Json {
         if let Some(tools) = r.cx.tools {
             if let Some(bad) = parsed.calls.iter().find(|c| !tools.is_known(&c.name)) {
-                let note = Note { kind: NoteKind::UnknownTool, span: region, name: Some(bad.name.to_string()) };
-                return Step::Noted { region, note };
+                let note = Note {
+                    kind: NoteKind::UnknownTool,
+                    span: region,
+                    name: Some(bad.name.to_string()),
+                };
+                return Step::Noted(note);
             }
         }
     }
@@ -282,7 +344,12 @@ fn accept<'a>(st: &mut State, r: &Read<'_, '_>, format: Format, at: usize, parse
     if cut {
         st.touched = true;
     }
-    Step::Calls { region, calls: parsed.calls, reasoning: in_reasoning, cut }
+    Step::Calls {
+        region,
+        calls: parsed.calls,
+        reasoning: in_reasoning,
+        cut,
+    }
 }
 
 /// The next char boundary after `i`.
@@ -311,14 +378,24 @@ pub(crate) struct Scan<'a> {
 
 /// Read a whole text.
 pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool) -> Scan<'a> {
-    let r = Read { cx, mode, move_blocks, is_final: true };
+    let r = Read {
+        cx,
+        mode,
+        move_blocks,
+        is_final: true,
+    };
     let mut st = State::default();
     let mut out = Scan::default();
     while let Some(s) = step(text, &mut st, &r) {
         match s {
             Step::End => break,
-            Step::Prose { .. } | Step::Skip => {}
-            Step::Calls { region, calls, reasoning, cut } => {
+            Step::Prose | Step::Skip => {}
+            Step::Calls {
+                region,
+                calls,
+                reasoning,
+                cut,
+            } => {
                 if cut {
                     out.removed.push(region);
                 }
@@ -328,8 +405,11 @@ pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool
                     out.calls.extend(calls);
                 }
             }
-            Step::Noted { note, .. } | Step::Exhausted(note) => out.notes.push(note),
-            Step::Forced { reasoning_end, cut_end } => {
+            Step::Noted(note) | Step::Exhausted(note) => out.notes.push(note),
+            Step::Forced {
+                reasoning_end,
+                cut_end,
+            } => {
                 out.removed.push(Span::new(0, cut_end));
                 out.reasoning.push(Span::new(0, reasoning_end));
             }

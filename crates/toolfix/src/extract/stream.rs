@@ -33,7 +33,10 @@
 
 use super::parsed::{Cx, RawCall};
 use super::scan::{self, Mode, Read, State, Step};
-use super::{Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, ThinkBlocks, ToolLookup, dedupe};
+use super::{
+    Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, ThinkBlocks, ToolLookup,
+    dedupe,
+};
 use crate::Span;
 use std::borrow::Cow;
 
@@ -150,7 +153,11 @@ impl<'t> StreamExtractor<'t> {
                     continue;
                 }
                 if c.id.is_none() {
-                    c.id = Some(Cow::Owned(dedupe::fresh_id(&c.name, &c.arguments, self.keys.len())));
+                    c.id = Some(Cow::Owned(dedupe::fresh_id(
+                        &c.name,
+                        &c.arguments,
+                        self.keys.len(),
+                    )));
                 }
                 self.keys.push(key);
                 events.push(StreamEvent::Call(c));
@@ -176,7 +183,11 @@ impl<'t> StreamExtractor<'t> {
                 }
                 Err(e) => {
                     let valid = e.valid_up_to();
-                    if let Some(s) = self.pending.get(..valid).and_then(|b| std::str::from_utf8(b).ok()) {
+                    if let Some(s) = self
+                        .pending
+                        .get(..valid)
+                        .and_then(|b| std::str::from_utf8(b).ok())
+                    {
                         self.text.push_str(s);
                     }
                     match e.error_len() {
@@ -203,7 +214,12 @@ impl<'t> StreamExtractor<'t> {
     fn run(&mut self, is_final: bool) -> Vec<StreamEvent> {
         let mut events = Vec::new();
         let cx = Cx { tools: self.tools };
-        let read = Read { cx: &cx, mode: Mode::Content, move_blocks: self.options.think_blocks == ThinkBlocks::Move, is_final };
+        let read = Read {
+            cx: &cx,
+            mode: Mode::Content,
+            move_blocks: self.options.think_blocks == ThinkBlocks::Move,
+            is_final,
+        };
         let text_owned = std::mem::take(&mut self.text);
         let text = text_owned.as_str();
         loop {
@@ -214,8 +230,13 @@ impl<'t> StreamExtractor<'t> {
             };
             match step {
                 Step::End => break,
-                Step::Prose { .. } | Step::Skip => {}
-                Step::Calls { region, calls, reasoning, cut } => {
+                Step::Prose | Step::Skip => {}
+                Step::Calls {
+                    region,
+                    calls,
+                    reasoning,
+                    cut,
+                } => {
                     if cut {
                         self.cuts.push(region);
                     }
@@ -225,14 +246,18 @@ impl<'t> StreamExtractor<'t> {
                         } else {
                             let mut c = owned(c, Channel::Content);
                             if c.id.is_none() {
-                                c.id = Some(Cow::Owned(dedupe::fresh_id(&c.name, &c.arguments, self.keys.len())));
+                                c.id = Some(Cow::Owned(dedupe::fresh_id(
+                                    &c.name,
+                                    &c.arguments,
+                                    self.keys.len(),
+                                )));
                             }
                             self.keys.push(dedupe::call_key(&c.name, &c.arguments));
                             events.push(StreamEvent::Call(c));
                         }
                     }
                 }
-                Step::Noted { note, .. } | Step::Exhausted(note) => events.push(StreamEvent::Note(note)),
+                Step::Noted(note) | Step::Exhausted(note) => events.push(StreamEvent::Note(note)),
                 Step::Forced { cut_end, .. } => {
                     events.push(StreamEvent::ContentWasReasoning);
                     self.emitted = self.emitted.max(cut_end);
@@ -240,8 +265,16 @@ impl<'t> StreamExtractor<'t> {
                 Step::BlockEnd { moved } => {
                     if let Some((cut, body)) = moved {
                         // The block's text was held back (see `emit`): it leaves as reasoning.
-                        emit_to(text, &mut self.emitted, &mut self.cuts, cut.start, &mut events);
-                        events.push(StreamEvent::Reasoning(text.get(body.range()).unwrap_or("").to_owned()));
+                        emit_to(
+                            text,
+                            &mut self.emitted,
+                            &mut self.cuts,
+                            cut.start,
+                            &mut events,
+                        );
+                        events.push(StreamEvent::Reasoning(
+                            text.get(body.range()).unwrap_or("").to_owned(),
+                        ));
                         self.emitted = self.emitted.max(cut.end);
                     }
                 }
@@ -267,7 +300,13 @@ impl<'t> StreamExtractor<'t> {
 }
 
 /// Send the prose in `[emitted, to)`, without the cut ranges.
-fn emit_to(text: &str, emitted: &mut usize, cuts: &mut Vec<Span>, to: usize, events: &mut Vec<StreamEvent>) {
+fn emit_to(
+    text: &str,
+    emitted: &mut usize,
+    cuts: &mut Vec<Span>,
+    to: usize,
+    events: &mut Vec<StreamEvent>,
+) {
     if to <= *emitted {
         return;
     }

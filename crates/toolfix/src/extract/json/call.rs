@@ -18,8 +18,11 @@ pub(crate) struct Keys {
 }
 
 /// `{"name", "arguments"}` (also `"parameters"`).
-pub(crate) const NAME_ARGUMENTS: Keys =
-    Keys { name: &["name"], args: &["arguments", "parameters"], args_optional: false };
+pub(crate) const NAME_ARGUMENTS: Keys = Keys {
+    name: &["name"],
+    args: &["arguments", "parameters"],
+    args_optional: false,
+};
 
 /// Every call shape accepted for JSON written in prose.
 pub(crate) const ANY_SHAPE: Keys = Keys {
@@ -32,7 +35,10 @@ pub(crate) const ANY_SHAPE: Keys = Keys {
 /// (`get_weather</arg_value>` -> `get_weather`). `None` when nothing usable is left.
 pub(crate) fn clean_name(raw: &str) -> Option<&str> {
     let cut = raw.find('<').map_or(raw, |i| raw.get(..i).unwrap_or(raw));
-    let name = cut.trim().trim_matches(|c| c == '"' || c == '\'' || c == '`').trim();
+    let name = cut
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'' || c == '`')
+        .trim();
     if name.is_empty() || name.len() > 256 || name.contains(['\n', '{', '}']) {
         return None;
     }
@@ -43,7 +49,9 @@ pub(crate) fn clean_name(raw: &str) -> Option<&str> {
 pub(crate) fn is_identifier_like(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
-        && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/'))
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/'))
 }
 
 /// How far the object that opens at `start` reaches, and whether it closed.
@@ -103,7 +111,9 @@ pub(crate) fn call_at<'a>(
     };
     let id = string_field(text, &outer, &["id", "tool_call_id"]);
     // `{"type": "function", "function": {"name", "arguments"}}`
-    let nested = outer.get("function").filter(|f| text.as_bytes().get(f.value.start) == Some(&b'{'));
+    let nested = outer
+        .get("function")
+        .filter(|f| text.as_bytes().get(f.value.start) == Some(&b'{'));
     let inner_owned;
     let obj = if let Some(f) = nested {
         inner_owned = scan::walk_object(text, f.value.start)?;
@@ -122,16 +132,37 @@ pub(crate) fn call_at<'a>(
         None => return None,
     };
     let span = Span::new(start, outer.end);
-    Some(ObjectCall { call: RawCall { name, arguments, id, format, span }, end: outer.end, closed: outer.closed })
+    Some(ObjectCall {
+        call: RawCall {
+            name,
+            arguments,
+            id,
+            format,
+            span,
+        },
+        end: outer.end,
+        closed: outer.closed,
+    })
 }
 
 /// Fallback for objects not written as plain JSON (single quotes, bare keys, ...): salvage
 /// the object's text and read the call from the value.
-fn salvaged_call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Format) -> Option<ObjectCall<'a>> {
+fn salvaged_call_at<'a>(
+    text: &'a str,
+    start: usize,
+    keys: &Keys,
+    format: Format,
+) -> Option<ObjectCall<'a>> {
     let (end, closed) = object_extent(text, start)?;
-    let value = crate::salvage::salvage(text.get(start..end)?).ok()?.to_value().ok()?;
+    let value = crate::salvage::salvage(text.get(start..end)?)
+        .ok()?
+        .to_value()
+        .ok()?;
     let mut obj = value.as_object()?;
-    let id = obj.get("id").and_then(|v| v.as_str()).map(|s| Cow::Owned(s.to_owned()));
+    let id = obj
+        .get("id")
+        .and_then(|v| v.as_str())
+        .map(|s| Cow::Owned(s.to_owned()));
     if let Some(inner) = obj.get("function").and_then(|f| f.as_object()) {
         obj = inner;
     }
@@ -147,7 +178,17 @@ fn salvaged_call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Format
         None => return None,
     };
     let span = Span::new(start, end);
-    Some(ObjectCall { call: RawCall { name, arguments, id, format, span }, end, closed })
+    Some(ObjectCall {
+        call: RawCall {
+            name,
+            arguments,
+            id,
+            format,
+            span,
+        },
+        end,
+        closed,
+    })
 }
 
 /// Calls in the array that opens at byte `start` (a `[`).
@@ -176,33 +217,70 @@ pub(crate) fn calls_in_array<'a>(
     let mut i = scan::skip_ws(text, start + 1);
     loop {
         match bytes.get(i) {
-            None => return Some(ArrayCalls { calls, end: text.len(), closed: false, all_calls }),
-            Some(b']') => return Some(ArrayCalls { calls, end: i + 1, closed: true, all_calls }),
-            Some(b'{') => match call_at(text, i, keys, format) {
-                Some(oc) => {
+            None => {
+                return Some(ArrayCalls {
+                    calls,
+                    end: text.len(),
+                    closed: false,
+                    all_calls,
+                });
+            }
+            Some(b']') => {
+                return Some(ArrayCalls {
+                    calls,
+                    end: i + 1,
+                    closed: true,
+                    all_calls,
+                });
+            }
+            Some(b'{') => {
+                if let Some(oc) = call_at(text, i, keys, format) {
                     calls.push(oc.call);
                     if !oc.closed {
-                        return Some(ArrayCalls { calls, end: text.len(), closed: false, all_calls });
+                        return Some(ArrayCalls {
+                            calls,
+                            end: text.len(),
+                            closed: false,
+                            all_calls,
+                        });
                     }
                     i = oc.end;
-                }
-                None => {
+                } else {
                     all_calls = false;
                     match scan::value_end(text, i)? {
                         End::Closed(e) => i = e,
                         End::Open => {
-                            return Some(ArrayCalls { calls, end: text.len(), closed: false, all_calls });
+                            return Some(ArrayCalls {
+                                calls,
+                                end: text.len(),
+                                closed: false,
+                                all_calls,
+                            });
                         }
                     }
                 }
-            },
+            }
             Some(_) => return None,
         }
         i = scan::skip_ws(text, i);
         match bytes.get(i) {
             Some(b',') => i = scan::skip_ws(text, i + 1),
-            Some(b']') => return Some(ArrayCalls { calls, end: i + 1, closed: true, all_calls }),
-            None => return Some(ArrayCalls { calls, end: text.len(), closed: false, all_calls }),
+            Some(b']') => {
+                return Some(ArrayCalls {
+                    calls,
+                    end: i + 1,
+                    closed: true,
+                    all_calls,
+                });
+            }
+            None => {
+                return Some(ArrayCalls {
+                    calls,
+                    end: text.len(),
+                    closed: false,
+                    all_calls,
+                });
+            }
             Some(_) => return None,
         }
     }
@@ -210,7 +288,9 @@ pub(crate) fn calls_in_array<'a>(
 
 /// `at + marker.len()` when `text[at..]` starts with `marker`.
 pub(crate) fn after(text: &str, at: usize, marker: &str) -> Option<usize> {
-    text.get(at..)?.starts_with(marker).then_some(at + marker.len())
+    text.get(at..)?
+        .starts_with(marker)
+        .then_some(at + marker.len())
 }
 
 /// `i` moved past `marker` (and the whitespace before it) when it follows; else `i`.
@@ -222,8 +302,13 @@ pub(crate) fn skip_closer(text: &str, i: usize, marker: &str) -> usize {
 /// Skip an opening code fence (```` ```json ```` and a newline) at `i`, if there is one.
 pub(crate) fn skip_fence_open(text: &str, i: usize) -> usize {
     let Some(rest) = text.get(i..) else { return i };
-    let Some(after_ticks) = rest.strip_prefix("```") else { return i };
-    let lang_len = after_ticks.bytes().take_while(u8::is_ascii_alphanumeric).count();
+    let Some(after_ticks) = rest.strip_prefix("```") else {
+        return i;
+    };
+    let lang_len = after_ticks
+        .bytes()
+        .take_while(u8::is_ascii_alphanumeric)
+        .count();
     scan::skip_ws(text, i + 3 + lang_len)
 }
 
@@ -243,7 +328,10 @@ mod tests {
         assert_eq!(c.call.id.as_deref(), Some("x"));
         let t = r#"{"name": "get_weather</arg_value>", "arguments": "hello"}"#;
         let c = call_at(t, 0, &NAME_ARGUMENTS, Format::Json).unwrap();
-        assert_eq!((&*c.call.name, &*c.call.arguments), ("get_weather", r#""hello""#));
+        assert_eq!(
+            (&*c.call.name, &*c.call.arguments),
+            ("get_weather", r#""hello""#)
+        );
     }
 
     #[test]
