@@ -22,6 +22,8 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
     (Format::Step3, super::step3::MARKERS, super::step3::parse),
     (Format::MinimaxM2, super::minimax_m2::MARKERS, super::minimax_m2::parse),
     (Format::MuseGlimmer, super::muse_glimmer::MARKERS, super::muse_glimmer::parse),
+    (Format::DeepseekV3, super::deepseek_v3::MARKERS, super::deepseek_v3::parse),
+    (Format::DeepseekV31, super::deepseek_v31::MARKERS, super::deepseek_v31::parse),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the

@@ -4,6 +4,8 @@
 //! Status: skeleton. Types and the format trait are fixed; the driver and formats are
 //! being filled in.
 
+mod deepseek_v3;
+mod deepseek_v31;
 mod deepseek_v32_dsml;
 mod deepseek_v4_dsml;
 mod format;
