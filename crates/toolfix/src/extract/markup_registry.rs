@@ -24,6 +24,7 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
     (Format::MuseGlimmer, super::muse_glimmer::MARKERS, super::muse_glimmer::parse),
     (Format::DeepseekV3, super::deepseek_v3::MARKERS, super::deepseek_v3::parse),
     (Format::DeepseekV31, super::deepseek_v31::MARKERS, super::deepseek_v31::parse),
+    (Format::GptOssHarmony, super::gpt_oss_harmony::MARKERS, super::gpt_oss_harmony::parse),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the

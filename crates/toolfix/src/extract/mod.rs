@@ -10,6 +10,7 @@ mod deepseek_v32_dsml;
 mod deepseek_v4_dsml;
 mod format;
 mod glm45;
+mod gpt_oss_harmony;
 mod glm47;
 mod invoke;
 mod kimi_k2;
