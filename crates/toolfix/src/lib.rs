@@ -22,8 +22,8 @@
 #![deny(missing_docs)]
 
 mod error;
-mod limits;
 pub mod extract;
+mod limits;
 pub mod salvage;
 mod span;
 

@@ -40,6 +40,9 @@ impl Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_input_bytes: Self::DEFAULT_MAX_INPUT_BYTES, max_depth: Self::DEFAULT_MAX_DEPTH }
+        Limits {
+            max_input_bytes: Self::DEFAULT_MAX_INPUT_BYTES,
+            max_depth: Self::DEFAULT_MAX_DEPTH,
+        }
     }
 }

@@ -56,13 +56,19 @@ impl Span {
     /// The span moved right by `offset` bytes (for text found inside a larger text).
     #[must_use]
     pub const fn shift(self, offset: usize) -> Self {
-        Span { start: self.start + offset, end: self.end + offset }
+        Span {
+            start: self.start + offset,
+            end: self.end + offset,
+        }
     }
 }
 
 impl From<Range<usize>> for Span {
     fn from(r: Range<usize>) -> Self {
-        Span { start: r.start, end: r.end }
+        Span {
+            start: r.start,
+            end: r.end,
+        }
     }
 }
 

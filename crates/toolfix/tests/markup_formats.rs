@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use toolfix::extract::{parse_markup_for_tests, Format, ToolLookup};
+use toolfix::extract::{Format, ToolLookup, parse_markup_for_tests};
 
 /// Rows whose expected calls toolfix deliberately does not reproduce, and why.
 const DIFFERENCES: &[(&str, &str)] = &[];
@@ -39,7 +39,12 @@ fn corpus_rows() {
         let tools: Option<HashMap<String, Value>> = row["tools"].as_array().map(|tools| {
             tools
                 .iter()
-                .map(|t| (t["name"].as_str().unwrap().to_owned(), t["parameters"].clone()))
+                .map(|t| {
+                    (
+                        t["name"].as_str().unwrap().to_owned(),
+                        t["parameters"].clone(),
+                    )
+                })
                 .collect()
         });
         let lookup = tools.as_ref().map(|t| t as &dyn ToolLookup);
@@ -64,12 +69,21 @@ fn corpus_rows() {
         if ok == listed {
             failures.push(format!(
                 "{id}: {}\n  got: {got:?}\n  expected: {expected:?}",
-                if ok { "passes but is listed in DIFFERENCES" } else { "fails" }
+                if ok {
+                    "passes but is listed in DIFFERENCES"
+                } else {
+                    "fails"
+                }
             ));
         }
     }
     for (format, (pass, total)) in &counts {
         println!("{format:20} {pass:3}/{total:3}");
     }
-    assert!(failures.is_empty(), "{} rows:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} rows:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -6,9 +6,9 @@
 //! ASCII `|`. Missing per-call markers, a missing section end and calls cut off at the
 //! end keep what was given (the JSON is returned as written; the driver salvages it).
 
+use super::Format;
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags;
-use super::Format;
 use crate::Span;
 use std::borrow::Cow;
 
@@ -46,7 +46,9 @@ fn tok_at(text: &str, pos: usize) -> Option<(Tok, usize)> {
         ("tool▁sep", Tok::Sep),
     ] {
         if let Some(after) = inner.strip_prefix(name) {
-            let after = after.strip_prefix('｜').or_else(|| after.strip_prefix('|'))?;
+            let after = after
+                .strip_prefix('｜')
+                .or_else(|| after.strip_prefix('|'))?;
             let after = after.strip_prefix('>')?;
             return Some((tok, text.len() - after.len()));
         }
@@ -141,7 +143,9 @@ fn call<'a>(header: &'a str, body: &'a str, span: Span) -> Option<RawCall<'a>> {
 
 /// The text inside a ```json fence (the closing fence may be missing).
 fn strip_fence(text: &str) -> &str {
-    let Some(inner) = text.strip_prefix("```") else { return text };
+    let Some(inner) = text.strip_prefix("```") else {
+        return text;
+    };
     let inner = inner.strip_prefix("json").unwrap_or(inner);
     let inner = inner.trim_end();
     inner.strip_suffix("```").unwrap_or(inner).trim()
@@ -191,10 +195,16 @@ pub(super) mod tests {
     fn malformed() {
         // Unclosed JSON is returned as written, for salvage.
         let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-        assert_eq!(calls(text, V3), vec![("get_weather".into(), "{\"city\": \"Tokyo\"".into(), V3)]);
+        assert_eq!(
+            calls(text, V3),
+            vec![("get_weather".into(), "{\"city\": \"Tokyo\"".into(), V3)]
+        );
         // Per-call markers missing.
         let text = "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{}\n```<｜tool▁calls▁end｜>";
-        assert_eq!(calls(text, V3), vec![("get_weather".into(), "{}".into(), V3)]);
+        assert_eq!(
+            calls(text, V3),
+            vec![("get_weather".into(), "{}".into(), V3)]
+        );
         // Cut off in the name.
         assert_eq!(calls("<｜tool▁calls▁begin｜>get_weather", V3), vec![]);
         // A V3.1 section is not V3.

@@ -3,9 +3,9 @@
 //! The name runs to `<arg_key>` or `</tool_call>` with no newline after it (a name
 //! followed by a newline is read as `glm45`, the same grammar). See `glm45`.
 
+use super::Format;
 use super::glm45::parse_glm;
 use super::parsed::{Cx, Parsed};
-use super::Format;
 
 /// Start marker.
 pub(crate) const MARKERS: &[&str] = &["<tool_call>"];
@@ -18,7 +18,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
 
     fn calls(text: &str) -> Vec<(String, Value)> {
         let cx = Cx { tools: None };
@@ -29,7 +29,10 @@ mod tests {
             match parse(text, at, &cx) {
                 Some(p) => {
                     out.extend(p.calls.into_iter().map(|c| {
-                        (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap())
+                        (
+                            c.name.into_owned(),
+                            serde_json::from_str(&c.arguments).unwrap(),
+                        )
                     }));
                     pos = p.end;
                 }
@@ -41,7 +44,10 @@ mod tests {
 
     #[test]
     fn corpus_examples() {
-        assert_eq!(calls("<tool_call>get_current_date</tool_call>"), vec![("get_current_date".into(), json!({}))]);
+        assert_eq!(
+            calls("<tool_call>get_current_date</tool_call>"),
+            vec![("get_current_date".into(), json!({}))]
+        );
         let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call><tool_call>get_weather<arg_key>city</arg_key><arg_value>Shanghai</arg_value></tool_call>";
         assert_eq!(
             calls(text),
@@ -57,14 +63,23 @@ mod tests {
         let text = "<tool_call>process<arg_key>count</arg_key><arg_value>42</arg_value><arg_key>b</arg_key><arg_value>True</arg_value><arg_key>n</arg_key><arg_value>None</arg_value><arg_key>data</arg_key><arg_value>{\"k\": [1, 2]}</arg_value><arg_key>t</arg_key><arg_value>string value</arg_value></tool_call>";
         assert_eq!(
             calls(text),
-            vec![("process".into(), json!({"count": 42, "b": true, "n": null, "data": {"k": [1, 2]}, "t": "string value"}))]
+            vec![(
+                "process".into(),
+                json!({"count": 42, "b": true, "n": null, "data": {"k": [1, 2]}, "t": "string value"})
+            )]
         );
     }
 
     #[test]
     fn leaked_markup_and_cut_off() {
         let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris";
-        assert_eq!(calls(text), vec![("get_weather".into(), json!({"city": "Paris"}))]);
-        assert_eq!(calls("<tool_call>get_weather\n<arg_key>city</arg_key></tool_call>"), vec![]);
+        assert_eq!(
+            calls(text),
+            vec![("get_weather".into(), json!({"city": "Paris"}))]
+        );
+        assert_eq!(
+            calls("<tool_call>get_weather\n<arg_key>city</arg_key></tool_call>"),
+            vec![]
+        );
     }
 }

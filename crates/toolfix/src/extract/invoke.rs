@@ -5,10 +5,10 @@
 //! `</invoke>` ends the call at the next invoke, at a stop token of the format, or at the
 //! end of the text (a cut-off call keeps what was given).
 
+use super::Format;
 use super::params::{Args, Untyped};
 use super::parsed::{Cx, RawCall};
 use super::tags::{self, Ns, Tag};
-use super::Format;
 use crate::Span;
 use std::borrow::Cow;
 
@@ -40,7 +40,9 @@ enum Next<'a> {
 fn next<'a>(text: &'a str, from: usize, syn: &Syntax) -> Next<'a> {
     let mut pos = from;
     loop {
-        let Some(off) = text.get(pos..).and_then(|r| r.find('<')) else { return Next::End };
+        let Some(off) = text.get(pos..).and_then(|r| r.find('<')) else {
+            return Next::End;
+        };
         let lt = pos + off;
         let rest = text.get(lt..).unwrap_or("");
         if syn.stops.iter().any(|s| rest.starts_with(s)) {
@@ -80,7 +82,11 @@ pub(crate) fn parse_invoke<'a>(
                 let (value, after) = param_value(text, tag.end, syn);
                 let key = tags::attr(tag.rest, "name").filter(|k| !k.is_empty());
                 if let (Some(args), Some(key)) = (args.as_mut(), key) {
-                    let value = if syn.framing { tags::strip_framing(value) } else { value };
+                    let value = if syn.framing {
+                        tags::strip_framing(value)
+                    } else {
+                        value
+                    };
                     args.push_raw(key, value, syn.untyped);
                 }
                 pos = after;
@@ -113,7 +119,9 @@ pub(crate) fn parse_invokes<'a>(
     let mut calls = Vec::new();
     loop {
         let p = tags::skip_ws(text, pos);
-        let Some((call, after)) = parse_invoke(text, p, syn, cx) else { break };
+        let Some((call, after)) = parse_invoke(text, p, syn, cx) else {
+            break;
+        };
         calls.extend(call);
         pos = after;
     }

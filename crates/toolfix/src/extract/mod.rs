@@ -9,9 +9,10 @@ mod deepseek_v31;
 mod deepseek_v32_dsml;
 mod deepseek_v4_dsml;
 mod format;
+mod gemma4;
 mod glm45;
-mod gpt_oss_harmony;
 mod glm47;
+mod gpt_oss_harmony;
 mod invoke;
 mod kimi_k2;
 mod lfm2;
@@ -58,7 +59,9 @@ pub trait ToolLookup {
     fn parameters(&self, name: &str) -> Option<&serde_json::Value>;
 }
 
-impl<S: std::hash::BuildHasher> ToolLookup for std::collections::HashMap<String, serde_json::Value, S> {
+impl<S: std::hash::BuildHasher> ToolLookup
+    for std::collections::HashMap<String, serde_json::Value, S>
+{
     fn is_known(&self, name: &str) -> bool {
         self.contains_key(name)
     }

@@ -2,11 +2,11 @@
 //! Python calls one per line (see `pycall`). The closer may be missing; a bracketed list
 //! inside the block is accepted too.
 
+use super::Format;
 use super::parsed::{Cx, Parsed};
 use super::pycall::{self, Layout};
 use super::pythonic::to_parsed;
 use super::tags;
-use super::Format;
 
 const START: &str = "<function_calls>";
 const END: &str = "</function_calls>";
@@ -23,7 +23,14 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     let (calls, end) = if tags::at(text, p, "[") && pycall::looks_like_call(text, p + 1) {
         let (calls, end) = pycall::parse_calls(text, p + 1, Layout::List);
         let q = tags::skip_ws(text, end);
-        (calls, if tags::at(text, q, END) { q + END.len() } else { end })
+        (
+            calls,
+            if tags::at(text, q, END) {
+                q + END.len()
+            } else {
+                end
+            },
+        )
     } else if pycall::looks_like_call(text, p) {
         pycall::parse_calls(text, p, Layout::Lines(END))
     } else {
@@ -35,7 +42,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
 
     fn calls(text: &str) -> (Vec<(String, Value)>, usize) {
         let at = text.find(START).unwrap();
@@ -44,7 +51,12 @@ mod tests {
             let calls = p
                 .calls
                 .into_iter()
-                .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
+                .map(|c| {
+                    (
+                        c.name.into_owned(),
+                        serde_json::from_str(&c.arguments).unwrap(),
+                    )
+                })
                 .collect();
             (calls, p.end)
         })
@@ -57,7 +69,10 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                ("get_weather".into(), json!({"city": "San Francisco", "metric": "celsius"})),
+                (
+                    "get_weather".into(),
+                    json!({"city": "San Francisco", "metric": "celsius"})
+                ),
                 ("get_weather".into(), json!({})),
                 ("do_something_cool".into(), json!({"steps": []})),
             ]
@@ -69,9 +84,13 @@ mod tests {
 
     #[test]
     fn malformed() {
-        let (got, _) = calls("<function_calls>bad(x=b'z')\nget_weather(city='SF')</function_calls>");
+        let (got, _) =
+            calls("<function_calls>bad(x=b'z')\nget_weather(city='SF')</function_calls>");
         assert_eq!(got, vec![("get_weather".into(), json!({"city": "SF"}))]);
-        assert_eq!(calls("<function_calls>foo(x=1])</function_calls>").0, vec![]);
+        assert_eq!(
+            calls("<function_calls>foo(x=1])</function_calls>").0,
+            vec![]
+        );
         let (got, end) = calls("<function_calls>f(a=1)");
         assert_eq!(got, vec![("f".into(), json!({"a": 1}))]);
         assert_eq!(end, "<function_calls>f(a=1)".len());

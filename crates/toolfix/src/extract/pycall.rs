@@ -73,7 +73,12 @@ pub(crate) fn parse_calls(text: &str, pos: usize, layout: Layout) -> (Vec<PyCall
         let start = c.pos;
         match c.call() {
             Some((name, arguments)) => {
-                calls.push(PyCall { name, arguments, start, end: c.pos });
+                calls.push(PyCall {
+                    name,
+                    arguments,
+                    start,
+                    end: c.pos,
+                });
                 c.ws_in(layout);
                 if let Some(end) = c.closer(layout) {
                     return (calls, end);
@@ -205,7 +210,10 @@ impl<'a> Cursor<'a> {
             Some(b) if b.is_ascii_alphabetic() || b == b'_' => self.pos += 1,
             _ => return None,
         }
-        while self.peek().is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        while self
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
             self.pos += 1;
         }
         self.text.get(start..self.pos)
@@ -213,7 +221,11 @@ impl<'a> Cursor<'a> {
     fn dotted_ident(&mut self) -> Option<&'a str> {
         let start = self.pos;
         self.ident()?;
-        while self.peek() == Some(b'.') && self.peek_at(1).is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') {
+        while self.peek() == Some(b'.')
+            && self
+                .peek_at(1)
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        {
             self.pos += 1;
             self.ident()?;
         }
@@ -299,7 +311,9 @@ impl<'a> Cursor<'a> {
             }
             // After a complete value: close containers or move to the next element.
             loop {
-                let Some(frame) = stack.last().copied() else { return Some(()) };
+                let Some(frame) = stack.last().copied() else {
+                    return Some(());
+                };
                 self.ws();
                 let close = match frame {
                     Frame::Seq(close) => close,
@@ -372,13 +386,17 @@ impl<'a> Cursor<'a> {
 
     fn number(&mut self, out: &mut String) -> Option<()> {
         let start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'_'))
-        {
+        while self.peek().is_some_and(|b| {
+            b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'_')
+        }) {
             self.pos += 1;
         }
-        let raw: String = self.text.get(start..self.pos)?.chars().filter(|&c| c != '_').collect();
+        let raw: String = self
+            .text
+            .get(start..self.pos)?
+            .chars()
+            .filter(|&c| c != '_')
+            .collect();
         let raw = raw.strip_prefix('+').unwrap_or(&raw);
         let (sign, body) = raw.strip_prefix('-').map_or(("", raw), |b| ("-", b));
         let mut norm = String::from(sign);
@@ -472,7 +490,7 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
 
     fn args(call: &str) -> Option<Value> {
         let mut c = Cursor { text: call, pos: 0 };
@@ -483,14 +501,33 @@ mod tests {
     #[test]
     fn literals() {
         assert_eq!(
-            args("f(name='John Doe', age=37, address={'city': 'SF', 1: 2}, role=None, ok=True, l=['a', (1, 2)], e=[], d={})"),
-            Some(json!({"name": "John Doe", "age": 37, "address": {"city": "SF", "1": 2}, "role": null, "ok": true, "l": ["a", [1, 2]], "e": [], "d": {}}))
+            args(
+                "f(name='John Doe', age=37, address={'city': 'SF', 1: 2}, role=None, ok=True, l=['a', (1, 2)], e=[], d={})"
+            ),
+            Some(
+                json!({"name": "John Doe", "age": 37, "address": {"city": "SF", "1": 2}, "role": null, "ok": true, "l": ["a", [1, 2]], "e": [], "d": {}})
+            )
         );
-        assert_eq!(args(r#"f(a='Martha\'s', b='\"x\"', c="tab\tq", d=r'C:\new')"#), Some(json!({"a": "Martha's", "b": "\"x\"", "c": "tab\tq", "d": "C:\\new"})));
-        assert_eq!(args("f(a=-1.5e3, b=.5, c=5., d=+2, e=1_000)"), Some(json!({"a": -1.5e3, "b": 0.5, "c": 5.0, "d": 2, "e": 1000})));
-        assert_eq!(args("f(a=[1, 2,], b={'k': 'v',})"), Some(json!({"a": [1, 2], "b": {"k": "v"}})));
-        assert_eq!(args("f(a=null, b=true)"), Some(json!({"a": null, "b": true})));
-        assert_eq!(args("f(a='''multi\nline''')"), Some(json!({"a": "multi\nline"})));
+        assert_eq!(
+            args(r#"f(a='Martha\'s', b='\"x\"', c="tab\tq", d=r'C:\new')"#),
+            Some(json!({"a": "Martha's", "b": "\"x\"", "c": "tab\tq", "d": "C:\\new"}))
+        );
+        assert_eq!(
+            args("f(a=-1.5e3, b=.5, c=5., d=+2, e=1_000)"),
+            Some(json!({"a": -1.5e3, "b": 0.5, "c": 5.0, "d": 2, "e": 1000}))
+        );
+        assert_eq!(
+            args("f(a=[1, 2,], b={'k': 'v',})"),
+            Some(json!({"a": [1, 2], "b": {"k": "v"}}))
+        );
+        assert_eq!(
+            args("f(a=null, b=true)"),
+            Some(json!({"a": null, "b": true}))
+        );
+        assert_eq!(
+            args("f(a='''multi\nline''')"),
+            Some(json!({"a": "multi\nline"}))
+        );
     }
 
     #[test]

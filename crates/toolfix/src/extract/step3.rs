@@ -5,11 +5,11 @@
 //! Values are raw text with whitespace kept exactly (typed through the schema). Missing
 //! outer markers, closers, and calls cut off at the end keep what was given.
 
+use super::Format;
 use super::invoke::{self, Syntax};
 use super::params::Untyped;
 use super::parsed::{Cx, Parsed};
 use super::tags::{self, Ns};
-use super::Format;
 
 const CALLS_BEGIN: &str = "<｜tool_calls_begin｜>";
 const CALLS_END: &str = "<｜tool_calls_end｜>";
@@ -55,12 +55,16 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         }
         let Some(invoke_at) = find_invoke(text, p + CALL_BEGIN.len()) else {
             // No invoke in this call block: skip it.
-            let Some(close) = text.get(p..).and_then(|r| r.find(CALL_END)) else { break };
+            let Some(close) = text.get(p..).and_then(|r| r.find(CALL_END)) else {
+                break;
+            };
             end = p + close + CALL_END.len();
             pos = end;
             continue;
         };
-        let Some((call, after)) = invoke::parse_invoke(text, invoke_at, &STEP3, cx) else { break };
+        let Some((call, after)) = invoke::parse_invoke(text, invoke_at, &STEP3, cx) else {
+            break;
+        };
         calls.extend(call);
         end = after;
         let q = tags::skip_ws(text, after);
@@ -95,17 +99,24 @@ fn find_invoke(text: &str, from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
+    use serde_json::{Value, json};
     use std::collections::HashMap;
 
     fn calls(text: &str, tools: Option<&HashMap<String, Value>>) -> Vec<(String, Value)> {
         let at = MARKERS.iter().filter_map(|m| text.find(m)).min().unwrap();
-        let cx = Cx { tools: tools.map(|t| t as &dyn super::super::ToolLookup) };
+        let cx = Cx {
+            tools: tools.map(|t| t as &dyn super::super::ToolLookup),
+        };
         parse(text, at, &cx)
             .map(|p| {
                 p.calls
                     .into_iter()
-                    .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
+                    .map(|c| {
+                        (
+                            c.name.into_owned(),
+                            serde_json::from_str(&c.arguments).unwrap(),
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -116,7 +127,10 @@ mod tests {
         let text = "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"get_weather\"><steptml:parameter name=\"city\">Tokyo</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_sep｜><｜tool_call_begin｜><steptml:invoke name=\"get_time\"><steptml:parameter name=\"timezone\">Asia/Tokyo</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
         assert_eq!(
             calls(text, None),
-            vec![("get_weather".into(), json!({"city": "Tokyo"})), ("get_time".into(), json!({"timezone": "Asia/Tokyo"}))]
+            vec![
+                ("get_weather".into(), json!({"city": "Tokyo"})),
+                ("get_time".into(), json!({"timezone": "Asia/Tokyo"}))
+            ]
         );
     }
 
@@ -130,7 +144,10 @@ mod tests {
         let text = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>edit_file\n<steptml:invoke name=\"edit_file\"><steptml:parameter name=\"old\">    if x:\n        return 1\n</steptml:parameter><steptml:parameter name=\"indent\"> 4 </steptml:parameter><steptml:parameter name=\"on\"> true </steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
         assert_eq!(
             calls(text, Some(&tools)),
-            vec![("edit_file".into(), json!({"old": "    if x:\n        return 1\n", "indent": 4, "on": true}))]
+            vec![(
+                "edit_file".into(),
+                json!({"old": "    if x:\n        return 1\n", "indent": 4, "on": true})
+            )]
         );
     }
 
@@ -140,7 +157,8 @@ mod tests {
         let text = "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"func\">";
         assert_eq!(calls(text, None), vec![("func".into(), json!({}))]);
         // Section marker missing.
-        let text = "<｜tool_call_begin｜><steptml:invoke name=\"f\"></steptml:invoke><｜tool_call_end｜>";
+        let text =
+            "<｜tool_call_begin｜><steptml:invoke name=\"f\"></steptml:invoke><｜tool_call_end｜>";
         assert_eq!(calls(text, None), vec![("f".into(), json!({}))]);
         // </steptml:invoke> missing: the call ends at <｜tool_call_end｜>.
         let text = "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"f\"><steptml:parameter name=\"a\">x<｜tool_call_end｜><｜tool_calls_end｜> after";

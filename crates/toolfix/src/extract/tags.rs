@@ -71,13 +71,22 @@ pub(crate) fn tag_at(text: &str, pos: usize, ns: Ns) -> Option<Tag<'_>> {
     let name = rest.get(..name_len)?;
     let tail = rest.get(name_len..)?;
     let limit = tail.len().min(MAX_TAG);
-    let gt = tail.get(..limit)?.bytes().position(|b| matches!(b, b'>' | b'<' | b'\n'))?;
+    let gt = tail
+        .get(..limit)?
+        .bytes()
+        .position(|b| matches!(b, b'>' | b'<' | b'\n'))?;
     if tail.as_bytes().get(gt) != Some(&b'>') {
         return None;
     }
     let attrs = tail.get(..gt)?;
     let end = text.len() - tail.len() + gt + 1;
-    Some(Tag { start: pos, end, close, name, rest: attrs })
+    Some(Tag {
+        start: pos,
+        end,
+        close,
+        name,
+        rest: attrs,
+    })
 }
 
 fn skip_bars(text: &str) -> Option<&str> {
@@ -103,7 +112,10 @@ pub(crate) fn attr<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
     loop {
         let idx = search.find(key)?;
         let before_ok = idx == 0
-            || search.as_bytes().get(idx - 1).is_some_and(|b| b.is_ascii_whitespace());
+            || search
+                .as_bytes()
+                .get(idx - 1)
+                .is_some_and(|b| b.is_ascii_whitespace());
         let after = search.get(idx + key.len()..)?;
         if before_ok {
             if let Some(value) = after.trim_start().strip_prefix('=') {
@@ -117,10 +129,15 @@ pub(crate) fn attr<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
 fn attr_value(value: &str) -> &str {
     for quote in ['"', '\''] {
         if let Some(inner) = value.strip_prefix(quote) {
-            return inner.find(quote).and_then(|end| inner.get(..end)).unwrap_or(inner);
+            return inner
+                .find(quote)
+                .and_then(|end| inner.get(..end))
+                .unwrap_or(inner);
         }
     }
-    let end = value.find(|c: char| c.is_whitespace() || c == '/').unwrap_or(value.len());
+    let end = value
+        .find(|c: char| c.is_whitespace() || c == '/')
+        .unwrap_or(value.len());
     value.get(..end).unwrap_or(value)
 }
 
@@ -134,7 +151,9 @@ pub(crate) fn clean_name(raw: &str) -> Option<&str> {
     name = name.trim_matches(['"', '\'', '`']).trim();
     let ok = !name.is_empty()
         && name.len() <= 256
-        && !name.chars().any(|c| c.is_whitespace() || matches!(c, '{' | '}' | '(' | ')' | '>'));
+        && !name
+            .chars()
+            .any(|c| c.is_whitespace() || matches!(c, '{' | '}' | '(' | ')' | '>'));
     ok.then_some(name)
 }
 
@@ -168,7 +187,10 @@ mod tests {
     #[test]
     fn lexes_plain_and_prefixed() {
         let t = tag_at("<function=get_weather>", 0, Ns::Plain).unwrap();
-        assert_eq!((t.name, t.rest, t.close, t.end), ("function", "=get_weather", false, 22));
+        assert_eq!(
+            (t.name, t.rest, t.close, t.end),
+            ("function", "=get_weather", false, 22)
+        );
         let t = tag_at("</steptml:parameter>x", 0, Ns::Prefix("steptml:")).unwrap();
         assert!(t.is_close("parameter"));
         assert!(tag_at("<function=get_weather\n<parameter=x>", 0, Ns::Plain).is_none());
@@ -185,7 +207,11 @@ mod tests {
             assert!(t.is_open("invoke"));
             assert_eq!(attr(t.rest, "name"), Some("a"));
         }
-        assert!(tag_at("</｜｜DSML｜｜parameter>", 0, Ns::Dsml).unwrap().is_close("parameter"));
+        assert!(
+            tag_at("</｜｜DSML｜｜parameter>", 0, Ns::Dsml)
+                .unwrap()
+                .is_close("parameter")
+        );
         assert!(tag_at("<DSML｜invoke>", 0, Ns::Dsml).is_none());
     }
 

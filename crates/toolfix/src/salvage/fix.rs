@@ -159,7 +159,11 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for k in FixKind::ALL {
             assert!(seen.insert(k.as_str()), "duplicate name {k}");
-            assert!(k.as_str().bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
+            assert!(
+                k.as_str()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'_')
+            );
         }
     }
 }

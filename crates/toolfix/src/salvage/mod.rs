@@ -85,7 +85,9 @@ impl<'a> Salvaged<'a> {
     /// True when a string value was cut off mid-way ([`FixKind::TruncatedString`]).
     #[must_use]
     pub fn has_truncated_string(&self) -> bool {
-        self.fixes.iter().any(|f| f.kind == FixKind::TruncatedString)
+        self.fixes
+            .iter()
+            .any(|f| f.kind == FixKind::TruncatedString)
     }
 
     /// The repaired value.
@@ -96,7 +98,10 @@ impl<'a> Salvaged<'a> {
     /// allows but `serde_json::Value` cannot hold.
     pub fn to_value(&self) -> Result<serde_json::Value> {
         serde_json::from_str(&self.text).map_err(|e| {
-            Error::new(ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"))
+            Error::new(
+                ErrorKind::Syntax,
+                format!("repaired JSON does not fit a value: {e}"),
+            )
         })
     }
 }
@@ -120,7 +125,11 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
     if input.len() > limits.max_input_bytes {
         return Err(Error::new(
             ErrorKind::InputTooLarge,
-            format!("input is {} bytes, over the limit of {} bytes", input.len(), limits.max_input_bytes),
+            format!(
+                "input is {} bytes, over the limit of {} bytes",
+                input.len(),
+                limits.max_input_bytes
+            ),
         ));
     }
     if input.trim().is_empty() {
@@ -128,7 +137,10 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
     }
     // Placeholder until the lenient parser lands: strict JSON only.
     match serde_json::from_str::<serde::de::IgnoredAny>(input) {
-        Ok(_) => Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() }),
+        Ok(_) => Ok(Salvaged {
+            text: Cow::Borrowed(input),
+            fixes: Vec::new(),
+        }),
         Err(e) => Err(Error::at(ErrorKind::Syntax, e.to_string(), input, 0)),
     }
 }
