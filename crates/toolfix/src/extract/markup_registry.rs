@@ -70,6 +70,11 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
         super::gpt_oss_harmony::parse,
     ),
     (Format::Gemma4, super::gemma4::MARKERS, super::gemma4::parse),
+    (
+        Format::MinimaxM3,
+        super::minimax_m3::MARKERS,
+        super::minimax_m3::parse,
+    ),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the

@@ -18,6 +18,7 @@ mod kimi_k2;
 mod lfm2;
 mod markup_registry;
 mod minimax_m2;
+mod minimax_m3;
 mod muse_glimmer;
 mod olmo3;
 mod params;
