@@ -54,6 +54,27 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
         super::muse_glimmer::MARKERS,
         super::muse_glimmer::parse,
     ),
+    (
+        Format::DeepseekV3,
+        super::deepseek_v3::MARKERS,
+        super::deepseek_v3::parse,
+    ),
+    (
+        Format::DeepseekV31,
+        super::deepseek_v31::MARKERS,
+        super::deepseek_v31::parse,
+    ),
+    (
+        Format::GptOssHarmony,
+        super::gpt_oss_harmony::MARKERS,
+        super::gpt_oss_harmony::parse,
+    ),
+    (Format::Gemma4, super::gemma4::MARKERS, super::gemma4::parse),
+    (
+        Format::MinimaxM3,
+        super::minimax_m3::MARKERS,
+        super::minimax_m3::parse,
+    ),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the
