@@ -22,6 +22,7 @@ fn corpus_and_own_cases() {
     let mut per_format: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut unexpected = Vec::new();
     let mut stale = Vec::new();
+    let (mut reasoning_rows, mut reasoning_ok) = (0, 0);
     for case in &cases {
         let counts = per_format.entry(case.format.clone()).or_default();
         counts.0 += 1;
@@ -32,6 +33,14 @@ fn corpus_and_own_cases() {
             continue;
         }
         let out = run_case(case);
+        if let Some(r) = &case.expected_reasoning {
+            reasoning_rows += 1;
+            if common::norm_ws(out["reasoning_content"].as_str().unwrap_or(""))
+                == common::norm_ws(r)
+            {
+                reasoning_ok += 1;
+            }
+        }
         match judge(case, &out) {
             Outcome::Pass => {
                 counts.1 += 1;
@@ -60,6 +69,8 @@ fn corpus_and_own_cases() {
         intended.len(),
         gaps.len()
     );
+    eprintln!("reasoning_ok: {reasoning_ok}/{reasoning_rows}");
+    assert_eq!(reasoning_ok, reasoning_rows, "reasoning_content differs");
     assert!(
         unexpected.is_empty(),
         "{} unexpected failures:\n{}",

@@ -64,6 +64,7 @@ mod mistral;
 mod mistral_v11;
 mod nemotron;
 mod phi4_mini;
+mod wrappers;
 mod xlam;
 // ---- markup formats (branch `extract-markup`) ----
 mod deepseek_v3;

@@ -87,6 +87,17 @@ pub(crate) static REGISTRY: &[Entry] = &[
     entry!(Nemotron, nemotron),
     // ---- markup formats whose marker is a bare `[` (branch `extract-markup`) ----
     entry!(Pythonic, pythonic),
+    // ---- markers around prose, dropped from it ----
+    Entry {
+        format: Format::DeepseekV3,
+        markers: super::wrappers::DEEPSEEK,
+        parse: super::wrappers::parse,
+    },
+    Entry {
+        format: Format::GptOssHarmony,
+        markers: super::wrappers::HARMONY,
+        parse: super::wrappers::parse,
+    },
     // ---- JSON in prose: last, it is the least specific ----
     entry!(Json, json_text),
 ];
@@ -99,6 +110,7 @@ pub(crate) static REASONING: &[(Option<&str>, &str)] = &[
     (Some("<mm:think>"), "</mm:think>"),
     (Some("<|START_THINKING|>"), "<|END_THINKING|>"),
     (Some("<|channel>thought"), "<channel|>"),
+    (Some("<|channel|>analysis<|message|>"), "<|end|>"),
     (None, "[BEGIN FINAL RESPONSE]"),
 ];
 

@@ -18,6 +18,7 @@ pub(crate) struct Case {
     pub(crate) tools: Option<HashMap<String, Value>>,
     pub(crate) expected_calls: Vec<Value>,
     pub(crate) expected_content: Option<String>,
+    pub(crate) expected_reasoning: Option<String>,
     pub(crate) content_asserted: bool,
     pub(crate) partial_args: bool,
 }
@@ -50,6 +51,9 @@ pub(crate) fn load_cases(path: &str) -> Vec<Case> {
                     .cloned()
                     .unwrap_or_default(),
                 expected_content: v["expected"]["content"].as_str().map(str::to_owned),
+                expected_reasoning: v["expected"]
+                    .get("reasoning_content")
+                    .map(|r| r.as_str().unwrap_or("").to_owned()),
                 content_asserted: v["source"]["content_asserted"].as_bool().unwrap_or(false),
                 partial_args: v["source"]["args_asserted"].as_str() == Some("partial"),
             }
