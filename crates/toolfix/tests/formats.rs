@@ -3,8 +3,6 @@
 //! `args_asserted` is `partial`) and, where `content_asserted`, the prose after whitespace
 //! normalisation. Rows in `intended_differences.txt` are deliberate departures.
 
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
-
 mod common;
 
 use common::{Case, Outcome, judge, load_cases, run_case};

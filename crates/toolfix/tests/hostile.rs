@@ -2,8 +2,6 @@
 //! automaton pass, a budget of failed parses, no re-scan per marker). No timing here: a
 //! quadratic scan would make this test take minutes instead of a fraction of a second.
 
-#![expect(clippy::unwrap_used, reason = "tests")]
-
 use toolfix::extract::stream::StreamExtractor;
 use toolfix::extract::{Message, Options, extract};
 
@@ -56,6 +54,4 @@ fn half_open_tags_everywhere() {
         }
         let _ = s.finish();
     }
-    assert!(!texts.is_empty());
-    let _ = texts.first().unwrap();
 }

@@ -2,8 +2,6 @@
 //! gives exactly the whole-text result; long replies too (where calls are sent before the
 //! stream ends).
 
-#![expect(clippy::unwrap_used, reason = "tests")]
-
 mod common;
 
 use toolfix::extract::stream::{StreamEvent, StreamExtractor};
@@ -16,8 +14,8 @@ struct Assembled {
     calls: Vec<ExtractedCall<'static>>,
 }
 
-fn whole(text: &str, tools: Option<&dyn ToolLookup>, options: &Options) -> Assembled {
-    let x = extract_with(&Message::new(text), tools, options);
+fn whole(text: &str, tools: Option<&dyn ToolLookup>, options: Options) -> Assembled {
+    let x = extract_with(&Message::new(text), tools, &options);
     Assembled {
         content: x.content.into_owned(),
         reasoning: x.reasoning_content.map(std::borrow::Cow::into_owned),
@@ -36,8 +34,8 @@ fn whole(text: &str, tools: Option<&dyn ToolLookup>, options: &Options) -> Assem
     }
 }
 
-fn streamed(chunks: &[&[u8]], tools: Option<&dyn ToolLookup>, options: &Options) -> Assembled {
-    let mut s = StreamExtractor::new(tools, *options);
+fn streamed(chunks: &[&[u8]], tools: Option<&dyn ToolLookup>, options: Options) -> Assembled {
+    let mut s = StreamExtractor::new(tools, options);
     let mut events = Vec::new();
     for c in chunks {
         events.extend(s.push(c));
@@ -83,16 +81,16 @@ fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
         Options::default(),
         Options::default().with_think_blocks(ThinkBlocks::Move),
     ] {
-        let expected = whole(text, tools, &options);
+        let expected = whole(text, tools, options);
         let bytes = text.as_bytes();
         assert_eq!(
-            streamed(&[bytes], tools, &options),
+            streamed(&[bytes], tools, options),
             expected,
             "{id}: fed whole"
         );
         let singles: Vec<&[u8]> = bytes.chunks(1).collect();
         assert_eq!(
-            streamed(&singles, tools, &options),
+            streamed(&singles, tools, options),
             expected,
             "{id}: byte by byte"
         );
@@ -106,7 +104,7 @@ fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
                 at = end;
             }
             assert_eq!(
-                streamed(&chunks, tools, &options),
+                streamed(&chunks, tools, options),
                 expected,
                 "{id}: random chunks"
             );
@@ -174,7 +172,7 @@ fn forced_open_reasoning_is_retracted() {
     let text = "The user wants weather.</think>Sure. <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
     let mut rng = Rng(1);
     check("forced", text, None, &mut rng);
-    let got = streamed(&[text.as_bytes()], None, &Options::default());
+    let got = streamed(&[text.as_bytes()], None, Options::default());
     assert_eq!(got.reasoning.as_deref(), Some("The user wants weather."));
     assert_eq!(got.content, "Sure. ");
     let _ = common::norm_ws;

@@ -157,6 +157,20 @@ fn call_matches(exp: &Value, got: &Value, partial: bool) -> bool {
     json_equal(ga, ea)
 }
 
+fn augment(i: usize, adj: &[Vec<usize>], seen: &mut [bool], match_of: &mut [usize]) -> bool {
+    for &j in &adj[i] {
+        if seen[j] {
+            continue;
+        }
+        seen[j] = true;
+        if match_of[j] == usize::MAX || augment(match_of[j], adj, seen, match_of) {
+            match_of[j] = i;
+            return true;
+        }
+    }
+    false
+}
+
 fn multiset_match(expected: &[Value], got: &[Value], partial: bool) -> bool {
     if expected.len() != got.len() {
         return false;
@@ -171,19 +185,6 @@ fn multiset_match(expected: &[Value], got: &[Value], partial: bool) -> bool {
         })
         .collect();
     let mut match_of = vec![usize::MAX; n];
-    fn augment(i: usize, adj: &[Vec<usize>], seen: &mut [bool], match_of: &mut [usize]) -> bool {
-        for &j in &adj[i] {
-            if seen[j] {
-                continue;
-            }
-            seen[j] = true;
-            if match_of[j] == usize::MAX || augment(match_of[j], adj, seen, match_of) {
-                match_of[j] = i;
-                return true;
-            }
-        }
-        false
-    }
     (0..n).all(|i| augment(i, &adj, &mut vec![false; n], &mut match_of))
 }
 
