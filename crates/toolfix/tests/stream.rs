@@ -177,3 +177,74 @@ fn forced_open_reasoning_is_retracted() {
     assert_eq!(got.content, "Sure. ");
     let _ = common::norm_ws;
 }
+
+mod properties {
+    use super::{Options, ThinkBlocks, streamed, whole};
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "Hello there. ",
+        "ünïcødé ✓ 北京 ",
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        "</tool_call>",
+        "{\"name\": \"f\", \"arguments\": {\"a\": 1}}",
+        "{\"name\": \"g\", \"arguments\": {\"b\": \"x}\"}}",
+        "[TOOL_CALLS]",
+        "[{\"name\": \"h\", \"arguments\": {}}]",
+        "<function=f>",
+        "<parameter=a>",
+        "</parameter>",
+        "</function>",
+        "```json\n",
+        "\n```",
+        "{",
+        "}",
+        "[",
+        "]",
+        "\"",
+        ";",
+        "\n",
+        "<|python_tag|>",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+        "functools[",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"x\": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "[f(a=1)]",
+    ];
+
+    fn long_prose() -> String {
+        "Plain words with (parens) and a < b, nothing to parse here. ".repeat(40)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn chunking_does_not_change_the_result(
+            picks in proptest::collection::vec(0..PIECES.len() + 1, 0..24),
+            cuts in proptest::collection::vec(1usize..40, 1..8),
+            move_blocks in any::<bool>(),
+        ) {
+            let prose = long_prose();
+            let text: String = picks.iter().map(|&i| PIECES.get(i).copied().unwrap_or(prose.as_str())).collect();
+            let options = if move_blocks {
+                Options::default().with_think_blocks(ThinkBlocks::Move)
+            } else {
+                Options::default()
+            };
+            let expected = whole(&text, None, options);
+            let bytes = text.as_bytes();
+            let mut chunks = Vec::new();
+            let mut at = 0;
+            let mut k = 0;
+            while at < bytes.len() {
+                let end = (at + cuts[k % cuts.len()]).min(bytes.len());
+                chunks.push(&bytes[at..end]);
+                at = end;
+                k += 1;
+            }
+            prop_assert_eq!(streamed(&chunks, None, options), expected);
+        }
+    }
+}
