@@ -56,19 +56,13 @@ impl Span {
     /// The span moved right by `offset` bytes (for text found inside a larger text).
     #[must_use]
     pub const fn shift(self, offset: usize) -> Self {
-        Span {
-            start: self.start + offset,
-            end: self.end + offset,
-        }
+        Span { start: self.start + offset, end: self.end + offset }
     }
 }
 
 impl From<Range<usize>> for Span {
     fn from(r: Range<usize>) -> Self {
-        Span {
-            start: r.start,
-            end: r.end,
-        }
+        Span { start: r.start, end: r.end }
     }
 }
 
@@ -111,7 +105,6 @@ pub(crate) fn floor_char_boundary(text: &str, i: usize) -> usize {
     i
 }
 
-#[cfg_attr(not(test), expect(dead_code, reason = "used by feedback and reports"))]
 /// `text` cut to at most `max` bytes on a char boundary, with `…` added when cut.
 #[must_use]
 pub(crate) fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {

@@ -73,13 +73,8 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
     }
     if values.is_empty() {
         return Err(first_error.unwrap_or_else(|| {
-            Error::at(
-                ErrorKind::NoJson,
-                "no JSON value found",
-                src,
-                skip_ws(b, 0, b.len()),
-            )
-            .with_hint("send a JSON object such as {\"key\": \"value\"}")
+            Error::at(ErrorKind::NoJson, "no JSON value found", src, skip_ws(b, 0, b.len()))
+                .with_hint("send a JSON object such as {\"key\": \"value\"}")
         }));
     }
     let mut edits = p.edits;
@@ -102,7 +97,7 @@ fn more_values(p: &mut Parser<'_>, values: &mut Vec<ValueSpan>) {
         let checkpoint = p.edits.checkpoint();
         let at = p.pos;
         if let Ok(v) = p.value() {
-            values.push(v)
+            values.push(v);
         } else {
             p.edits.rollback(checkpoint, at);
             p.reset_stack();
@@ -171,9 +166,7 @@ fn find_start(b: &[u8], from: usize, end: usize, jsonp: &mut bool) -> Option<usi
         return None;
     }
     let c = b[s];
-    let digit_follows = b
-        .get(s + 1)
-        .is_some_and(|d| d.is_ascii_digit() || *d == b'.');
+    let digit_follows = b.get(s + 1).is_some_and(|d| d.is_ascii_digit() || *d == b'.');
     if matches!(c, b'{' | b'[' | b'(' | b'0'..=b'9') || open_quote(b, s).is_some() {
         return Some(s);
     }
@@ -211,11 +204,7 @@ fn next_start(b: &[u8], from: usize, end: usize) -> Option<usize> {
         }
         if c == b'[' {
             let k = skip_ws(b, i + 1, end);
-            if matches!(
-                b.get(k),
-                Some(b'{' | b'[' | b'"' | b'\'' | b']' | b'-' | b'0'..=b'9')
-            ) || k >= end
-            {
+            if matches!(b.get(k), Some(b'{' | b'[' | b'"' | b'\'' | b']' | b'-' | b'0'..=b'9')) || k >= end {
                 return Some(i);
             }
         }
@@ -231,13 +220,7 @@ fn is_escaped_json(b: &[u8], s: usize, end: usize) -> bool {
 }
 
 /// Parse escaped JSON by unescaping one level and parsing that.
-fn escaped(
-    p: &mut Parser<'_>,
-    src: &str,
-    s: usize,
-    end: usize,
-    max_depth: usize,
-) -> Result<Option<ValueSpan>> {
+fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize) -> Result<Option<ValueSpan>> {
     let b = src.as_bytes();
     let mut text = String::with_capacity(end - s);
     let mut map: Vec<usize> = Vec::with_capacity(end - s + 1);
@@ -272,19 +255,14 @@ fn escaped(
     let inner = parse(&text, max_depth, false)?;
     let (out, fixes) = inner.finish(&text);
     let out = out.trim().to_owned();
-    p.edits
-        .replace(s, end, Cow::Owned(out), Some(K::EscapedJson));
+    p.edits.replace(s, end, Cow::Owned(out), Some(K::EscapedJson));
     for f in fixes {
         let a = map.get(f.span.start).copied().unwrap_or(end);
         let z = map.get(f.span.end).copied().unwrap_or(end);
         p.edits.note(a, z.max(a), f.kind);
     }
     p.pos = end;
-    Ok(Some(ValueSpan {
-        start: s,
-        end,
-        empty_container: false,
-    }))
+    Ok(Some(ValueSpan { start: s, end, empty_container: false }))
 }
 
 fn utf8_len(first: u8) -> usize {
@@ -301,28 +279,27 @@ fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool
     let b = src.as_bytes();
     // Which values stay.
     let parsed: Vec<Option<serde_json::Value>> = if values.len() > 1 {
-        values
-            .iter()
-            .map(|v| serde_json::from_str(&edits.apply_range(src, v.start, v.end)).ok())
-            .collect()
+        values.iter().map(|v| serde_json::from_str(&edits.apply_range(src, v.start, v.end)).ok()).collect()
     } else {
         vec![None]
     };
-    let any_full = values.iter().any(|v| !v.empty_container);
-    let first_empty = values.iter().position(|v| v.empty_container);
+    let is_empty = |n: usize| match parsed.get(n) {
+        Some(Some(serde_json::Value::Array(a))) => a.is_empty(),
+        Some(Some(serde_json::Value::Object(o))) => o.is_empty(),
+        _ => values.get(n).is_some_and(|v| v.empty_container),
+    };
+    let any_full = (0..values.len()).any(|n| !is_empty(n));
+    let first_empty = (0..values.len()).find(|&n| is_empty(n));
     let mut keep: Vec<usize> = Vec::new();
     for (n, v) in values.iter().enumerate() {
-        if values.len() > 1 && v.empty_container && (any_full || first_empty != Some(n)) {
-            edits.clear_range(v.start, v.end);
+        if values.len() > 1 && is_empty(n) && (any_full || first_empty != Some(n)) {
+            edits.clear_value(v.start, v.end);
             edits.delete(v.start, v.end, Some(K::EmptyValueDropped));
             continue;
         }
-        let dup = parsed[n].is_some()
-            && keep
-                .iter()
-                .any(|&k| parsed[k].is_some() && parsed[k] == parsed[n]);
+        let dup = parsed[n].is_some() && keep.iter().any(|&k| parsed[k].is_some() && parsed[k] == parsed[n]);
         if dup {
-            edits.clear_range(v.start, v.end);
+            edits.clear_value(v.start, v.end);
             edits.delete(v.start, v.end, Some(K::DuplicateValue));
             continue;
         }
@@ -332,11 +309,7 @@ fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool
     let mut cursor = 0;
     for (n, v) in values.iter().enumerate() {
         let kept_before = keep.iter().any(|&k| k < n);
-        let sep = if keep.contains(&n) && kept_before {
-            ","
-        } else {
-            ""
-        };
+        let sep = if keep.contains(&n) && kept_before { "," } else { "" };
         gap(src, edits, cursor, v.start, sep, jsonp);
         cursor = v.end;
     }
@@ -369,10 +342,7 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
     let kind = if jsonp && (meaningful.ends_with('(') || meaningful.starts_with(')')) {
         Some(K::JsonpWrapper)
     } else if !meaningful.is_empty() {
-        if meaningful.starts_with("//")
-            || meaningful.starts_with("/*")
-            || meaningful.starts_with('#')
-        {
+        if meaningful.starts_with("//") || meaningful.starts_with("/*") || meaningful.starts_with('#') {
             Some(K::Comment)
         } else {
             Some(K::SurroundingProse)

@@ -43,11 +43,7 @@ impl Edits {
         kind: Option<FixKind>,
     ) -> usize {
         let span = Span::new(start, end);
-        self.list.push(Edit {
-            span,
-            text: text.into(),
-            fix: kind.map(|kind| TextFix { kind, span }),
-        });
+        self.list.push(Edit { span, text: text.into(), fix: kind.map(|kind| TextFix { kind, span }) });
         self.list.len() - 1
     }
 
@@ -62,11 +58,7 @@ impl Edits {
     /// Report a fix with no text change of its own (its edits are recorded separately).
     pub(super) fn note(&mut self, start: usize, end: usize, kind: FixKind) -> usize {
         let span = Span::new(start, end);
-        self.list.push(Edit {
-            span: Span::at(start),
-            text: Cow::Borrowed(""),
-            fix: Some(TextFix { kind, span }),
-        });
+        self.list.push(Edit { span: Span::at(start), text: Cow::Borrowed(""), fix: Some(TextFix { kind, span }) });
         self.list.len() - 1
     }
 
@@ -87,24 +79,36 @@ impl Edits {
         });
     }
 
+    /// Drop the last edit if it is an insertion of `text` at `at` reporting `kind`.
+    pub(super) fn pop_insertion(&mut self, at: usize, kind: FixKind) {
+        let last = self.list.last().is_some_and(|e| e.span == Span::at(at) && e.fix.is_some_and(|f| f.kind == kind));
+        if last {
+            self.list.pop();
+        }
+    }
+
+    /// Forget every edit of a value at `start..=end` (including what was inserted at its
+    /// end, such as closers of a truncated value).
+    pub(super) fn clear_value(&mut self, start: usize, end: usize) {
+        self.list.retain(|e| e.span.start < start || e.span.start > end);
+    }
+
     /// Forget every edit inside `start..end` (insertions at `start` are kept: they belong
     /// to what precedes).
     pub(super) fn clear_range(&mut self, start: usize, end: usize) {
         self.list.retain(|e| {
-            let inside = (e.span.start > start || (e.span.start == start && !e.span.is_empty()))
-                && e.span.start < end;
+            let inside = (e.span.start > start || (e.span.start == start && !e.span.is_empty())) && e.span.start < end;
             !inside
         });
     }
 
     /// Apply the edits to `src[start..end]`, the region they were made in.
     pub(super) fn apply_range(&self, src: &str, start: usize, end: usize) -> String {
-        let mut sorted: Vec<&Edit> = self
-            .list
-            .iter()
-            .filter(|e| e.span.start >= start && e.span.start <= end)
-            .collect();
-        sorted.sort_by_key(|e| e.span.start);
+        let mut sorted: Vec<&Edit> =
+            self.list.iter().filter(|e| e.span.start >= start && e.span.start <= end).collect();
+        // Insertions at a position go before a replacement that starts there (the `[`
+        // that gathers values precedes the requoting of the first one).
+        sorted.sort_by_key(|e| (e.span.start, !e.span.is_empty()));
         let mut out = String::with_capacity(end.saturating_sub(start) + 16);
         let mut cursor = start;
         for e in sorted {

@@ -204,17 +204,8 @@ pub(super) fn value_starts(b: &[u8], i: usize) -> bool {
         Some(b'"' | b'\'' | b'`' | b'{' | b'[' | b'(' | b'-' | b'+' | b'.' | b'0'..=b'9') => true,
         Some(0xE2) => open_quote(b, i).is_some(),
         Some(_) => {
-            const LITERALS: &[&[u8]] = &[
-                b"true",
-                b"false",
-                b"null",
-                b"True",
-                b"False",
-                b"None",
-                b"NaN",
-                b"Infinity",
-                b"undefined",
-            ];
+            const LITERALS: &[&[u8]] =
+                &[b"true", b"false", b"null", b"True", b"False", b"None", b"NaN", b"Infinity", b"undefined"];
             LITERALS.iter().any(|w| word_at(b, i, w))
         }
         None => false,
@@ -239,10 +230,10 @@ pub(super) fn ellipsis_len(b: &[u8], i: usize) -> usize {
 /// The JSON escape for control byte `c`.
 pub(super) fn control_escape(c: u8) -> &'static str {
     const HEX: [&str; 32] = [
-        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007",
-        "\\b", "\\t", "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011",
-        "\\u0012", "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019",
-        "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
+        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007", "\\b", "\\t", "\\n",
+        "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011", "\\u0012", "\\u0013", "\\u0014",
+        "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019", "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e",
+        "\\u001f",
     ];
     HEX.get(usize::from(c)).copied().unwrap_or("\\u0000")
 }
@@ -348,10 +339,7 @@ mod tests {
     #[test]
     fn hex_converts_beyond_u64() {
         assert_eq!(hex_to_decimal(b"ff").as_deref(), Some("255"));
-        assert_eq!(
-            hex_to_decimal(b"0123456789abcdefABCDEF").as_deref(),
-            Some("1375488932539311409843695")
-        );
+        assert_eq!(hex_to_decimal(b"0123456789abcdefABCDEF").as_deref(), Some("1375488932539311409843695"));
         assert_eq!(hex_to_decimal(b"0").as_deref(), Some("0"));
         assert_eq!(hex_to_decimal(b"xyz"), None);
     }

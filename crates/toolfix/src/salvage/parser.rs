@@ -7,8 +7,7 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws,
-    value_starts,
+    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws, value_starts,
 };
 use crate::{Error, ErrorKind, Result};
 
@@ -115,11 +114,7 @@ impl<'a> Parser<'a> {
     }
 
     fn at(&self, i: usize) -> Option<u8> {
-        if i < self.end {
-            self.b.get(i).copied()
-        } else {
-            None
-        }
+        if i < self.end { self.b.get(i).copied() } else { None }
     }
 
     #[cold]
@@ -181,20 +176,12 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 let empty = matches!(self.b.get(start..self.pos), Some(b"{}" | b"[]"));
-                return Ok(ValueSpan {
-                    start,
-                    end: self.pos,
-                    empty_container: empty,
-                });
+                return Ok(ValueSpan { start, end: self.pos, empty_container: empty });
             }
             self.skip_trivia();
             if self.pos >= self.end {
                 self.close_at_eof();
-                return Ok(ValueSpan {
-                    start,
-                    end: self.end,
-                    empty_container: false,
-                });
+                return Ok(ValueSpan { start, end: self.end, empty_container: false });
             }
             self.step()?;
         }
@@ -210,21 +197,14 @@ impl<'a> Parser<'a> {
         match (frame.kind, frame.state, c) {
             (_, _, b'}' | b']' | b')') => self.closer(c),
             (Kind::Object | Kind::Array | Kind::Tuple, State::Open, b',') => {
-                let kind = if frame.count == 0 {
-                    K::LeadingComma
-                } else {
-                    K::DoubledComma
-                };
+                let kind = if frame.count == 0 { K::LeadingComma } else { K::DoubledComma };
                 self.edits.delete(i, i + 1, Some(kind));
                 self.pos += 1;
             }
             (_, State::Next, b'"')
                 if i == frame.last_end
                     && !frame.last_was_string
-                    && matches!(
-                        self.at(skip_ws(self.b, i + 1, self.end)),
-                        None | Some(b',' | b'}' | b']')
-                    ) =>
+                    && matches!(self.at(skip_ws(self.b, i + 1, self.end)), None | Some(b',' | b'}' | b']')) =>
             {
                 // `12345",`: a number whose opening quote is missing.
                 self.edits.delete(i, i + 1, Some(K::MissingQuote));
@@ -241,6 +221,12 @@ impl<'a> Parser<'a> {
                 f.state = State::Open;
                 self.pos += 1;
             }
+            (_, State::Next, b'.') if ellipsis_len(self.b, i) > 0 => {
+                // `[1, 2...]`: a placeholder glued to the last element.
+                let n = ellipsis_len(self.b, i);
+                self.edits.delete(i, i + n, Some(K::Ellipsis));
+                self.pos = i + n;
+            }
             (Kind::Object, State::Open, _) => self.key()?,
             (Kind::Object, State::Colon, _) => self.colon()?,
             (Kind::Object, State::Value, b',') => {
@@ -254,12 +240,9 @@ impl<'a> Parser<'a> {
                 return Err(self.error(ErrorKind::Syntax, "expected `)` to close the wrapper", i));
             }
             (_, State::Open | State::Value | State::Colon, _) => self.start_value(Ctx::ArrValue)?,
-            (_, State::Next, b':')
-                if frame.kind == Kind::Array && frame.count == 1 && frame.last_was_string =>
-            {
+            (_, State::Next, b':') if frame.kind == Kind::Array && frame.count == 1 && frame.last_was_string => {
                 // ["key": "value"]: an object written with brackets.
-                self.edits
-                    .replace(frame.open, frame.open + 1, "{", Some(K::ArrayAsObject));
+                self.edits.replace(frame.open, frame.open + 1, "{", Some(K::ArrayAsObject));
                 let f = self.top();
                 f.kind = Kind::Object;
                 f.close_as = Some(b'}');
@@ -268,17 +251,12 @@ impl<'a> Parser<'a> {
             }
             (_, State::Next, _) => {
                 if value_starts(self.b, i) || is_ident_start(c) {
-                    self.edits
-                        .insert(frame.last_end, ",", Some(K::MissingComma));
+                    self.edits.insert(frame.last_end, ",", Some(K::MissingComma));
                     let f = self.top();
                     f.state = State::Open;
                     f.saw_comma = true;
                 } else {
-                    return Err(self.error(
-                        ErrorKind::Syntax,
-                        "expected `,` or a closing bracket",
-                        i,
-                    ));
+                    return Err(self.error(ErrorKind::Syntax, "expected `,` or a closing bracket", i));
                 }
             }
         }
@@ -294,11 +272,7 @@ impl<'a> Parser<'a> {
     fn push(&mut self, kind: Kind, open: usize) -> Result<()> {
         if self.stack.len() >= self.max_depth {
             return Err(self
-                .error(
-                    ErrorKind::TooDeep,
-                    &format!("nesting deeper than {} levels", self.max_depth),
-                    open,
-                )
+                .error(ErrorKind::TooDeep, &format!("nesting deeper than {} levels", self.max_depth), open)
                 .with_hint("flatten the value or raise the depth limit"));
         }
         if let Some(parent) = self.stack.last_mut() {
@@ -366,6 +340,12 @@ impl<'a> Parser<'a> {
             match self.at(k) {
                 Some(b':' | b',' | b'}' | b'=') | None => {
                     self.edits.insert(i, "\"", Some(K::UnquotedKey));
+                    for k in i..j {
+                        // `\u0061` is an escape JSON shares; any other backslash is literal.
+                        if self.b[k] == b'\\' && !(self.at(k + 1) == Some(b'u') && hex4(self.b, k + 2).is_some()) {
+                            self.edits.insert(k, "\\", None);
+                        }
+                    }
                     self.edits.insert(j, "\"", None);
                     self.pos = j;
                 }
@@ -389,8 +369,7 @@ impl<'a> Parser<'a> {
     /// Where stray words end: before the next quote, bracket or comma.
     fn stray_end(&self, from: usize) -> usize {
         let mut j = from;
-        while j < self.end && !matches!(self.b[j], b'"' | b'\'' | b'{' | b'}' | b'[' | b']' | b',')
-        {
+        while j < self.end && !matches!(self.b[j], b'"' | b'\'' | b'{' | b'}' | b'[' | b']' | b',') {
             j += 1;
         }
         j
@@ -411,8 +390,7 @@ impl<'a> Parser<'a> {
             }
             b',' | b'}' if frame.count == 0 && self.is_set_like(i) => {
                 // {'a', 'b'}: a Python set, i.e. an array.
-                self.edits
-                    .replace(frame.open, frame.open + 1, "[", Some(K::TupleOrSet));
+                self.edits.replace(frame.open, frame.open + 1, "[", Some(K::TupleOrSet));
                 let f = self.top();
                 f.kind = Kind::Array;
                 f.close_as = Some(b']');
@@ -421,8 +399,7 @@ impl<'a> Parser<'a> {
                 f.last_end = frame.key_end;
             }
             b',' | b'}' => {
-                self.edits
-                    .insert(frame.key_end, ": null", Some(K::MissingValue));
+                self.edits.insert(frame.key_end, ": null", Some(K::MissingValue));
                 self.value_done(frame.key_end, false);
                 self.pos = i;
             }
@@ -449,11 +426,8 @@ impl<'a> Parser<'a> {
         let i = self.pos;
         let frame = *self.top();
         let c = self.b[i];
-        if open_quote(self.b, i).is_some()
-            || (is_ident_start(c) && ident_then_colon(self.b, i, self.end))
-        {
-            self.edits
-                .insert(frame.last_end, ",", Some(K::MissingComma));
+        if open_quote(self.b, i).is_some() || (is_ident_start(c) && ident_then_colon(self.b, i, self.end)) {
+            self.edits.insert(frame.last_end, ",", Some(K::MissingComma));
             self.top().state = State::Open;
             return Ok(());
         }
@@ -490,26 +464,20 @@ impl<'a> Parser<'a> {
         // their closers. What follows decides: a key after `,` means an object context.
         let j = skip_ws(self.b, i + 1, self.end);
         let after_comma = (self.at(j) == Some(b',')).then(|| skip_ws(self.b, j + 1, self.end));
-        let parent_of = |idx: usize| {
-            idx.checked_sub(1)
-                .and_then(|p| self.stack.get(p))
-                .map(|f| f.kind)
-        };
+        let parent_of = |idx: usize| idx.checked_sub(1).and_then(|p| self.stack.get(p)).map(|f| f.kind);
         let top_idx = self.stack.len() - 1;
         let typo_parent = parent_of(top_idx);
         let missing_parent = parent_of(depth);
         let wants_object = after_comma.map(|k| key_then_colon(self.b, k, self.end));
         let typo = match wants_object {
             Some(true) => typo_parent == Some(Kind::Object) || missing_parent != Some(Kind::Object),
-            Some(false) => {
-                typo_parent != Some(Kind::Object) || missing_parent == Some(Kind::Object)
-            }
+            Some(false) => typo_parent != Some(Kind::Object) || missing_parent == Some(Kind::Object),
             None => false,
         };
         if typo {
             let closer = closer_text(top);
-            self.edits
-                .replace(i, i + 1, closer, Some(K::MismatchedBracket));
+            self.settle_before_close(top, i);
+            self.edits.replace(i, i + 1, closer, Some(K::MismatchedBracket));
             self.close_frame(i + 1);
             self.pos = i + 1;
         } else {
@@ -527,18 +495,8 @@ impl<'a> Parser<'a> {
 
     /// Close the top frame with the closer at `i..end`.
     fn close_top(&mut self, i: usize, end: usize, c: u8) {
-        let Some(f) = self.stack.last().copied() else {
-            return;
-        };
-        if let Some(comma) = f.pending_comma {
-            self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
-        }
-        if f.kind == Kind::Object && f.state == State::Colon {
-            self.edits
-                .insert(f.key_end, ": null", Some(K::MissingValue));
-        } else if f.kind == Kind::Object && f.state == State::Value {
-            self.edits.insert(i, "null", Some(K::MissingValue));
-        }
+        let Some(f) = self.stack.last().copied() else { return };
+        self.settle_before_close(f, i);
         match f.kind {
             Kind::Tuple => self.close_tuple(f, i, end),
             Kind::Wrapper => {
@@ -547,8 +505,7 @@ impl<'a> Parser<'a> {
             _ => {
                 if let Some(want) = f.close_as {
                     if want != c {
-                        self.edits
-                            .replace(i, end, if want == b'}' { "}" } else { "]" }, None);
+                        self.edits.replace(i, end, if want == b'}' { "}" } else { "]" }, None);
                     }
                 } else if c == b')' {
                     self.edits.replace(i, end, "]", Some(K::MismatchedBracket));
@@ -559,14 +516,25 @@ impl<'a> Parser<'a> {
         self.close_frame(end);
     }
 
+    /// Before frame `f` closes at `i`: drop its trailing comma, give a dangling key `null`.
+    fn settle_before_close(&mut self, f: Frame, i: usize) {
+        if let Some(comma) = f.pending_comma {
+            self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
+        }
+        if f.kind == Kind::Object && f.state == State::Colon {
+            self.edits.insert(f.key_end, ": null", Some(K::MissingValue));
+        } else if f.kind == Kind::Object && f.state == State::Value {
+            self.edits.insert(i, "null", Some(K::MissingValue));
+        }
+    }
+
     fn close_tuple(&mut self, f: Frame, i: usize, end: usize) {
         if f.count == 1 && !f.saw_comma {
             // (x) is just x.
             self.edits.delete(f.open, f.open + 1, Some(K::TupleOrSet));
             self.edits.delete(i, end, None);
         } else {
-            self.edits
-                .replace(f.open, f.open + 1, "[", Some(K::TupleOrSet));
+            self.edits.replace(f.open, f.open + 1, "[", Some(K::TupleOrSet));
             self.edits.replace(i, end, "]", None);
         }
     }
@@ -615,16 +583,8 @@ impl<'a> Parser<'a> {
         let mut noted = false;
         while let Some(f) = self.stack.last().copied() {
             if f.kind == Kind::Object && matches!(f.state, State::Colon | State::Value) {
-                let at = if f.state == State::Colon {
-                    f.key_end
-                } else {
-                    end
-                };
-                let text = if f.state == State::Colon {
-                    ": null"
-                } else {
-                    " null"
-                };
+                let at = if f.state == State::Colon { f.key_end } else { end };
+                let text = if f.state == State::Colon { ": null" } else { " null" };
                 self.edits.insert(at, text, Some(K::TruncatedKey));
                 let f2 = self.top();
                 f2.state = State::Next;
@@ -637,11 +597,7 @@ impl<'a> Parser<'a> {
                 self.edits.note(end, end, K::TruncatedContainer);
                 noted = true;
             }
-            let clean = Frame {
-                pending_comma: None,
-                state: State::Next,
-                ..f
-            };
+            let clean = Frame { pending_comma: None, state: State::Next, ..f };
             self.finish_frame_at(clean, end);
             self.close_frame(end);
         }
@@ -666,11 +622,7 @@ impl<'a> Parser<'a> {
         }
         self.edits.delete(end - 1, end, Some(K::PrematureClose));
         self.last_closed = None;
-        self.stack.push(Frame {
-            state: State::Next,
-            last_end: end - 1,
-            ..frame
-        });
+        self.stack.push(Frame { state: State::Next, last_end: end - 1, ..frame });
         true
     }
 
@@ -740,17 +692,12 @@ fn unicode_space_len(b: &[u8], i: usize) -> usize {
 }
 
 pub(super) fn memchr_in(b: &[u8], needle: u8, from: usize, to: usize) -> Option<usize> {
-    b.get(from..to)?
-        .iter()
-        .position(|&c| c == needle)
-        .map(|p| p + from)
+    b.get(from..to)?.iter().position(|&c| c == needle).map(|p| p + from)
 }
 
 pub(super) fn find(b: &[u8], needle: &[u8], from: usize, to: usize) -> Option<usize> {
     let hay = b.get(from..to)?;
-    hay.windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
+    hay.windows(needle.len()).position(|w| w == needle).map(|p| p + from)
 }
 
 #[path = "scalars.rs"]

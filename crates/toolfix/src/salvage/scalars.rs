@@ -3,9 +3,8 @@
 use super::{Ctx, Kind, Parser, closes};
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
-    LOOKAHEAD, Quote, comment_starts, control_escape, hex_to_decimal, hex4, ident_then_colon,
-    is_ident, is_ident_start, is_json_number, is_ws, key_or_cut_key, key_then_colon, open_quote,
-    quoted_closes, skip_ws, value_starts,
+    LOOKAHEAD, Quote, comment_starts, control_escape, hex_to_decimal, hex4, ident_then_colon, is_ident, is_ident_start,
+    is_json_number, is_ws, key_or_cut_key, key_then_colon, open_quote, quoted_closes, skip_ws, value_starts,
 };
 use crate::{ErrorKind, Result};
 
@@ -55,8 +54,7 @@ impl Parser<'_> {
                 continue;
             }
             if c < 0x20 {
-                self.edits
-                    .replace(i, i + 1, control_escape(c), Some(K::ControlCharacter));
+                self.edits.replace(i, i + 1, control_escape(c), Some(K::ControlCharacter));
                 i += 1;
                 continue;
             }
@@ -67,8 +65,7 @@ impl Parser<'_> {
                     if self.at(j) == Some(b'+') {
                         let k = skip_ws(self.b, j + 1, self.end);
                         if let Some((qlen2, q2)) = open_quote(self.b, k) {
-                            self.edits
-                                .delete(i, k + qlen2, Some(K::StringConcatenation));
+                            self.edits.delete(i, k + qlen2, Some(K::StringConcatenation));
                             if q2 != Quote::Double && fix.is_none() {
                                 fix = Some(self.edits.note(k, k + qlen2, quote_fix(q2)));
                             }
@@ -108,24 +105,12 @@ impl Parser<'_> {
 
     /// Rewrite a non-double opening quote; returns the index of its fix.
     fn requote_open(&mut self, open: usize, qlen: usize, q: Quote) -> Option<usize> {
-        if q == Quote::Double {
-            None
-        } else {
-            Some(
-                self.edits
-                    .replace(open, open + qlen, "\"", Some(quote_fix(q))),
-            )
-        }
+        if q == Quote::Double { None } else { Some(self.edits.replace(open, open + qlen, "\"", Some(quote_fix(q)))) }
     }
 
     /// `{"city": "New York, "zip": "10001"}`: the quote at `q` opens the next key, so the
     /// string really ended before the comma. Returns the string's new end.
-    fn missing_quote_before(
-        &mut self,
-        content: usize,
-        q: usize,
-        checkpoint: usize,
-    ) -> Option<usize> {
+    fn missing_quote_before(&mut self, content: usize, q: usize, checkpoint: usize) -> Option<usize> {
         let mut k = q;
         while k > content && is_ws(self.b[k - 1]) {
             k -= 1;
@@ -202,8 +187,7 @@ impl Parser<'_> {
                 _ if open_quote(self.b, k).is_some() => key_then_colon(self.b, k, self.end),
                 _ if k == j && is_ident(c) => false,
                 _ if is_ident_start(c) => {
-                    ident_then_colon(self.b, k, self.end)
-                        || (!open_inner && self.words_then_end(k, ctx))
+                    ident_then_colon(self.b, k, self.end) || (!open_inner && self.words_then_end(k, ctx))
                 }
                 _ => false,
             },
@@ -217,10 +201,7 @@ impl Parser<'_> {
                     }
                 }
                 b'}' | b']' | b')' => self.closer_fits(c, k),
-                b':' => self
-                    .stack
-                    .last()
-                    .is_some_and(|f| f.kind == Kind::Array && f.count == 0),
+                b':' => self.stack.last().is_some_and(|f| f.kind == Kind::Array && f.count == 0),
                 b'+' => concat(),
                 _ if open_inner => false,
                 _ if open_quote(self.b, k).is_some() => quoted_closes(self.b, k, self.end),
@@ -228,6 +209,14 @@ impl Parser<'_> {
                 _ if is_ident_start(c) => self.words_then_end(k, ctx),
                 _ => k > j && value_starts(self.b, k),
             },
+        }
+    }
+
+    /// An element cut to nothing by the end of input: the comma inserted before it goes.
+    fn forget_missing_comma(&mut self) {
+        if let Some(f) = self.stack.last() {
+            let at = f.last_end;
+            self.edits.pop_insertion(at, K::MissingComma);
         }
     }
 
@@ -279,17 +268,13 @@ impl Parser<'_> {
     }
 
     /// The input ended inside a string that opened at `open`.
-    fn string_at_eof(
-        &mut self,
-        open: usize,
-        qlen: usize,
-        ctx: Ctx,
-        checkpoint: usize,
-    ) -> Result<Option<usize>> {
+    fn string_at_eof(&mut self, open: usize, qlen: usize, ctx: Ctx, checkpoint: usize) -> Result<Option<usize>> {
         let content = open + qlen;
         if ctx == Ctx::Key {
-            // A key cut off: drop it, it names nothing certain.
+            // A key cut off: drop it, it names nothing certain (and the comma that was
+            // inserted before it).
             self.edits.rollback(checkpoint, open);
+            self.forget_missing_comma();
             self.edits.delete(open, self.end, Some(K::TruncatedKey));
             self.pos = self.end;
             return Ok(None);
@@ -301,16 +286,14 @@ impl Parser<'_> {
             self.pos = end;
             return Ok(Some(end));
         }
-        let empty = self
-            .b
-            .get(content..self.end)
-            .is_none_or(|t| t.iter().all(|&c| is_ws(c)));
+        let empty = self.b.get(content..self.end).is_none_or(|t| t.iter().all(|&c| is_ws(c)));
         if empty && ctx == Ctx::Top {
             return Err(self.error(ErrorKind::NoJson, "input ends inside an empty string", open));
         }
         if empty && ctx == Ctx::ArrValue {
             // `["`: an element cut before its first character carries nothing.
             self.edits.rollback(checkpoint, open);
+            self.forget_missing_comma();
             self.edits.delete(open, self.end, Some(K::TruncatedString));
             self.pos = self.end;
             return Ok(None);
@@ -366,8 +349,7 @@ impl Parser<'_> {
             b'u' => self.unicode_escape(i),
             b'\'' | b'`' => {
                 let own = (n == b'\'' && q == Quote::Single) || (n == b'`' && q == Quote::Backtick);
-                self.edits
-                    .delete(i, i + 1, (!own).then_some(K::InvalidEscape));
+                self.edits.delete(i, i + 1, (!own).then_some(K::InvalidEscape));
                 i + 2
             }
             b'x' => match (self.at(i + 2), self.at(i + 3)) {
@@ -382,13 +364,11 @@ impl Parser<'_> {
                 }
             },
             b'v' => {
-                self.edits
-                    .replace(i, i + 2, "\\u000b", Some(K::InvalidEscape));
+                self.edits.replace(i, i + 2, "\\u000b", Some(K::InvalidEscape));
                 i + 2
             }
             b'0' if !self.at(i + 2).is_some_and(|c| c.is_ascii_digit()) => {
-                self.edits
-                    .replace(i, i + 2, "\\u0000", Some(K::InvalidEscape));
+                self.edits.replace(i, i + 2, "\\u0000", Some(K::InvalidEscape));
                 i + 2
             }
             b'\n' => {
@@ -396,19 +376,11 @@ impl Parser<'_> {
                 i + 2
             }
             b'\r' => {
-                let end = if self.at(i + 2) == Some(b'\n') {
-                    i + 3
-                } else {
-                    i + 2
-                };
+                let end = if self.at(i + 2) == Some(b'\n') { i + 3 } else { i + 2 };
                 self.edits.delete(i, end, Some(K::InvalidEscape));
                 end
             }
-            0xE2 if matches!(
-                (self.at(i + 2), self.at(i + 3)),
-                (Some(0x80), Some(0xA8 | 0xA9))
-            ) =>
-            {
+            0xE2 if matches!((self.at(i + 2), self.at(i + 3)), (Some(0x80), Some(0xA8 | 0xA9))) => {
                 self.edits.delete(i, i + 4, Some(K::InvalidEscape));
                 i + 4
             }
@@ -440,8 +412,7 @@ impl Parser<'_> {
             }
         }
         if (0xD800..0xE000).contains(&v) {
-            self.edits
-                .replace(i, i + 6, "\\ufffd", Some(K::LoneSurrogate));
+            self.edits.replace(i, i + 6, "\\ufffd", Some(K::LoneSurrogate));
         }
         i + 6
     }
@@ -478,11 +449,7 @@ impl Parser<'_> {
             return Ok(());
         }
         if ctx == Ctx::Top {
-            return Err(self.error(
-                ErrorKind::NoJson,
-                "expected a JSON value, found text",
-                start,
-            ));
+            return Err(self.error(ErrorKind::NoJson, "expected a JSON value, found text", start));
         }
         self.unquoted(ctx, start, K::NumberAsString)
     }
@@ -490,20 +457,11 @@ impl Parser<'_> {
     /// A number cut off by the end of input: keep what is complete, cut back the rest.
     fn number_at_eof(&mut self, start: usize, end: usize, ctx: Ctx) -> Result<()> {
         let mut k = end;
-        while k > start
-            && matches!(
-                self.b[k - 1],
-                b'.' | b'e' | b'E' | b'+' | b'-' | b'_' | b'x' | b'X'
-            )
-        {
+        while k > start && matches!(self.b[k - 1], b'.' | b'e' | b'E' | b'+' | b'-' | b'_' | b'x' | b'X') {
             k -= 1;
         }
         let tok = &self.b[start..k];
-        let text = if is_json_number(tok) {
-            None
-        } else {
-            normalise_number(tok)
-        };
+        let text = if is_json_number(tok) { None } else { normalise_number(tok) };
         if k > start && (is_json_number(tok) || text.is_some()) {
             if let Some(text) = text {
                 self.edits.replace(start, k, text, Some(K::NumberFormat));
@@ -518,6 +476,7 @@ impl Parser<'_> {
             return Err(self.error(ErrorKind::NoJson, "input ends inside a number", start));
         }
         if k == start {
+            self.forget_missing_comma();
             self.edits.delete(start, end, Some(K::TruncatedToken));
             self.pos = end;
             return Ok(());
@@ -530,9 +489,7 @@ impl Parser<'_> {
         let start = self.pos;
         let mut j = start;
         while j < self.end
-            && (self.b[j].is_ascii_alphanumeric()
-                || matches!(self.b[j], b'_' | b'$')
-                || self.b[j] >= 0x80)
+            && (self.b[j].is_ascii_alphanumeric() || matches!(self.b[j], b'_' | b'$') || self.b[j] >= 0x80)
         {
             j += 1;
         }
@@ -545,11 +502,7 @@ impl Parser<'_> {
             }
             if let Some((text, kind)) = literal(w) {
                 if ctx == Ctx::Top {
-                    return Err(self.error(
-                        ErrorKind::NoJson,
-                        "expected a JSON value, found a bare word",
-                        start,
-                    ));
+                    return Err(self.error(ErrorKind::NoJson, "expected a JSON value, found a bare word", start));
                 }
                 self.edits.replace(start, j, text, Some(kind));
                 self.value_done(j, false);
@@ -579,17 +532,14 @@ impl Parser<'_> {
             if ctx == Ctx::Top {
                 return Err(self.error(ErrorKind::NoJson, "input ends inside a literal", start));
             }
+            self.forget_missing_comma();
             self.edits.delete(start, j, Some(K::TruncatedToken));
             self.pos = j;
             return Ok(());
         }
         if ctx == Ctx::Top {
             return Err(self
-                .error(
-                    ErrorKind::NoJson,
-                    "expected a JSON value, found text",
-                    start,
-                )
+                .error(ErrorKind::NoJson, "expected a JSON value, found text", start)
                 .with_hint("send a JSON object or array"));
         }
         self.unquoted(ctx, start, K::UnquotedString)
@@ -680,9 +630,7 @@ fn literal(w: &[u8]) -> Option<(&'static str, K)> {
         b"undefined" | b"NaN" | b"Infinity" => ("null", K::JsLiteral),
         _ if w.eq_ignore_ascii_case(b"true") => ("true", K::LiteralCase),
         _ if w.eq_ignore_ascii_case(b"false") => ("false", K::LiteralCase),
-        _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => {
-            ("null", K::LiteralCase)
-        }
+        _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => ("null", K::LiteralCase),
         _ => return None,
     })
 }
