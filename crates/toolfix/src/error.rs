@@ -27,7 +27,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// A stable snake_case name.
+    /// A stable `snake_case` name.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -77,34 +77,17 @@ impl Error {
     /// An error at no particular place.
     #[cold]
     pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error {
-            inner: Box::new(Inner {
-                kind,
-                message: message.into(),
-                hint: None,
-                at: None,
-            }),
-        }
+        Error { inner: Box::new(Inner { kind, message: message.into(), hint: None, at: None }) }
     }
 
     /// An error at byte `offset` of `text`.
     #[cold]
-    pub(crate) fn at(
-        kind: ErrorKind,
-        message: impl Into<String>,
-        text: &str,
-        offset: usize,
-    ) -> Self {
+    pub(crate) fn at(kind: ErrorKind, message: impl Into<String>, text: &str, offset: usize) -> Self {
         let offset = floor_char_boundary(text, offset);
         let (line, column) = line_column(text, offset);
         let excerpt = caret_excerpt(text, offset, line);
         let mut e = Error::new(kind, message);
-        e.inner.at = Some(Location {
-            offset,
-            line,
-            column,
-            excerpt,
-        });
+        e.inner.at = Some(Location { offset, line, column, excerpt });
         e
     }
 
@@ -179,11 +162,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.inner.message)?;
         if let Some(l) = &self.inner.at {
-            write!(
-                f,
-                " at line {}, column {} (byte {})",
-                l.line, l.column, l.offset
-            )?;
+            write!(f, " at line {}, column {} (byte {})", l.line, l.column, l.offset)?;
         }
         Ok(())
     }
@@ -207,32 +186,20 @@ fn caret_excerpt(text: &str, offset: usize, line: usize) -> String {
     if col_chars > WIDTH {
         // Keep the caret in view: start WIDTH/2 characters before it.
         let skip = col_chars - WIDTH / 2;
-        start = text[line_start..offset]
-            .char_indices()
-            .nth(skip)
-            .map_or(offset, |(i, _)| line_start + i);
+        start = text[line_start..offset].char_indices().nth(skip).map_or(offset, |(i, _)| line_start + i);
     }
     let mut end = line_end;
     let after = text[offset..line_end].chars().count();
     if after > WIDTH {
-        end = text[offset..line_end]
-            .char_indices()
-            .nth(WIDTH)
-            .map_or(line_end, |(i, _)| offset + i);
+        end = text[offset..line_end].char_indices().nth(WIDTH).map_or(line_end, |(i, _)| offset + i);
     }
-    let shown: String = text[start..end]
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let shown: String = text[start..end].chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let gutter = line.to_string();
     let pad = " ".repeat(gutter.len());
     let lead = if start > line_start { "…" } else { "" };
     let tail = if end < line_end { "…" } else { "" };
     let caret_col = text[start..offset].chars().count() + lead.chars().count();
-    format!(
-        "{pad} |\n{gutter} | {lead}{shown}{tail}\n{pad} | {}^",
-        " ".repeat(caret_col)
-    )
+    format!("{pad} |\n{gutter} | {lead}{shown}{tail}\n{pad} | {}^", " ".repeat(caret_col))
 }
 
 #[cfg(test)]
@@ -241,8 +208,7 @@ mod tests {
 
     #[test]
     fn report_points_at_the_offset() {
-        let e = Error::at(ErrorKind::Syntax, "unexpected `]`", "{\"a\": 1,\n  ]", 11)
-            .with_hint("remove the `]`");
+        let e = Error::at(ErrorKind::Syntax, "unexpected `]`", "{\"a\": 1,\n  ]", 11).with_hint("remove the `]`");
         assert_eq!(
             e.report(),
             "unexpected `]` at line 2, column 3 (byte 11)\n  |\n2 |   ]\n  |   ^\nhint: remove the `]`"

@@ -21,12 +21,27 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod bind;
+pub mod check;
 mod error;
 pub mod extract;
+pub mod feedback;
+pub mod flatten;
 mod limits;
+pub mod pipeline;
+mod pointer;
+pub mod repair;
+pub mod report;
 pub mod salvage;
+pub mod schema;
 mod span;
+pub mod validate;
 
 pub use error::{Error, ErrorKind, Result};
+pub use feedback::Refusal;
 pub use limits::Limits;
+pub use pipeline::CallOutcome;
+pub use report::{Outcome, Repair, RepairKind, Report, Stats};
+pub use schema::{Policy, Tool, ToolSet};
 pub use span::Span;
+pub use validate::Issue;

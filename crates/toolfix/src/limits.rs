@@ -40,9 +40,6 @@ impl Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_input_bytes: Self::DEFAULT_MAX_INPUT_BYTES,
-            max_depth: Self::DEFAULT_MAX_DEPTH,
-        }
+        Limits { max_input_bytes: Self::DEFAULT_MAX_INPUT_BYTES, max_depth: Self::DEFAULT_MAX_DEPTH }
     }
 }

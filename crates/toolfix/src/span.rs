@@ -56,19 +56,13 @@ impl Span {
     /// The span moved right by `offset` bytes (for text found inside a larger text).
     #[must_use]
     pub const fn shift(self, offset: usize) -> Self {
-        Span {
-            start: self.start + offset,
-            end: self.end + offset,
-        }
+        Span { start: self.start + offset, end: self.end + offset }
     }
 }
 
 impl From<Range<usize>> for Span {
     fn from(r: Range<usize>) -> Self {
-        Span {
-            start: r.start,
-            end: r.end,
-        }
+        Span { start: r.start, end: r.end }
     }
 }
 
@@ -92,7 +86,7 @@ impl serde::Serialize for Span {
 ///
 /// Only for the error path: it scans the text up to `offset`.
 #[must_use]
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = floor_char_boundary(text, offset.min(text.len()));
     let before = &text[..offset];
     let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
@@ -103,7 +97,7 @@ pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
 
 /// The largest char boundary of `text` at or below `i`.
 #[must_use]
-pub fn floor_char_boundary(text: &str, i: usize) -> usize {
+pub(crate) fn floor_char_boundary(text: &str, i: usize) -> usize {
     let mut i = i.min(text.len());
     while !text.is_char_boundary(i) {
         i -= 1;
@@ -113,7 +107,7 @@ pub fn floor_char_boundary(text: &str, i: usize) -> usize {
 
 /// `text` cut to at most `max` bytes on a char boundary, with `…` added when cut.
 #[must_use]
-pub fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+pub(crate) fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max {
         return std::borrow::Cow::Borrowed(text);
     }

@@ -130,10 +130,7 @@ impl FixKind {
     pub const fn is_truncation(self) -> bool {
         matches!(
             self,
-            FixKind::TruncatedString
-                | FixKind::TruncatedContainer
-                | FixKind::TruncatedKey
-                | FixKind::TruncatedToken
+            FixKind::TruncatedString | FixKind::TruncatedContainer | FixKind::TruncatedKey | FixKind::TruncatedToken
         )
     }
 }
@@ -159,11 +156,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for k in FixKind::ALL {
             assert!(seen.insert(k.as_str()), "duplicate name {k}");
-            assert!(
-                k.as_str()
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b == b'_')
-            );
+            assert!(k.as_str().bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
         }
     }
 }

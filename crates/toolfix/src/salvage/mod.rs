@@ -37,7 +37,11 @@
 //! nesting deeper than [`Limits::max_depth`](crate::Limits) is an error. The parser keeps
 //! an explicit stack, runs in time linear in the input, and does not panic.
 
+mod document;
+mod edits;
 mod fix;
+mod lex;
+mod parser;
 
 pub use fix::{FixKind, TextFix};
 
@@ -85,9 +89,7 @@ impl<'a> Salvaged<'a> {
     /// True when a string value was cut off mid-way ([`FixKind::TruncatedString`]).
     #[must_use]
     pub fn has_truncated_string(&self) -> bool {
-        self.fixes
-            .iter()
-            .any(|f| f.kind == FixKind::TruncatedString)
+        self.fixes.iter().any(|f| f.kind == FixKind::TruncatedString)
     }
 
     /// The repaired value.
@@ -97,12 +99,8 @@ impl<'a> Salvaged<'a> {
     /// Only when a number is outside the range of `f64` (such as `1e400`), which JSON text
     /// allows but `serde_json::Value` cannot hold.
     pub fn to_value(&self) -> Result<serde_json::Value> {
-        serde_json::from_str(&self.text).map_err(|e| {
-            Error::new(
-                ErrorKind::Syntax,
-                format!("repaired JSON does not fit a value: {e}"),
-            )
-        })
+        serde_json::from_str(&self.text)
+            .map_err(|e| Error::new(ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}")))
     }
 }
 
@@ -125,22 +123,80 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
     if input.len() > limits.max_input_bytes {
         return Err(Error::new(
             ErrorKind::InputTooLarge,
-            format!(
-                "input is {} bytes, over the limit of {} bytes",
-                input.len(),
-                limits.max_input_bytes
-            ),
+            format!("input is {} bytes, over the limit of {} bytes", input.len(), limits.max_input_bytes),
         ));
     }
     if input.trim().is_empty() {
         return Err(Error::new(ErrorKind::EmptyInput, "input is empty"));
     }
-    // Placeholder until the lenient parser lands: strict JSON only.
-    match serde_json::from_str::<serde::de::IgnoredAny>(input) {
-        Ok(_) => Ok(Salvaged {
-            text: Cow::Borrowed(input),
-            fixes: Vec::new(),
-        }),
-        Err(e) => Err(Error::at(ErrorKind::Syntax, e.to_string(), input, 0)),
+    // Strict fast path: serde_json validates, and only a lone surrogate escape (which
+    // serde_json accepts when skipping a string) sends valid text to the lenient parser.
+    if limits.max_depth >= STRICT_DEPTH
+        && serde_json::from_str::<serde::de::IgnoredAny>(input).is_ok()
+        && !may_hold_surrogate_escape(input)
+    {
+        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() });
     }
+    let edits = document::parse(input, limits.max_depth, true)?;
+    if edits.is_empty() {
+        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() });
+    }
+    let (text, fixes) = edits.finish(input);
+    if text.trim().is_empty() {
+        return Err(Error::new(ErrorKind::NoJson, "no JSON value found"));
+    }
+    Ok(Salvaged { text: Cow::Owned(text), fixes })
+}
+
+/// `serde_json`'s own nesting limit: deeper valid input goes through the lenient parser,
+/// which enforces [`Limits::max_depth`].
+const STRICT_DEPTH: usize = 128;
+
+/// True when the text has a `\u` escape of a UTF-16 surrogate (`\uD800`–`\uDFFF`).
+fn may_hold_surrogate_escape(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr_iter(b'\\', b).any(|i| {
+        b.get(i + 1) == Some(&b'u')
+            && matches!(b.get(i + 2), Some(b'd' | b'D'))
+            && matches!(b.get(i + 3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+    })
+}
+
+/// `json` without whitespace outside strings: one line, ready to embed in JSON Lines.
+///
+/// The input must be strict JSON (such as [`Salvaged::text`]); strings, numbers and key
+/// order are copied as they are.
+///
+/// ```
+/// assert_eq!(toolfix::salvage::compact("{ \"a\" : [1, 2.0],\n \"b c\": \"x y\" }"), r#"{"a":[1,2.0],"b c":"x y"}"#);
+/// ```
+#[must_use]
+pub fn compact(json: &str) -> String {
+    let b = json.as_bytes();
+    let mut out = String::with_capacity(json.len());
+    let mut copied = 0;
+    let mut i = 0;
+    let mut in_string = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_string = true;
+        } else if lex::is_ws(c) {
+            out.push_str(&json[copied..i]);
+            while i < b.len() && lex::is_ws(b[i]) {
+                i += 1;
+            }
+            copied = i;
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(json.get(copied..).unwrap_or(""));
+    out
 }

@@ -1,0 +1,424 @@
+//! The one module that writes prose for models: a refusal message per call, naming each
+//! failing JSON pointer, what the schema expected (a compact rendering of that part of the
+//! schema), what was received (shortened; never for sensitive tools), and a concrete fix.
+//! Capped at [`MAX_MESSAGE_BYTES`], cut on a UTF-8 boundary.
+
+use crate::pointer::Moves;
+use crate::repair::{Problem, ProblemKind};
+use crate::schema::view::{self, Types};
+use crate::schema::{NameError, Tool};
+use crate::span::{floor_char_boundary, shorten};
+use crate::validate::{Issue, Violation, ViolationKind};
+use serde::Serialize;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// The longest refusal message, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+const MAX_RECEIVED: usize = 80;
+const MAX_OPTIONS: usize = 12;
+
+/// A refused call: the message for the model and the issues as data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Refusal {
+    /// The whole message, at most 4 KiB.
+    pub message: String,
+    /// One entry per failing place.
+    pub issues: Vec<Issue>,
+}
+
+/// Build the refusal for a call whose (possibly partly repaired) `value` has `found`
+/// violations, with `problems` repair could not settle. `original` maps a path back to
+/// what the model sent.
+pub(crate) fn refusal(
+    tool: &Tool,
+    found: &[Violation],
+    problems: &[Problem],
+    value: &Value,
+    original: Option<(&Value, &Moves)>,
+    truncated: bool,
+) -> Refusal {
+    let root = tool.parameters();
+    let received_at = |path: &str| -> Option<String> {
+        if tool.is_sensitive() {
+            return None;
+        }
+        let v = original.and_then(|(o, m)| o.pointer(&m.origin(path))).or_else(|| value.pointer(path))?;
+        Some(shorten(&v.to_string(), MAX_RECEIVED).into_owned())
+    };
+    let mut issues: Vec<Issue> = Vec::new();
+    for v in found {
+        if issues.iter().any(|i| i.path == v.path) {
+            continue;
+        }
+        let node = v.schema_path.as_deref().and_then(|p| root.pointer(p)).or_else(|| schema_at(root, &v.path));
+        let expected = match (&v.kind, node) {
+            (ViolationKind::Unexpected, _) => {
+                let names = parent_properties(root, &v.path);
+                format!("no property of this name (properties: {})", names.join(", "))
+            }
+            (_, Some(n)) => describe(root, n),
+            (_, None) => "a valid value".to_owned(),
+        };
+        let received = if v.kind == ViolationKind::Missing { None } else { received_at(&v.path) };
+        let hint = hint_for(root, v, node, value.pointer(&v.path), &parent_missing(root, &v.path, value));
+        issues.push(Issue { path: v.path.clone(), expected, received, hint });
+    }
+    for p in problems {
+        let hint = problem_hint(&p.kind);
+        if let Some(issue) = issues.iter_mut().find(|i| i.path == p.path) {
+            issue.hint = Some(hint);
+            continue;
+        }
+        if !p.kind.is_fatal() && !issues.is_empty() && !matches!(p.kind, ProblemKind::AmbiguousName(_)) {
+            continue;
+        }
+        let expected = match &p.kind {
+            ProblemKind::RequiredAny(group) => format!("at least one of {}", quote_all(group)),
+            ProblemKind::DotConflict(_) => "one value per place".to_owned(),
+            _ => schema_at(root, &p.path)
+                .map_or_else(|| "a property the schema declares".to_owned(), |n| describe(root, n)),
+        };
+        let received = if matches!(p.kind, ProblemKind::RequiredAny(_)) { None } else { received_at(&p.path) };
+        issues.push(Issue { path: p.path.clone(), expected, received, hint: Some(hint) });
+    }
+    if issues.is_empty() {
+        issues.push(Issue { path: String::new(), expected: "valid arguments".to_owned(), received: None, hint: None });
+    }
+    if truncated {
+        // Truncation closing gives a dangling key null: that is where the output stopped.
+        for issue in issues
+            .iter_mut()
+            .filter(|i| i.received.as_deref() == Some("null") || value.pointer(&i.path).is_some_and(Value::is_null))
+        {
+            issue.hint = Some("your output was cut off by the token limit before this value; a missing value is never made up, so send the call again, complete".to_owned());
+        }
+    }
+    Refusal { message: message(tool.name(), &issues), issues }
+}
+
+/// A refusal for a call cut off inside a string.
+pub(crate) fn truncated(tool: &Tool, path: Option<&str>, strict: bool) -> Refusal {
+    let why = if strict {
+        format!("`{}` is strict, so a cut-off call is never completed", tool.name())
+    } else {
+        format!("`{}` may change things, so a value cut off mid-string is never passed on", tool.name())
+    };
+    let issue = Issue {
+        path: path.unwrap_or_default().to_owned(),
+        expected: "the complete value".to_owned(),
+        received: None,
+        hint: Some(format!(
+            "your output was cut off by the token limit ({why}); send the call again with shorter content"
+        )),
+    };
+    Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
+}
+
+/// A refusal for arguments that hold no JSON, or not an object.
+pub(crate) fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> Refusal {
+    let issue = Issue {
+        path: String::new(),
+        expected: describe(tool.parameters(), tool.parameters()),
+        received: if tool.is_sensitive() { None } else { received.map(|r| shorten(r, MAX_RECEIVED).into_owned()) },
+        hint: Some(format!("{what}; send the arguments as one JSON object")),
+    };
+    Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
+}
+
+/// A refusal for a tool name that does not resolve.
+pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
+    let (name, hint) = match err {
+        NameError::Unknown { name, known } => (
+            name,
+            format!(
+                "call one of the tools offered: {}",
+                quote_all(&known.iter().take(MAX_OPTIONS).cloned().collect::<Vec<_>>())
+            ),
+        ),
+        NameError::Ambiguous { name, candidates } => {
+            (name, format!("the name could be {}; use the exact name", quote_all(candidates)))
+        }
+    };
+    let issue = Issue {
+        path: String::new(),
+        expected: "the name of an offered tool".to_owned(),
+        received: Some(shorten(name, MAX_RECEIVED).into_owned()),
+        hint: Some(hint),
+    };
+    let mut text = format!("The tool `{}` could not be called.\n", shorten(name, MAX_RECEIVED));
+    line(&mut text, &issue);
+    Refusal { message: cap(text), issues: vec![issue] }
+}
+
+/// The note for an unknown property dropped under the lenient policy.
+pub(crate) fn dropped_note(path: &str) -> String {
+    format!("{path} is not a property of this tool and was ignored")
+}
+
+/// The note for a relational default that was filled.
+pub(crate) fn relational_note(field: &str, default: &Value, given: &[String]) -> String {
+    format!("`{field}` was not given, so it was set to its default {default} because {} was given", quote_all(given))
+}
+
+fn message(tool: &str, issues: &[Issue]) -> String {
+    let n = issues.len();
+    let mut text = format!(
+        "The call to `{tool}` was refused: {n} problem{} with its arguments. Fix {} and send the call again.\n",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "it" } else { "them" }
+    );
+    for issue in issues {
+        line(&mut text, issue);
+    }
+    cap(text)
+}
+
+fn line(text: &mut String, issue: &Issue) {
+    let at = if issue.path.is_empty() { "(arguments)" } else { issue.path.as_str() };
+    let _ = write!(text, "- {at}: expected {}", issue.expected);
+    if let Some(r) = &issue.received {
+        let _ = write!(text, "; received {r}");
+    }
+    if let Some(h) = &issue.hint {
+        let _ = write!(text, ". Fix: {h}");
+    }
+    text.push('\n');
+}
+
+fn cap(mut text: String) -> String {
+    if text.len() > MAX_MESSAGE_BYTES {
+        let cut = floor_char_boundary(&text, MAX_MESSAGE_BYTES - 4);
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
+fn quote_all(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+fn problem_hint(kind: &ProblemKind) -> String {
+    match kind {
+        ProblemKind::AmbiguousName(names) => format!("this could be {}; use the exact property name", quote_all(names)),
+        ProblemKind::AmbiguousEnum(options) => {
+            format!("the value matches {} when case is ignored; send the exact value", quote_all(options))
+        }
+        ProblemKind::UnparseableJson => {
+            "the string starts like JSON but does not parse; send the array or object itself as JSON, complete"
+                .to_owned()
+        }
+        ProblemKind::Fractional => {
+            "send a whole number; the value has a fractional part and rounding it would be a guess".to_owned()
+        }
+        ProblemKind::DotConflict(at) => format!("this dotted key gives {at} a second value; send one value for it"),
+        ProblemKind::RequiredAny(group) => format!("give {}", quote_all(group)),
+    }
+}
+
+fn hint_for(
+    root: &Value,
+    v: &Violation,
+    node: Option<&Value>,
+    got: Option<&Value>,
+    missing: &[String],
+) -> Option<String> {
+    let name = v.path.rsplit('/').next().unwrap_or_default();
+    match &v.kind {
+        ViolationKind::Missing => Some(format!("add `{name}`; a required value is never made up")),
+        ViolationKind::Unexpected if missing.is_empty() => Some(format!("remove `{name}`")),
+        ViolationKind::Unexpected => Some(format!("remove `{name}`, or use the missing {}", quote_all(missing))),
+        ViolationKind::Keyword("enum") => {
+            let options: Vec<String> = node
+                .and_then(|n| view::enum_values(root, n))
+                .unwrap_or_default()
+                .iter()
+                .take(MAX_OPTIONS)
+                .map(ToString::to_string)
+                .collect();
+            let guess = got.and_then(Value::as_str).and_then(|g| {
+                options.iter().find(|o| {
+                    let o = o.trim_matches('"');
+                    !g.is_empty() && (o.starts_with(g.get(..g.len().min(3)).unwrap_or_default()))
+                })
+            });
+            Some(match guess {
+                Some(g) => format!("use one of {}; did you mean {g}?", options.join(", ")),
+                None => format!("use one of {}", options.join(", ")),
+            })
+        }
+        ViolationKind::Keyword("type") => node.map(|n| {
+            let t = view::types(root, n);
+            let wanted = describe(root, n);
+            match got {
+                Some(Value::String(_)) if t.has(Types::INTEGER) && !t.has(Types::NUMBER) => {
+                    "send an integer as a JSON number, without quotes".to_owned()
+                }
+                Some(Value::String(_)) if t.has(Types::NUMBER) => "send a JSON number, without quotes".to_owned(),
+                Some(Value::String(_)) if t == Types::BOOLEAN => "send true or false, without quotes".to_owned(),
+                Some(Value::Null) => {
+                    format!("send {}; null is not allowed here", with_article(&wanted))
+                }
+                _ => format!("send {}", with_article(&wanted)),
+            }
+        }),
+        ViolationKind::Keyword(
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "minLength" | "maxLength" | "minItems"
+            | "maxItems" | "multipleOf",
+        ) => Some("send a value within the limits shown; values are never clamped for you".to_owned()),
+        ViolationKind::Keyword("pattern" | "format") => Some("send a value in the form shown".to_owned()),
+        _ => None,
+    }
+}
+
+fn with_article(what: &str) -> String {
+    if what.starts_with("one of") || what.starts_with("any") {
+        return what.to_owned();
+    }
+    let article = if what.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    format!("{article} {what}")
+}
+
+fn parent_missing(root: &Value, path: &str, value: &Value) -> Vec<String> {
+    let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
+    let Some(node) = schema_at(root, parent) else {
+        return Vec::new();
+    };
+    let ov = view::object_view(root, node);
+    let obj = value.pointer(parent).and_then(Value::as_object);
+    ov.required.iter().filter(|r| obj.is_none_or(|o| !o.contains_key(**r))).map(|r| (*r).to_owned()).collect()
+}
+
+fn parent_properties(root: &Value, path: &str) -> Vec<String> {
+    let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
+    schema_at(root, parent)
+        .map(|n| {
+            view::object_view(root, n).properties.iter().take(MAX_OPTIONS * 2).map(|(k, _)| format!("`{k}`")).collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The schema node for an instance path, following properties and items.
+fn schema_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut node = root;
+    for seg in path.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        let resolved = view::resolve(root, node);
+        node = match view::object_view(root, resolved).property(&seg) {
+            Some(p) => p,
+            None => view::items(root, resolved)?,
+        };
+    }
+    Some(view::resolve(root, node))
+}
+
+/// A compact rendering of a schema node: `integer (minimum 1)`, `one of "a", "b"`,
+/// `array of string`.
+pub(crate) fn describe(root: &Value, node: &Value) -> String {
+    describe_at(root, node, 0)
+}
+
+fn describe_at(root: &Value, node: &Value, depth: usize) -> String {
+    let node = view::resolve(root, node);
+    if let Some(options) = view::enum_values(root, node) {
+        let shown: Vec<String> = options.iter().take(MAX_OPTIONS).map(ToString::to_string).collect();
+        let more = if options.len() > MAX_OPTIONS { ", …" } else { "" };
+        return format!("one of {}{more}", shown.join(", "));
+    }
+    let t = view::types(root, node);
+    let names = t.names();
+    let mut out = if names.is_empty() { "any value".to_owned() } else { names.join(" or ") };
+    if t.has(Types::ARRAY)
+        && depth < 2
+        && let Some(items) = view::items(root, node)
+    {
+        let _ = write!(out, " of {}", describe_at(root, items, depth + 1));
+    }
+    if t.has(Types::OBJECT) && depth < 2 {
+        let ov = view::object_view(root, node);
+        if !ov.properties.is_empty() {
+            let props: Vec<String> = ov.properties.iter().take(MAX_OPTIONS).map(|(k, _)| format!("`{k}`")).collect();
+            let _ = write!(out, " with properties {}", props.join(", "));
+            if !ov.required.is_empty() {
+                let _ = write!(
+                    out,
+                    " (required: {})",
+                    ov.required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+                );
+            }
+        }
+    }
+    let mut limits = Vec::new();
+    for (key, label) in [
+        ("minimum", "minimum"),
+        ("maximum", "maximum"),
+        ("exclusiveMinimum", "greater than"),
+        ("exclusiveMaximum", "less than"),
+        ("minLength", "min length"),
+        ("maxLength", "max length"),
+        ("minItems", "min items"),
+        ("maxItems", "max items"),
+        ("pattern", "pattern"),
+        ("format", "format"),
+        ("multipleOf", "multiple of"),
+    ] {
+        if let Some(v) = node.get(key) {
+            limits.push(format!("{label} {v}"));
+        }
+    }
+    if !limits.is_empty() {
+        let _ = write!(out, " ({})", limits.join(", "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn describe_compact() {
+        let root = json!({"$defs": {"p": {"enum": ["low", "high"]}}, "properties": {
+            "n": {"type": "integer", "minimum": 1},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "p": {"$ref": "#/$defs/p"},
+            "o": {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+        }});
+        assert_eq!(describe(&root, &root["properties"]["n"]), "integer (minimum 1)");
+        assert_eq!(describe(&root, &root["properties"]["tags"]), "array of string");
+        assert_eq!(describe(&root, &root["properties"]["p"]), r#"one of "low", "high""#);
+        assert_eq!(describe(&root, &root["properties"]["o"]), "integer or null");
+    }
+
+    #[test]
+    fn message_is_capped_on_a_char_boundary() {
+        let long = "é".repeat(5000);
+        let out = cap(long);
+        assert!(out.len() <= MAX_MESSAGE_BYTES);
+    }
+}
+
+#[cfg(test)]
+mod snapshots {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn truncation_messages() {
+        let tool = Tool::from_parts(
+            "write_file",
+            "",
+            json!({"type": "object", "properties": {"content": {"type": "string"}}}),
+        )
+        .unwrap();
+        insta::assert_snapshot!("truncated_write", truncated(&tool, Some("/content"), false).message);
+        insta::assert_snapshot!("truncated_strict", truncated(&tool, None, true).message);
+    }
+}

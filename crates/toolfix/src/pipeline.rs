@@ -1,0 +1,437 @@
+//! The call pipeline, the only place that knows the stage order: salvage → validate
+//! (valid: returned untouched) → repair at the failing paths → validate → ok or refusal.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolfix::schema::ToolSet;
+//!
+//! let tools = ToolSet::new(&[json!({"name": "search", "parameters": {"type": "object",
+//!     "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+//!     "required": ["query"], "additionalProperties": false}})]).unwrap();
+//!
+//! // Valid: the text comes back byte for byte.
+//! let ok = tools.repair_call("search", r#"{"query": "rust",  "limit": 5}"#);
+//! assert_eq!(ok.arguments_text(), Some(r#"{"query": "rust",  "limit": 5}"#));
+//!
+//! // Repaired: "5" becomes 5, with a record of the repair.
+//! let fixed = tools.repair_call("search", r#"{"query": "rust", "limit": "5"}"#);
+//! assert_eq!(fixed.arguments(), Some(&json!({"query": "rust", "limit": 5})));
+//! assert_eq!(fixed.repairs()[0].kind.as_str(), "coerced_scalar");
+//!
+//! // Refused: an error the model can act on.
+//! let bad = tools.repair_call("search", r#"{"limit": 5}"#);
+//! assert!(!bad.is_ok());
+//! assert!(bad.refusal().unwrap().message.contains("/query"));
+//! ```
+
+use crate::feedback::{self, Refusal};
+use crate::pointer::{Moves, TextIndex, render};
+use crate::repair::{self, Ctx};
+use crate::report::{Outcome, Repair, RepairKind, Report};
+use crate::salvage;
+use crate::schema::view::{self, Types};
+use crate::schema::{Policy, Tool, ToolSet};
+use crate::validate::violations;
+use crate::{Limits, Result};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// What became of one call: arguments the schema accepts, or a refusal; and the report.
+#[derive(Clone, Debug)]
+pub struct CallOutcome {
+    report: Report,
+    result: std::result::Result<Accepted, Refusal>,
+}
+
+#[derive(Clone, Debug)]
+struct Accepted {
+    text: String,
+    value: Value,
+}
+
+impl CallOutcome {
+    /// True when the call is accepted (untouched or repaired).
+    #[must_use]
+    pub fn is_ok(&self) -> bool {
+        self.result.is_ok()
+    }
+
+    /// The accepted arguments as JSON text: the model's text byte for byte when untouched,
+    /// otherwise re-serialised with every unchanged part copied as written.
+    #[must_use]
+    pub fn arguments_text(&self) -> Option<&str> {
+        self.result.as_ref().ok().map(|a| a.text.as_str())
+    }
+
+    /// The accepted arguments as a value.
+    #[must_use]
+    pub fn arguments(&self) -> Option<&Value> {
+        self.result.as_ref().ok().map(|a| &a.value)
+    }
+
+    /// The refusal, when the call is refused.
+    #[must_use]
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.result.as_ref().err()
+    }
+
+    /// The report: outcome, text fixes, repairs and notes.
+    #[must_use]
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// How the call ended.
+    #[must_use]
+    pub fn outcome(&self) -> Outcome {
+        self.report.outcome
+    }
+
+    /// The schema-level repairs made.
+    #[must_use]
+    pub fn repairs(&self) -> &[Repair] {
+        &self.report.repairs
+    }
+
+    /// Notes for the model.
+    #[must_use]
+    pub fn notes(&self) -> &[String] {
+        &self.report.notes
+    }
+
+    /// Deserialize the accepted arguments into `T`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Bind`](crate::ErrorKind) when the call was refused or the value does
+    /// not fit `T`.
+    pub fn bind<T: DeserializeOwned>(&self) -> Result<T> {
+        crate::bind::bind_value(self.arguments(), self.refusal())
+    }
+
+    /// One line of the CLI contract (without `id`): `{"ok":true,"arguments":<raw
+    /// JSON>,"repairs":[{"kind","path"}],"notes":[..]}` or
+    /// `{"ok":false,"error":{"message","issues":[..]}}`.
+    #[must_use]
+    pub fn to_json_line(&self) -> String {
+        self.to_json_line_with_id(None)
+    }
+
+    /// As [`CallOutcome::to_json_line`], with `"id"` first when given.
+    #[must_use]
+    pub fn to_json_line_with_id(&self, id: Option<&Value>) -> String {
+        let mut out = String::from("{");
+        if let Some(id) = id {
+            let _ = write!(out, "\"id\":{id},");
+        }
+        match &self.result {
+            Ok(a) => {
+                let repairs: Vec<Value> = self
+                    .report
+                    .repairs
+                    .iter()
+                    .map(|r| serde_json::json!({"kind": r.kind.as_str(), "path": r.path}))
+                    .collect();
+                let compact = compact_text(&a.text, &a.value);
+                let _ = write!(
+                    out,
+                    "\"ok\":true,\"arguments\":{compact},\"repairs\":{},\"notes\":{}",
+                    Value::Array(repairs),
+                    serde_json::to_string(&self.report.notes).unwrap_or_else(|_| "[]".to_owned())
+                );
+            }
+            Err(r) => {
+                let _ = write!(
+                    out,
+                    "\"ok\":false,\"error\":{}",
+                    serde_json::to_string(r).unwrap_or_else(|_| "{}".to_owned())
+                );
+            }
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// The arguments text on one line: as written when it has no raw newline (JSON strings
+/// cannot hold one), otherwise re-rendered without the layout.
+fn compact_text(text: &str, value: &Value) -> String {
+    if !text.contains(['\n', '\r']) {
+        return text.to_owned();
+    }
+    let Some(index) = TextIndex::build(text) else {
+        return value.to_string();
+    };
+    // Rendering a copy of the value changes only layout: every leaf is copied as written.
+    let mut out = String::new();
+    compact_leaves(&mut out, value, &index, &mut String::new(), 0);
+    out
+}
+
+fn compact_leaves(out: &mut String, value: &Value, index: &TextIndex<'_>, path: &mut String, depth: usize) {
+    let len = path.len();
+    match value {
+        Value::Object(map) if depth < 256 => {
+            out.push('{');
+            for (n, (k, v)) in map.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                crate::pointer::push(path, k);
+                compact_leaves(out, v, index, path, depth + 1);
+                path.truncate(len);
+            }
+            out.push('}');
+        }
+        Value::Array(list) if depth < 256 => {
+            out.push('[');
+            for (n, v) in list.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                crate::pointer::push(path, &n.to_string());
+                compact_leaves(out, v, index, path, depth + 1);
+                path.truncate(len);
+            }
+            out.push(']');
+        }
+        other => match index.text_at(path) {
+            Some(t) if !other.is_object() && !other.is_array() => out.push_str(t),
+            _ => out.push_str(&other.to_string()),
+        },
+    }
+}
+
+impl ToolSet {
+    /// Run the pipeline on a call to tool `name` with arguments as the model wrote them.
+    #[must_use]
+    pub fn repair_call(&self, name: &str, raw_arguments: &str) -> CallOutcome {
+        self.repair_call_with(name, raw_arguments, &Limits::default())
+    }
+
+    /// As [`ToolSet::repair_call`], under `limits`.
+    #[must_use]
+    pub fn repair_call_with(&self, name: &str, raw_arguments: &str, limits: &Limits) -> CallOutcome {
+        match self.tool(name) {
+            Ok(tool) => tool.repair_call_with(raw_arguments, limits),
+            Err(e) => rejected(name, Vec::new(), Vec::new(), feedback::unknown_tool(&e)),
+        }
+    }
+
+    /// Run the pipeline on arguments given as a JSON value (a batch line whose
+    /// `arguments` is not text). A string value is taken as the raw text.
+    #[must_use]
+    pub fn repair_value(&self, name: &str, arguments: &Value) -> CallOutcome {
+        match arguments {
+            Value::String(s) => self.repair_call(name, s),
+            other => self.repair_call(name, &other.to_string()),
+        }
+    }
+}
+
+impl Tool {
+    /// Run the pipeline on a call to this tool, under the default [`Limits`].
+    #[must_use]
+    pub fn repair_call(&self, raw: &str) -> CallOutcome {
+        self.repair_call_with(raw, &Limits::default())
+    }
+
+    /// Run the pipeline on a call to this tool, under `limits`.
+    #[must_use]
+    pub fn repair_call_with(&self, raw: &str, limits: &Limits) -> CallOutcome {
+        let outcome = run(self, raw, limits);
+        outcome.report.trace();
+        outcome
+    }
+}
+
+fn rejected(
+    tool: &str,
+    text_fixes: Vec<crate::salvage::TextFix>,
+    repairs: Vec<Repair>,
+    refusal: Refusal,
+) -> CallOutcome {
+    CallOutcome {
+        report: Report { tool: tool.to_owned(), outcome: Outcome::Rejected, text_fixes, repairs, notes: Vec::new() },
+        result: Err(refusal),
+    }
+}
+
+fn accepted(
+    tool: &Tool,
+    text: String,
+    value: Value,
+    text_fixes: Vec<crate::salvage::TextFix>,
+    repairs: Vec<Repair>,
+    notes: Vec<String>,
+    untouched: bool,
+) -> CallOutcome {
+    let outcome = if untouched { Outcome::Untouched } else { Outcome::Repaired };
+    CallOutcome {
+        report: Report { tool: tool.name().to_owned(), outcome, text_fixes, repairs, notes },
+        result: Ok(Accepted { text, value }),
+    }
+}
+
+fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
+    let trimmed = raw.trim();
+    let empty = trimmed.is_empty() || trimmed == "null";
+    let source = if empty { "{}" } else { raw };
+    // Fast path: strict JSON (serde_json refuses lone surrogates, as salvage does) that the
+    // schema accepts, for a tool with no hint to check: one parse, one validation.
+    if !empty
+        && raw.len() <= limits.max_input_bytes
+        && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH
+        && !tool.hints().has_checks()
+        && !tool.has_tagged_strings()
+        && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(raw)
+        && tool.is_valid(&value)
+    {
+        return accepted(tool, raw.to_owned(), value, Vec::new(), Vec::new(), Vec::new(), true);
+    }
+    let salvaged = match salvage::salvage_with(source, limits) {
+        Ok(s) => s,
+        Err(e) => {
+            let what = match e.hint() {
+                _ if tool.is_sensitive() => "the arguments are not JSON".to_owned(),
+                Some(h) => format!("the arguments are not JSON ({}; {h})", e.message()),
+                None => format!("the arguments are not JSON ({})", e.message()),
+            };
+            return rejected(tool.name(), Vec::new(), Vec::new(), feedback::not_arguments(tool, &what, Some(raw)));
+        }
+    };
+    let fixes = salvaged.fixes().to_vec();
+    if tool.policy() == Policy::Strict && salvaged.is_truncated() {
+        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, None, true));
+    }
+    let mut value = match salvaged.to_value() {
+        Ok(v) => v,
+        Err(e) => {
+            return rejected(tool.name(), fixes, Vec::new(), feedback::not_arguments(tool, e.message(), Some(raw)));
+        }
+    };
+    if salvaged.has_truncated_string() && !tool.is_read_only() {
+        let path = last_string_path(salvaged.text());
+        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, path.as_deref(), false));
+    }
+    let truncated = salvaged.is_truncated();
+    let mut untouched = salvaged.is_untouched() && !empty;
+    let mut text = salvaged.into_text().into_owned();
+    let mut repairs = Vec::new();
+    // The whole arguments sent as a JSON string holding the object.
+    let root = tool.parameters();
+    if let Value::String(s) = &value
+        && view::types(root, root).has(Types::OBJECT)
+        && s.trim_start().starts_with('{')
+        && tool.policy() != Policy::Strict
+        && let Ok(inner) = salvage::salvage_with(s, limits)
+        && let Ok(decoded @ Value::Object(_)) = inner.to_value()
+    {
+        let inner_text = inner.text().to_owned();
+        repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(value.clone()), None));
+        value = decoded;
+        text = inner_text;
+        untouched = false;
+    }
+    if !value.is_object() && !view::types(root, root).accepts(&value) {
+        let what = format!("the arguments are {}, not an object", kind_name(&value));
+        return rejected(tool.name(), fixes, repairs, feedback::not_arguments(tool, &what, Some(raw)));
+    }
+    if tool.is_valid(&value) {
+        if !tool.hints().has_checks() && !tool.has_tagged_strings() {
+            return accepted(tool, text, value, fixes, repairs, Vec::new(), untouched);
+        }
+        let original = value.clone();
+        let mut cx = Ctx::new(tool, &[], limits.max_depth);
+        repair::apply_hints(&mut cx, tool, &mut value);
+        if cx.problems.iter().any(|p| p.kind.is_fatal()) {
+            let found = violations(tool.validator(), &value);
+            return rejected(
+                tool.name(),
+                fixes,
+                repairs,
+                feedback::refusal(tool, &found, &cx.problems, &value, None, truncated),
+            );
+        }
+        if cx.repairs.is_empty() {
+            return accepted(tool, text, value, fixes, repairs, Vec::new(), untouched);
+        }
+        if !tool.is_valid(&value) {
+            let found = violations(tool.validator(), &value);
+            return rejected(
+                tool.name(),
+                fixes,
+                repairs,
+                feedback::refusal(tool, &found, &cx.problems, &value, Some((&original, &cx.moves)), truncated),
+            );
+        }
+        repairs.extend(cx.repairs);
+        let rendered = render_text(&text, &value, &original, &cx.moves);
+        return accepted(tool, rendered, value, fixes, repairs, cx.notes, false);
+    }
+    let found = violations(tool.validator(), &value);
+    let index = TextIndex::build(&text);
+    let original = value.clone();
+    let out = repair::repair(tool, value, &found, index.as_ref(), Some(&original), limits.max_depth);
+    let fatal = out.problems.iter().any(|p| p.kind.is_fatal());
+    if fatal || !tool.is_valid(&out.value) {
+        let after = violations(tool.validator(), &out.value);
+        repairs.extend(out.repairs);
+        return rejected(
+            tool.name(),
+            fixes,
+            repairs,
+            feedback::refusal(tool, &after, &out.problems, &out.value, Some((&original, &out.moves)), truncated),
+        );
+    }
+    let rendered = match &index {
+        Some(idx) => render(&out.value, &original, idx, &out.moves),
+        None => out.value.to_string(),
+    };
+    repairs.extend(out.repairs);
+    accepted(tool, rendered, out.value, fixes, repairs, out.notes, false)
+}
+
+fn render_text(text: &str, value: &Value, original: &Value, moves: &Moves) -> String {
+    match TextIndex::build(text) {
+        Some(idx) => render(value, original, &idx, moves),
+        None => value.to_string(),
+    }
+}
+
+fn kind_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The pointer of the last string value in strict JSON text: where a cut-off string is.
+fn last_string_path(text: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let mut stack = vec![(String::new(), &value)];
+    let mut last = None;
+    while let Some((path, v)) = stack.pop() {
+        match v {
+            Value::String(_) => {
+                last = Some(path);
+                break;
+            }
+            Value::Object(map) => {
+                stack.extend(map.iter().map(|(k, c)| (crate::pointer::join(&path, k), c)));
+            }
+            Value::Array(list) => {
+                stack.extend(list.iter().enumerate().map(|(i, c)| (crate::pointer::join(&path, &i.to_string()), c)));
+            }
+            _ => {}
+        }
+    }
+    last
+}

@@ -1,0 +1,251 @@
+//! Object repairs: dot keys re-nested, property names matched (alias, then case and
+//! separators, then a unique prefix or suffix), nulls for optional properties dropped,
+//! unknown properties dropped under the lenient policy; then the properties themselves.
+
+use super::{Ctx, ProblemKind, repair_value};
+use crate::pointer;
+use crate::report::RepairKind;
+use crate::schema::Policy;
+use crate::schema::view::{self, ObjectView, Types};
+use serde_json::{Map, Value};
+
+/// Shortest normalised key that may match by prefix or suffix.
+const MIN_DERIVED: usize = 3;
+
+pub(super) fn repair_object<'a>(
+    cx: &mut Ctx<'a>,
+    node: &'a Value,
+    map: &mut Map<String, Value>,
+    path: &mut String,
+    depth: usize,
+    force: bool,
+) {
+    let root = cx.root;
+    let ov = view::object_view(root, node);
+    if ov.properties.is_empty() && ov.additional_allowed {
+        return;
+    }
+    let mut moved: Vec<String> = Vec::new();
+    let mut ambiguous: Vec<String> = Vec::new();
+    if !cx.strict() {
+        nest_dot_keys(cx, &ov, map, path, &mut moved);
+        rename(cx, &ov, map, path, &mut moved, &mut ambiguous);
+    }
+    drop_nulls(cx, &ov, map, path);
+    if cx.policy == Policy::Lenient && !ov.additional_allowed {
+        let unknown: Vec<String> =
+            map.keys().filter(|k| ov.property(k).is_none() && !ambiguous.contains(k)).cloned().collect();
+        for k in unknown {
+            let before = map.shift_remove(&k);
+            let at = pointer::join(path, &k);
+            cx.notes.push(crate::feedback::dropped_note(&at));
+            cx.record(RepairKind::UnknownFieldDropped, &at, before, None);
+        }
+    }
+    let len = path.len();
+    for (k, v) in map.iter_mut() {
+        let Some(schema) = ov.property(k) else {
+            continue;
+        };
+        pointer::push(path, k);
+        repair_value(cx, schema, v, path, depth + 1, force || moved.contains(k));
+        path.truncate(len);
+    }
+}
+
+/// `"config.retry.max": 3` into `{"config": {"retry": {"max": 3}}}` when each segment is a
+/// property of the schema's nesting.
+pub(super) fn nest_dot_keys(
+    cx: &mut Ctx<'_>,
+    ov: &ObjectView<'_>,
+    map: &mut Map<String, Value>,
+    path: &str,
+    moved: &mut Vec<String>,
+) {
+    let root = cx.root;
+    let dotted: Vec<String> = map.keys().filter(|k| k.contains('.') && ov.property(k).is_none()).cloned().collect();
+    for key in dotted {
+        let segments: Vec<&str> = key.split('.').collect();
+        let Some((last, parents)) = segments.split_last() else {
+            continue;
+        };
+        if segments.iter().any(|s| s.is_empty()) {
+            continue;
+        }
+        let mut here = view::object_view(root, root);
+        let mut follows = true;
+        for (i, seg) in parents.iter().enumerate() {
+            let prop = if i == 0 { ov.property(seg) } else { here.property(seg) };
+            match prop {
+                Some(p) if view::types(root, p).has(Types::OBJECT) => {
+                    here = view::object_view(root, p);
+                }
+                _ => {
+                    follows = false;
+                    break;
+                }
+            }
+        }
+        if !follows || here.property(last).is_none() {
+            continue;
+        }
+        // Check for a collision before changing anything.
+        let mut new_path = path.to_owned();
+        let mut rel = String::new();
+        let mut conflict = None;
+        let whole = Value::Object(std::mem::take(map));
+        for seg in parents {
+            pointer::push(&mut new_path, seg);
+            pointer::push(&mut rel, seg);
+            if whole.pointer(&rel).is_some_and(|v| !v.is_object()) {
+                conflict = Some(new_path.clone());
+                break;
+            }
+        }
+        pointer::push(&mut new_path, last);
+        pointer::push(&mut rel, last);
+        if conflict.is_none() && whole.pointer(&rel).is_some() {
+            conflict = Some(new_path.clone());
+        }
+        let Value::Object(restored) = whole else {
+            continue;
+        };
+        *map = restored;
+        if let Some(at) = conflict {
+            cx.problem(&pointer::join(path, &key), ProblemKind::DotConflict(at));
+            continue;
+        }
+        let Some(leaf) = map.shift_remove(&key) else {
+            continue;
+        };
+        let mut cur: &mut Map<String, Value> = map;
+        for seg in parents {
+            let entry = cur.entry((*seg).to_owned()).or_insert_with(|| Value::Object(Map::new()));
+            if !entry.is_object() {
+                *entry = Value::Object(Map::new());
+            }
+            let Value::Object(m) = entry else { return };
+            cur = m;
+        }
+        cur.insert((*last).to_owned(), leaf.clone());
+        cx.moves.record(new_path.clone(), pointer::join(path, &key));
+        cx.record(RepairKind::DotKeysNested, &new_path, Some(Value::String(key.clone())), Some(leaf));
+        if let Some(first) = parents.first() {
+            moved.push((*first).to_owned());
+        }
+    }
+}
+
+type NameTest<'t> = dyn Fn(&str, &Value) -> bool + 't;
+
+enum NameMatch<'a> {
+    One(&'a str),
+    Many(Vec<&'a str>),
+    None,
+}
+
+fn match_name<'a>(root: &'a Value, ov: &ObjectView<'a>, key: &str) -> NameMatch<'a> {
+    let nk = view::normalise(key);
+    let levels: [&NameTest<'_>; 3] = [
+        &|_, schema| view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
+        &|name, _| view::normalise(name) == nk,
+        &|name, _| {
+            let np = view::normalise(name);
+            nk.chars().count() >= MIN_DERIVED && np != nk && (np.starts_with(&nk) || np.ends_with(&nk))
+        },
+    ];
+    for level in levels {
+        let found: Vec<&str> =
+            ov.properties.iter().filter(|(name, schema)| level(name, schema)).map(|(name, _)| *name).collect();
+        match found.as_slice() {
+            [] => {}
+            [one] => return NameMatch::One(one),
+            _ => return NameMatch::Many(found),
+        }
+    }
+    NameMatch::None
+}
+
+fn rename(
+    cx: &mut Ctx<'_>,
+    ov: &ObjectView<'_>,
+    map: &mut Map<String, Value>,
+    path: &str,
+    moved: &mut Vec<String>,
+    ambiguous: &mut Vec<String>,
+) {
+    let missing_required = ov.required.iter().any(|r| !map.contains_key(*r));
+    if ov.additional_allowed && !missing_required {
+        return;
+    }
+    let mut plan: Vec<(String, String)> = Vec::new();
+    for key in map.keys().filter(|k| ov.property(k).is_none()) {
+        match match_name(cx.root, ov, key) {
+            NameMatch::One(target) => {
+                if map.contains_key(target) || (ov.additional_allowed && !ov.is_required(target)) {
+                    continue;
+                }
+                plan.push((key.clone(), target.to_owned()));
+            }
+            NameMatch::Many(names) => {
+                ambiguous.push(key.clone());
+                cx.problem(
+                    &pointer::join(path, key),
+                    ProblemKind::AmbiguousName(names.iter().map(|n| (*n).to_owned()).collect()),
+                );
+            }
+            NameMatch::None => {}
+        }
+    }
+    // Two keys for one property: neither is moved.
+    let mut clashes: Vec<String> = Vec::new();
+    for (i, (_, target)) in plan.iter().enumerate() {
+        if plan.iter().skip(i + 1).any(|(_, t)| t == target) && !clashes.contains(target) {
+            clashes.push(target.clone());
+        }
+    }
+    for target in &clashes {
+        let keys: Vec<String> = plan.iter().filter(|(_, t)| t == target).map(|(k, _)| k.clone()).collect();
+        ambiguous.extend(keys.iter().cloned());
+        cx.problem(&pointer::join(path, target), ProblemKind::AmbiguousName(keys));
+    }
+    plan.retain(|(_, t)| !clashes.contains(t));
+    if plan.is_empty() {
+        return;
+    }
+    let old = std::mem::take(map);
+    for (k, v) in old {
+        match plan.iter().find(|(from, _)| *from == k) {
+            Some((from, to)) => {
+                let new_path = pointer::join(path, to);
+                cx.moves.record(new_path.clone(), pointer::join(path, from));
+                cx.record(
+                    RepairKind::FieldRenamed,
+                    &new_path,
+                    Some(Value::String(from.clone())),
+                    Some(Value::String(to.clone())),
+                );
+                moved.push(to.clone());
+                map.insert(to.clone(), v);
+            }
+            None => {
+                map.insert(k, v);
+            }
+        }
+    }
+}
+
+fn drop_nulls(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, path: &str) {
+    let root = cx.root;
+    let drop: Vec<String> = map
+        .iter()
+        .filter(|(k, v)| {
+            v.is_null() && !ov.is_required(k) && ov.property(k).is_some_and(|s| !view::allows_null(root, s))
+        })
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in drop {
+        map.shift_remove(&k);
+        cx.record(RepairKind::NullOptionalDropped, &pointer::join(path, &k), Some(Value::Null), None);
+    }
+}

@@ -1,0 +1,241 @@
+//! What the schema stage changed: [`Repair`] records, a [`Report`] per call, [`Stats`]
+//! counters shareable across threads, and `tracing` events.
+
+use crate::salvage::TextFix;
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+macro_rules! repair_kinds {
+    ($( $(#[$doc:meta])* $variant:ident => $name:literal, )*) => {
+        /// The kind of a schema-level repair; `as_str` gives the stable `snake_case` name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(rename_all = "snake_case")]
+        #[non_exhaustive]
+        pub enum RepairKind {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl RepairKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [RepairKind] = &[ $( RepairKind::$variant, )* ];
+
+            /// The stable `snake_case` name of this kind.
+            #[must_use]
+            pub const fn as_str(self) -> &'static str {
+                match self { $( RepairKind::$variant => $name, )* }
+            }
+        }
+    };
+}
+
+repair_kinds! {
+    /// `null` for an optional property that does not allow null: property removed.
+    NullOptionalDropped => "null_optional_dropped",
+    /// A string holding a JSON array or object, where one is wanted: decoded.
+    JsonStringDecoded => "json_string_decoded",
+    /// `{}` where an array is wanted: `[]`.
+    EmptyObjectToArray => "empty_object_to_array",
+    /// A bare value where an array of its type is wanted: `[value]`.
+    WrappedInArray => "wrapped_in_array",
+    /// Lossless string to number / boolean / null conversion, or number to string.
+    CoercedScalar => "coerced_scalar",
+    /// An enum value fixed by case or separators, exactly one option matching.
+    EnumMatched => "enum_matched",
+    /// A property name matched by alias, case/separators, or a unique prefix/suffix.
+    FieldRenamed => "field_renamed",
+    /// An unknown property removed (policy lenient only).
+    UnknownFieldDropped => "unknown_field_dropped",
+    /// A lone `{"arguments": {...}}` (or `input`, `parameters`, `args`) wrapper removed.
+    WrapperUnwrapped => "wrapper_unwrapped",
+    /// The whole arguments sent as a JSON string holding the object: decoded.
+    DocumentDecoded => "document_decoded",
+    /// `"a.b.c"` keys re-nested along the schema's nesting.
+    DotKeysNested => "dot_keys_nested",
+    /// A Markdown auto-link replaced by its text in a path or URL property.
+    LinkUnwrapped => "link_unwrapped",
+    /// A missing member of a partly given relational group filled from its default.
+    RelationalDefault => "relational_default",
+}
+
+/// One schema-level repair: what kind, where (a JSON pointer into the repaired
+/// arguments), and the value before and after (`None` for absent).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Repair {
+    /// What was repaired.
+    pub kind: RepairKind,
+    /// JSON pointer of the place acted on, in the repaired arguments (for a dropped
+    /// property, where it was).
+    pub path: String,
+    /// The value before (for a rename: the old name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    /// The value after (for a rename: the new name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+}
+
+impl Repair {
+    pub(crate) fn new(
+        kind: RepairKind,
+        path: impl Into<String>,
+        before: Option<Value>,
+        after: Option<Value>,
+    ) -> Repair {
+        Repair { kind, path: path.into(), before, after }
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Valid as sent: the arguments are the model's text, byte for byte.
+    Untouched,
+    /// Recovered by text fixes and/or schema repairs.
+    Repaired,
+    /// Refused: the model gets an error to act on.
+    Rejected,
+}
+
+impl Outcome {
+    /// The stable name.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Untouched => "untouched",
+            Outcome::Repaired => "repaired",
+            Outcome::Rejected => "rejected",
+        }
+    }
+}
+
+/// What happened to one call.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// The tool's declared name (or the name as sent, when it did not resolve).
+    pub tool: String,
+    /// How the call ended.
+    pub outcome: Outcome,
+    /// Text-level fixes made by salvage.
+    pub text_fixes: Vec<TextFix>,
+    /// Schema-level repairs, in the order they were made.
+    pub repairs: Vec<Repair>,
+    /// Notes for the model (e.g. which defaults were filled).
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Emit the `tracing` event for this report: `tool_call_repaired` (debug) or
+    /// `tool_call_invalid` (info); nothing for an untouched call.
+    pub fn trace(&self) {
+        let kinds: Vec<&str> = self.repairs.iter().map(|r| r.kind.as_str()).collect();
+        let kinds = kinds.join(",");
+        match self.outcome {
+            Outcome::Untouched => {}
+            Outcome::Repaired => {
+                tracing::debug!(name: "tool_call_repaired", tool = %self.tool, kinds = %kinds, text_fixes = self.text_fixes.len(), "tool_call_repaired");
+            }
+            Outcome::Rejected => {
+                tracing::info!(name: "tool_call_invalid", tool = %self.tool, kinds = %kinds, "tool_call_invalid");
+            }
+        }
+    }
+}
+
+/// Counters per outcome and per repair kind; atomic, so one `Stats` can be shared
+/// (by reference or in an `Arc`) across threads.
+///
+/// ```
+/// use toolfix::report::{Stats, RepairKind};
+/// let stats = Stats::default();
+/// assert_eq!(stats.repairs(RepairKind::CoercedScalar), 0);
+/// ```
+#[derive(Debug, Default)]
+pub struct Stats {
+    calls: AtomicU64,
+    untouched: AtomicU64,
+    repaired: AtomicU64,
+    rejected: AtomicU64,
+    kinds: [AtomicU64; RepairKind::ALL.len()],
+}
+
+impl Stats {
+    /// Count one call's report.
+    pub fn record(&self, report: &Report) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let counter = match report.outcome {
+            Outcome::Untouched => &self.untouched,
+            Outcome::Repaired => &self.repaired,
+            Outcome::Rejected => &self.rejected,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        for r in &report.repairs {
+            if let Some(c) = self.kinds.get(r.kind as usize) {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Calls counted.
+    #[must_use]
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    /// Calls that ended with `outcome`.
+    #[must_use]
+    pub fn outcomes(&self, outcome: Outcome) -> u64 {
+        match outcome {
+            Outcome::Untouched => &self.untouched,
+            Outcome::Repaired => &self.repaired,
+            Outcome::Rejected => &self.rejected,
+        }
+        .load(Ordering::Relaxed)
+    }
+
+    /// Repairs of `kind` made.
+    #[must_use]
+    pub fn repairs(&self, kind: RepairKind) -> u64 {
+        self.kinds.get(kind as usize).map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// Every kind with its count, for metrics.
+    #[must_use]
+    pub fn snapshot(&self) -> Vec<(RepairKind, u64)> {
+        RepairKind::ALL.iter().map(|&k| (k, self.repairs(k))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_indexable() {
+        for (i, k) in RepairKind::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i);
+        }
+        assert_eq!(serde_json::to_value(RepairKind::DotKeysNested).unwrap(), "dot_keys_nested");
+    }
+
+    #[test]
+    fn stats_count() {
+        let stats = Stats::default();
+        let report = Report {
+            tool: "t".into(),
+            outcome: Outcome::Repaired,
+            text_fixes: vec![],
+            repairs: vec![Repair::new(RepairKind::CoercedScalar, "/a", None, None)],
+            notes: vec![],
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| stats.record(&report));
+            s.spawn(|| stats.record(&report));
+        });
+        assert_eq!(stats.calls(), 2);
+        assert_eq!(stats.repairs(RepairKind::CoercedScalar), 2);
+        assert_eq!(stats.outcomes(Outcome::Repaired), 2);
+    }
+}

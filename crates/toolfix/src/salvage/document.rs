@@ -1,0 +1,359 @@
+//! The document level: find the JSON in the text (fences, prose, JSONP), parse each
+//! top-level value, and decide what several values mean.
+//!
+//! Policy for several top-level values (NDJSON, concatenated objects, several fences):
+//! an identical repeat is dropped (a model that says the same thing twice meant it once),
+//! an empty `{}` or `[]` beside a non-empty value is dropped, and distinct values are
+//! gathered into an array, so nothing the model wrote is lost and the schema stage can
+//! refuse an array where one object is wanted, with a message that says so.
+
+use super::FixKind as K;
+use super::edits::Edits;
+use super::lex::{is_ident, is_ident_start, is_ws, open_quote, skip_ws};
+use super::parser::{Parser, ValueSpan, find};
+use crate::{Error, ErrorKind, Result};
+use std::borrow::Cow;
+
+/// How many places a first value may be tried at before giving up.
+const START_ATTEMPTS: usize = 4;
+
+/// Parse the whole document; returns the edits that make it strict JSON.
+pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edits> {
+    let b = src.as_bytes();
+    let regions = fence_regions(b);
+    let mut p = Parser::new(src, max_depth);
+    let mut values: Vec<ValueSpan> = Vec::new();
+    let mut jsonp = false;
+    let mut first_error: Option<Error> = None;
+    for (start, end) in regions {
+        p.end = end;
+        p.pos = start;
+        p.skip_trivia();
+        let Some(first) = find_start(b, p.pos, end, &mut jsonp) else {
+            continue;
+        };
+        if escaped_ok && is_escaped_json(b, first, end) {
+            if let Some(v) = escaped(&mut p, src, first, end, max_depth)? {
+                values.push(v);
+            }
+            continue;
+        }
+        // Try the first plausible start, then the next ones, a few times at most.
+        let mut at = first;
+        for _ in 0..START_ATTEMPTS {
+            p.pos = at;
+            let checkpoint = p.edits.checkpoint();
+            match p.value() {
+                Ok(v) => {
+                    values.push(v);
+                    more_values(&mut p, &mut values);
+                    break;
+                }
+                Err(e) => {
+                    p.edits.rollback(checkpoint, 0);
+                    p.reset_stack();
+                    // Only retry past the failure: a start inside the value that failed
+                    // would return a part of it as if it were the whole.
+                    // Retry only after an early failure at a `[`, which may have been prose
+                    // (`[1]` in a sentence); a start inside the value that failed would
+                    // return a part of it as if it were the whole.
+                    let failed_at = e.offset().unwrap_or(end);
+                    first_error.get_or_insert(e);
+                    let early = b.get(at) == Some(&b'[') && failed_at < at + 64;
+                    match next_start(b, failed_at.max(at + 1), end) {
+                        Some(n) if early => at = n,
+                        _ => break,
+                    }
+                }
+            }
+        }
+        if !values.is_empty() && p.pos < end {
+            p.pos = end;
+        }
+    }
+    if values.is_empty() {
+        return Err(first_error.unwrap_or_else(|| {
+            Error::at(ErrorKind::NoJson, "no JSON value found", src, skip_ws(b, 0, b.len()))
+                .with_hint("send a JSON object such as {\"key\": \"value\"}")
+        }));
+    }
+    let mut edits = p.edits;
+    settle_values(src, &mut edits, &values, jsonp);
+    Ok(edits)
+}
+
+/// After a value: more values separated by whitespace, commas or semicolons.
+fn more_values(p: &mut Parser<'_>, values: &mut Vec<ValueSpan>) {
+    loop {
+        p.skip_trivia();
+        let b = p_bytes(p);
+        while p.pos < p.end && matches!(b.get(p.pos), Some(b',' | b';')) {
+            p.pos += 1;
+            p.skip_trivia();
+        }
+        if !matches!(b.get(p.pos), Some(b'{' | b'[')) || p.pos >= p.end {
+            return;
+        }
+        let checkpoint = p.edits.checkpoint();
+        let at = p.pos;
+        if let Ok(v) = p.value() {
+            values.push(v);
+        } else {
+            p.edits.rollback(checkpoint, at);
+            p.reset_stack();
+            p.pos = at;
+            return;
+        }
+    }
+}
+
+fn p_bytes<'a>(p: &Parser<'a>) -> &'a [u8] {
+    p.bytes()
+}
+
+/// The regions to parse: the bodies of Markdown fences that hold JSON, or the whole text.
+fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
+    let whole = vec![(0, b.len())];
+    let first = skip_ws(b, 0, b.len());
+    if matches!(b.get(first), Some(b'{' | b'[')) {
+        // JSON first: a fence can only be a stray closer at the end.
+        let mut end = b.len();
+        while end > first && is_ws(b[end - 1]) {
+            end -= 1;
+        }
+        let mut k = end;
+        while k > first && b[k - 1] == b'`' {
+            k -= 1;
+        }
+        return if end - k >= 3 { vec![(0, k)] } else { whole };
+    }
+    let mut regions = Vec::new();
+    let mut i = 0;
+    while let Some(open) = find(b, b"```", i, b.len()) {
+        let mut j = open;
+        while b.get(j) == Some(&b'`') {
+            j += 1;
+        }
+        // Language tag.
+        while j < b.len() && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'_' | b'+' | b'-')) {
+            j += 1;
+        }
+        let body = j;
+        let close = find(b, b"```", body, b.len());
+        let body_end = close.unwrap_or(b.len());
+        let s = skip_ws(b, body, body_end);
+        if s < body_end && (starts_value(b, s) || b[s] == b'(') {
+            regions.push((body, body_end));
+        }
+        let Some(close) = close else { break };
+        i = close + 3;
+        while b.get(i) == Some(&b'`') {
+            i += 1;
+        }
+    }
+    if regions.is_empty() { whole } else { regions }
+}
+
+fn starts_value(b: &[u8], i: usize) -> bool {
+    matches!(b.get(i), Some(b'{' | b'[' | b'"' | b'-' | b'0'..=b'9')) || open_quote(b, i).is_some()
+}
+
+/// Where the first value of a region starts, skipping prose before it. Sets `jsonp` when
+/// the value is wrapped as `callback( … )`.
+fn find_start(b: &[u8], from: usize, end: usize, jsonp: &mut bool) -> Option<usize> {
+    let s = skip_ws(b, from, end);
+    if s >= end {
+        return None;
+    }
+    let c = b[s];
+    let digit_follows = b.get(s + 1).is_some_and(|d| d.is_ascii_digit() || *d == b'.');
+    if matches!(c, b'{' | b'[' | b'(' | b'0'..=b'9') || open_quote(b, s).is_some() {
+        return Some(s);
+    }
+    if matches!(c, b'-' | b'+' | b'.') && digit_follows {
+        return Some(s);
+    }
+    if c == b'\\' && b.get(s + 1) == Some(&b'"') {
+        return Some(s);
+    }
+    // JSONP: `callback({...});`
+    if is_ident_start(c) {
+        let mut j = s;
+        while j < end && (is_ident(b[j]) || b[j] == b'.') {
+            j += 1;
+        }
+        let k = skip_ws(b, j, end);
+        if b.get(k) == Some(&b'(') && matches!(b.get(skip_ws(b, k + 1, end)), Some(b'{' | b'[')) {
+            *jsonp = true;
+            return Some(skip_ws(b, k + 1, end));
+        }
+        if matches!(&b[s..j], b"true" | b"false" | b"null") {
+            return Some(s);
+        }
+    }
+    next_start(b, s, end).or(Some(s))
+}
+
+/// The next `{`, or `[` that opens something JSON-like, at or after `from`.
+fn next_start(b: &[u8], from: usize, end: usize) -> Option<usize> {
+    let mut i = from;
+    while i < end {
+        let c = *b.get(i)?;
+        if c == b'{' {
+            return Some(i);
+        }
+        if c == b'[' {
+            let k = skip_ws(b, i + 1, end);
+            if matches!(b.get(k), Some(b'{' | b'[' | b'"' | b'\'' | b']' | b'-' | b'0'..=b'9')) || k >= end {
+                return Some(i);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// `{\"a\": 1}`: JSON whose quotes are all escaped.
+fn is_escaped_json(b: &[u8], s: usize, end: usize) -> bool {
+    let head = &b[s..end.min(s + 3)];
+    head.starts_with(b"\\\"") || head == b"{\\\"" || head == b"[\\\""
+}
+
+/// Parse escaped JSON by unescaping one level and parsing that.
+fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize) -> Result<Option<ValueSpan>> {
+    let b = src.as_bytes();
+    let mut text = String::with_capacity(end - s);
+    let mut map: Vec<usize> = Vec::with_capacity(end - s + 1);
+    let mut i = s;
+    while i < end {
+        let c = b[i];
+        if c == b'\\' {
+            let unescaped = match b.get(i + 1) {
+                Some(b'"') => Some('"'),
+                Some(b'\\') => Some('\\'),
+                Some(b'/') => Some('/'),
+                Some(b'n') => Some('\n'),
+                Some(b't') => Some('\t'),
+                Some(b'r') => Some('\r'),
+                _ => None,
+            };
+            if let Some(u) = unescaped {
+                text.push(u);
+                map.push(i);
+                i += 2;
+                continue;
+            }
+        }
+        let ch_len = utf8_len(c);
+        if let Some(chunk) = src.get(i..i + ch_len) {
+            text.push_str(chunk);
+            map.extend((0..ch_len).map(|k| i + k));
+        }
+        i += ch_len.max(1);
+    }
+    map.push(end);
+    let inner = parse(&text, max_depth, false)?;
+    let (out, fixes) = inner.finish(&text);
+    let out = out.trim().to_owned();
+    p.edits.replace(s, end, Cow::Owned(out), Some(K::EscapedJson));
+    for f in fixes {
+        let a = map.get(f.span.start).copied().unwrap_or(end);
+        let z = map.get(f.span.end).copied().unwrap_or(end);
+        p.edits.note(a, z.max(a), f.kind);
+    }
+    p.pos = end;
+    Ok(Some(ValueSpan { start: s, end, empty_container: false }))
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// Drop what lies around and between the values, and apply the several-values policy.
+fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool) {
+    let b = src.as_bytes();
+    // Which values stay.
+    let parsed: Vec<Option<serde_json::Value>> = if values.len() > 1 {
+        values.iter().map(|v| serde_json::from_str(&edits.apply_range(src, v.start, v.end)).ok()).collect()
+    } else {
+        vec![None]
+    };
+    let is_empty = |n: usize| match parsed.get(n) {
+        Some(Some(serde_json::Value::Array(a))) => a.is_empty(),
+        Some(Some(serde_json::Value::Object(o))) => o.is_empty(),
+        _ => values.get(n).is_some_and(|v| v.empty_container),
+    };
+    let any_full = (0..values.len()).any(|n| !is_empty(n));
+    let first_empty = (0..values.len()).find(|&n| is_empty(n));
+    let mut keep: Vec<usize> = Vec::new();
+    for (n, v) in values.iter().enumerate() {
+        if values.len() > 1 && is_empty(n) && (any_full || first_empty != Some(n)) {
+            edits.clear_value(v.start, v.end);
+            edits.delete(v.start, v.end, Some(K::EmptyValueDropped));
+            continue;
+        }
+        let dup = parsed[n].is_some() && keep.iter().any(|&k| parsed[k].is_some() && parsed[k] == parsed[n]);
+        if dup {
+            edits.clear_value(v.start, v.end);
+            edits.delete(v.start, v.end, Some(K::DuplicateValue));
+            continue;
+        }
+        keep.push(n);
+    }
+    // The gaps: before, between and after the values.
+    let mut cursor = 0;
+    for (n, v) in values.iter().enumerate() {
+        let kept_before = keep.iter().any(|&k| k < n);
+        let sep = if keep.contains(&n) && kept_before { "," } else { "" };
+        gap(src, edits, cursor, v.start, sep, jsonp);
+        cursor = v.end;
+    }
+    gap(src, edits, cursor, b.len(), "", jsonp);
+    if keep.len() > 1 {
+        let first = values[keep[0]].start;
+        let last = values[keep[keep.len() - 1]].end;
+        edits.note(first, last, K::MultipleValues);
+        edits.insert(first, "[", None);
+        edits.insert(last, "]", None);
+    }
+}
+
+/// Replace the text between values (`start..end`) with `sep`, reporting what it held.
+fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str, jsonp: bool) {
+    if start >= end {
+        if !sep.is_empty() {
+            edits.insert(start, sep, None);
+        }
+        return;
+    }
+    let text = &src[start..end];
+    if text.bytes().all(is_ws) && sep.is_empty() {
+        return;
+    }
+    edits.clear_range(start, end);
+    let fence = text.contains("```");
+    let rest: String = text.replace("```", "");
+    let meaningful = rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';');
+    let kind = if jsonp && (meaningful.ends_with('(') || meaningful.starts_with(')')) {
+        Some(K::JsonpWrapper)
+    } else if !meaningful.is_empty() {
+        if meaningful.starts_with("//") || meaningful.starts_with("/*") || meaningful.starts_with('#') {
+            Some(K::Comment)
+        } else {
+            Some(K::SurroundingProse)
+        }
+    } else if fence {
+        Some(K::CodeFence)
+    } else {
+        None
+    };
+    if fence && kind != Some(K::CodeFence) {
+        edits.note(start, end, K::CodeFence);
+    }
+    edits.replace(start, end, sep, kind);
+}

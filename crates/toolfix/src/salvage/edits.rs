@@ -1,0 +1,133 @@
+//! The output of the lenient parser: edits to the original text, each tied to a fix.
+//!
+//! The parser never copies text: it records replacements, and the repaired text is the
+//! input with those applied. Valid input records none, so it comes back borrowed.
+
+use super::{FixKind, TextFix};
+use crate::Span;
+use std::borrow::Cow;
+
+/// One change to the original text.
+#[derive(Clone, Debug)]
+pub(super) struct Edit {
+    /// Replaced bytes (empty for an insertion).
+    pub(super) span: Span,
+    /// Text written in their place.
+    pub(super) text: Cow<'static, str>,
+    /// The fix this edit reports, if it is the first edit of one.
+    pub(super) fix: Option<TextFix>,
+}
+
+/// The edits recorded so far, in the order they were made.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Edits {
+    list: Vec<Edit>,
+}
+
+impl Edits {
+    pub(super) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// A marker for [`Edits::rollback`].
+    pub(super) fn checkpoint(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Replace `start..end` with `text`, reporting `kind` (when given) over the same span.
+    pub(super) fn replace(
+        &mut self,
+        start: usize,
+        end: usize,
+        text: impl Into<Cow<'static, str>>,
+        kind: Option<FixKind>,
+    ) -> usize {
+        let span = Span::new(start, end);
+        self.list.push(Edit { span, text: text.into(), fix: kind.map(|kind| TextFix { kind, span }) });
+        self.list.len() - 1
+    }
+
+    pub(super) fn insert(&mut self, at: usize, text: &'static str, kind: Option<FixKind>) -> usize {
+        self.replace(at, at, text, kind)
+    }
+
+    pub(super) fn delete(&mut self, start: usize, end: usize, kind: Option<FixKind>) -> usize {
+        self.replace(start, end, "", kind)
+    }
+
+    /// Report a fix with no text change of its own (its edits are recorded separately).
+    pub(super) fn note(&mut self, start: usize, end: usize, kind: FixKind) -> usize {
+        let span = Span::new(start, end);
+        self.list.push(Edit { span: Span::at(start), text: Cow::Borrowed(""), fix: Some(TextFix { kind, span }) });
+        self.list.len() - 1
+    }
+
+    /// Widen the fix of edit `index` to end at `end`.
+    pub(super) fn extend_fix(&mut self, index: usize, end: usize) {
+        if let Some(fix) = self.list.get_mut(index).and_then(|e| e.fix.as_mut()) {
+            fix.span.end = fix.span.end.max(end);
+        }
+    }
+
+    /// Forget the edits made since `checkpoint` that start at or after `from`.
+    pub(super) fn rollback(&mut self, checkpoint: usize, from: usize) {
+        let mut i = 0;
+        self.list.retain(|e| {
+            let keep = i < checkpoint || e.span.start < from;
+            i += 1;
+            keep
+        });
+    }
+
+    /// Drop the last edit if it is an insertion of `text` at `at` reporting `kind`.
+    pub(super) fn pop_insertion(&mut self, at: usize, kind: FixKind) {
+        let last = self.list.last().is_some_and(|e| e.span == Span::at(at) && e.fix.is_some_and(|f| f.kind == kind));
+        if last {
+            self.list.pop();
+        }
+    }
+
+    /// Forget every edit of a value at `start..=end` (including what was inserted at its
+    /// end, such as closers of a truncated value).
+    pub(super) fn clear_value(&mut self, start: usize, end: usize) {
+        self.list.retain(|e| e.span.start < start || e.span.start > end);
+    }
+
+    /// Forget every edit inside `start..end` (insertions at `start` are kept: they belong
+    /// to what precedes).
+    pub(super) fn clear_range(&mut self, start: usize, end: usize) {
+        self.list.retain(|e| {
+            let inside = (e.span.start > start || (e.span.start == start && !e.span.is_empty())) && e.span.start < end;
+            !inside
+        });
+    }
+
+    /// Apply the edits to `src[start..end]`, the region they were made in.
+    pub(super) fn apply_range(&self, src: &str, start: usize, end: usize) -> String {
+        let mut sorted: Vec<&Edit> =
+            self.list.iter().filter(|e| e.span.start >= start && e.span.start <= end).collect();
+        // Insertions at a position go before a replacement that starts there (the `[`
+        // that gathers values precedes the requoting of the first one).
+        sorted.sort_by_key(|e| (e.span.start, !e.span.is_empty()));
+        let mut out = String::with_capacity(end.saturating_sub(start) + 16);
+        let mut cursor = start;
+        for e in sorted {
+            if e.span.start >= cursor {
+                out.push_str(src.get(cursor..e.span.start).unwrap_or(""));
+                cursor = e.span.start;
+            }
+            out.push_str(&e.text);
+            cursor = cursor.max(e.span.end.min(end));
+        }
+        out.push_str(src.get(cursor..end).unwrap_or(""));
+        out
+    }
+
+    /// The repaired text and the fixes, sorted by position.
+    pub(super) fn finish(self, src: &str) -> (String, Vec<TextFix>) {
+        let text = self.apply_range(src, 0, src.len());
+        let mut fixes: Vec<TextFix> = self.list.into_iter().filter_map(|e| e.fix).collect();
+        fixes.sort_by_key(|f| (f.span.start, f.span.end));
+        (text, fixes)
+    }
+}

@@ -1,0 +1,356 @@
+//! Byte classes and small lookahead helpers for the lenient parser. Pure functions of the
+//! text: no state, no edits.
+
+/// The longest text a lookahead scans for a key or a short string. Keeps every lookahead
+/// bounded, so the parser stays linear on hostile input.
+pub(super) const LOOKAHEAD: usize = 256;
+
+/// JSON whitespace.
+pub(super) const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Bytes that may appear in an unquoted key or identifier (non-ASCII bytes included, so
+/// `ümlåût` is a key).
+pub(super) const fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-' | b'.') || b >= 0x80
+}
+
+/// Bytes that may start an identifier.
+pub(super) const fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || matches!(b, b'_' | b'$') || b >= 0x80
+}
+
+/// The quote that opens a string at `b[i..]`, if any: (byte length, kind).
+pub(super) fn open_quote(b: &[u8], i: usize) -> Option<(usize, Quote)> {
+    match b.get(i)? {
+        b'"' => Some((1, Quote::Double)),
+        b'\'' => Some((1, Quote::Single)),
+        b'`' => Some((1, Quote::Backtick)),
+        0xE2 => match (b.get(i + 1), b.get(i + 2)) {
+            // “ U+201C, ” U+201D (some models open with it too)
+            (Some(0x80), Some(0x9C | 0x9D)) => Some((3, Quote::SmartDouble)),
+            // ‘ U+2018, ’ U+2019
+            (Some(0x80), Some(0x98 | 0x99)) => Some((3, Quote::SmartSingle)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A string's quoting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Quote {
+    Double,
+    Single,
+    Backtick,
+    SmartDouble,
+    SmartSingle,
+}
+
+impl Quote {
+    /// The length of a closing quote of this kind at `b[i..]`, if there is one.
+    pub(super) fn close_at(self, b: &[u8], i: usize) -> Option<usize> {
+        match self {
+            Quote::Double => (b.get(i) == Some(&b'"')).then_some(1),
+            Quote::Single => (b.get(i) == Some(&b'\'')).then_some(1),
+            Quote::Backtick => (b.get(i) == Some(&b'`')).then_some(1),
+            Quote::SmartDouble => match (b.get(i), b.get(i + 1), b.get(i + 2)) {
+                (Some(0xE2), Some(0x80), Some(0x9C | 0x9D)) => Some(3),
+                // A plain quote may close a smart-quoted key: {“key": 1}
+                _ => (b.get(i) == Some(&b'"')).then_some(1),
+            },
+            Quote::SmartSingle => match (b.get(i), b.get(i + 1), b.get(i + 2)) {
+                (Some(0xE2), Some(0x80), Some(0x98 | 0x99)) => Some(3),
+                _ => None,
+            },
+        }
+    }
+
+    /// The first byte of a closing quote (for the fast scan).
+    pub(super) const fn close_byte(self) -> u8 {
+        match self {
+            Quote::Double => b'"',
+            Quote::Single => b'\'',
+            Quote::Backtick => b'`',
+            Quote::SmartDouble | Quote::SmartSingle => 0xE2,
+        }
+    }
+}
+
+/// Index of the first byte at or after `i` that is not JSON whitespace.
+pub(super) fn skip_ws(b: &[u8], mut i: usize, end: usize) -> usize {
+    while i < end && is_ws(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// True when `b[i..end]` starts with `"…"` (a short double- or single-quoted string)
+/// followed, after whitespace, by a byte in `after`.
+pub(super) fn quoted_then(b: &[u8], i: usize, end: usize, after: &[u8]) -> bool {
+    let Some((qlen, q)) = open_quote(b, i) else {
+        return false;
+    };
+    let limit = end.min(i + LOOKAHEAD);
+    let mut j = i + qlen;
+    while j < limit {
+        let c = b[j];
+        if c == b'\\' {
+            j += 2;
+            continue;
+        }
+        if c == b'\n' {
+            return false;
+        }
+        if let Some(n) = q.close_at(b, j) {
+            let k = skip_ws(b, j + n, end);
+            return k < end && after.contains(&b[k]);
+        }
+        j += 1;
+    }
+    false
+}
+
+/// True when a short quoted string starts at `i`, closes on the same line, and is not
+/// glued to a word after it: `"a" "b" "c"` (elements missing their commas).
+pub(super) fn quoted_closes(b: &[u8], i: usize, end: usize) -> bool {
+    let Some((qlen, q)) = open_quote(b, i) else {
+        return false;
+    };
+    let limit = end.min(i + LOOKAHEAD);
+    let mut j = i + qlen;
+    while j < limit {
+        if b[j] == b'\\' {
+            j += 2;
+            continue;
+        }
+        if b[j] == b'\n' {
+            return false;
+        }
+        if let Some(n) = q.close_at(b, j) {
+            return !b.get(j + n).is_some_and(|&c| is_ident(c));
+        }
+        j += 1;
+    }
+    false
+}
+
+/// True when `b[i..end]` starts with an identifier followed, after whitespace, by `:`.
+pub(super) fn ident_then_colon(b: &[u8], i: usize, end: usize) -> bool {
+    let limit = end.min(i + LOOKAHEAD);
+    let mut j = i;
+    while j < limit && is_ident(b[j]) {
+        j += 1;
+    }
+    if j == i {
+        return false;
+    }
+    let k = skip_ws(b, j, end);
+    k < end && b[k] == b':'
+}
+
+/// True when a key (quoted or not) followed by `:` starts at `i`.
+pub(super) fn key_then_colon(b: &[u8], i: usize, end: usize) -> bool {
+    quoted_then(b, i, end, b":") || ident_then_colon(b, i, end)
+}
+
+/// Like [`key_then_colon`], but a key cut off by the end of input counts too: `"a": "x", "b`.
+pub(super) fn key_or_cut_key(b: &[u8], i: usize, end: usize) -> bool {
+    if key_then_colon(b, i, end) {
+        return true;
+    }
+    // A quoted key that runs into the end, or is followed only by whitespace.
+    if let Some((qlen, q)) = open_quote(b, i) {
+        let mut j = i + qlen;
+        while j < end && j < i + LOOKAHEAD {
+            match b[j] {
+                b'\\' => j += 1,
+                b'\n' => return false,
+                _ if q.close_at(b, j).is_some() => {
+                    return skip_ws(b, j + q.close_at(b, j).unwrap_or(1), end) >= end;
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        return j >= end;
+    }
+    let mut j = i;
+    while j < end && is_ident(b[j]) {
+        j += 1;
+    }
+    j > i && skip_ws(b, j, end) >= end
+}
+
+/// True when a comment starts at `i`: `//`, `/*`, `#` or `<!--`.
+pub(super) fn comment_starts(b: &[u8], i: usize) -> bool {
+    match b.get(i) {
+        Some(b'#') => true,
+        Some(b'/') => matches!(b.get(i + 1), Some(b'/' | b'*')),
+        Some(b'<') => b.get(i..i + 4) == Some(b"<!--"),
+        _ => false,
+    }
+}
+
+/// True when the bytes at `i` spell `word` and no identifier byte follows.
+pub(super) fn word_at(b: &[u8], i: usize, word: &[u8]) -> bool {
+    b.get(i..i + word.len()) == Some(word) && !b.get(i + word.len()).is_some_and(|&c| is_ident(c))
+}
+
+/// True when a JSON value plausibly starts at `i` (for lookahead after a comma in an array).
+pub(super) fn value_starts(b: &[u8], i: usize) -> bool {
+    match b.get(i) {
+        Some(b'"' | b'\'' | b'`' | b'{' | b'[' | b'(' | b'-' | b'+' | b'.' | b'0'..=b'9') => true,
+        Some(0xE2) => open_quote(b, i).is_some(),
+        Some(_) => {
+            const LITERALS: &[&[u8]] =
+                &[b"true", b"false", b"null", b"True", b"False", b"None", b"NaN", b"Infinity", b"undefined"];
+            LITERALS.iter().any(|w| word_at(b, i, w))
+        }
+        None => false,
+    }
+}
+
+/// True when `b[i..]` starts with `...` or `…`.
+pub(super) fn ellipsis_len(b: &[u8], i: usize) -> usize {
+    if b.get(i..i + 3) == Some(b"...") {
+        let mut j = i + 3;
+        while b.get(j) == Some(&b'.') {
+            j += 1;
+        }
+        j - i
+    } else if b.get(i..i + 3) == Some("…".as_bytes()) {
+        3
+    } else {
+        0
+    }
+}
+
+/// The JSON escape for control byte `c`.
+pub(super) fn control_escape(c: u8) -> &'static str {
+    const HEX: [&str; 32] = [
+        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007", "\\b", "\\t", "\\n",
+        "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011", "\\u0012", "\\u0013", "\\u0014",
+        "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019", "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e",
+        "\\u001f",
+    ];
+    HEX.get(usize::from(c)).copied().unwrap_or("\\u0000")
+}
+
+/// Parse 4 hex digits at `b[i..i+4]`.
+pub(super) fn hex4(b: &[u8], i: usize) -> Option<u16> {
+    let s = b.get(i..i + 4)?;
+    let mut v: u16 = 0;
+    for &c in s {
+        let d = (c as char).to_digit(16)?;
+        v = v * 16 + d as u16;
+    }
+    Some(v)
+}
+
+/// True when `s` is a number in strict JSON grammar.
+pub(super) fn is_json_number(s: &[u8]) -> bool {
+    let mut i = 0;
+    if s.first() == Some(&b'-') {
+        i += 1;
+    }
+    match s.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            while s.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+        }
+        _ => return false,
+    }
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        let d = i;
+        while s.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == d {
+            return false;
+        }
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let d = i;
+        while s.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == d {
+            return false;
+        }
+    }
+    i == s.len()
+}
+
+/// A hexadecimal digit string as decimal digits (no sign), for `0x1F`-style numbers.
+pub(super) fn hex_to_decimal(hex: &[u8]) -> Option<String> {
+    // Little-endian base-10^9 limbs; hex is at most 64 digits, so this stays small.
+    if hex.is_empty() || hex.len() > 64 {
+        return None;
+    }
+    let mut limbs: Vec<u64> = vec![0];
+    for &c in hex {
+        let d = u64::from((c as char).to_digit(16)?);
+        let mut carry = d;
+        for limb in &mut limbs {
+            let v = *limb * 16 + carry;
+            *limb = v % 1_000_000_000;
+            carry = v / 1_000_000_000;
+        }
+        if carry > 0 {
+            limbs.push(carry);
+        }
+    }
+    let mut out = String::new();
+    let mut iter = limbs.iter().rev();
+    if let Some(first) = iter.next() {
+        out.push_str(&first.to_string());
+    }
+    for limb in iter {
+        let digits = limb.to_string();
+        out.extend(std::iter::repeat_n('0', 9 - digits.len().min(9)));
+        out.push_str(&digits);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_numbers() {
+        for ok in ["0", "-0", "1.5", "1e10", "-1.25E+4", "12345678901234567890"] {
+            assert!(is_json_number(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["", "-", "01", "1.", ".5", "+1", "1e", "0x1", "1_0", "--1"] {
+            assert!(!is_json_number(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hex_converts_beyond_u64() {
+        assert_eq!(hex_to_decimal(b"ff").as_deref(), Some("255"));
+        assert_eq!(hex_to_decimal(b"0123456789abcdefABCDEF").as_deref(), Some("1375488932539311409843695"));
+        assert_eq!(hex_to_decimal(b"0").as_deref(), Some("0"));
+        assert_eq!(hex_to_decimal(b"xyz"), None);
+    }
+
+    #[test]
+    fn lookaheads() {
+        let b = br#" "key" : 1"#;
+        assert!(key_then_colon(b, 1, b.len()));
+        assert!(ident_then_colon(b"abc  :", 0, 6));
+        assert!(!ident_then_colon(b"abc def:", 0, 8));
+        assert!(value_starts(b"true]", 0));
+        assert!(!value_starts(b"sic tamet", 0));
+    }
+}

@@ -1,0 +1,704 @@
+//! The lenient parser: one pass, an explicit stack, edits instead of copies.
+//!
+//! The parser walks one region of the input (the text inside a fence, or after prose) and
+//! records [`Edits`] that turn it into strict JSON. Every decision looks at most
+//! [`LOOKAHEAD`](super::lex::LOOKAHEAD) bytes ahead, so the whole pass is linear.
+
+use super::FixKind as K;
+use super::edits::Edits;
+use super::lex::{
+    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws, value_starts,
+};
+use crate::{Error, ErrorKind, Result};
+
+/// What kind of container a frame is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Object,
+    Array,
+    /// A Python tuple `( … )`: an array, or just its value when it holds one and no comma.
+    Tuple,
+    /// `ObjectId( … )`-style wrapper: its one value stands for it.
+    Wrapper,
+}
+
+/// Where a frame is in its grammar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Object: a key or `}`; arrays: a value or the closer.
+    Open,
+    /// Object: after a key, before `:`.
+    Colon,
+    /// Object: after `:`, before the value.
+    Value,
+    /// After a member: `,` or the closer.
+    Next,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    kind: Kind,
+    state: State,
+    /// Byte of the opening bracket (or the wrapper name).
+    open: usize,
+    /// Members or elements so far.
+    count: usize,
+    /// A comma that is not yet followed by a member.
+    pending_comma: Option<usize>,
+    /// End of the last member, where a missing comma goes.
+    last_end: usize,
+    /// End of the last key, where a missing colon goes.
+    key_end: usize,
+    /// A comma was seen (tuples: decides array vs. plain value).
+    saw_comma: bool,
+    /// The last element was a string (an array that meets `:` after it is an object).
+    last_was_string: bool,
+    /// The closer must be rewritten to this one (a set `{a, b}` is an array, an array
+    /// with `k: v` pairs is an object).
+    close_as: Option<u8>,
+}
+
+/// Context of a string, which decides what may follow its closing quote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ctx {
+    Top,
+    Key,
+    ObjValue,
+    ArrValue,
+}
+
+/// The result of parsing one top-level value.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ValueSpan {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    /// The value is an empty `{}` or `[]`.
+    pub(super) empty_container: bool,
+}
+
+pub(super) struct Parser<'a> {
+    src: &'a str,
+    b: &'a [u8],
+    pub(super) pos: usize,
+    pub(super) end: usize,
+    pub(super) edits: Edits,
+    stack: Vec<Frame>,
+    max_depth: usize,
+    /// The frame closed last (to reopen it after a premature `}`).
+    last_closed: Option<(Frame, usize)>,
+}
+
+impl<'a> Parser<'a> {
+    pub(super) fn new(src: &'a str, max_depth: usize) -> Self {
+        Parser {
+            src,
+            b: src.as_bytes(),
+            pos: 0,
+            end: src.len(),
+            edits: Edits::default(),
+            stack: Vec::new(),
+            max_depth,
+            last_closed: None,
+        }
+    }
+
+    /// The whole input, as bytes.
+    pub(super) fn bytes(&self) -> &'a [u8] {
+        self.b
+    }
+
+    /// Forget any open frames (after a failed attempt).
+    pub(super) fn reset_stack(&mut self) {
+        self.stack.clear();
+        self.last_closed = None;
+    }
+
+    fn at(&self, i: usize) -> Option<u8> {
+        if i < self.end { self.b.get(i).copied() } else { None }
+    }
+
+    #[cold]
+    fn error(&self, kind: ErrorKind, message: &str, at: usize) -> Error {
+        Error::at(kind, message, self.src, at)
+    }
+
+    /// Skip whitespace and comments, deleting comments and non-JSON whitespace.
+    pub(super) fn skip_trivia(&mut self) {
+        loop {
+            let i = skip_ws(self.b, self.pos, self.end);
+            self.pos = i;
+            let Some(c) = self.at(i) else { return };
+            match c {
+                b'/' if self.at(i + 1) == Some(b'/') => self.line_comment(i),
+                b'#' => self.line_comment(i),
+                b'/' if self.at(i + 1) == Some(b'*') => {
+                    let close = find(self.b, b"*/", i + 2, self.end).map_or(self.end, |j| j + 2);
+                    self.edits.delete(i, close, Some(K::Comment));
+                    self.pos = close;
+                }
+                b'<' if self.b.get(i..i + 4) == Some(b"<!--") => {
+                    let close = find(self.b, b"-->", i + 4, self.end).map_or(self.end, |j| j + 3);
+                    self.edits.delete(i, close, Some(K::Comment));
+                    self.pos = close;
+                }
+                0x0B | 0x0C => {
+                    self.edits.delete(i, i + 1, Some(K::StrayText));
+                    self.pos = i + 1;
+                }
+                0xC2 | 0xE2 | 0xEF => {
+                    let n = unicode_space_len(self.b, i);
+                    if n == 0 {
+                        return;
+                    }
+                    self.edits.delete(i, i + n, Some(K::StrayText));
+                    self.pos = i + n;
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn line_comment(&mut self, i: usize) {
+        let eol = memchr_in(self.b, b'\n', i, self.end).unwrap_or(self.end);
+        // A comment ends at `\n`; a lone `\r` ends it too.
+        let eol = memchr_in(self.b, b'\r', i, eol).unwrap_or(eol);
+        self.edits.delete(i, eol, Some(K::Comment));
+        self.pos = eol;
+    }
+
+    /// Parse one top-level value starting at `self.pos` (after trivia).
+    pub(super) fn value(&mut self) -> Result<ValueSpan> {
+        let start = self.pos;
+        self.start_value(Ctx::Top)?;
+        loop {
+            if self.stack.is_empty() {
+                if self.reopen_after_premature_close() {
+                    continue;
+                }
+                let empty = matches!(self.b.get(start..self.pos), Some(b"{}" | b"[]"));
+                return Ok(ValueSpan { start, end: self.pos, empty_container: empty });
+            }
+            self.skip_trivia();
+            if self.pos >= self.end {
+                self.close_at_eof();
+                return Ok(ValueSpan { start, end: self.end, empty_container: false });
+            }
+            self.step()?;
+        }
+    }
+
+    /// One step inside the top frame.
+    fn step(&mut self) -> Result<()> {
+        let i = self.pos;
+        let c = self.b[i];
+        let Some(&frame) = self.stack.last() else {
+            return Ok(());
+        };
+        match (frame.kind, frame.state, c) {
+            (_, _, b'}' | b']' | b')') => self.closer(c),
+            (Kind::Object | Kind::Array | Kind::Tuple, State::Open, b',') => {
+                let kind = if frame.count == 0 { K::LeadingComma } else { K::DoubledComma };
+                self.edits.delete(i, i + 1, Some(kind));
+                self.pos += 1;
+            }
+            (_, State::Next, b'"')
+                if i == frame.last_end
+                    && !frame.last_was_string
+                    && matches!(self.at(skip_ws(self.b, i + 1, self.end)), None | Some(b',' | b'}' | b']')) =>
+            {
+                // `12345",`: a number whose opening quote is missing.
+                self.edits.delete(i, i + 1, Some(K::MissingQuote));
+                self.pos += 1;
+            }
+            (Kind::Object, State::Open, b':') => {
+                self.edits.delete(i, i + 1, Some(K::StrayText));
+                self.pos += 1;
+            }
+            (_, State::Next, b',') => {
+                let f = self.top();
+                f.pending_comma = Some(i);
+                f.saw_comma = true;
+                f.state = State::Open;
+                self.pos += 1;
+            }
+            (_, State::Next, b'.') if ellipsis_len(self.b, i) > 0 => {
+                // `[1, 2...]`: a placeholder glued to the last element.
+                let n = ellipsis_len(self.b, i);
+                self.edits.delete(i, i + n, Some(K::Ellipsis));
+                self.pos = i + n;
+            }
+            (Kind::Object, State::Open, _) => self.key()?,
+            (Kind::Object, State::Colon, _) => self.colon()?,
+            (Kind::Object, State::Value, b',') => {
+                self.edits.insert(i, "null", Some(K::MissingValue));
+                self.value_done(i, false);
+            }
+            (Kind::Object, State::Value, _) => self.start_value(Ctx::ObjValue)?,
+            (Kind::Object, State::Next, _) => self.object_next()?,
+            (_, State::Open, _) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
+            (Kind::Wrapper, State::Next, _) => {
+                return Err(self.error(ErrorKind::Syntax, "expected `)` to close the wrapper", i));
+            }
+            (_, State::Open | State::Value | State::Colon, _) => self.start_value(Ctx::ArrValue)?,
+            (_, State::Next, b':') if frame.kind == Kind::Array && frame.count == 1 && frame.last_was_string => {
+                // ["key": "value"]: an object written with brackets.
+                self.edits.replace(frame.open, frame.open + 1, "{", Some(K::ArrayAsObject));
+                let f = self.top();
+                f.kind = Kind::Object;
+                f.close_as = Some(b'}');
+                f.state = State::Value;
+                self.pos += 1;
+            }
+            (_, State::Next, _) => {
+                if value_starts(self.b, i) || is_ident_start(c) {
+                    self.edits.insert(frame.last_end, ",", Some(K::MissingComma));
+                    let f = self.top();
+                    f.state = State::Open;
+                    f.saw_comma = true;
+                } else {
+                    return Err(self.error(ErrorKind::Syntax, "expected `,` or a closing bracket", i));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn top(&mut self) -> &mut Frame {
+        // `step` only runs with a frame on the stack.
+        let last = self.stack.len().saturating_sub(1);
+        &mut self.stack[last]
+    }
+
+    fn push(&mut self, kind: Kind, open: usize) -> Result<()> {
+        if self.stack.len() >= self.max_depth {
+            return Err(self
+                .error(ErrorKind::TooDeep, &format!("nesting deeper than {} levels", self.max_depth), open)
+                .with_hint("flatten the value or raise the depth limit"));
+        }
+        if let Some(parent) = self.stack.last_mut() {
+            parent.pending_comma = None;
+        }
+        self.stack.push(Frame {
+            kind,
+            state: State::Open,
+            open,
+            count: 0,
+            pending_comma: None,
+            last_end: open + 1,
+            key_end: open + 1,
+            saw_comma: false,
+            last_was_string: false,
+            close_as: None,
+        });
+        Ok(())
+    }
+
+    /// A value (scalar or container) finished at `end`.
+    fn value_done(&mut self, end: usize, was_string: bool) {
+        self.pos = self.pos.max(end);
+        if let Some(f) = self.stack.last_mut() {
+            f.state = State::Next;
+            f.count += 1;
+            f.pending_comma = None;
+            f.last_end = end;
+            f.last_was_string = was_string;
+        }
+    }
+
+    fn ellipsis(&mut self) {
+        let i = self.pos;
+        let n = ellipsis_len(self.b, i);
+        let mut end = i + n;
+        // Take a following comma along: `[1, ..., 2]`.
+        let j = skip_ws(self.b, end, self.end);
+        if self.at(j) == Some(b',') {
+            end = j + 1;
+        }
+        self.edits.delete(i, end, Some(K::Ellipsis));
+        self.pos = end;
+    }
+
+    fn key(&mut self) -> Result<()> {
+        let i = self.pos;
+        let c = self.b[i];
+        if open_quote(self.b, i).is_some() {
+            let end = self.string(Ctx::Key)?;
+            if end.is_none() {
+                return Ok(()); // key cut off by the end of input: dropped
+            }
+        } else if c == b'{' || c == b'[' {
+            return Err(self.error(ErrorKind::Syntax, "expected a key, found a value", i));
+        } else {
+            let mut j = i;
+            while j < self.end && (is_ident(self.b[j]) || self.b[j] == b'\\') {
+                j += 1;
+            }
+            if j == i {
+                return Err(self.error(ErrorKind::Syntax, "expected a key", i));
+            }
+            let k = skip_ws(self.b, j, self.end);
+            match self.at(k) {
+                Some(b':' | b',' | b'}' | b'=') | None => {
+                    self.edits.insert(i, "\"", Some(K::UnquotedKey));
+                    for k in i..j {
+                        // `\u0061` is an escape JSON shares; any other backslash is literal.
+                        if self.b[k] == b'\\' && !(self.at(k + 1) == Some(b'u') && hex4(self.b, k + 2).is_some()) {
+                            self.edits.insert(k, "\\", None);
+                        }
+                    }
+                    self.edits.insert(j, "\"", None);
+                    self.pos = j;
+                }
+                _ => {
+                    // Prose between members: `{"a": 1, NOTE "b": 2}`.
+                    let stop = self.stray_end(k);
+                    self.edits.delete(i, stop, Some(K::StrayText));
+                    self.pos = stop;
+                    return Ok(());
+                }
+            }
+        }
+        let end = self.pos;
+        let f = self.top();
+        f.state = State::Colon;
+        f.key_end = end;
+        f.pending_comma = None;
+        Ok(())
+    }
+
+    /// Where stray words end: before the next quote, bracket or comma.
+    fn stray_end(&self, from: usize) -> usize {
+        let mut j = from;
+        while j < self.end && !matches!(self.b[j], b'"' | b'\'' | b'{' | b'}' | b'[' | b']' | b',') {
+            j += 1;
+        }
+        j
+    }
+
+    fn colon(&mut self) -> Result<()> {
+        let i = self.pos;
+        let frame = *self.top();
+        match self.b[i] {
+            b':' => {
+                self.pos += 1;
+                self.top().state = State::Value;
+            }
+            b'=' => {
+                self.edits.replace(i, i + 1, ":", Some(K::MissingColon));
+                self.pos += 1;
+                self.top().state = State::Value;
+            }
+            b',' | b'}' if frame.count == 0 && self.is_set_like(i) => {
+                // {'a', 'b'}: a Python set, i.e. an array.
+                self.edits.replace(frame.open, frame.open + 1, "[", Some(K::TupleOrSet));
+                let f = self.top();
+                f.kind = Kind::Array;
+                f.close_as = Some(b']');
+                f.state = State::Next;
+                f.count = 1;
+                f.last_end = frame.key_end;
+            }
+            b',' | b'}' => {
+                self.edits.insert(frame.key_end, ": null", Some(K::MissingValue));
+                self.value_done(frame.key_end, false);
+                self.pos = i;
+            }
+            _ if value_starts(self.b, i) || is_ident_start(self.b[i]) => {
+                self.edits.insert(frame.key_end, ":", Some(K::MissingColon));
+                self.top().state = State::Value;
+            }
+            _ => return Err(self.error(ErrorKind::Syntax, "expected `:` after the key", i)),
+        }
+        Ok(())
+    }
+
+    /// After a first key with no value: is every member a bare value (a set)?
+    fn is_set_like(&self, i: usize) -> bool {
+        if self.b[i] == b'}' {
+            return true;
+        }
+        // `{"a", "b"}` is a set; `{"a", "b": 1}` is an object missing a value.
+        let j = skip_ws(self.b, i + 1, self.end);
+        !key_then_colon(self.b, j, self.end)
+    }
+
+    fn object_next(&mut self) -> Result<()> {
+        let i = self.pos;
+        let frame = *self.top();
+        let c = self.b[i];
+        if open_quote(self.b, i).is_some() || (is_ident_start(c) && ident_then_colon(self.b, i, self.end)) {
+            self.edits.insert(frame.last_end, ",", Some(K::MissingComma));
+            self.top().state = State::Open;
+            return Ok(());
+        }
+        if c == b'+' {
+            return Err(self.error(ErrorKind::Syntax, "unexpected `+` after a value", i));
+        }
+        if is_ident_start(c) || c.is_ascii_digit() {
+            // `{"a": "x" true}` or prose after a member: drop the stray words.
+            let stop = self.stray_end(i);
+            self.edits.delete(i, stop, Some(K::StrayText));
+            self.pos = stop;
+            return Ok(());
+        }
+        Err(self.error(ErrorKind::Syntax, "expected `,` or `}` after the member", i))
+    }
+
+    /// Handle a closing bracket `c` at `self.pos`.
+    fn closer(&mut self, c: u8) {
+        let i = self.pos;
+        let Some(top) = self.stack.last().copied() else {
+            return;
+        };
+        if closes(top, c) {
+            self.close_top(i, i + 1, c);
+            return;
+        }
+        let deeper = self.stack.iter().rposition(|f| closes(*f, c));
+        let Some(depth) = deeper else {
+            self.edits.delete(i, i + 1, Some(K::ExtraClosingBracket));
+            self.pos += 1;
+            return;
+        };
+        // Either `c` is a typo for the top's closer, or the frames above `depth` lack
+        // their closers. What follows decides: a key after `,` means an object context.
+        let j = skip_ws(self.b, i + 1, self.end);
+        let after_comma = (self.at(j) == Some(b',')).then(|| skip_ws(self.b, j + 1, self.end));
+        let parent_of = |idx: usize| idx.checked_sub(1).and_then(|p| self.stack.get(p)).map(|f| f.kind);
+        let top_idx = self.stack.len() - 1;
+        let typo_parent = parent_of(top_idx);
+        let missing_parent = parent_of(depth);
+        let wants_object = after_comma.map(|k| key_then_colon(self.b, k, self.end));
+        let typo = match wants_object {
+            Some(true) => typo_parent == Some(Kind::Object) || missing_parent != Some(Kind::Object),
+            Some(false) => typo_parent != Some(Kind::Object) || missing_parent == Some(Kind::Object),
+            None => false,
+        };
+        if typo {
+            let closer = closer_text(top);
+            self.settle_before_close(top, i);
+            self.edits.replace(i, i + 1, closer, Some(K::MismatchedBracket));
+            self.close_frame(i + 1);
+            self.pos = i + 1;
+        } else {
+            let fix = self.edits.note(i, i + 1, K::MismatchedBracket);
+            let _ = fix;
+            while self.stack.len() > depth + 1 {
+                if let Some(f) = self.stack.last().copied() {
+                    self.finish_frame_at(f, i);
+                }
+                self.close_frame(i);
+            }
+            self.close_top(i, i + 1, c);
+        }
+    }
+
+    /// Close the top frame with the closer at `i..end`.
+    fn close_top(&mut self, i: usize, end: usize, c: u8) {
+        let Some(f) = self.stack.last().copied() else { return };
+        self.settle_before_close(f, i);
+        match f.kind {
+            Kind::Tuple => self.close_tuple(f, i, end),
+            Kind::Wrapper => {
+                self.edits.delete(i, end, None);
+            }
+            _ => {
+                if let Some(want) = f.close_as {
+                    if want != c {
+                        self.edits.replace(i, end, if want == b'}' { "}" } else { "]" }, None);
+                    }
+                } else if c == b')' {
+                    self.edits.replace(i, end, "]", Some(K::MismatchedBracket));
+                }
+            }
+        }
+        self.pos = end;
+        self.close_frame(end);
+    }
+
+    /// Before frame `f` closes at `i`: drop its trailing comma, give a dangling key `null`.
+    fn settle_before_close(&mut self, f: Frame, i: usize) {
+        if let Some(comma) = f.pending_comma {
+            self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
+        }
+        if f.kind == Kind::Object && f.state == State::Colon {
+            self.edits.insert(f.key_end, ": null", Some(K::MissingValue));
+        } else if f.kind == Kind::Object && f.state == State::Value {
+            self.edits.insert(i, "null", Some(K::MissingValue));
+        }
+    }
+
+    fn close_tuple(&mut self, f: Frame, i: usize, end: usize) {
+        if f.count == 1 && !f.saw_comma {
+            // (x) is just x.
+            self.edits.delete(f.open, f.open + 1, Some(K::TupleOrSet));
+            self.edits.delete(i, end, None);
+        } else {
+            self.edits.replace(f.open, f.open + 1, "[", Some(K::TupleOrSet));
+            self.edits.replace(i, end, "]", None);
+        }
+    }
+
+    /// Pop the top frame, which ended at `end`, and tell its parent.
+    fn close_frame(&mut self, end: usize) {
+        if let Some(f) = self.stack.pop() {
+            self.last_closed = Some((f, end));
+            self.value_done(end, false);
+        }
+    }
+
+    /// Before closing a frame that lacked its closer at `at`: insert what it needs.
+    fn finish_frame_at(&mut self, f: Frame, at: usize) {
+        if let Some(comma) = f.pending_comma {
+            self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
+        }
+        match (f.kind, f.state) {
+            (Kind::Object, State::Colon) => {
+                self.edits.insert(f.key_end, ": null", None);
+            }
+            (Kind::Object, State::Value) => {
+                self.edits.insert(at, " null", None);
+            }
+            _ => {}
+        }
+        match f.kind {
+            Kind::Tuple => {
+                if f.count == 1 && !f.saw_comma {
+                    self.edits.delete(f.open, f.open + 1, None);
+                } else {
+                    self.edits.replace(f.open, f.open + 1, "[", None);
+                    self.edits.insert(at, "]", None);
+                }
+            }
+            Kind::Wrapper => {}
+            _ => {
+                self.edits.insert(at, closer_text(f), None);
+            }
+        }
+    }
+
+    /// The input ended with frames open: close them all.
+    fn close_at_eof(&mut self) {
+        let end = self.end;
+        let mut noted = false;
+        while let Some(f) = self.stack.last().copied() {
+            if f.kind == Kind::Object && matches!(f.state, State::Colon | State::Value) {
+                let at = if f.state == State::Colon { f.key_end } else { end };
+                let text = if f.state == State::Colon { ": null" } else { " null" };
+                self.edits.insert(at, text, Some(K::TruncatedKey));
+                let f2 = self.top();
+                f2.state = State::Next;
+            }
+            let f = self.stack.last().copied().unwrap_or(f);
+            if let Some(comma) = f.pending_comma {
+                self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
+            }
+            if !noted {
+                self.edits.note(end, end, K::TruncatedContainer);
+                noted = true;
+            }
+            let clean = Frame { pending_comma: None, state: State::Next, ..f };
+            self.finish_frame_at(clean, end);
+            self.close_frame(end);
+        }
+        self.pos = end;
+    }
+
+    /// After the top-level value closed with `}`: `{"a": 1}, "b": 2}` closed too early.
+    fn reopen_after_premature_close(&mut self) -> bool {
+        let Some((frame, end)) = self.last_closed else {
+            return false;
+        };
+        if frame.kind != Kind::Object || end != self.pos || self.b.get(end - 1) != Some(&b'}') {
+            return false;
+        }
+        let j = skip_ws(self.b, end, self.end);
+        if self.at(j) != Some(b',') {
+            return false;
+        }
+        let k = skip_ws(self.b, j + 1, self.end);
+        if !key_then_colon(self.b, k, self.end) {
+            return false;
+        }
+        self.edits.delete(end - 1, end, Some(K::PrematureClose));
+        self.last_closed = None;
+        self.stack.push(Frame { state: State::Next, last_end: end - 1, ..frame });
+        true
+    }
+
+    /// Start a value at `self.pos` in context `ctx`.
+    fn start_value(&mut self, ctx: Ctx) -> Result<()> {
+        let i = self.pos;
+        let Some(c) = self.at(i) else {
+            return Err(self.error(ErrorKind::NoJson, "expected a value", i));
+        };
+        match c {
+            b'{' => {
+                self.push(Kind::Object, i)?;
+                self.pos += 1;
+            }
+            b'[' => {
+                self.push(Kind::Array, i)?;
+                self.pos += 1;
+            }
+            b'(' => {
+                self.push(Kind::Tuple, i)?;
+                self.pos += 1;
+            }
+            b'-' | b'+' | b'.' | b'0'..=b'9' => self.number(ctx)?,
+            _ if open_quote(self.b, i).is_some() => {
+                if let Some(end) = self.string(ctx)? {
+                    self.value_done(end, true);
+                }
+            }
+            _ if is_ident_start(c) => self.word(ctx)?,
+            _ if ctx != Ctx::Top => self.unquoted(ctx, i, K::UnquotedString)?,
+            _ => return Err(self.error(ErrorKind::NoJson, "expected a JSON value", i)),
+        }
+        Ok(())
+    }
+}
+
+/// Does `c` close frame `f`?
+fn closes(f: Frame, c: u8) -> bool {
+    match (f.kind, c) {
+        (Kind::Object, b'}') | (Kind::Array, b']') | (Kind::Tuple | Kind::Wrapper, b')') => true,
+        // A set converted to an array still closes with `}`; an array turned object with `]`.
+        (Kind::Array, b'}') => f.close_as == Some(b']'),
+        (Kind::Object, b']') => f.close_as == Some(b'}'),
+        (Kind::Array, b')') => true,
+        _ => false,
+    }
+}
+
+fn closer_text(f: Frame) -> &'static str {
+    match f.kind {
+        Kind::Object => "}",
+        Kind::Array | Kind::Tuple => "]",
+        Kind::Wrapper => "",
+    }
+}
+
+/// Byte length of a non-JSON Unicode space at `i` (NBSP, BOM, U+2028/9, U+2000–200A,
+/// U+3000), or 0.
+fn unicode_space_len(b: &[u8], i: usize) -> usize {
+    match (b.get(i), b.get(i + 1), b.get(i + 2)) {
+        (Some(0xC2), Some(0xA0), _) => 2,
+        (Some(0xEF), Some(0xBB), Some(0xBF)) => 3,
+        (Some(0xE2), Some(0x80), Some(0x80..=0x8A | 0xA8 | 0xA9 | 0xAF)) => 3,
+        (Some(0xE3), Some(0x80), Some(0x80)) => 3,
+        _ => 0,
+    }
+}
+
+pub(super) fn memchr_in(b: &[u8], needle: u8, from: usize, to: usize) -> Option<usize> {
+    b.get(from..to)?.iter().position(|&c| c == needle).map(|p| p + from)
+}
+
+pub(super) fn find(b: &[u8], needle: &[u8], from: usize, to: usize) -> Option<usize> {
+    let hay = b.get(from..to)?;
+    hay.windows(needle.len()).position(|w| w == needle).map(|p| p + from)
+}
+
+#[path = "scalars.rs"]
+mod scalars;

@@ -1,0 +1,703 @@
+//! Strings, numbers, literals and unquoted text: the scalar half of the lenient parser.
+
+use super::{Ctx, Kind, Parser, closes};
+use crate::salvage::FixKind as K;
+use crate::salvage::lex::{
+    LOOKAHEAD, Quote, comment_starts, control_escape, hex_to_decimal, hex4, ident_then_colon, is_ident, is_ident_start,
+    is_json_number, is_ws, key_or_cut_key, key_then_colon, open_quote, quoted_closes, skip_ws, value_starts,
+};
+use crate::{ErrorKind, Result};
+
+/// Wrappers written by `MongoDB` shells and drivers, removed around their one value.
+const WRAPPERS: &[&[u8]] = &[
+    b"ObjectId",
+    b"ISODate",
+    b"NumberLong",
+    b"NumberInt",
+    b"NumberDecimal",
+    b"NumberDouble",
+    b"Date",
+    b"UUID",
+    b"Timestamp",
+    b"Decimal128",
+];
+
+impl Parser<'_> {
+    /// A quoted string at `self.pos`. Returns the end of the string in the source, or
+    /// `None` when it was a key cut off by the end of input (and dropped).
+    pub(super) fn string(&mut self, ctx: Ctx) -> Result<Option<usize>> {
+        let open = self.pos;
+        let Some((qlen, mut q)) = open_quote(self.b, open) else {
+            return Err(self.error(ErrorKind::Syntax, "expected a string", open));
+        };
+        let checkpoint = self.edits.checkpoint();
+        let mut fix = self.requote_open(open, qlen, q);
+        let mut i = open + qlen;
+        // Inner quotes come in pairs: after an odd one, the next closes the quotation,
+        // not the string, unless the structure says so plainly.
+        let mut inner = 0usize;
+        loop {
+            let close_byte = q.close_byte();
+            while i < self.end {
+                let c = self.b[i];
+                if c == b'"' || c == b'\\' || c < 0x20 || c == close_byte {
+                    break;
+                }
+                i += 1;
+            }
+            if i >= self.end {
+                return self.string_at_eof(open, qlen, ctx, checkpoint);
+            }
+            let c = self.b[i];
+            if c == b'\\' {
+                i = self.escape(i, q);
+                continue;
+            }
+            if c < 0x20 {
+                self.edits.replace(i, i + 1, control_escape(c), Some(K::ControlCharacter));
+                i += 1;
+                continue;
+            }
+            if let Some(n) = q.close_at(self.b, i) {
+                if self.closes_string(i + n, ctx, inner % 2 == 1) {
+                    // "a" + "b": join the pieces.
+                    let j = skip_ws(self.b, i + n, self.end);
+                    if self.at(j) == Some(b'+') {
+                        let k = skip_ws(self.b, j + 1, self.end);
+                        if let Some((qlen2, q2)) = open_quote(self.b, k) {
+                            self.edits.delete(i, k + qlen2, Some(K::StringConcatenation));
+                            if q2 != Quote::Double && fix.is_none() {
+                                fix = Some(self.edits.note(k, k + qlen2, quote_fix(q2)));
+                            }
+                            q = q2;
+                            i = k + qlen2;
+                            continue;
+                        }
+                    }
+                    if q != Quote::Double || n != 1 {
+                        self.edits.replace(i, i + n, "\"", None);
+                    }
+                    if let Some(idx) = fix {
+                        self.edits.extend_fix(idx, i + n);
+                    }
+                    self.pos = i + n;
+                    return Ok(Some(i + n));
+                }
+                if ctx == Ctx::ObjValue && c == b'"' {
+                    if let Some(end) = self.missing_quote_before(open + qlen, i, checkpoint) {
+                        return Ok(Some(end));
+                    }
+                }
+                if c == b'"' {
+                    self.edits.insert(i, "\\", Some(K::InnerQuote));
+                }
+                inner += 1;
+                i += n;
+                continue;
+            }
+            if c == b'"' {
+                // A double quote inside a string quoted otherwise.
+                self.edits.insert(i, "\\", None);
+            }
+            i += 1;
+        }
+    }
+
+    /// Rewrite a non-double opening quote; returns the index of its fix.
+    fn requote_open(&mut self, open: usize, qlen: usize, q: Quote) -> Option<usize> {
+        if q == Quote::Double { None } else { Some(self.edits.replace(open, open + qlen, "\"", Some(quote_fix(q)))) }
+    }
+
+    /// `{"city": "New York, "zip": "10001"}`: the quote at `q` opens the next key, so the
+    /// string really ended before the comma. Returns the string's new end.
+    fn missing_quote_before(&mut self, content: usize, q: usize, checkpoint: usize) -> Option<usize> {
+        let mut k = q;
+        while k > content && is_ws(self.b[k - 1]) {
+            k -= 1;
+        }
+        let comma = if k > content && self.b[k - 1] == b',' && key_then_colon(self.b, q, self.end) {
+            k - 1
+        } else if k > content && self.b[k - 1] == b':' {
+            // `"first, b: "second"`: an unquoted key and its value's opening quote.
+            let mut m = k - 1;
+            while m > content && is_ws(self.b[m - 1]) {
+                m -= 1;
+            }
+            let key_end = m;
+            while m > content && is_ident(self.b[m - 1]) && self.b[m - 1] != b'.' {
+                m -= 1;
+            }
+            if m == key_end || !is_ident_start(self.b[m]) {
+                return None;
+            }
+            while m > content && is_ws(self.b[m - 1]) {
+                m -= 1;
+            }
+            if m <= content || self.b[m - 1] != b',' {
+                return None;
+            }
+            m - 1
+        } else {
+            return None;
+        };
+        let mut end = comma;
+        while end > content && is_ws(self.b[end - 1]) {
+            end -= 1;
+        }
+        self.edits.rollback(checkpoint, end);
+        self.edits.insert(end, "\"", Some(K::MissingQuote));
+        self.pos = end;
+        Some(end)
+    }
+
+    /// Does a quote that ends at `j` close the string, given what follows it?
+    fn closes_string(&self, j: usize, ctx: Ctx, open_inner: bool) -> bool {
+        let k = skip_ws(self.b, j, self.end);
+        let Some(c) = self.at(k) else { return true };
+        if comment_starts(self.b, k) {
+            return true;
+        }
+        let concat = || c == b'+' && open_quote(self.b, skip_ws(self.b, k + 1, self.end)).is_some();
+        match ctx {
+            Ctx::Top => !(k == j && is_ident(c)),
+            Ctx::Key => {
+                if is_ident_start(c) || c.is_ascii_digit() {
+                    // `"k"e"y": 1`: a word glued to another quote is still the key.
+                    let limit = self.end.min(k + LOOKAHEAD);
+                    let mut m = k;
+                    while m < limit && is_ident(self.b[m]) {
+                        m += 1;
+                    }
+                    self.at(m) != Some(b'"')
+                } else {
+                    true
+                }
+            }
+            Ctx::ObjValue => match c {
+                b',' => {
+                    let m = skip_ws(self.b, k + 1, self.end);
+                    match self.at(m) {
+                        None | Some(b'}') => true,
+                        Some(_) if comment_starts(self.b, m) => true,
+                        Some(_) => key_or_cut_key(self.b, m, self.end),
+                    }
+                }
+                b'}' | b']' | b')' => self.closer_fits(c, k),
+                b'+' => concat(),
+                _ if open_quote(self.b, k).is_some() => key_then_colon(self.b, k, self.end),
+                _ if k == j && is_ident(c) => false,
+                _ if is_ident_start(c) => {
+                    ident_then_colon(self.b, k, self.end) || (!open_inner && self.words_then_end(k, ctx))
+                }
+                _ => false,
+            },
+            Ctx::ArrValue => match c {
+                b',' => {
+                    let m = skip_ws(self.b, k + 1, self.end);
+                    match self.at(m) {
+                        None | Some(b']' | b')') => true,
+                        Some(_) if comment_starts(self.b, m) => true,
+                        Some(_) => value_starts(self.b, m),
+                    }
+                }
+                b'}' | b']' | b')' => self.closer_fits(c, k),
+                b':' => self.stack.last().is_some_and(|f| f.kind == Kind::Array && f.count == 0),
+                b'+' => concat(),
+                _ if open_inner => false,
+                _ if open_quote(self.b, k).is_some() => quoted_closes(self.b, k, self.end),
+                _ if k == j && is_ident(c) => false,
+                _ if is_ident_start(c) => self.words_then_end(k, ctx),
+                _ => k > j && value_starts(self.b, k),
+            },
+        }
+    }
+
+    /// An element cut to nothing by the end of input: the comma inserted before it goes.
+    fn forget_missing_comma(&mut self) {
+        if let Some(f) = self.stack.last() {
+            let at = f.last_end;
+            self.edits.pop_insertion(at, K::MissingComma);
+        }
+    }
+
+    /// Does the closer `c` at `k` plausibly end the string's container? Some open frame
+    /// must close with it, and unless it ends the top-level value, what follows must be
+    /// a delimiter: `"a": "['"]("` has a `]` that closes nothing.
+    fn closer_fits(&self, c: u8, k: usize) -> bool {
+        if !self.stack.iter().any(|f| closes(*f, c)) {
+            return false;
+        }
+        let ends_top = self.stack.len() == 1 && self.stack.first().is_some_and(|f| closes(*f, c));
+        if ends_top {
+            return true;
+        }
+        let n = skip_ws(self.b, k + 1, self.end);
+        match self.at(n) {
+            None | Some(b',' | b'}' | b']' | b')' | b':') => true,
+            Some(_) => comment_starts(self.b, n),
+        }
+    }
+
+    /// Does some open frame close with `c`?
+    fn any_closes(&self, c: u8) -> bool {
+        self.stack.iter().any(|f| closes(*f, c))
+    }
+
+    /// After a closing quote and a space, words: `"xxxxx" true}` or `"a" b", "c"`. True
+    /// when the words end where a member ends (a closer, or a stray quote then a
+    /// delimiter), so the quote before them really closed the string.
+    fn words_then_end(&self, k: usize, ctx: Ctx) -> bool {
+        let limit = self.end.min(k + LOOKAHEAD);
+        let mut m = k;
+        while m < limit && (is_ident(self.b[m]) || self.b[m] == b' ') {
+            m += 1;
+        }
+        match self.at(m) {
+            None => m < limit,
+            Some(c @ (b'}' | b']' | b')')) => self.any_closes(c),
+            Some(b'"') => {
+                let n = skip_ws(self.b, m + 1, self.end);
+                matches!(self.at(n), None | Some(b',' | b'}' | b']'))
+            }
+            Some(b',') if ctx == Ctx::ArrValue => {
+                let n = skip_ws(self.b, m + 1, self.end);
+                self.at(n).is_none_or(|_| value_starts(self.b, n))
+            }
+            _ => false,
+        }
+    }
+
+    /// The input ended inside a string that opened at `open`.
+    fn string_at_eof(&mut self, open: usize, qlen: usize, ctx: Ctx, checkpoint: usize) -> Result<Option<usize>> {
+        let content = open + qlen;
+        if ctx == Ctx::Key {
+            // A key cut off: drop it, it names nothing certain (and the comma that was
+            // inserted before it).
+            self.edits.rollback(checkpoint, open);
+            self.forget_missing_comma();
+            self.edits.delete(open, self.end, Some(K::TruncatedKey));
+            self.pos = self.end;
+            return Ok(None);
+        }
+        if let Some(end) = self.closers_at_tail(content) {
+            // `{"key": "value}`: the closers are real, the closing quote is missing.
+            self.edits.rollback(checkpoint, end);
+            self.edits.insert(end, "\"", Some(K::MissingQuote));
+            self.pos = end;
+            return Ok(Some(end));
+        }
+        let empty = self.b.get(content..self.end).is_none_or(|t| t.iter().all(|&c| is_ws(c)));
+        if empty && ctx == Ctx::Top {
+            return Err(self.error(ErrorKind::NoJson, "input ends inside an empty string", open));
+        }
+        if empty && ctx == Ctx::ArrValue {
+            // `["`: an element cut before its first character carries nothing.
+            self.edits.rollback(checkpoint, open);
+            self.forget_missing_comma();
+            self.edits.delete(open, self.end, Some(K::TruncatedString));
+            self.pos = self.end;
+            return Ok(None);
+        }
+        self.edits.insert(self.end, "\"", Some(K::TruncatedString));
+        self.pos = self.end;
+        Ok(Some(self.end))
+    }
+
+    /// When the text of an unterminated string ends with closers that close every open
+    /// frame (and are not balanced by openers inside the string), where the string ends.
+    fn closers_at_tail(&self, content: usize) -> Option<usize> {
+        let mut k = self.end;
+        let mut depth = self.stack.len();
+        if depth == 0 {
+            return None;
+        }
+        while k > content && is_ws(self.b[k - 1]) {
+            k -= 1;
+        }
+        let total = depth;
+        while depth > 0 && k > content {
+            // Read backwards, the last closer closes the outermost frame.
+            let f = self.stack.get(total - depth)?;
+            if !closes(*f, self.b[k - 1]) {
+                return None;
+            }
+            depth -= 1;
+            k -= 1;
+            while k > content && is_ws(self.b[k - 1]) {
+                k -= 1;
+            }
+        }
+        if depth > 0 {
+            return None;
+        }
+        // `"fn main() {}` is code that was cut, not a missing quote.
+        let text = self.b.get(content..k)?;
+        let opens = text.iter().filter(|&&c| c == b'{' || c == b'[').count();
+        let shuts = text.iter().filter(|&&c| c == b'}' || c == b']').count();
+        (opens <= shuts).then_some(k)
+    }
+
+    /// An escape at `i` inside a string quoted with `q`; returns where scanning resumes.
+    fn escape(&mut self, i: usize, q: Quote) -> usize {
+        let Some(n) = self.at(i + 1) else {
+            // A backslash cut off by the end of input.
+            self.edits.delete(i, i + 1, Some(K::TruncatedToken));
+            return i + 1;
+        };
+        match n {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i + 2,
+            b'u' => self.unicode_escape(i),
+            b'\'' | b'`' => {
+                let own = (n == b'\'' && q == Quote::Single) || (n == b'`' && q == Quote::Backtick);
+                self.edits.delete(i, i + 1, (!own).then_some(K::InvalidEscape));
+                i + 2
+            }
+            b'x' => match (self.at(i + 2), self.at(i + 3)) {
+                (Some(a), Some(b)) if a.is_ascii_hexdigit() && b.is_ascii_hexdigit() => {
+                    let text = format!("\\u00{}{}", a as char, b as char);
+                    self.edits.replace(i, i + 4, text, Some(K::InvalidEscape));
+                    i + 4
+                }
+                _ => {
+                    self.edits.insert(i, "\\", Some(K::InvalidEscape));
+                    i + 1
+                }
+            },
+            b'v' => {
+                self.edits.replace(i, i + 2, "\\u000b", Some(K::InvalidEscape));
+                i + 2
+            }
+            b'0' if !self.at(i + 2).is_some_and(|c| c.is_ascii_digit()) => {
+                self.edits.replace(i, i + 2, "\\u0000", Some(K::InvalidEscape));
+                i + 2
+            }
+            b'\n' => {
+                self.edits.delete(i, i + 2, Some(K::InvalidEscape));
+                i + 2
+            }
+            b'\r' => {
+                let end = if self.at(i + 2) == Some(b'\n') { i + 3 } else { i + 2 };
+                self.edits.delete(i, end, Some(K::InvalidEscape));
+                end
+            }
+            0xE2 if matches!((self.at(i + 2), self.at(i + 3)), (Some(0x80), Some(0xA8 | 0xA9))) => {
+                self.edits.delete(i, i + 4, Some(K::InvalidEscape));
+                i + 4
+            }
+            _ => {
+                // `\s`, `\d`, `C:\Users`: the backslash is meant literally.
+                self.edits.insert(i, "\\", Some(K::InvalidEscape));
+                i + 1
+            }
+        }
+    }
+
+    fn unicode_escape(&mut self, i: usize) -> usize {
+        let Some(v) = hex4(self.b, i + 2) else {
+            if self.end < i + 6 && self.b[i + 2..self.end].iter().all(u8::is_ascii_hexdigit) {
+                // `\u12` cut off by the end of input.
+                self.edits.delete(i, self.end, Some(K::TruncatedToken));
+                return self.end;
+            }
+            self.edits.insert(i, "\\", Some(K::InvalidEscape));
+            return i + 1;
+        };
+        if (0xD800..0xDC00).contains(&v) {
+            let low = (self.b.get(i + 6..i + 8) == Some(b"\\u"))
+                .then(|| hex4(self.b, i + 8))
+                .flatten()
+                .is_some_and(|w| (0xDC00..0xE000).contains(&w));
+            if low {
+                return i + 12;
+            }
+        }
+        if (0xD800..0xE000).contains(&v) {
+            self.edits.replace(i, i + 6, "\\ufffd", Some(K::LoneSurrogate));
+        }
+        i + 6
+    }
+
+    /// A number (or something that starts like one) at `self.pos`.
+    pub(super) fn number(&mut self, ctx: Ctx) -> Result<()> {
+        let start = self.pos;
+        let mut j = start;
+        while j < self.end {
+            let c = self.b[j];
+            let slash = c == b'/' && !matches!(self.at(j + 1), Some(b'/' | b'*'));
+            if c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'+' | b'-') || slash {
+                j += 1;
+            } else {
+                break;
+            }
+        }
+        let tok = &self.b[start..j];
+        if matches!(tok, b"-Infinity" | b"+Infinity" | b"-NaN" | b"+NaN") {
+            self.edits.replace(start, j, "null", Some(K::JsLiteral));
+            self.value_done(j, false);
+            return Ok(());
+        }
+        if is_json_number(tok) {
+            self.value_done(j, false);
+            return Ok(());
+        }
+        if skip_ws(self.b, j, self.end) >= self.end {
+            return self.number_at_eof(start, j, ctx);
+        }
+        if let Some(text) = normalise_number(tok) {
+            self.edits.replace(start, j, text, Some(K::NumberFormat));
+            self.value_done(j, false);
+            return Ok(());
+        }
+        if ctx == Ctx::Top {
+            return Err(self.error(ErrorKind::NoJson, "expected a JSON value, found text", start));
+        }
+        self.unquoted(ctx, start, K::NumberAsString)
+    }
+
+    /// A number cut off by the end of input: keep what is complete, cut back the rest.
+    fn number_at_eof(&mut self, start: usize, end: usize, ctx: Ctx) -> Result<()> {
+        let mut k = end;
+        while k > start && matches!(self.b[k - 1], b'.' | b'e' | b'E' | b'+' | b'-' | b'_' | b'x' | b'X') {
+            k -= 1;
+        }
+        let tok = &self.b[start..k];
+        let text = if is_json_number(tok) { None } else { normalise_number(tok) };
+        if k > start && (is_json_number(tok) || text.is_some()) {
+            if let Some(text) = text {
+                self.edits.replace(start, k, text, Some(K::NumberFormat));
+            }
+            if k < end {
+                self.edits.delete(k, end, Some(K::TruncatedToken));
+            }
+            self.value_done(end, false);
+            return Ok(());
+        }
+        if ctx == Ctx::Top {
+            return Err(self.error(ErrorKind::NoJson, "input ends inside a number", start));
+        }
+        if k == start {
+            self.forget_missing_comma();
+            self.edits.delete(start, end, Some(K::TruncatedToken));
+            self.pos = end;
+            return Ok(());
+        }
+        self.unquoted(ctx, start, K::NumberAsString)
+    }
+
+    /// A word at `self.pos`: a literal, a wrapper, or unquoted text.
+    pub(super) fn word(&mut self, ctx: Ctx) -> Result<()> {
+        let start = self.pos;
+        let mut j = start;
+        while j < self.end
+            && (self.b[j].is_ascii_alphanumeric() || matches!(self.b[j], b'_' | b'$') || self.b[j] >= 0x80)
+        {
+            j += 1;
+        }
+        let w = &self.b[start..j];
+        let delimited = self.at(j).is_none_or(|c| !is_ident(c) || c == b'.');
+        if delimited {
+            if matches!(w, b"true" | b"false" | b"null") {
+                self.value_done(j, false);
+                return Ok(());
+            }
+            if let Some((text, kind)) = literal(w) {
+                if ctx == Ctx::Top {
+                    return Err(self.error(ErrorKind::NoJson, "expected a JSON value, found a bare word", start));
+                }
+                self.edits.replace(start, j, text, Some(kind));
+                self.value_done(j, false);
+                return Ok(());
+            }
+        }
+        let k = skip_ws(self.b, j, self.end);
+        if self.at(k) == Some(b'(') && WRAPPERS.contains(&w) {
+            self.edits.delete(start, k + 1, Some(K::MongoWrapper));
+            self.push(Kind::Wrapper, start)?;
+            self.pos = k + 1;
+            return Ok(());
+        }
+        if w == b"new" {
+            let d = skip_ws(self.b, j, self.end);
+            if self.b.get(d..d + 4) == Some(b"Date") {
+                let p = skip_ws(self.b, d + 4, self.end);
+                if self.at(p) == Some(b'(') {
+                    self.edits.delete(start, p + 1, Some(K::MongoWrapper));
+                    self.push(Kind::Wrapper, start)?;
+                    self.pos = p + 1;
+                    return Ok(());
+                }
+            }
+        }
+        if skip_ws(self.b, j, self.end) >= self.end && is_literal_prefix(w) {
+            if ctx == Ctx::Top {
+                return Err(self.error(ErrorKind::NoJson, "input ends inside a literal", start));
+            }
+            self.forget_missing_comma();
+            self.edits.delete(start, j, Some(K::TruncatedToken));
+            self.pos = j;
+            return Ok(());
+        }
+        if ctx == Ctx::Top {
+            return Err(self
+                .error(ErrorKind::NoJson, "expected a JSON value, found text", start)
+                .with_hint("send a JSON object or array"));
+        }
+        self.unquoted(ctx, start, K::UnquotedString)
+    }
+
+    /// Unquoted text starting at `start`, up to the delimiter its context allows.
+    pub(super) fn unquoted(&mut self, ctx: Ctx, start: usize, kind: K) -> Result<()> {
+        let mut j = start;
+        let mut depth = 0usize;
+        while j < self.end {
+            match self.b[j] {
+                b'\n' | b'\r' if depth == 0 => break,
+                b',' if depth == 0 => break,
+                b'"' => break,
+                b'}' | b']' | b')' => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                b'{' | b'[' => depth += 1,
+                _ => {}
+            }
+            j += 1;
+        }
+        let mut e = j;
+        while e > start && is_ws(self.b[e - 1]) {
+            e -= 1;
+        }
+        if e == start {
+            return Err(self.error(ErrorKind::Syntax, "expected a value", start));
+        }
+        if self.at(j) == Some(b'"') && j == e {
+            // `abcdef",`: the opening quote is missing, the closing one is there.
+            let after = skip_ws(self.b, j + 1, self.end);
+            if matches!(self.at(after), None | Some(b',' | b'}' | b']')) {
+                if is_json_number(&self.b[start..e]) {
+                    self.edits.delete(j, j + 1, Some(K::MissingQuote));
+                    self.value_done(j + 1, false);
+                } else {
+                    self.edits.insert(start, "\"", Some(K::MissingQuote));
+                    self.escape_raw(start, e);
+                    self.value_done(j + 1, true);
+                }
+                return Ok(());
+            }
+        }
+        let _ = ctx;
+        self.edits.note(start, e, kind);
+        self.edits.insert(start, "\"", None);
+        self.escape_raw(start, e);
+        self.edits.insert(e, "\"", None);
+        if j >= self.end && !self.stack.is_empty() {
+            // Unquoted text that runs into the end of input may have been cut.
+            self.edits.note(e, e, K::TruncatedString);
+        }
+        self.value_done(e, true);
+        Ok(())
+    }
+
+    /// Escape backslashes and control characters in raw text being quoted.
+    fn escape_raw(&mut self, start: usize, end: usize) {
+        for i in start..end {
+            let c = self.b[i];
+            if c == b'\\' {
+                self.edits.insert(i, "\\", None);
+            } else if c < 0x20 {
+                self.edits.replace(i, i + 1, control_escape(c), None);
+            }
+        }
+    }
+}
+
+fn quote_fix(q: Quote) -> K {
+    match q {
+        Quote::Double | Quote::Single => K::SingleQuotes,
+        Quote::Backtick => K::BacktickQuotes,
+        Quote::SmartDouble | Quote::SmartSingle => K::SmartQuotes,
+    }
+}
+
+/// A literal JSON does not have, and what it becomes.
+fn literal(w: &[u8]) -> Option<(&'static str, K)> {
+    Some(match w {
+        b"True" => ("true", K::PythonLiteral),
+        b"False" => ("false", K::PythonLiteral),
+        b"None" => ("null", K::PythonLiteral),
+        b"undefined" | b"NaN" | b"Infinity" => ("null", K::JsLiteral),
+        _ if w.eq_ignore_ascii_case(b"true") => ("true", K::LiteralCase),
+        _ if w.eq_ignore_ascii_case(b"false") => ("false", K::LiteralCase),
+        _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => ("null", K::LiteralCase),
+        _ => return None,
+    })
+}
+
+/// A proper prefix of a literal, as left by a cut-off output (`tr`, `fals`, `Non`).
+fn is_literal_prefix(w: &[u8]) -> bool {
+    const FULL: &[&[u8]] = &[b"true", b"false", b"null", b"True", b"False", b"None"];
+    !w.is_empty() && FULL.iter().any(|f| f.len() > w.len() && f.starts_with(w))
+}
+
+/// A number JSON does not allow, rewritten: `+1`, `.5`, `1.`, `0x1F`, `1_000`, `1e`.
+/// `None` when the token is not a number (leading zeros are not: `007` may be a code).
+fn normalise_number(tok: &[u8]) -> Option<String> {
+    let (sign, rest) = match tok.first()? {
+        b'+' => ("", tok.get(1..)?),
+        b'-' => ("-", tok.get(1..)?),
+        _ => ("", tok),
+    };
+    if rest.len() > 2 && (rest.starts_with(b"0x") || rest.starts_with(b"0X")) {
+        return hex_to_decimal(&rest[2..]).map(|d| format!("{sign}{d}"));
+    }
+    let mut s = String::with_capacity(rest.len() + 2);
+    let mut prev = 0u8;
+    for (n, &c) in rest.iter().enumerate() {
+        if c == b'_' {
+            let next_digit = rest.get(n + 1).is_some_and(u8::is_ascii_digit);
+            if !(prev.is_ascii_digit() && next_digit) {
+                return None;
+            }
+            continue;
+        }
+        s.push(c as char);
+        prev = c;
+    }
+    if s.starts_with('.') {
+        s.insert(0, '0');
+    }
+    if let Some(p) = s.find(".e").or_else(|| s.find(".E")) {
+        s.remove(p);
+    }
+    if s.ends_with('.') || s.ends_with('e') || s.ends_with('E') {
+        s.pop();
+    }
+    let out = format!("{sign}{s}");
+    (is_json_number(out.as_bytes()) && out != sign).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalise_number;
+
+    #[test]
+    fn numbers_normalise() {
+        let n = |s: &str| normalise_number(s.as_bytes());
+        assert_eq!(n("+1").as_deref(), Some("1"));
+        assert_eq!(n(".5").as_deref(), Some("0.5"));
+        assert_eq!(n("-.5").as_deref(), Some("-0.5"));
+        assert_eq!(n("5.").as_deref(), Some("5"));
+        assert_eq!(n("5.e4").as_deref(), Some("5e4"));
+        assert_eq!(n("0xC8").as_deref(), Some("200"));
+        assert_eq!(n("-0xC8").as_deref(), Some("-200"));
+        assert_eq!(n("82_461_110").as_deref(), Some("82461110"));
+        assert_eq!(n("1_234.5_6").as_deref(), Some("1234.56"));
+        assert_eq!(n("1e").as_deref(), Some("1"));
+        assert_eq!(n("007"), None);
+        assert_eq!(n("1.1.1"), None);
+        assert_eq!(n("1/3"), None);
+        assert_eq!(n("-"), None);
+    }
+}

@@ -1,0 +1,399 @@
+//! The tool registry: [`ToolSet`], built once from tool definitions, each schema compiled
+//! once, names resolved exactly, then normalised, then through declared aliases.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolfix::schema::ToolSet;
+//!
+//! let tools = ToolSet::new(&[json!({"type": "function", "function": {
+//!     "name": "read_file", "description": "Read a file.",
+//!     "parameters": {"type": "object", "properties": {"path": {"type": "string"}},
+//!                    "required": ["path"]}}})]).unwrap();
+//! assert_eq!(tools.tool("readFile").unwrap().name(), "read_file");
+//! assert!(tools.tool("write_file").is_err());
+//! ```
+
+mod hints;
+pub(crate) mod view;
+
+pub(crate) use hints::ToolHints;
+pub use hints::{Policy, strip_hints};
+
+use crate::{Error, ErrorKind, Result};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One compiled tool.
+#[derive(Clone, Debug)]
+pub struct Tool {
+    compiled: Arc<Compiled>,
+    policy: Policy,
+}
+
+struct Compiled {
+    name: String,
+    description: String,
+    parameters: Value,
+    validator: jsonschema::Validator,
+    hints: ToolHints,
+    has_tagged_strings: bool,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// Compile one definition in `OpenAI`, bare or `MCP` form.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ToolDefinition`] when the definition has no name or its schema does
+    /// not compile.
+    pub fn from_definition(definition: &Value) -> Result<Tool> {
+        let inner = definition.get("function").filter(|f| f.is_object()).unwrap_or(definition);
+        let name = inner
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::new(ErrorKind::ToolDefinition, "a tool definition has no name"))?;
+        let description = inner.get("description").and_then(Value::as_str).unwrap_or_default();
+        let parameters = inner
+            .get("parameters")
+            .or_else(|| inner.get("inputSchema"))
+            .or_else(|| inner.get("input_schema"))
+            .filter(|p| !p.is_null())
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+        Tool::new(name, description, parameters, inner)
+    }
+
+    /// Compile a tool from its parts.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ToolDefinition`] when the schema does not compile.
+    pub fn from_parts(name: &str, description: &str, parameters: Value) -> Result<Tool> {
+        Tool::new(name, description, parameters, &Value::Null)
+    }
+
+    fn new(name: &str, description: &str, parameters: Value, definition: &Value) -> Result<Tool> {
+        let validator = compile(&parameters).map_err(|m| {
+            Error::new(ErrorKind::ToolDefinition, format!("the schema of tool `{name}` does not compile: {m}"))
+        })?;
+        let hints = ToolHints::read(&parameters, definition);
+        let has_tagged_strings = has_tagged_strings(&parameters);
+        let policy = hints.policy;
+        Ok(Tool {
+            compiled: Arc::new(Compiled {
+                name: name.to_owned(),
+                description: description.to_owned(),
+                parameters,
+                validator,
+                hints,
+                has_tagged_strings,
+            }),
+            policy,
+        })
+    }
+
+    /// The tool's name as declared.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.compiled.name
+    }
+
+    /// The tool's description.
+    #[must_use]
+    pub fn description(&self) -> &str {
+        &self.compiled.description
+    }
+
+    /// The `parameters` JSON Schema, hints included.
+    #[must_use]
+    pub fn parameters(&self) -> &Value {
+        &self.compiled.parameters
+    }
+
+    /// The schema to show a model: hints stripped.
+    #[must_use]
+    pub fn parameters_shown(&self) -> Value {
+        strip_hints(&self.compiled.parameters)
+    }
+
+    /// The repair policy in force.
+    #[must_use]
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// True when the tool is marked read-only (`x-toolfix.read_only`).
+    #[must_use]
+    pub fn is_read_only(&self) -> bool {
+        self.compiled.hints.read_only
+    }
+
+    /// True when the tool is marked sensitive: refusals do not echo received values.
+    #[must_use]
+    pub fn is_sensitive(&self) -> bool {
+        self.compiled.hints.sensitive
+    }
+
+    /// True when `value` is valid under the JSON Schema alone (hints not checked).
+    #[must_use]
+    pub fn is_valid(&self, value: &Value) -> bool {
+        self.compiled.validator.is_valid(value)
+    }
+
+    pub(crate) fn validator(&self) -> &jsonschema::Validator {
+        &self.compiled.validator
+    }
+
+    pub(crate) fn hints(&self) -> &ToolHints {
+        &self.compiled.hints
+    }
+
+    /// True when some string property is tagged as a path or URL.
+    pub(crate) fn has_tagged_strings(&self) -> bool {
+        self.compiled.has_tagged_strings
+    }
+}
+
+/// Compile a schema: draft 2020-12 unless it names another, no remote resolving.
+pub(crate) fn compile(schema: &Value) -> std::result::Result<jsonschema::Validator, String> {
+    if !schema.is_object() && !schema.is_boolean() {
+        return Err("the schema is not an object".to_owned());
+    }
+    let mut options = jsonschema::options();
+    if schema.get("$schema").is_none() {
+        options = options.with_draft(jsonschema::Draft::Draft202012);
+    }
+    options.build(schema).map_err(|e| e.to_string())
+}
+
+fn has_tagged_strings(schema: &Value) -> bool {
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                for ns in ["x-toolfix", "dirge-hints"] {
+                    if map.get(ns).and_then(|h| h.get("semantic")).is_some() {
+                        return true;
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(list) => stack.extend(list.iter()),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A set of tools, built once, cheap to clone (shared inside), `Send + Sync`.
+#[derive(Clone, Debug)]
+pub struct ToolSet {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Inner {
+    tools: Vec<Tool>,
+    exact: HashMap<String, usize>,
+    normalised: HashMap<String, Vec<usize>>,
+    aliases: HashMap<String, Vec<usize>>,
+}
+
+/// Why a tool name did not resolve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NameError {
+    /// No tool of that name, normalised name or alias.
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The tools there are.
+        known: Vec<String>,
+    },
+    /// Two or more tools match the name after normalising (or by alias).
+    Ambiguous {
+        /// The name asked for.
+        name: String,
+        /// The tools it could be.
+        candidates: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for NameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NameError::Unknown { name, .. } => write!(f, "no tool is named `{name}`"),
+            NameError::Ambiguous { name, candidates } => {
+                write!(f, "tool name `{name}` could be any of {}", candidates.join(", "))
+            }
+        }
+    }
+}
+
+impl std::error::Error for NameError {}
+
+impl ToolSet {
+    /// Build a set from definitions in `OpenAI`, bare or `MCP` form.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ToolDefinition`] when a definition is malformed, a schema does not
+    /// compile or two tools share a name.
+    pub fn new(definitions: &[Value]) -> Result<ToolSet> {
+        let tools = definitions.iter().map(Tool::from_definition).collect::<Result<Vec<_>>>()?;
+        ToolSet::from_tools(tools)
+    }
+
+    /// Build a set from a JSON array of definitions.
+    ///
+    /// # Errors
+    ///
+    /// As [`ToolSet::new`]; also when `definitions` is not an array.
+    pub fn from_value(definitions: &Value) -> Result<ToolSet> {
+        match definitions {
+            Value::Array(list) => ToolSet::new(list),
+            _ => Err(Error::new(ErrorKind::ToolDefinition, "tool definitions must be a JSON array")),
+        }
+    }
+
+    /// Build a set from compiled tools.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::ToolDefinition`] when two tools share a name.
+    pub fn from_tools(tools: Vec<Tool>) -> Result<ToolSet> {
+        let mut inner = Inner::default();
+        for (i, tool) in tools.iter().enumerate() {
+            if inner.exact.insert(tool.name().to_owned(), i).is_some() {
+                return Err(Error::new(ErrorKind::ToolDefinition, format!("two tools are named `{}`", tool.name())));
+            }
+            inner.normalised.entry(view::normalise(tool.name())).or_default().push(i);
+            for alias in &tool.hints().aliases {
+                inner.aliases.entry(view::normalise(alias)).or_default().push(i);
+            }
+        }
+        inner.tools = tools;
+        Ok(ToolSet { inner: Arc::new(inner) })
+    }
+
+    /// This set with tool `name`'s policy replaced.
+    ///
+    /// # Errors
+    ///
+    /// When no tool has that exact name.
+    pub fn with_policy(self, name: &str, policy: Policy) -> Result<ToolSet> {
+        let Some(&i) = self.inner.exact.get(name) else {
+            return Err(Error::new(ErrorKind::ToolDefinition, format!("no tool is named `{name}`")));
+        };
+        let mut inner = Arc::unwrap_or_clone(self.inner);
+        if let Some(tool) = inner.tools.get_mut(i) {
+            tool.policy = policy;
+        }
+        Ok(ToolSet { inner: Arc::new(inner) })
+    }
+
+    /// Every tool, in definition order.
+    #[must_use]
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// Resolve a tool name: exact, then normalised (case and separators), then a declared
+    /// alias. Two tools that match alike make the name ambiguous.
+    ///
+    /// # Errors
+    ///
+    /// [`NameError`] when the name is unknown or ambiguous.
+    pub fn tool(&self, name: &str) -> std::result::Result<&Tool, NameError> {
+        let inner = &*self.inner;
+        if let Some(t) = inner.exact.get(name).and_then(|&i| inner.tools.get(i)) {
+            return Ok(t);
+        }
+        let key = view::normalise(name.trim());
+        for map in [&inner.normalised, &inner.aliases] {
+            match map.get(&key).map(Vec::as_slice) {
+                Some([one]) => {
+                    if let Some(t) = inner.tools.get(*one) {
+                        return Ok(t);
+                    }
+                }
+                Some(many) if many.len() > 1 => {
+                    return Err(NameError::Ambiguous {
+                        name: name.to_owned(),
+                        candidates: many
+                            .iter()
+                            .filter_map(|&i| inner.tools.get(i))
+                            .map(|t| t.name().to_owned())
+                            .collect(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        Err(NameError::Unknown {
+            name: name.to_owned(),
+            known: inner.tools.iter().map(|t| t.name().to_owned()).collect(),
+        })
+    }
+}
+
+impl crate::extract::ToolLookup for ToolSet {
+    fn is_known(&self, name: &str) -> bool {
+        self.tool(name).is_ok()
+    }
+
+    fn parameters(&self, name: &str) -> Option<&Value> {
+        self.tool(name).ok().map(Tool::parameters)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bare(name: &str) -> Value {
+        json!({"name": name, "description": "", "parameters": {"type": "object"}})
+    }
+
+    #[test]
+    fn send_sync_clone() {
+        fn assert_send_sync<T: Send + Sync + Clone>() {}
+        assert_send_sync::<ToolSet>();
+        assert_send_sync::<Tool>();
+    }
+
+    #[test]
+    fn resolves_names() {
+        let set = ToolSet::new(&[
+            bare("read_file"),
+            json!({"name": "ls", "inputSchema": {"type": "object", "x-toolfix": {"aliases": ["list_dir"]}}}),
+        ])
+        .unwrap();
+        for n in ["read_file", "readFile", "ReadFile", "read-file"] {
+            assert_eq!(set.tool(n).unwrap().name(), "read_file");
+        }
+        assert_eq!(set.tool("listDir").unwrap().name(), "ls");
+        assert!(matches!(set.tool("write"), Err(NameError::Unknown { .. })));
+    }
+
+    #[test]
+    fn ambiguous_names_refused() {
+        let set = ToolSet::new(&[bare("read_file"), bare("readFile")]).unwrap();
+        assert_eq!(set.tool("readFile").unwrap().name(), "readFile");
+        assert!(matches!(set.tool("ReadFile"), Err(NameError::Ambiguous { .. })));
+    }
+
+    #[test]
+    fn bad_schema_is_an_error() {
+        let err = ToolSet::new(&[json!({"name": "x", "parameters": {"type": 5}})]).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ToolDefinition);
+    }
+}

@@ -1,0 +1,366 @@
+//! Read-only navigation of a JSON Schema: local `$ref`, `anyOf` / `oneOf` / `allOf`,
+//! the types a node allows, its properties and items. Used by repair and feedback.
+
+use serde_json::Value;
+
+/// How many `$ref` hops and combinator branches one lookup follows at most.
+const MAX_HOPS: usize = 32;
+const MAX_BRANCHES: usize = 64;
+
+/// A set of JSON types, as bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Types(u8);
+
+impl Types {
+    pub(crate) const NULL: Types = Types(1);
+    pub(crate) const BOOLEAN: Types = Types(2);
+    pub(crate) const INTEGER: Types = Types(4);
+    pub(crate) const NUMBER: Types = Types(8);
+    pub(crate) const STRING: Types = Types(16);
+    pub(crate) const ARRAY: Types = Types(32);
+    pub(crate) const OBJECT: Types = Types(64);
+    pub(crate) const ANY: Types = Types(127);
+
+    pub(crate) fn has(self, other: Types) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    pub(crate) fn union(self, other: Types) -> Types {
+        Types(self.0 | other.0)
+    }
+
+    fn from_name(name: &str) -> Types {
+        match name {
+            "null" => Types::NULL,
+            "boolean" => Types::BOOLEAN,
+            "integer" => Types::INTEGER,
+            // A number type accepts integers too.
+            "number" => Types(Types::NUMBER.0 | Types::INTEGER.0),
+            "string" => Types::STRING,
+            "array" => Types::ARRAY,
+            "object" => Types::OBJECT,
+            _ => Types::default(),
+        }
+    }
+
+    /// The type of a value (an integral number counts as integer and number).
+    pub(crate) fn of(value: &Value) -> Types {
+        match value {
+            Value::Null => Types::NULL,
+            Value::Bool(_) => Types::BOOLEAN,
+            Value::Number(n) if n.is_f64() => Types::NUMBER,
+            Value::Number(_) => Types::INTEGER,
+            Value::String(_) => Types::STRING,
+            Value::Array(_) => Types::ARRAY,
+            Value::Object(_) => Types::OBJECT,
+        }
+    }
+
+    /// True when a value of type `value` is accepted: integers are numbers, and an
+    /// integral float (`3.0`) is an integer.
+    pub(crate) fn accepts(self, value: &Value) -> bool {
+        match value {
+            Value::Number(n) => {
+                self.has(Types::NUMBER)
+                    || (self.has(Types::INTEGER) && (!n.is_f64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)))
+            }
+            other => self.has(Types::of(other)),
+        }
+    }
+
+    /// Names of the types, for messages.
+    pub(crate) fn names(self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self == Types::ANY {
+            return out;
+        }
+        for (bit, name) in [
+            (Types::STRING, "string"),
+            (Types::INTEGER, "integer"),
+            (Types::NUMBER, "number"),
+            (Types::BOOLEAN, "boolean"),
+            (Types::ARRAY, "array"),
+            (Types::OBJECT, "object"),
+            (Types::NULL, "null"),
+        ] {
+            if self.has(bit) && !(bit == Types::INTEGER && self.has(Types::NUMBER)) {
+                out.push(name);
+            }
+        }
+        out
+    }
+}
+
+/// Follow local `$ref`s (`#`, `#/$defs/x`, `#/definitions/x`) from `node`.
+pub(crate) fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> &'a Value {
+    for _ in 0..MAX_HOPS {
+        let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
+            return node;
+        };
+        let Some(pointer) = reference.strip_prefix('#') else {
+            return node;
+        };
+        match root.pointer(&percent_decode(pointer)) {
+            Some(target) => node = target,
+            None => return node,
+        }
+    }
+    node
+}
+
+fn percent_decode(pointer: &str) -> String {
+    if !pointer.contains('%') {
+        return pointer.to_owned();
+    }
+    let bytes = pointer.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%'
+            && let Some(hex) = pointer.get(i + 1..i + 3)
+            && let Ok(v) = u8::from_str_radix(hex, 16)
+        {
+            out.push(v);
+            i += 3;
+            continue;
+        }
+        out.push(b);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The node and the branches reachable through `allOf` (all must hold) and, separately,
+/// `anyOf` / `oneOf` (one must hold), `$ref`s resolved.
+#[derive(Debug, Default)]
+pub(crate) struct Branches<'a> {
+    /// The node itself and its `allOf` parts.
+    pub(crate) all: Vec<&'a Value>,
+    /// `anyOf` / `oneOf` alternatives (flattened one level deep per hop).
+    pub(crate) any: Vec<&'a Value>,
+}
+
+pub(crate) fn branches<'a>(root: &'a Value, node: &'a Value) -> Branches<'a> {
+    let mut out = Branches::default();
+    let mut todo = vec![(resolve(root, node), true)];
+    let mut seen = 0;
+    while let Some((n, is_all)) = todo.pop() {
+        seen += 1;
+        if seen > MAX_BRANCHES {
+            break;
+        }
+        let Some(obj) = n.as_object() else {
+            if is_all {
+                out.all.push(n);
+            } else {
+                out.any.push(n);
+            }
+            continue;
+        };
+        let has_alts = obj.contains_key("anyOf") || obj.contains_key("oneOf");
+        if is_all {
+            out.all.push(n);
+        } else if !has_alts {
+            out.any.push(n);
+        }
+        if let Some(parts) = obj.get("allOf").and_then(Value::as_array) {
+            for p in parts {
+                todo.push((resolve(root, p), is_all));
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(parts) = obj.get(key).and_then(Value::as_array) {
+                for p in parts {
+                    todo.push((resolve(root, p), false));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn own_types(node: &Value) -> Option<Types> {
+    let obj = node.as_object()?;
+    if let Some(t) = obj.get("type") {
+        return Some(match t {
+            Value::String(s) => Types::from_name(s),
+            Value::Array(list) => {
+                list.iter().filter_map(Value::as_str).fold(Types::default(), |acc, s| acc.union(Types::from_name(s)))
+            }
+            _ => Types::ANY,
+        });
+    }
+    let values: Vec<&Value> = match (obj.get("enum"), obj.get("const")) {
+        (Some(Value::Array(list)), _) => list.iter().collect(),
+        (_, Some(c)) => vec![c],
+        _ => return None,
+    };
+    Some(values.into_iter().fold(Types::default(), |acc, v| acc.union(Types::of(v))))
+}
+
+/// The types a node allows (`Types::ANY` when it does not say).
+pub(crate) fn types(root: &Value, node: &Value) -> Types {
+    let b = branches(root, node);
+    let mut t = Types::ANY;
+    for n in &b.all {
+        if n.as_bool() == Some(false) {
+            return Types::default();
+        }
+        if let Some(own) = own_types(n) {
+            t = Types(t.0 & own.0);
+        }
+    }
+    if !b.any.is_empty() {
+        let alts = b.any.iter().fold(Types::default(), |acc, n| match n {
+            Value::Bool(true) => Types::ANY,
+            other => acc.union(own_types(other).unwrap_or(Types::ANY)),
+        });
+        t = Types(t.0 & alts.0);
+    }
+    t
+}
+
+/// The `enum` (or `const`) values a node allows, when it lists them.
+pub(crate) fn enum_values<'a>(root: &'a Value, node: &'a Value) -> Option<Vec<&'a Value>> {
+    let b = branches(root, node);
+    let mut out: Option<Vec<&Value>> = None;
+    for n in b.all.iter().chain(b.any.iter()) {
+        if let Some(list) = n.get("enum").and_then(Value::as_array) {
+            out.get_or_insert_with(Vec::new).extend(list.iter());
+        } else if let Some(c) = n.get("const") {
+            out.get_or_insert_with(Vec::new).push(c);
+        } else if !b.any.is_empty() && b.any.iter().any(|x| std::ptr::eq(*x, *n)) {
+            // An alternative without an enum allows other values: only report the enum
+            // when every alternative that admits strings has one.
+            if own_types(n).is_none_or(|t| t.has(Types::STRING)) {
+                return None;
+            }
+        }
+    }
+    out
+}
+
+/// What a node says about an object: properties, required names, extra properties.
+#[derive(Debug, Default)]
+pub(crate) struct ObjectView<'a> {
+    pub(crate) properties: Vec<(&'a str, &'a Value)>,
+    pub(crate) required: Vec<&'a str>,
+    /// `Some(false)` when extra properties are forbidden.
+    pub(crate) additional_allowed: bool,
+}
+
+impl<'a> ObjectView<'a> {
+    pub(crate) fn property(&self, name: &str) -> Option<&'a Value> {
+        self.properties.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
+    }
+
+    pub(crate) fn is_required(&self, name: &str) -> bool {
+        self.required.contains(&name)
+    }
+}
+
+/// The object view of a node: its own keywords merged with its `allOf` parts, plus the one
+/// object alternative of an `anyOf` / `oneOf` when there is exactly one.
+pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a> {
+    let b = branches(root, node);
+    let object_alts: Vec<&Value> = b.any.iter().copied().filter(|n| n.get("properties").is_some()).collect();
+    let mut parts: Vec<&Value> = b.all.clone();
+    if object_alts.len() == 1 {
+        parts.extend(object_alts);
+    }
+    let mut view = ObjectView { additional_allowed: true, ..ObjectView::default() };
+    for n in parts {
+        if let Some(props) = n.get("properties").and_then(Value::as_object) {
+            for (k, v) in props {
+                if view.property(k).is_none() {
+                    view.properties.push((k.as_str(), v));
+                }
+            }
+        }
+        if let Some(req) = n.get("required").and_then(Value::as_array) {
+            view.required.extend(req.iter().filter_map(Value::as_str));
+        }
+        for key in ["additionalProperties", "unevaluatedProperties"] {
+            if n.get(key).and_then(Value::as_bool) == Some(false) {
+                view.additional_allowed = false;
+            }
+        }
+        if n.get("patternProperties").is_some() {
+            view.additional_allowed = true;
+        }
+    }
+    view
+}
+
+/// The items schema of an array node.
+pub(crate) fn items<'a>(root: &'a Value, node: &'a Value) -> Option<&'a Value> {
+    let b = branches(root, node);
+    b.all.iter().chain(b.any.iter()).find_map(|n| n.get("items")).filter(|i| i.is_object() || i.is_boolean())
+}
+
+/// A property's hint under `x-toolfix` or `dirge-hints`.
+pub(crate) fn prop_hint<'a>(root: &'a Value, node: &'a Value, key: &str) -> Option<&'a Value> {
+    let n = resolve(root, node);
+    for holder in [node, n] {
+        for ns in ["x-toolfix", "dirge-hints"] {
+            if let Some(v) = holder.get(ns).and_then(|h| h.get(key)) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// True when a property is tagged as a path or URL.
+pub(crate) fn is_path_or_url(root: &Value, node: &Value) -> bool {
+    prop_hint(root, node, "semantic")
+        .and_then(Value::as_str)
+        .is_some_and(|s| matches!(s, "path" | "url" | "uri" | "absolute_path" | "relative_path" | "file_path"))
+}
+
+/// The declared aliases of a property.
+pub(crate) fn aliases<'a>(root: &'a Value, node: &'a Value) -> Vec<&'a str> {
+    match node.get("x-toolfix").and_then(|h| h.get("aliases")).or_else(|| prop_hint(root, node, "aliases")) {
+        Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(s)) => vec![s.as_str()],
+        _ => Vec::new(),
+    }
+}
+
+/// True when `node` allows `null`.
+pub(crate) fn allows_null(root: &Value, node: &Value) -> bool {
+    types(root, node).has(Types::NULL)
+}
+
+/// Normalise a name: lowercase, without `_`, `-`, spaces and dots.
+pub(crate) fn normalise(name: &str) -> String {
+    name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn types_through_anyof_and_ref() {
+        let root = json!({"$defs": {"n": {"type": "integer"}}, "properties": {
+            "a": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "b": {"$ref": "#/$defs/n"},
+            "c": {"type": ["string", "null"]}
+        }});
+        let p = |k: &str| root.pointer(&format!("/properties/{k}")).unwrap();
+        assert!(types(&root, p("a")).has(Types::NULL));
+        assert!(types(&root, p("a")).has(Types::INTEGER));
+        assert!(!types(&root, p("a")).has(Types::STRING));
+        assert_eq!(types(&root, p("b")), Types::INTEGER);
+        assert!(types(&root, p("c")).has(Types::STRING));
+    }
+
+    #[test]
+    fn normalise_names() {
+        assert_eq!(normalise("read_file"), normalise("ReadFile"));
+        assert_eq!(normalise("max-results"), normalise("max_results"));
+        assert_eq!(normalise("file path"), "filepath");
+    }
+}

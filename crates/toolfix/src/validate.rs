@@ -1,0 +1,131 @@
+//! Validation against a tool's compiled schema, as data: each failure an [`Issue`] with
+//! a JSON pointer, what the schema expected and what was received.
+
+use crate::pointer;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One reason a call was refused, for people and models.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    /// JSON pointer into the arguments (`""` for the whole call).
+    pub path: String,
+    /// What the schema expected there, in a compact rendering.
+    pub expected: String,
+    /// What was received, shortened (`None` when missing or when the tool is sensitive).
+    pub received: Option<String>,
+    /// A concrete fix.
+    pub hint: Option<String>,
+}
+
+/// What a validator error says, before feedback turns it into words.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Violation {
+    /// Where in the instance (for `required` and `additionalProperties`: the property).
+    pub(crate) path: String,
+    pub(crate) kind: ViolationKind,
+    /// JSON pointer into the schema of the node that failed, when known.
+    pub(crate) schema_path: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ViolationKind {
+    /// A required property is missing.
+    Missing,
+    /// A property the schema does not allow.
+    Unexpected,
+    /// `anyOf` / `oneOf` / `not`: the whole node failed.
+    Alternatives,
+    /// Any other keyword.
+    Keyword(&'static str),
+}
+
+impl ViolationKind {
+    /// True for errors that cover a whole subtree rather than a point.
+    pub(crate) fn is_coarse(&self) -> bool {
+        matches!(self, ViolationKind::Alternatives)
+    }
+}
+
+fn keyword_name(kind: &jsonschema::error::ValidationErrorKind) -> &'static str {
+    use jsonschema::error::ValidationErrorKind as K;
+    match kind {
+        K::Type { .. } => "type",
+        K::Enum { .. } => "enum",
+        K::Constant { .. } => "const",
+        K::Minimum { .. } => "minimum",
+        K::Maximum { .. } => "maximum",
+        K::ExclusiveMinimum { .. } => "exclusiveMinimum",
+        K::ExclusiveMaximum { .. } => "exclusiveMaximum",
+        K::MinLength { .. } => "minLength",
+        K::MaxLength { .. } => "maxLength",
+        K::MinItems { .. } => "minItems",
+        K::MaxItems { .. } => "maxItems",
+        K::Pattern { .. } => "pattern",
+        K::Format { .. } => "format",
+        K::MultipleOf { .. } => "multipleOf",
+        K::UniqueItems => "uniqueItems",
+        K::MinProperties { .. } => "minProperties",
+        K::MaxProperties { .. } => "maxProperties",
+        K::FalseSchema => "false",
+        _ => "schema",
+    }
+}
+
+/// Every violation of `instance` under `validator`, one per path and kind.
+pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<Violation> {
+    use jsonschema::error::ValidationErrorKind as K;
+    let mut out: Vec<Violation> = Vec::new();
+    for err in validator.iter_errors(instance) {
+        let at = err.instance_path().as_str().to_owned();
+        let schema = err.schema_path().as_str();
+        let schema_node = schema.rsplit_once('/').map(|(parent, _)| parent.to_owned());
+        match err.kind() {
+            K::Required { property } => {
+                let name = property.as_str().unwrap_or_default();
+                let schema_path = schema_node.map(|p| pointer::join(&format!("{p}/properties"), name));
+                out.push(Violation { path: pointer::join(&at, name), kind: ViolationKind::Missing, schema_path });
+            }
+            K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+                for name in unexpected {
+                    out.push(Violation {
+                        path: pointer::join(&at, name),
+                        kind: ViolationKind::Unexpected,
+                        schema_path: None,
+                    });
+                }
+            }
+            K::AnyOf { .. } | K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } | K::Not { .. } => {
+                out.push(Violation { path: at, kind: ViolationKind::Alternatives, schema_path: schema_node });
+            }
+            other => {
+                out.push(Violation {
+                    path: at,
+                    kind: ViolationKind::Keyword(keyword_name(other)),
+                    schema_path: schema_node,
+                });
+            }
+        }
+    }
+    out.dedup_by(|a, b| a.path == b.path && a.kind == b.kind);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn violations_point_at_properties() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["b"], "additionalProperties": false});
+        let v = crate::schema::compile(&schema).unwrap();
+        let got = violations(&v, &json!({"a": "x", "c": 1}));
+        let paths: Vec<_> = got.iter().map(|v| (v.path.as_str(), v.kind.clone())).collect();
+        assert!(paths.contains(&("/a", ViolationKind::Keyword("type"))));
+        assert!(paths.contains(&("/b", ViolationKind::Missing)));
+        assert!(paths.contains(&("/c", ViolationKind::Unexpected)));
+        let a = got.iter().find(|v| v.path == "/a").unwrap();
+        assert_eq!(a.schema_path.as_deref(), Some("/properties/a"));
+    }
+}

@@ -1,0 +1,64 @@
+//! Snapshots of the refusal messages models read, one per refused repair case, plus the
+//! sensitive-tool and 4 KiB cap behaviour.
+
+use serde_json::{Value, json};
+use toolfix::ToolSet;
+
+const CASES: &str = include_str!("fixtures/repair/cases.jsonl");
+
+#[test]
+fn refusal_messages() {
+    for line in CASES.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Value = serde_json::from_str(line).unwrap();
+        if case["expected"]["ok"] == json!(true) {
+            continue;
+        }
+        let tool = &case["tool"];
+        let tools = ToolSet::new(std::slice::from_ref(tool)).unwrap();
+        let out = tools.repair_call(tool["name"].as_str().unwrap(), case["arguments"].as_str().unwrap());
+        let Some(refusal) = out.refusal() else {
+            continue;
+        };
+        let name = case["id"].as_str().unwrap().replace('/', "__");
+        insta::assert_snapshot!(
+            name,
+            format!("{}\n---\n{}", refusal.message, serde_json::to_string_pretty(&refusal.issues).unwrap())
+        );
+    }
+}
+
+#[test]
+fn sensitive_tools_do_not_echo_values() {
+    let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
+        "properties": {"card": {"type": "integer"}}, "required": ["card"],
+        "x-toolfix": {"sensitive": true}}})])
+    .unwrap();
+    let out = tools.repair_call("pay", r#"{"card": "4111-1111-1111-1111"}"#);
+    let refusal = out.refusal().unwrap();
+    assert!(!refusal.message.contains("4111"), "{}", refusal.message);
+    assert!(refusal.issues.iter().all(|i| i.received.is_none()));
+}
+
+#[test]
+fn messages_are_capped() {
+    let props: serde_json::Map<String, Value> =
+        (0..400).map(|i| (format!("field_{i}_with_a_long_name"), json!({"type": "integer"}))).collect();
+    let names: Vec<String> = props.keys().cloned().collect();
+    let tools = ToolSet::new(&[
+        json!({"name": "wide", "parameters": {"type": "object", "properties": props, "required": names}}),
+    ])
+    .unwrap();
+    let out = tools.repair_call("wide", "{}");
+    let refusal = out.refusal().unwrap();
+    assert!(refusal.message.len() <= 4096);
+    assert_eq!(refusal.issues.len(), 400);
+}
+
+#[test]
+fn unknown_and_ambiguous_tools() {
+    let tools = ToolSet::new(&[json!({"name": "read_file"}), json!({"name": "readFile"})]).unwrap();
+    let out = tools.repair_call("ReadFile", "{}");
+    insta::assert_snapshot!("ambiguous_tool", out.refusal().unwrap().message);
+    let out = tools.repair_call("write_file", "{}");
+    insta::assert_snapshot!("unknown_tool", out.refusal().unwrap().message);
+}
