@@ -49,14 +49,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
             break;
         };
         if token != ARG_BEGIN {
-            // No arguments marker: skip this call.
-            end = id_end;
-            pos = id_end;
-            if token == CALL_END {
-                end = id_end + CALL_END.len();
-                pos = end;
-            }
-            continue;
+            // No arguments marker: the section is broken here. Stop (the driver tries
+            // again at the next marker), so a failing parse does bounded work.
+            break;
         }
         let args_start = id_end + ARG_BEGIN.len();
         let (args_end, after) = match next_token(text, args_start) {

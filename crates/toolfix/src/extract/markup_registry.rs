@@ -88,18 +88,19 @@ pub fn parse_markup_for_tests(
     tools: Option<&dyn ToolLookup>,
 ) -> Vec<(Format, String, String)> {
     let cx = Cx { tools };
+    let markers: Vec<&str> =
+        MARKUP_FORMATS.iter().flat_map(|(_, markers, _)| markers.iter().copied()).collect();
+    // Next occurrence of each marker at or after `pos`, found lazily (monotone scans).
+    let mut next: Vec<Option<usize>> = vec![Some(0); markers.len()];
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < text.len() {
-        let Some(rest) = text.get(pos..) else { break };
-        let next = MARKUP_FORMATS
-            .iter()
-            .flat_map(|(_, markers, _)| markers.iter())
-            .filter_map(|m| rest.find(m))
-            .min();
-        let Some(at) = next.map(|i| pos + i) else {
-            break;
-        };
+        for (slot, marker) in next.iter_mut().zip(&markers) {
+            if slot.is_some_and(|i| i < pos) || *slot == Some(0) && pos == 0 {
+                *slot = text.get(pos..).and_then(|r| r.find(marker)).map(|i| pos + i);
+            }
+        }
+        let Some(at) = next.iter().flatten().copied().min() else { break };
         let tail = text.get(at..).unwrap_or("");
         let parsed = MARKUP_FORMATS
             .iter()

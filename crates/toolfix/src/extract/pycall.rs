@@ -177,9 +177,18 @@ impl<'a> Cursor<'a> {
     }
     /// Skips to the start of the next call after an error: past `, name(` (or a
     /// newline then `name(` in line layout). False when the list ends first (the position
-    /// is then after the closer, or at the end of the text).
+    /// is then after the closer, or at the end of the text), or when a `<` (markup), a
+    /// `[` (a nested list or another call list) or, in line layout, a newline not followed
+    /// by a call comes first: the scan stays short, so a failing parse does bounded work.
     fn resync(&mut self, layout: Layout) -> bool {
         while let Some(b) = self.peek() {
+            let lines = matches!(layout, Layout::Lines(_));
+            if (b == b'<' && !self.at_closer(layout)) || (b == b'[' && !lines) {
+                return false;
+            }
+            if b == b'\n' && lines && !looks_like_call(self.text, self.pos + 1) {
+                return false;
+            }
             let at_sep = b == b',' || (b == b'\n' && matches!(layout, Layout::Lines(_)));
             if at_sep && looks_like_call(self.text, self.pos + 1) {
                 self.pos += 1;
@@ -202,6 +211,10 @@ impl<'a> Cursor<'a> {
             self.pos += 1;
         }
         false
+    }
+
+    fn at_closer(&self, layout: Layout) -> bool {
+        matches!(layout, Layout::Lines(closer) if self.starts_with(closer))
     }
 
     fn ident(&mut self) -> Option<&'a str> {

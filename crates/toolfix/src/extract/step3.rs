@@ -54,13 +54,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
             break;
         }
         let Some(invoke_at) = find_invoke(text, p + CALL_BEGIN.len()) else {
-            // No invoke in this call block: skip it.
-            let Some(close) = text.get(p..).and_then(|r| r.find(CALL_END)) else {
-                break;
-            };
-            end = p + close + CALL_END.len();
-            pos = end;
-            continue;
+            // No invoke in this call block: the section is broken here. Stop (the driver
+            // tries again at the next marker), so a failing parse does bounded work.
+            break;
         };
         let Some((call, after)) = invoke::parse_invoke(text, invoke_at, &STEP3, cx) else {
             break;
