@@ -22,11 +22,15 @@ fn reply(target: usize) -> String {
             0 => s.push_str(&format!(
                 "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
             )),
-            1 => s.push_str(&format!("[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]\n")),
+            1 => s.push_str(&format!(
+                "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]\n"
+            )),
             2 => s.push_str(&format!(
                 "<tool_call>\n<function=search>\n<parameter=q>\nweather {i}\n</parameter>\n</function>\n</tool_call>\n"
             )),
-            _ => s.push_str(&format!("```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```\n")),
+            _ => s.push_str(&format!(
+                "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```\n"
+            )),
         }
         i += 1;
     }
@@ -36,11 +40,9 @@ fn reply(target: usize) -> String {
 #[divan::bench]
 fn whole_100kb(bencher: Bencher) {
     let text = reply(100 * 1024);
-    bencher.counter(BytesCount::of_str(&text)).bench(|| {
-        extract(&Message::new(divan::black_box(&text)), None)
-            .calls
-            .len()
-    });
+    bencher
+        .counter(BytesCount::of_str(&text))
+        .bench(|| extract(&Message::new(divan::black_box(&text)), None).calls.len());
 }
 
 #[divan::bench]

@@ -55,11 +55,7 @@ impl ToolPolicy {
     /// A policy with this effect and the default window and threshold.
     #[must_use]
     pub fn new(effect: Effect) -> Self {
-        ToolPolicy {
-            effect,
-            window: None,
-            threshold: None,
-        }
+        ToolPolicy { effect, window: None, threshold: None }
     }
 
     /// This policy with its own window.
@@ -91,11 +87,7 @@ pub struct GuardConfig {
 
 impl Default for GuardConfig {
     fn default() -> Self {
-        GuardConfig {
-            window: 6,
-            threshold: 3,
-            tools: HashMap::new(),
-        }
+        GuardConfig { window: 6, threshold: 3, tools: HashMap::new() }
     }
 }
 
@@ -134,10 +126,7 @@ impl GuardConfig {
     }
 
     fn capacity(&self) -> usize {
-        self.tools
-            .values()
-            .filter_map(|p| p.window)
-            .fold(self.window, usize::max)
+        self.tools.values().filter_map(|p| p.window).fold(self.window, usize::max)
     }
 }
 
@@ -207,10 +196,7 @@ impl StormGuard {
     /// An empty guard.
     #[must_use]
     pub fn new(config: GuardConfig) -> Self {
-        StormGuard {
-            config,
-            recent: VecDeque::new(),
-        }
+        StormGuard { config, recent: VecDeque::new() }
     }
 
     /// A guard whose window holds the calls of an OpenAI message history: the
@@ -225,12 +211,7 @@ impl StormGuard {
         for m in messages {
             match m.get("role").and_then(|r| r.as_str()) {
                 Some("assistant") => {
-                    for call in m
-                        .get("tool_calls")
-                        .and_then(|c| c.as_array())
-                        .into_iter()
-                        .flatten()
-                    {
+                    for call in m.get("tool_calls").and_then(|c| c.as_array()).into_iter().flatten() {
                         let f = call.get("function").unwrap_or(call);
                         let Some(name) = f.get("name").and_then(|n| n.as_str()) else {
                             continue;
@@ -275,12 +256,7 @@ impl StormGuard {
             if repeats >= threshold {
                 let same_result = self.same_results_known(&key, window);
                 let message = message(tool, repeats, window, same_result);
-                return Verdict::Suppress(Suppressed {
-                    tool: tool.to_owned(),
-                    repeats,
-                    window,
-                    message,
-                });
+                return Verdict::Suppress(Suppressed { tool: tool.to_owned(), repeats, window, message });
             }
         }
         self.push(tool, arguments, id.map(str::to_owned));
@@ -289,17 +265,9 @@ impl StormGuard {
 
     /// Attach the result of the call with this id.
     pub fn record_result(&mut self, id: &str, result: &str) {
-        if let Some(e) = self
-            .recent
-            .iter_mut()
-            .rev()
-            .find(|e| e.id.as_deref() == Some(id))
-        {
-            e.outcome = if result.starts_with(MESSAGE_PREFIX) {
-                Outcome::Suppressed
-            } else {
-                Outcome::Known(hash(result))
-            };
+        if let Some(e) = self.recent.iter_mut().rev().find(|e| e.id.as_deref() == Some(id)) {
+            e.outcome =
+                if result.starts_with(MESSAGE_PREFIX) { Outcome::Suppressed } else { Outcome::Known(hash(result)) };
         }
     }
 
@@ -339,13 +307,7 @@ impl StormGuard {
     /// Same-key calls among the last `window`, counting only those whose result matches
     /// the latest known result of that key (unknown results and suppressions match all).
     fn repeats(&self, key: &str, window: usize) -> usize {
-        let same: Vec<&Entry> = self
-            .recent
-            .iter()
-            .rev()
-            .take(window)
-            .filter(|e| e.key == key)
-            .collect();
+        let same: Vec<&Entry> = self.recent.iter().rev().take(window).filter(|e| e.key == key).collect();
         let latest = same.iter().find_map(|e| match e.outcome {
             Outcome::Known(h) => Some(h),
             _ => None,
@@ -385,11 +347,9 @@ impl StormGuard {
 fn text_of(content: Option<&serde_json::Value>) -> String {
     match content {
         Some(serde_json::Value::String(s)) => s.clone(),
-        Some(serde_json::Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
-            .collect::<Vec<_>>()
-            .join(""),
+        Some(serde_json::Value::Array(parts)) => {
+            parts.iter().filter_map(|p| p.get("text").and_then(|t| t.as_str())).collect::<Vec<_>>().join("")
+        }
         Some(other) => other.to_string(),
         None => String::new(),
     }
@@ -397,11 +357,7 @@ fn text_of(content: Option<&serde_json::Value>) -> String {
 
 /// The message for the model.
 fn message(tool: &str, repeats: usize, window: usize, same_result: bool) -> String {
-    let result = if same_result {
-        ", and got the same result each time"
-    } else {
-        ""
-    };
+    let result = if same_result { ", and got the same result each time" } else { "" };
     format!(
         "{MESSAGE_PREFIX}Not run: this is call {repeats} to `{tool}` with the same arguments within your last \
          {window} tool calls{result}. Repeating it will not give you anything new. What are you trying to \
@@ -425,9 +381,7 @@ mod tests {
         assert!(allow(&g.check("read", r#"{"p": 1, "q": 2}"#)));
         assert!(allow(&g.check("read", r#"{"q": 2, "p": 1}"#)));
         assert!(allow(&g.check("read", r#"{"p": 2}"#)));
-        let Verdict::Suppress(s) = g.check("read", r#"{"p":1,"q":2}"#) else {
-            panic!("not suppressed")
-        };
+        let Verdict::Suppress(s) = g.check("read", r#"{"p":1,"q":2}"#) else { panic!("not suppressed") };
         assert_eq!(s.repeats, 3);
         insta::assert_snapshot!(s.message);
     }
@@ -463,10 +417,7 @@ mod tests {
     fn exempt_and_per_tool_threshold() {
         let cfg = GuardConfig::default()
             .with_tool("sleep", ToolPolicy::new(Effect::Exempt))
-            .with_tool(
-                "deploy",
-                ToolPolicy::new(Effect::Mutating).with_threshold(2),
-            );
+            .with_tool("deploy", ToolPolicy::new(Effect::Mutating).with_threshold(2));
         let mut g = StormGuard::new(cfg);
         for _ in 0..10 {
             assert!(allow(&g.check("sleep", r#"{"s": 1}"#)));
@@ -501,9 +452,7 @@ mod tests {
         ]);
         let mut g = StormGuard::from_history(GuardConfig::default(), &history);
         assert_eq!(g.len(), 2);
-        let Verdict::Suppress(s) = g.check("ls", r#"{"path": "."}"#) else {
-            panic!("not suppressed")
-        };
+        let Verdict::Suppress(s) = g.check("ls", r#"{"path": "."}"#) else { panic!("not suppressed") };
         assert!(s.message.contains("same result"));
         assert!(allow(&g.check("ls", r#"{"path": "src"}"#)));
     }

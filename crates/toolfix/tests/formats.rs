@@ -24,8 +24,7 @@ fn corpus_and_own_cases() {
     for case in &cases {
         let counts = per_format.entry(case.format.clone()).or_default();
         counts.0 += 1;
-        let wired = toolfix::extract::Format::from_name(&case.format)
-            .is_some_and(|f| supported.contains(&f));
+        let wired = toolfix::extract::Format::from_name(&case.format).is_some_and(|f| supported.contains(&f));
         if !wired {
             counts.2 += 1;
             continue;
@@ -33,9 +32,7 @@ fn corpus_and_own_cases() {
         let out = run_case(case);
         if let Some(r) = &case.expected_reasoning {
             reasoning_rows += 1;
-            if common::norm_ws(out["reasoning_content"].as_str().unwrap_or(""))
-                == common::norm_ws(r)
-            {
+            if common::norm_ws(out["reasoning_content"].as_str().unwrap_or("")) == common::norm_ws(r) {
                 reasoning_ok += 1;
             }
         }
@@ -62,23 +59,11 @@ fn corpus_and_own_cases() {
         skipped += s;
     }
     eprintln!("total                  {n:>5}  {pass:>6}  {skipped:>9}");
-    eprintln!(
-        "intended differences: {}, known gaps: {}",
-        intended.len(),
-        gaps.len()
-    );
+    eprintln!("intended differences: {}, known gaps: {}", intended.len(), gaps.len());
     eprintln!("reasoning_ok: {reasoning_ok}/{reasoning_rows}");
     assert_eq!(reasoning_ok, reasoning_rows, "reasoning_content differs");
-    assert!(
-        unexpected.is_empty(),
-        "{} unexpected failures:\n{}",
-        unexpected.len(),
-        unexpected.join("\n")
-    );
-    assert!(
-        stale.is_empty(),
-        "listed as intended differences but pass: {stale:?}"
-    );
+    assert!(unexpected.is_empty(), "{} unexpected failures:\n{}", unexpected.len(), unexpected.join("\n"));
+    assert!(stale.is_empty(), "listed as intended differences but pass: {stale:?}");
 }
 
 #[test]
@@ -94,9 +79,6 @@ fn own_cases_cover_every_json_family_format() {
         "nemotron",
         "json",
     ] {
-        assert!(
-            own.iter().any(|c: &Case| c.format == f),
-            "no own case for {f}"
-        );
+        assert!(own.iter().any(|c: &Case| c.format == f), "no own case for {f}");
     }
 }

@@ -53,16 +53,8 @@ fn streamed(chunks: &[&[u8]], tools: Option<&dyn ToolLookup>, options: Options) 
             _ => {}
         }
     }
-    let reasoning = if reasoning.is_empty() {
-        None
-    } else {
-        Some(reasoning.join("\n"))
-    };
-    Assembled {
-        content,
-        reasoning,
-        calls,
-    }
+    let reasoning = if reasoning.is_empty() { None } else { Some(reasoning.join("\n")) };
+    Assembled { content, reasoning, calls }
 }
 
 /// A small deterministic generator (xorshift).
@@ -77,23 +69,12 @@ impl Rng {
 }
 
 fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
-    for options in [
-        Options::default(),
-        Options::default().with_think_blocks(ThinkBlocks::Move),
-    ] {
+    for options in [Options::default(), Options::default().with_think_blocks(ThinkBlocks::Move)] {
         let expected = whole(text, tools, options);
         let bytes = text.as_bytes();
-        assert_eq!(
-            streamed(&[bytes], tools, options),
-            expected,
-            "{id}: fed whole"
-        );
+        assert_eq!(streamed(&[bytes], tools, options), expected, "{id}: fed whole");
         let singles: Vec<&[u8]> = bytes.chunks(1).collect();
-        assert_eq!(
-            streamed(&singles, tools, options),
-            expected,
-            "{id}: byte by byte"
-        );
+        assert_eq!(streamed(&singles, tools, options), expected, "{id}: byte by byte");
         for _ in 0..3 {
             let mut chunks = Vec::new();
             let mut at = 0;
@@ -103,11 +84,7 @@ fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
                 chunks.push(&bytes[at..end]);
                 at = end;
             }
-            assert_eq!(
-                streamed(&chunks, tools, options),
-                expected,
-                "{id}: random chunks"
-            );
+            assert_eq!(streamed(&chunks, tools, options), expected, "{id}: random chunks");
         }
     }
 }
@@ -136,8 +113,12 @@ pub(crate) fn long_reply(target: usize) -> String {
             0 => s.push_str(&format!(
                 "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
             )),
-            1 => s.push_str(&format!("[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]\n")),
-            _ => s.push_str(&format!("```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```\n")),
+            1 => s.push_str(&format!(
+                "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]\n"
+            )),
+            _ => s.push_str(&format!(
+                "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```\n"
+            )),
         }
         i += 1;
     }
@@ -153,17 +134,9 @@ fn long_reply_streams_like_whole_text_and_sends_calls_early() {
     let mut s = StreamExtractor::new(None, Options::default());
     let mut early = 0;
     for chunk in text.as_bytes().chunks(512) {
-        early += s
-            .push(chunk)
-            .iter()
-            .filter(|e| matches!(e, StreamEvent::Call(_)))
-            .count();
+        early += s.push(chunk).iter().filter(|e| matches!(e, StreamEvent::Call(_))).count();
     }
-    let late = s
-        .finish()
-        .iter()
-        .filter(|e| matches!(e, StreamEvent::Call(_)))
-        .count();
+    let late = s.finish().iter().filter(|e| matches!(e, StreamEvent::Call(_))).count();
     assert!(early > 0 && early > late, "early {early}, late {late}");
 }
 

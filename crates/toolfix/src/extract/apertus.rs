@@ -35,13 +35,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
             Some(s) if s.trim_start().starts_with('{') => Cow::Owned(s.trim().to_owned()),
             _ => Cow::Borrowed(raw),
         };
-        calls.push(RawCall {
-            name,
-            arguments,
-            id: None,
-            format: Format::Apertus,
-            span: Span::new(i, obj.end),
-        });
+        calls.push(RawCall { name, arguments, id: None, format: Format::Apertus, span: Span::new(i, obj.end) });
         if !obj.closed {
             break;
         }
@@ -61,8 +55,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed {
-        end: skip_closer(text, end, "<|tools_suffix|>"),
-        calls,
-    })
+    Some(Parsed { end: skip_closer(text, end, "<|tools_suffix|>"), calls })
 }

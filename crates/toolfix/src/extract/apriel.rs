@@ -19,11 +19,6 @@ pub(crate) const WRAPPERS: &[&str] = &["[END FINAL RESPONSE]"];
 
 /// Drop the wrapper at `at`.
 pub(crate) fn parse_wrapper<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
-    let w = WRAPPERS
-        .iter()
-        .find(|w| text.get(at..).is_some_and(|r| r.starts_with(**w)))?;
-    Some(Parsed {
-        end: at + w.len(),
-        calls: Vec::new(),
-    })
+    let w = WRAPPERS.iter().find(|w| text.get(at..).is_some_and(|r| r.starts_with(**w)))?;
+    Some(Parsed { end: at + w.len(), calls: Vec::new() })
 }

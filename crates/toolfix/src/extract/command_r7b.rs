@@ -11,18 +11,9 @@ use super::parsed::{Cx, Parsed};
 pub(crate) const MARKERS: &[&str] = &["<|START_ACTION|>"];
 
 /// Wrappers around prose, dropped from it.
-pub(crate) const WRAPPERS: &[&str] = &[
-    "<|START_RESPONSE|>",
-    "<|END_RESPONSE|>",
-    "<|START_TEXT|>",
-    "<|END_TEXT|>",
-];
+pub(crate) const WRAPPERS: &[&str] = &["<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>"];
 
-const KEYS: Keys = Keys {
-    name: &["tool_name", "name"],
-    args: &["parameters", "arguments"],
-    args_optional: true,
-};
+const KEYS: Keys = Keys { name: &["tool_name", "name"], args: &["parameters", "arguments"], args_optional: true };
 
 /// Parse the action at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
@@ -41,19 +32,11 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed {
-        end: skip_closer(text, end, "<|END_ACTION|>"),
-        calls,
-    })
+    Some(Parsed { end: skip_closer(text, end, "<|END_ACTION|>"), calls })
 }
 
 /// Drop a prose wrapper at `at`.
 pub(crate) fn parse_wrapper<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
-    let w = WRAPPERS
-        .iter()
-        .find(|w| text.get(at..).is_some_and(|r| r.starts_with(**w)))?;
-    Some(Parsed {
-        end: at + w.len(),
-        calls: Vec::new(),
-    })
+    let w = WRAPPERS.iter().find(|w| text.get(at..).is_some_and(|r| r.starts_with(**w)))?;
+    Some(Parsed { end: at + w.len(), calls: Vec::new() })
 }

@@ -9,11 +9,7 @@ use super::parsed::{Cx, Parsed};
 /// Start markers.
 pub(crate) const MARKERS: &[&str] = &["Action:"];
 
-const KEYS: Keys = Keys {
-    name: &["tool_name", "name"],
-    args: &["parameters", "arguments"],
-    args_optional: true,
-};
+const KEYS: Keys = Keys { name: &["tool_name", "name"], args: &["parameters", "arguments"], args_optional: true };
 
 /// Parse the action at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
@@ -26,8 +22,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if a.calls.is_empty() {
         return None;
     }
-    Some(Parsed {
-        end: skip_closer(text, a.end, "```"),
-        calls: a.calls,
-    })
+    Some(Parsed { end: skip_closer(text, a.end, "```"), calls: a.calls })
 }

@@ -8,9 +8,7 @@ const MAX_DEPTH: usize = 256;
 /// The canonical text of `arguments`: salvaged, keys sorted, no whitespace. Arguments that
 /// cannot be salvaged are compared as written with whitespace removed.
 pub(crate) fn canonical_arguments(arguments: &str) -> String {
-    let value = crate::salvage::salvage(arguments)
-        .ok()
-        .and_then(|s| s.to_value().ok());
+    let value = crate::salvage::salvage(arguments).ok().and_then(|s| s.to_value().ok());
     match value {
         Some(v) => {
             let mut out = String::with_capacity(arguments.len());
@@ -75,12 +73,7 @@ pub(crate) fn call_key(name: &str, arguments: &str) -> String {
 pub(crate) fn fresh_id(name: &str, arguments: &str, ordinal: usize) -> String {
     // FNV-1a, 64 bits.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name
-        .bytes()
-        .chain([0])
-        .chain(arguments.bytes())
-        .chain(ordinal.to_le_bytes())
-    {
+    for b in name.bytes().chain([0]).chain(arguments.bytes()).chain(ordinal.to_le_bytes()) {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
@@ -93,10 +86,7 @@ mod tests {
 
     #[test]
     fn key_ignores_order_and_space() {
-        assert_eq!(
-            call_key("f", r#"{"a": 1, "b": [2.0]}"#),
-            call_key("f", r#"{"b":[2],"a":1}"#)
-        );
+        assert_eq!(call_key("f", r#"{"a": 1, "b": [2.0]}"#), call_key("f", r#"{"b":[2],"a":1}"#));
         assert_ne!(call_key("f", r#"{"a": 1}"#), call_key("g", r#"{"a": 1}"#));
     }
 }

@@ -14,12 +14,7 @@ pub(crate) const MARKERS: &[&str] = &["<function="];
 /// Parse the call at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
     let open = after(text, at, "<function=")?;
-    let close = open
-        + text
-            .get(open..)?
-            .bytes()
-            .take(257)
-            .position(|b| b == b'>')?;
+    let close = open + text.get(open..)?.bytes().take(257).position(|b| b == b'>')?;
     let name = clean_name(text.get(open..close)?).filter(|n| is_identifier_like(n))?;
     let i = skip_ws(text, close + 1);
     if text.as_bytes().get(i) != Some(&b'{') {
@@ -36,8 +31,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         format: Format::FunctionaryV31,
         span: Span::new(at, end),
     };
-    Some(Parsed {
-        end: skip_closer(text, end, "</function>"),
-        calls: vec![call],
-    })
+    Some(Parsed { end: skip_closer(text, end, "</function>"), calls: vec![call] })
 }

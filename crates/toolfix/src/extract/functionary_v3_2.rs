@@ -14,21 +14,13 @@ pub(crate) const MARKERS: &[&str] = &[">>>"];
 /// Parse the message at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
     let open = after(text, at, ">>>")?;
-    let nl = open
-        + text
-            .get(open..)?
-            .bytes()
-            .take(257)
-            .position(|b| b == b'\n')?;
+    let nl = open + text.get(open..)?.bytes().take(257).position(|b| b == b'\n')?;
     let name = text.get(open..nl)?.trim();
     if !is_identifier_like(name) {
         return None;
     }
     if name == "all" {
-        return Some(Parsed {
-            end: nl + 1,
-            calls: Vec::new(),
-        });
+        return Some(Parsed { end: nl + 1, calls: Vec::new() });
     }
     let i = skip_ws(text, nl + 1);
     if text.as_bytes().get(i) != Some(&b'{') {
@@ -45,8 +37,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         format: Format::FunctionaryV32,
         span: Span::new(at, end),
     };
-    Some(Parsed {
-        end,
-        calls: vec![call],
-    })
+    Some(Parsed { end, calls: vec![call] })
 }

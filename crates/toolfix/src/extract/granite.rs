@@ -14,18 +14,12 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     match text.as_bytes().get(i)? {
         b'[' => {
             let a = calls_in_array(text, i, &NAME_ARGUMENTS, Format::Granite)?;
-            (!a.calls.is_empty()).then_some(Parsed {
-                end: a.end,
-                calls: a.calls,
-            })
+            (!a.calls.is_empty()).then_some(Parsed { end: a.end, calls: a.calls })
         }
         // A bare object where the format wants a list: still one call.
         b'{' => {
             let oc = call_at(text, i, &NAME_ARGUMENTS, Format::Granite)?;
-            Some(Parsed {
-                end: oc.end,
-                calls: vec![oc.call],
-            })
+            Some(Parsed { end: oc.end, calls: vec![oc.call] })
         }
         _ => None,
     }

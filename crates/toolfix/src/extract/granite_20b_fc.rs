@@ -15,14 +15,8 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if text.as_bytes().get(i) == Some(&b'[') {
         // A list where the format wants one object per marker: still the calls.
         let a = calls_in_array(text, i, &NAME_ARGUMENTS, Format::Granite20bFc)?;
-        return (!a.calls.is_empty()).then_some(Parsed {
-            end: a.end,
-            calls: a.calls,
-        });
+        return (!a.calls.is_empty()).then_some(Parsed { end: a.end, calls: a.calls });
     }
     let oc = call_at(text, i, &NAME_ARGUMENTS, Format::Granite20bFc)?;
-    Some(Parsed {
-        end: oc.end,
-        calls: vec![oc.call],
-    })
+    Some(Parsed { end: oc.end, calls: vec![oc.call] })
 }

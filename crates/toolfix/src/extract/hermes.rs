@@ -34,8 +34,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         return None;
     }
     let i = skip_closer(text, i, "```");
-    Some(Parsed {
-        end: skip_closer(text, i, "</tool_call>"),
-        calls,
-    })
+    Some(Parsed { end: skip_closer(text, i, "</tool_call>"), calls })
 }

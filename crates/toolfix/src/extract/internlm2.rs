@@ -15,8 +15,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         i = skip_ws(text, j);
     }
     let oc = call_at(text, i, &NAME_ARGUMENTS, Format::Internlm2)?;
-    Some(Parsed {
-        end: skip_closer(text, oc.end, "<|action_end|>"),
-        calls: vec![oc.call],
-    })
+    Some(Parsed { end: skip_closer(text, oc.end, "<|action_end|>"), calls: vec![oc.call] })
 }

@@ -22,8 +22,5 @@ pub(crate) fn parse_as(text: &str, at: usize, format: Format) -> Option<Parsed<'
     if a.calls.is_empty() {
         return None;
     }
-    Some(Parsed {
-        end: skip_closer(text, a.end, "</tool_calls>"),
-        calls: a.calls,
-    })
+    Some(Parsed { end: skip_closer(text, a.end, "</tool_calls>"), calls: a.calls })
 }

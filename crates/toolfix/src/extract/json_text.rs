@@ -8,9 +8,7 @@
 //! one of them.
 
 use super::Format;
-use super::json::call::{
-    ANY_SHAPE, call_at, calls_in_array, is_identifier_like, skip_closer, skip_fence_open,
-};
+use super::json::call::{ANY_SHAPE, call_at, calls_in_array, is_identifier_like, skip_closer, skip_fence_open};
 use super::json::scan::skip_ws;
 use super::parsed::{Cx, Parsed, RawCall};
 
@@ -27,10 +25,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
                 return None;
             }
             let (end, calls) = value_calls(text, i)?;
-            Some(Parsed {
-                end: skip_closer(text, end, "```"),
-                calls,
-            })
+            Some(Parsed { end: skip_closer(text, end, "```"), calls })
         }
         b'{' | b'[' => {
             let (end, calls) = value_calls(text, at)?;

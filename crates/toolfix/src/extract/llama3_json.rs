@@ -43,8 +43,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         return None;
     }
     let end = skip_closer(text, end, "<|eom_id|>");
-    Some(Parsed {
-        end: skip_closer(text, end, "<|eot_id|>"),
-        calls,
-    })
+    Some(Parsed { end: skip_closer(text, end, "<|eot_id|>"), calls })
 }

@@ -26,16 +26,10 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
             // Not a call: skip the object (or the rest of its line when it is not JSON).
             end = match value_end(text, i) {
                 Some(End::Closed(e)) => e,
-                _ => text
-                    .get(i..)
-                    .and_then(|r| r.find('\n'))
-                    .map_or(text.len(), |n| i + n),
+                _ => text.get(i..).and_then(|r| r.find('\n')).map_or(text.len(), |n| i + n),
             };
         }
         i = skip_ws(text, end);
     }
-    Some(Parsed {
-        end: skip_closer(text, end, "</tool_calls>"),
-        calls,
-    })
+    Some(Parsed { end: skip_closer(text, end, "</tool_calls>"), calls })
 }

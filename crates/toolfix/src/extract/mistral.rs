@@ -26,18 +26,12 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     match text.as_bytes().get(i) {
         Some(b'[') => {
             if let Some(a) = calls_in_array(text, i, &NAME_ARGUMENTS, Format::Mistral) {
-                return Some(Parsed {
-                    end: a.end,
-                    calls: a.calls,
-                });
+                return Some(Parsed { end: a.end, calls: a.calls });
             }
         }
         Some(b'{') => {
             if let Some(oc) = call_at(text, i, &NAME_ARGUMENTS, Format::Mistral) {
-                return Some(Parsed {
-                    end: oc.end,
-                    calls: vec![oc.call],
-                });
+                return Some(Parsed { end: oc.end, calls: vec![oc.call] });
             }
         }
         _ => {}
@@ -47,15 +41,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if let Some(rel) = text.get(i..window_end).and_then(|w| w.find("[{")) {
         if let Some(a) = calls_in_array(text, i + rel, &NAME_ARGUMENTS, Format::Mistral) {
             if !a.calls.is_empty() {
-                return Some(Parsed {
-                    end: a.end,
-                    calls: a.calls,
-                });
+                return Some(Parsed { end: a.end, calls: a.calls });
             }
         }
     }
-    Some(Parsed {
-        end: i,
-        calls: Vec::new(),
-    })
+    Some(Parsed { end: i, calls: Vec::new() })
 }

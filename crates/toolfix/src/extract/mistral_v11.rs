@@ -16,19 +16,12 @@ pub(crate) const MARKERS: &[&str] = &["[TOOL_CALLS]"];
 pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
     let open = after(text, at, "[TOOL_CALLS]")?;
     let rest = text.get(open..)?;
-    let name_len = rest
-        .bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-        .count();
+    let name_len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')).count();
     let name = clean_name(rest.get(..name_len)?).filter(|n| is_identifier_like(n))?;
     let mut i = open + name_len;
     let mut id = None;
     if let Some(j) = after(text, i, "[CALL_ID]") {
-        let id_len = text
-            .get(j..)?
-            .bytes()
-            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-            .count();
+        let id_len = text.get(j..)?.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
         id = text.get(j..j + id_len).map(Cow::Borrowed);
         i = j + id_len;
     }
@@ -36,10 +29,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     let j = skip_ws(text, i);
     if text.as_bytes().get(j) != Some(&b'{') {
         // A name with no arguments: the markup is dropped, no call is made.
-        return Some(Parsed {
-            end: i,
-            calls: Vec::new(),
-        });
+        return Some(Parsed { end: i, calls: Vec::new() });
     }
     let end = match value_end(text, j)? {
         End::Closed(e) => e,
@@ -52,8 +42,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         format: Format::MistralV11,
         span: Span::new(at, end),
     };
-    Some(Parsed {
-        end,
-        calls: vec![call],
-    })
+    Some(Parsed { end, calls: vec![call] })
 }

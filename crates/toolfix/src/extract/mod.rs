@@ -167,11 +167,7 @@ impl<'a> Message<'a> {
     /// A message with this `content` only.
     #[must_use]
     pub fn new(content: &'a str) -> Self {
-        Message {
-            content,
-            reasoning_content: None,
-            tool_calls: None,
-        }
+        Message { content, reasoning_content: None, tool_calls: None }
     }
 
     /// This message with a `reasoning_content`.
@@ -313,10 +309,7 @@ impl Extraction<'_> {
             .collect();
         let mut out = serde_json::json!({ "tool_calls": calls, "content": self.content });
         if let (Some(r), Some(obj)) = (&self.reasoning_content, out.as_object_mut()) {
-            obj.insert(
-                "reasoning_content".into(),
-                serde_json::Value::String(r.to_string()),
-            );
+            obj.insert("reasoning_content".into(), serde_json::Value::String(r.to_string()));
         }
         out
     }
@@ -345,21 +338,10 @@ pub fn extract<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>) -> Ext
 
 /// Find the calls in `message`.
 #[must_use]
-pub fn extract_with<'a>(
-    message: &Message<'a>,
-    tools: Option<&dyn ToolLookup>,
-    options: &Options,
-) -> Extraction<'a> {
+pub fn extract_with<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>, options: &Options) -> Extraction<'a> {
     let cx = parsed::Cx { tools };
-    let content_scan = scan::scan(
-        message.content,
-        &cx,
-        scan::Mode::Content,
-        options.think_blocks == ThinkBlocks::Move,
-    );
-    let reasoning_scan = message
-        .reasoning_content
-        .map(|r| scan::scan(r, &cx, scan::Mode::Reasoning, false));
+    let content_scan = scan::scan(message.content, &cx, scan::Mode::Content, options.think_blocks == ThinkBlocks::Move);
+    let reasoning_scan = message.reasoning_content.map(|r| scan::scan(r, &cx, scan::Mode::Reasoning, false));
     let native = message.tool_calls.map(native_calls).unwrap_or_default();
     assemble(message, native, content_scan, reasoning_scan, *options)
 }
@@ -376,12 +358,7 @@ pub(crate) fn assemble<'a>(
     let content = cut(message.content, &content_scan.removed);
     let mut reasoning_parts: Vec<&'a str> = Vec::new();
     reasoning_parts.extend(message.reasoning_content);
-    reasoning_parts.extend(
-        content_scan
-            .reasoning
-            .iter()
-            .filter_map(|s| message.content.get(s.range())),
-    );
+    reasoning_parts.extend(content_scan.reasoning.iter().filter_map(|s| message.content.get(s.range())));
     let reasoning_content = match reasoning_parts.as_slice() {
         [] => None,
         [one] => Some(Cow::Borrowed(*one)),
@@ -399,27 +376,15 @@ pub(crate) fn assemble<'a>(
             span: c.span,
         }
     };
-    candidates.extend(
-        content_scan
-            .calls
-            .into_iter()
-            .map(to_call(Channel::Content)),
-    );
-    let mut reasoning_calls: Vec<ExtractedCall<'a>> = content_scan
-        .reasoning_calls
-        .into_iter()
-        .map(to_call(Channel::Content))
-        .collect();
+    candidates.extend(content_scan.calls.into_iter().map(to_call(Channel::Content)));
+    let mut reasoning_calls: Vec<ExtractedCall<'a>> =
+        content_scan.reasoning_calls.into_iter().map(to_call(Channel::Content)).collect();
     for c in &mut reasoning_calls {
         c.channel = Channel::Reasoning;
     }
     if let Some(rs) = reasoning_scan {
         notes.extend(rs.notes);
-        reasoning_calls.extend(
-            rs.reasoning_calls
-                .into_iter()
-                .map(to_call(Channel::Reasoning)),
-        );
+        reasoning_calls.extend(rs.reasoning_calls.into_iter().map(to_call(Channel::Reasoning)));
     }
     let use_reasoning = match options.reasoning_calls {
         ReasoningCalls::WhenNoOther => candidates.is_empty(),
@@ -437,29 +402,17 @@ pub(crate) fn assemble<'a>(
     }
 
     let calls = dedupe_calls(candidates, &mut notes);
-    Extraction {
-        calls,
-        content,
-        reasoning_content,
-        notes,
-    }
+    Extraction { calls, content, reasoning_content, notes }
 }
 
 /// Drop calls of a later channel that repeat a call of an earlier one; give ids.
-fn dedupe_calls<'a>(
-    candidates: Vec<ExtractedCall<'a>>,
-    notes: &mut Vec<Note>,
-) -> Vec<ExtractedCall<'a>> {
+fn dedupe_calls<'a>(candidates: Vec<ExtractedCall<'a>>, notes: &mut Vec<Note>) -> Vec<ExtractedCall<'a>> {
     let mut calls: Vec<ExtractedCall<'a>> = Vec::with_capacity(candidates.len());
     let mut keys: Vec<(String, Channel)> = Vec::with_capacity(candidates.len());
     for c in candidates {
         let key = dedupe::call_key(&c.name, &c.arguments);
         if keys.iter().any(|(k, ch)| *k == key && *ch != c.channel) {
-            notes.push(Note {
-                kind: NoteKind::Duplicate,
-                span: c.span,
-                name: Some(c.name.to_string()),
-            });
+            notes.push(Note { kind: NoteKind::Duplicate, span: c.span, name: Some(c.name.to_string()) });
             continue;
         }
         keys.push((key, c.channel));
@@ -499,10 +452,7 @@ fn native_calls(value: &serde_json::Value) -> Vec<ExtractedCall<'_>> {
         .iter()
         .enumerate()
         .filter_map(|(i, item)| {
-            let f = item
-                .get("function")
-                .filter(|f| f.is_object())
-                .unwrap_or(item);
+            let f = item.get("function").filter(|f| f.is_object()).unwrap_or(item);
             let name = f.get("name")?.as_str()?;
             let arguments = match f.get("arguments") {
                 Some(serde_json::Value::String(s)) => Cow::Borrowed(s.as_str()),

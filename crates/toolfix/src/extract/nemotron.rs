@@ -15,8 +15,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if a.calls.is_empty() {
         return None;
     }
-    Some(Parsed {
-        end: skip_closer(text, a.end, "</TOOLCALL>"),
-        calls: a.calls,
-    })
+    Some(Parsed { end: skip_closer(text, a.end, "</TOOLCALL>"), calls: a.calls })
 }

@@ -44,12 +44,7 @@ impl<'t> Args<'t> {
             .and_then(|tools| tools.parameters(name))
             .and_then(|schema| schema.get("properties"))
             .and_then(Value::as_object);
-        Args {
-            props,
-            out: String::from("{"),
-            count: 0,
-            first: None,
-        }
+        Args { props, out: String::from("{"), count: 0, first: None }
     }
 
     /// True when no parameter was pushed.
@@ -174,11 +169,7 @@ fn container_text(text: &str) -> Option<String> {
         }
     }
     let out = crate::salvage::salvage(text).ok()?;
-    if is_container(out.text()) {
-        Some(out.text().to_owned())
-    } else {
-        None
-    }
+    if is_container(out.text()) { Some(out.text().to_owned()) } else { None }
 }
 
 fn is_container(text: &str) -> bool {
@@ -190,10 +181,7 @@ pub(crate) fn number_text(text: &str) -> Option<&str> {
     if !is_json_number(text) {
         return None;
     }
-    text.parse::<f64>()
-        .ok()
-        .filter(|n| n.is_finite())
-        .map(|_| text)
+    text.parse::<f64>().ok().filter(|n| n.is_finite()).map(|_| text)
 }
 
 /// JSON number grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
@@ -307,12 +295,7 @@ fn schema_types(prop: &Value) -> Vec<Type> {
     let mut add = |schema: &Value| match schema.get("type") {
         Some(Value::String(name)) => types.extend(Type::from_name(name)),
         Some(Value::Array(names)) => {
-            types.extend(
-                names
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(Type::from_name),
-            );
+            types.extend(names.iter().filter_map(Value::as_str).filter_map(Type::from_name));
         }
         _ => {
             if schema.get("properties").is_some() {
@@ -349,10 +332,7 @@ mod tests {
 
     #[test]
     fn string_kept_exactly() {
-        assert_eq!(
-            ty("  indented  ", &json!({"type": "string"})),
-            r#""  indented  ""#
-        );
+        assert_eq!(ty("  indented  ", &json!({"type": "string"})), r#""  indented  ""#);
         assert_eq!(ty("null", &json!({"type": "string"})), r#""null""#);
         assert_eq!(ty("a\"b\nc", &json!({"type": "string"})), r#""a\"b\nc""#);
     }
@@ -392,25 +372,14 @@ mod tests {
         assert_eq!(type_raw("42", None, Untyped::Json), "42");
         assert_eq!(type_raw("None", None, Untyped::Json), "null");
         assert_eq!(type_raw("[1, 2]", None, Untyped::Json), "[1, 2]");
-        assert_eq!(
-            type_raw("[see above]", None, Untyped::Json),
-            r#""[see above]""#
-        );
+        assert_eq!(type_raw("[see above]", None, Untyped::Json), r#""[see above]""#);
         assert_eq!(type_raw("hello", None, Untyped::Json), r#""hello""#);
         assert_eq!(type_raw("5", None, Untyped::String), r#""5""#);
     }
 
     #[test]
     fn numbers() {
-        for ok in [
-            "0",
-            "-1",
-            "1.5",
-            "1e5",
-            "1E+5",
-            "-0.0e-1",
-            "12345678901234567890",
-        ] {
+        for ok in ["0", "-1", "1.5", "1e5", "1E+5", "-0.0e-1", "12345678901234567890"] {
             assert!(is_json_number(ok), "{ok}");
         }
         for bad in ["", "-", "01", "1.", ".5", "1e", "+1", "0x10", "1 "] {
@@ -425,9 +394,7 @@ mod tests {
             "get_weather".to_owned(),
             json!({"type": "object", "properties": {"location": {"type": "string"}}}),
         );
-        let cx = Cx {
-            tools: Some(&tools),
-        };
+        let cx = Cx { tools: Some(&tools) };
         let mut args = Args::new(&cx, "get_weather");
         args.push_raw("input", r#"{"location":"Beijing"}"#, Untyped::String);
         assert_eq!(args.finish(), r#"{"location":"Beijing"}"#);

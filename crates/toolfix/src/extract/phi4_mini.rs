@@ -13,17 +13,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
 }
 
 /// The list that `marker` (ending in `[`) opens at `at`.
-pub(crate) fn parse_list<'a>(
-    text: &'a str,
-    at: usize,
-    marker: &str,
-    format: Format,
-) -> Option<Parsed<'a>> {
+pub(crate) fn parse_list<'a>(text: &'a str, at: usize, marker: &str, format: Format) -> Option<Parsed<'a>> {
     let list = after(text, at, marker)?.checked_sub(1)?;
     let a = calls_in_array(text, list, &NAME_ARGUMENTS, format)?;
     // `functools[]` is markup with no call: dropped from the prose.
-    (a.all_calls || !a.calls.is_empty()).then_some(Parsed {
-        end: a.end,
-        calls: a.calls,
-    })
+    (a.all_calls || !a.calls.is_empty()).then_some(Parsed { end: a.end, calls: a.calls })
 }

@@ -24,11 +24,7 @@ pub(crate) struct Entry {
 
 macro_rules! entry {
     ($format:ident, $module:ident) => {
-        Entry {
-            format: Format::$format,
-            markers: super::$module::MARKERS,
-            parse: super::$module::parse,
-        }
+        Entry { format: Format::$format, markers: super::$module::MARKERS, parse: super::$module::parse }
     };
 }
 
@@ -68,11 +64,7 @@ pub(crate) static REGISTRY: &[Entry] = &[
     entry!(Jamba, jamba),
     entry!(HunyuanA13b, hunyuan_a13b),
     entry!(Apriel, apriel),
-    Entry {
-        format: Format::Apriel,
-        markers: super::apriel::WRAPPERS,
-        parse: super::apriel::parse_wrapper,
-    },
+    Entry { format: Format::Apriel, markers: super::apriel::WRAPPERS, parse: super::apriel::parse_wrapper },
     entry!(FirefunctionV2, firefunction_v2),
     entry!(Phi4Mini, phi4_mini),
     entry!(FunctionaryV32, functionary_v3_2),
@@ -88,16 +80,8 @@ pub(crate) static REGISTRY: &[Entry] = &[
     // ---- markup formats whose marker is a bare `[` (branch `extract-markup`) ----
     entry!(Pythonic, pythonic),
     // ---- markers around prose, dropped from it ----
-    Entry {
-        format: Format::DeepseekV3,
-        markers: super::wrappers::DEEPSEEK,
-        parse: super::wrappers::parse,
-    },
-    Entry {
-        format: Format::GptOssHarmony,
-        markers: super::wrappers::HARMONY,
-        parse: super::wrappers::parse,
-    },
+    Entry { format: Format::DeepseekV3, markers: super::wrappers::DEEPSEEK, parse: super::wrappers::parse },
+    Entry { format: Format::GptOssHarmony, markers: super::wrappers::HARMONY, parse: super::wrappers::parse },
     // ---- JSON in prose: last, it is the least specific ----
     entry!(Json, json_text),
 ];
@@ -135,9 +119,7 @@ pub(crate) struct Dispatch {
 
 impl std::fmt::Debug for Dispatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Dispatch")
-            .field("patterns", &self.kinds.len())
-            .finish_non_exhaustive()
+        f.debug_struct("Dispatch").field("patterns", &self.kinds.len()).finish_non_exhaustive()
     }
 }
 
@@ -182,34 +164,23 @@ fn build() -> Option<Dispatch> {
             };
             if q != p && long.len() > short.len() && long.starts_with(short) {
                 if let Kind::Call(more) = other {
-                    let add: Vec<usize> =
-                        more.iter().filter(|r| !rows.contains(r)).copied().collect();
+                    let add: Vec<usize> = more.iter().filter(|r| !rows.contains(r)).copied().collect();
                     rows.extend(add);
                 }
             }
         }
     }
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
-    let automaton = AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostLongest)
-        .build(&patterns)
-        .ok()?;
-    Some(Dispatch {
-        automaton,
-        kinds,
-        longest,
-    })
+    let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
+    Some(Dispatch { automaton, kinds, longest })
 }
 
 /// A cheap look at the text after a marker: false when the row's parser cannot succeed
 /// there.
 pub(crate) fn plausible(format: Format, text: &str, at: usize) -> bool {
     let bytes = text.as_bytes();
-    let first_non_ws = |from: usize| {
-        bytes
-            .get(from..)
-            .and_then(|r| r.iter().take(64).find(|b| !b.is_ascii_whitespace()))
-    };
+    let first_non_ws =
+        |from: usize| bytes.get(from..).and_then(|r| r.iter().take(64).find(|b| !b.is_ascii_whitespace()));
     match (format, bytes.get(at)) {
         // JSON in prose: `{"` or `[{`.
         (Format::Json, Some(b'{')) => first_non_ws(at + 1).is_none_or(|b| *b == b'"'),

@@ -49,10 +49,7 @@ struct Block {
 }
 
 /// Where the scan stands.
-#[expect(
-    clippy::struct_excessive_bools,
-    reason = "independent facts about the text read so far"
-)]
+#[expect(clippy::struct_excessive_bools, reason = "independent facts about the text read so far")]
 #[derive(Clone, Debug, Default)]
 pub(crate) struct State {
     /// Next byte to read.
@@ -80,19 +77,11 @@ pub(crate) enum Step<'a> {
     /// `[from, to)` is prose (or reasoning text, inside a block).
     Prose,
     /// Call markup `region` was read; `calls` may be empty (markup with no call, cut out).
-    Calls {
-        region: Span,
-        calls: Vec<RawCall<'a>>,
-        reasoning: bool,
-        cut: bool,
-    },
+    Calls { region: Span, calls: Vec<RawCall<'a>>, reasoning: bool, cut: bool },
     /// Markup left as text, with a note.
     Noted(Note),
     /// Forced-open reasoning: `[0, reasoning_end)` was reasoning; `[0, cut_end)` leaves content.
-    Forced {
-        reasoning_end: usize,
-        cut_end: usize,
-    },
+    Forced { reasoning_end: usize, cut_end: usize },
     /// A reasoning block ended; when blocks move, `moved` is (cut, reasoning text).
     BlockEnd { moved: Option<(Span, Span)> },
     /// A marker that is not a call, or a failed parse: the text stays prose.
@@ -159,10 +148,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         // No marker: prose up to where a marker could still begin.
         let from = st.pos;
         let to = if limit_is_end && !r.is_final {
-            crate::span::floor_char_boundary(
-                text,
-                len.saturating_sub(d.longest.saturating_sub(1)).max(from),
-            )
+            crate::span::floor_char_boundary(text, len.saturating_sub(d.longest.saturating_sub(1)).max(from))
         } else {
             limit
         };
@@ -187,30 +173,17 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     match d.kinds.get(m.pattern().as_usize()) {
         Some(Kind::ThinkOpen(k)) if r.mode == Mode::Content && block.is_none() => {
             st.seen_open = true;
-            st.block = Some(Block {
-                kind: *k,
-                start: m.start(),
-                body: m.end(),
-                close: None,
-                search_from: m.end(),
-            });
+            st.block = Some(Block { kind: *k, start: m.start(), body: m.end(), close: None, search_from: m.end() });
             st.pos = m.end();
             Some(Step::Skip)
         }
         Some(Kind::ThinkClose)
-            if r.mode == Mode::Content
-                && block.is_none()
-                && !st.seen_open
-                && !st.forced_done
-                && !st.touched =>
+            if r.mode == Mode::Content && block.is_none() && !st.seen_open && !st.forced_done && !st.touched =>
         {
             st.forced_done = true;
             st.touched = true;
             st.pos = m.end();
-            Some(Step::Forced {
-                reasoning_end: m.start(),
-                cut_end: m.end(),
-            })
+            Some(Step::Forced { reasoning_end: m.start(), cut_end: m.end() })
         }
         Some(Kind::Call(rows)) => {
             let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
@@ -258,8 +231,8 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
         None => (text.len(), text.len()),
     };
     st.pos = end;
-    let moved = (r.move_blocks && r.mode == Mode::Content)
-        .then(|| (Span::new(b.start, end), Span::new(b.body, body_end)));
+    let moved =
+        (r.move_blocks && r.mode == Mode::Content).then(|| (Span::new(b.start, end), Span::new(b.body, body_end)));
     if moved.is_some() {
         st.touched = true;
     }
@@ -298,13 +271,7 @@ fn try_rows<'a>(
 /// A cheap look at the text after a marker: `Some(false)` when the row's parser cannot
 /// succeed there (such looks do not count against the budget of failed parses), `None`
 /// when that cannot be told before more text comes.
-fn plausible(
-    format: Format,
-    text: &str,
-    at: usize,
-    is_final: bool,
-    brackets: &mut Brackets,
-) -> Option<bool> {
+fn plausible(format: Format, text: &str, at: usize, is_final: bool, brackets: &mut Brackets) -> Option<bool> {
     if !registry::plausible(format, text, at) {
         return Some(false);
     }
@@ -331,11 +298,7 @@ fn accept<'a>(
     if format == Format::Json {
         if let Some(tools) = r.cx.tools {
             if let Some(bad) = parsed.calls.iter().find(|c| !tools.is_known(&c.name)) {
-                let note = Note {
-                    kind: NoteKind::UnknownTool,
-                    span: region,
-                    name: Some(bad.name.to_string()),
-                };
+                let note = Note { kind: NoteKind::UnknownTool, span: region, name: Some(bad.name.to_string()) };
                 return Step::Noted(note);
             }
         }
@@ -344,12 +307,7 @@ fn accept<'a>(
     if cut {
         st.touched = true;
     }
-    Step::Calls {
-        region,
-        calls: parsed.calls,
-        reasoning: in_reasoning,
-        cut,
-    }
+    Step::Calls { region, calls: parsed.calls, reasoning: in_reasoning, cut }
 }
 
 /// The next char boundary after `i`.
@@ -378,24 +336,14 @@ pub(crate) struct Scan<'a> {
 
 /// Read a whole text.
 pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool) -> Scan<'a> {
-    let r = Read {
-        cx,
-        mode,
-        move_blocks,
-        is_final: true,
-    };
+    let r = Read { cx, mode, move_blocks, is_final: true };
     let mut st = State::default();
     let mut out = Scan::default();
     while let Some(s) = step(text, &mut st, &r) {
         match s {
             Step::End => break,
             Step::Prose | Step::Skip => {}
-            Step::Calls {
-                region,
-                calls,
-                reasoning,
-                cut,
-            } => {
+            Step::Calls { region, calls, reasoning, cut } => {
                 if cut {
                     out.removed.push(region);
                 }
@@ -406,10 +354,7 @@ pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool
                 }
             }
             Step::Noted(note) | Step::Exhausted(note) => out.notes.push(note),
-            Step::Forced {
-                reasoning_end,
-                cut_end,
-            } => {
+            Step::Forced { reasoning_end, cut_end } => {
                 out.removed.push(Span::new(0, cut_end));
                 out.reasoning.push(Span::new(0, reasoning_end));
             }

@@ -33,10 +33,7 @@
 
 use super::parsed::{Cx, RawCall};
 use super::scan::{self, Mode, Read, State, Step};
-use super::{
-    Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, ThinkBlocks, ToolLookup,
-    dedupe,
-};
+use super::{Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, ThinkBlocks, ToolLookup, dedupe};
 use crate::Span;
 use std::borrow::Cow;
 
@@ -153,11 +150,7 @@ impl<'t> StreamExtractor<'t> {
                     continue;
                 }
                 if c.id.is_none() {
-                    c.id = Some(Cow::Owned(dedupe::fresh_id(
-                        &c.name,
-                        &c.arguments,
-                        self.keys.len(),
-                    )));
+                    c.id = Some(Cow::Owned(dedupe::fresh_id(&c.name, &c.arguments, self.keys.len())));
                 }
                 self.keys.push(key);
                 events.push(StreamEvent::Call(c));
@@ -183,11 +176,7 @@ impl<'t> StreamExtractor<'t> {
                 }
                 Err(e) => {
                     let valid = e.valid_up_to();
-                    if let Some(s) = self
-                        .pending
-                        .get(..valid)
-                        .and_then(|b| std::str::from_utf8(b).ok())
-                    {
+                    if let Some(s) = self.pending.get(..valid).and_then(|b| std::str::from_utf8(b).ok()) {
                         self.text.push_str(s);
                     }
                     match e.error_len() {
@@ -231,12 +220,7 @@ impl<'t> StreamExtractor<'t> {
             match step {
                 Step::End => break,
                 Step::Prose | Step::Skip => {}
-                Step::Calls {
-                    region,
-                    calls,
-                    reasoning,
-                    cut,
-                } => {
+                Step::Calls { region, calls, reasoning, cut } => {
                     if cut {
                         self.cuts.push(region);
                     }
@@ -246,11 +230,7 @@ impl<'t> StreamExtractor<'t> {
                         } else {
                             let mut c = owned(c, Channel::Content);
                             if c.id.is_none() {
-                                c.id = Some(Cow::Owned(dedupe::fresh_id(
-                                    &c.name,
-                                    &c.arguments,
-                                    self.keys.len(),
-                                )));
+                                c.id = Some(Cow::Owned(dedupe::fresh_id(&c.name, &c.arguments, self.keys.len())));
                             }
                             self.keys.push(dedupe::call_key(&c.name, &c.arguments));
                             events.push(StreamEvent::Call(c));
@@ -265,16 +245,8 @@ impl<'t> StreamExtractor<'t> {
                 Step::BlockEnd { moved } => {
                     if let Some((cut, body)) = moved {
                         // The block's text was held back (see `emit`): it leaves as reasoning.
-                        emit_to(
-                            text,
-                            &mut self.emitted,
-                            &mut self.cuts,
-                            cut.start,
-                            &mut events,
-                        );
-                        events.push(StreamEvent::Reasoning(
-                            text.get(body.range()).unwrap_or("").to_owned(),
-                        ));
+                        emit_to(text, &mut self.emitted, &mut self.cuts, cut.start, &mut events);
+                        events.push(StreamEvent::Reasoning(text.get(body.range()).unwrap_or("").to_owned()));
                         self.emitted = self.emitted.max(cut.end);
                     }
                 }
@@ -300,13 +272,7 @@ impl<'t> StreamExtractor<'t> {
 }
 
 /// Send the prose in `[emitted, to)`, without the cut ranges.
-fn emit_to(
-    text: &str,
-    emitted: &mut usize,
-    cuts: &mut Vec<Span>,
-    to: usize,
-    events: &mut Vec<StreamEvent>,
-) {
+fn emit_to(text: &str, emitted: &mut usize, cuts: &mut Vec<Span>, to: usize, events: &mut Vec<StreamEvent>) {
     if to <= *emitted {
         return;
     }

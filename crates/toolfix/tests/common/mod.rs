@@ -46,14 +46,9 @@ pub(crate) fn load_cases(path: &str) -> Vec<Case> {
                 reasoning: v["input"]["reasoning_content"].as_str().map(str::to_owned),
                 tool_calls: v["input"].get("tool_calls").cloned(),
                 tools,
-                expected_calls: v["expected"]["tool_calls"]
-                    .as_array()
-                    .cloned()
-                    .unwrap_or_default(),
+                expected_calls: v["expected"]["tool_calls"].as_array().cloned().unwrap_or_default(),
                 expected_content: v["expected"]["content"].as_str().map(str::to_owned),
-                expected_reasoning: v["expected"]
-                    .get("reasoning_content")
-                    .map(|r| r.as_str().unwrap_or("").to_owned()),
+                expected_reasoning: v["expected"].get("reasoning_content").map(|r| r.as_str().unwrap_or("").to_owned()),
                 content_asserted: v["source"]["content_asserted"].as_bool().unwrap_or(false),
                 partial_args: v["source"]["args_asserted"].as_str() == Some("partial"),
             }
@@ -95,10 +90,7 @@ pub(crate) fn message(case: &Case) -> Message<'_> {
 }
 
 pub(crate) fn run_case(case: &Case) -> Value {
-    let tools = case
-        .tools
-        .as_ref()
-        .map(|t| t as &dyn toolfix::extract::ToolLookup);
+    let tools = case.tools.as_ref().map(|t| t as &dyn toolfix::extract::ToolLookup);
     output(&extract(&message(case), tools))
 }
 
@@ -130,13 +122,9 @@ pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
             (Some(i), Some(j)) => i == j,
             _ => x.as_f64() == y.as_f64(),
         },
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q))
-        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_equal(p, q)),
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
         }
         _ => a == b,
     }
@@ -149,9 +137,7 @@ fn call_matches(exp: &Value, got: &Value, partial: bool) -> bool {
     let (ga, ea) = (&got["arguments"], &exp["arguments"]);
     if partial {
         if let (Some(e), Some(g)) = (ea.as_object(), ga.as_object()) {
-            return e
-                .iter()
-                .all(|(k, v)| g.get(k).is_some_and(|w| json_equal(v, w)));
+            return e.iter().all(|(k, v)| g.get(k).is_some_and(|w| json_equal(v, w)));
         }
     }
     json_equal(ga, ea)
@@ -177,13 +163,8 @@ fn multiset_match(expected: &[Value], got: &[Value], partial: bool) -> bool {
     }
     // Small lists: augmenting paths.
     let n = expected.len();
-    let adj: Vec<Vec<usize>> = (0..n)
-        .map(|i| {
-            (0..n)
-                .filter(|&j| call_matches(&expected[i], &got[j], partial))
-                .collect()
-        })
-        .collect();
+    let adj: Vec<Vec<usize>> =
+        (0..n).map(|i| (0..n).filter(|&j| call_matches(&expected[i], &got[j], partial)).collect()).collect();
     let mut match_of = vec![usize::MAX; n];
     (0..n).all(|i| augment(i, &adj, &mut vec![false; n], &mut match_of))
 }
@@ -198,8 +179,7 @@ pub(crate) fn judge(case: &Case, out: &Value) -> Outcome {
         return Outcome::Fail("calls_mismatch");
     }
     if case.content_asserted
-        && norm_ws(out["content"].as_str().unwrap_or(""))
-            != norm_ws(case.expected_content.as_deref().unwrap_or(""))
+        && norm_ws(out["content"].as_str().unwrap_or("")) != norm_ws(case.expected_content.as_deref().unwrap_or(""))
     {
         return Outcome::Fail("content_mismatch");
     }

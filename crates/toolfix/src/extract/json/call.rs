@@ -18,11 +18,8 @@ pub(crate) struct Keys {
 }
 
 /// `{"name", "arguments"}` (also `"parameters"`).
-pub(crate) const NAME_ARGUMENTS: Keys = Keys {
-    name: &["name"],
-    args: &["arguments", "parameters"],
-    args_optional: false,
-};
+pub(crate) const NAME_ARGUMENTS: Keys =
+    Keys { name: &["name"], args: &["arguments", "parameters"], args_optional: false };
 
 /// Every call shape accepted for JSON written in prose.
 pub(crate) const ANY_SHAPE: Keys = Keys {
@@ -35,10 +32,7 @@ pub(crate) const ANY_SHAPE: Keys = Keys {
 /// (`get_weather</arg_value>` -> `get_weather`). `None` when nothing usable is left.
 pub(crate) fn clean_name(raw: &str) -> Option<&str> {
     let cut = raw.find('<').map_or(raw, |i| raw.get(..i).unwrap_or(raw));
-    let name = cut
-        .trim()
-        .trim_matches(|c| c == '"' || c == '\'' || c == '`')
-        .trim();
+    let name = cut.trim().trim_matches(|c| c == '"' || c == '\'' || c == '`').trim();
     if name.is_empty() || name.len() > 256 || name.contains(['\n', '{', '}']) {
         return None;
     }
@@ -49,9 +43,7 @@ pub(crate) fn clean_name(raw: &str) -> Option<&str> {
 pub(crate) fn is_identifier_like(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
-        && name
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/'))
+        && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/'))
 }
 
 /// How far the object that opens at `start` reaches, and whether it closed.
@@ -100,20 +92,13 @@ fn string_field<'a>(text: &'a str, obj: &Object<'a>, keys: &[&str]) -> Option<Co
 }
 
 /// Read the call object that opens at byte `start` of `text` (a `{`).
-pub(crate) fn call_at<'a>(
-    text: &'a str,
-    start: usize,
-    keys: &Keys,
-    format: Format,
-) -> Option<ObjectCall<'a>> {
+pub(crate) fn call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Format) -> Option<ObjectCall<'a>> {
     let Some(outer) = scan::walk_object(text, start) else {
         return salvaged_call_at(text, start, keys, format);
     };
     let id = string_field(text, &outer, &["id", "tool_call_id"]);
     // `{"type": "function", "function": {"name", "arguments"}}`
-    let nested = outer
-        .get("function")
-        .filter(|f| text.as_bytes().get(f.value.start) == Some(&b'{'));
+    let nested = outer.get("function").filter(|f| text.as_bytes().get(f.value.start) == Some(&b'{'));
     let inner_owned;
     let obj = if let Some(f) = nested {
         inner_owned = scan::walk_object(text, f.value.start)?;
@@ -132,37 +117,16 @@ pub(crate) fn call_at<'a>(
         None => return None,
     };
     let span = Span::new(start, outer.end);
-    Some(ObjectCall {
-        call: RawCall {
-            name,
-            arguments,
-            id,
-            format,
-            span,
-        },
-        end: outer.end,
-        closed: outer.closed,
-    })
+    Some(ObjectCall { call: RawCall { name, arguments, id, format, span }, end: outer.end, closed: outer.closed })
 }
 
 /// Fallback for objects not written as plain JSON (single quotes, bare keys, ...): salvage
 /// the object's text and read the call from the value.
-fn salvaged_call_at<'a>(
-    text: &'a str,
-    start: usize,
-    keys: &Keys,
-    format: Format,
-) -> Option<ObjectCall<'a>> {
+fn salvaged_call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Format) -> Option<ObjectCall<'a>> {
     let (end, closed) = object_extent(text, start)?;
-    let value = crate::salvage::salvage(text.get(start..end)?)
-        .ok()?
-        .to_value()
-        .ok()?;
+    let value = crate::salvage::salvage(text.get(start..end)?).ok()?.to_value().ok()?;
     let mut obj = value.as_object()?;
-    let id = obj
-        .get("id")
-        .and_then(|v| v.as_str())
-        .map(|s| Cow::Owned(s.to_owned()));
+    let id = obj.get("id").and_then(|v| v.as_str()).map(|s| Cow::Owned(s.to_owned()));
     if let Some(inner) = obj.get("function").and_then(|f| f.as_object()) {
         obj = inner;
     }
@@ -178,17 +142,7 @@ fn salvaged_call_at<'a>(
         None => return None,
     };
     let span = Span::new(start, end);
-    Some(ObjectCall {
-        call: RawCall {
-            name,
-            arguments,
-            id,
-            format,
-            span,
-        },
-        end,
-        closed,
-    })
+    Some(ObjectCall { call: RawCall { name, arguments, id, format, span }, end, closed })
 }
 
 /// Calls in the array that opens at byte `start` (a `[`).
@@ -202,12 +156,7 @@ pub(crate) struct ArrayCalls<'a> {
 }
 
 /// Read the array of call objects that opens at byte `start` of `text`.
-pub(crate) fn calls_in_array<'a>(
-    text: &'a str,
-    start: usize,
-    keys: &Keys,
-    format: Format,
-) -> Option<ArrayCalls<'a>> {
+pub(crate) fn calls_in_array<'a>(text: &'a str, start: usize, keys: &Keys, format: Format) -> Option<ArrayCalls<'a>> {
     let bytes = text.as_bytes();
     if bytes.get(start) != Some(&b'[') {
         return None;
@@ -218,31 +167,16 @@ pub(crate) fn calls_in_array<'a>(
     loop {
         match bytes.get(i) {
             None => {
-                return Some(ArrayCalls {
-                    calls,
-                    end: text.len(),
-                    closed: false,
-                    all_calls,
-                });
+                return Some(ArrayCalls { calls, end: text.len(), closed: false, all_calls });
             }
             Some(b']') => {
-                return Some(ArrayCalls {
-                    calls,
-                    end: i + 1,
-                    closed: true,
-                    all_calls,
-                });
+                return Some(ArrayCalls { calls, end: i + 1, closed: true, all_calls });
             }
             Some(b'{') => {
                 if let Some(oc) = call_at(text, i, keys, format) {
                     calls.push(oc.call);
                     if !oc.closed {
-                        return Some(ArrayCalls {
-                            calls,
-                            end: text.len(),
-                            closed: false,
-                            all_calls,
-                        });
+                        return Some(ArrayCalls { calls, end: text.len(), closed: false, all_calls });
                     }
                     i = oc.end;
                 } else {
@@ -250,12 +184,7 @@ pub(crate) fn calls_in_array<'a>(
                     match scan::value_end(text, i)? {
                         End::Closed(e) => i = e,
                         End::Open => {
-                            return Some(ArrayCalls {
-                                calls,
-                                end: text.len(),
-                                closed: false,
-                                all_calls,
-                            });
+                            return Some(ArrayCalls { calls, end: text.len(), closed: false, all_calls });
                         }
                     }
                 }
@@ -266,20 +195,10 @@ pub(crate) fn calls_in_array<'a>(
         match bytes.get(i) {
             Some(b',') => i = scan::skip_ws(text, i + 1),
             Some(b']') => {
-                return Some(ArrayCalls {
-                    calls,
-                    end: i + 1,
-                    closed: true,
-                    all_calls,
-                });
+                return Some(ArrayCalls { calls, end: i + 1, closed: true, all_calls });
             }
             None => {
-                return Some(ArrayCalls {
-                    calls,
-                    end: text.len(),
-                    closed: false,
-                    all_calls,
-                });
+                return Some(ArrayCalls { calls, end: text.len(), closed: false, all_calls });
             }
             Some(_) => return None,
         }
@@ -288,9 +207,7 @@ pub(crate) fn calls_in_array<'a>(
 
 /// `at + marker.len()` when `text[at..]` starts with `marker`.
 pub(crate) fn after(text: &str, at: usize, marker: &str) -> Option<usize> {
-    text.get(at..)?
-        .starts_with(marker)
-        .then_some(at + marker.len())
+    text.get(at..)?.starts_with(marker).then_some(at + marker.len())
 }
 
 /// `i` moved past `marker` (and the whitespace before it) when it follows; else `i`.
@@ -305,10 +222,7 @@ pub(crate) fn skip_fence_open(text: &str, i: usize) -> usize {
     let Some(after_ticks) = rest.strip_prefix("```") else {
         return i;
     };
-    let lang_len = after_ticks
-        .bytes()
-        .take_while(u8::is_ascii_alphanumeric)
-        .count();
+    let lang_len = after_ticks.bytes().take_while(u8::is_ascii_alphanumeric).count();
     scan::skip_ws(text, i + 3 + lang_len)
 }
 
@@ -328,10 +242,7 @@ mod tests {
         assert_eq!(c.call.id.as_deref(), Some("x"));
         let t = r#"{"name": "get_weather</arg_value>", "arguments": "hello"}"#;
         let c = call_at(t, 0, &NAME_ARGUMENTS, Format::Json).unwrap();
-        assert_eq!(
-            (&*c.call.name, &*c.call.arguments),
-            ("get_weather", r#""hello""#)
-        );
+        assert_eq!((&*c.call.name, &*c.call.arguments), ("get_weather", r#""hello""#));
     }
 
     #[test]

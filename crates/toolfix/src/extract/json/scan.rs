@@ -45,11 +45,7 @@ pub(crate) fn value_end(text: &str, start: usize) -> Option<End> {
             while bytes.get(i).is_some_and(|&b| is_literal_byte(b)) {
                 i += 1;
             }
-            Some(if i == bytes.len() {
-                End::Open
-            } else {
-                End::Closed(i)
-            })
+            Some(if i == bytes.len() { End::Open } else { End::Closed(i) })
         }
         _ => None,
     }
@@ -86,10 +82,7 @@ fn container_end(bytes: &[u8], start: usize) -> End {
 /// The first byte at or after `i` that is not JSON whitespace.
 pub(crate) fn skip_ws(text: &str, mut i: usize) -> usize {
     let bytes = text.as_bytes();
-    while bytes
-        .get(i)
-        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-    {
+    while bytes.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
     }
     i
@@ -143,22 +136,12 @@ pub(crate) fn walk_object(text: &str, start: usize) -> Option<Object<'_>> {
     }
     let mut fields = Vec::new();
     let mut i = skip_ws(text, start + 1);
-    let open = |fields| {
-        Some(Object {
-            fields,
-            end: text.len(),
-            closed: false,
-        })
-    };
+    let open = |fields| Some(Object { fields, end: text.len(), closed: false });
     loop {
         match bytes.get(i) {
             None => return open(fields),
             Some(b'}') => {
-                return Some(Object {
-                    fields,
-                    end: i + 1,
-                    closed: true,
-                });
+                return Some(Object { fields, end: i + 1, closed: true });
             }
             Some(b'"') => {}
             Some(_) => return None,
@@ -180,19 +163,11 @@ pub(crate) fn walk_object(text: &str, start: usize) -> Option<Object<'_>> {
         }
         match value_end(text, i)? {
             End::Closed(e) => {
-                fields.push(Field {
-                    key,
-                    value: Span::new(i, e),
-                    complete: true,
-                });
+                fields.push(Field { key, value: Span::new(i, e), complete: true });
                 i = skip_ws(text, e);
             }
             End::Open => {
-                fields.push(Field {
-                    key,
-                    value: Span::new(i, text.len()),
-                    complete: false,
-                });
+                fields.push(Field { key, value: Span::new(i, text.len()), complete: false });
                 return open(fields);
             }
         }
@@ -200,11 +175,7 @@ pub(crate) fn walk_object(text: &str, start: usize) -> Option<Object<'_>> {
             None => return open(fields),
             Some(b',') => i = skip_ws(text, i + 1),
             Some(b'}') => {
-                return Some(Object {
-                    fields,
-                    end: i + 1,
-                    closed: true,
-                });
+                return Some(Object { fields, end: i + 1, closed: true });
             }
             Some(_) => return None,
         }
@@ -229,10 +200,7 @@ mod tests {
         let t = r#"{"name": "f", "arguments": {"x": [1, "]"]}} tail"#;
         let o = walk_object(t, 0).unwrap();
         assert!(o.closed);
-        assert_eq!(
-            &t[o.get("arguments").unwrap().value.range()],
-            r#"{"x": [1, "]"]}"#
-        );
+        assert_eq!(&t[o.get("arguments").unwrap().value.range()], r#"{"x": [1, "]"]}"#);
         assert_eq!(&t[o.end..], " tail");
         let cut = walk_object(r#"{"name": "f", "arguments": {"x": 1"#, 0).unwrap();
         assert!(!cut.closed);
