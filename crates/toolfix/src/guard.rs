@@ -132,7 +132,6 @@ impl GuardConfig {
 
 /// What the guard says about a call.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Verdict {
     /// Run it.
     Allow,
