@@ -119,6 +119,12 @@ pub trait ToolLookup {
     fn is_known(&self, name: &str) -> bool;
     /// The `parameters` JSON Schema of tool `name`, when known.
     fn parameters(&self, name: &str) -> Option<&serde_json::Value>;
+    /// The names of all tools offered, when the implementation can list them (formats
+    /// that sometimes omit the name, such as Kimi K2's bare counter ids, use this to infer
+    /// it). The default lists none.
+    fn names(&self) -> Vec<&str> {
+        Vec::new()
+    }
 }
 
 impl<S: std::hash::BuildHasher> ToolLookup for std::collections::HashMap<String, serde_json::Value, S> {
@@ -127,6 +133,11 @@ impl<S: std::hash::BuildHasher> ToolLookup for std::collections::HashMap<String,
     }
     fn parameters(&self, name: &str) -> Option<&serde_json::Value> {
         self.get(name)
+    }
+    fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
     }
 }
 
@@ -175,6 +186,18 @@ impl<'a> Message<'a> {
     pub fn with_reasoning_content(mut self, reasoning: &'a str) -> Self {
         self.reasoning_content = Some(reasoning);
         self
+    }
+
+    /// The message in a JSON object with `content`, and optionally `reasoning_content`
+    /// and `tool_calls` (an OpenAI assistant message, or a `toolfix extract --batch` line).
+    /// A `content` that is not a string (null, or an array of parts) reads as empty.
+    #[must_use]
+    pub fn from_value(value: &'a serde_json::Value) -> Self {
+        Message {
+            content: value.get("content").and_then(serde_json::Value::as_str).unwrap_or(""),
+            reasoning_content: value.get("reasoning_content").and_then(serde_json::Value::as_str),
+            tool_calls: value.get("tool_calls").filter(|t| t.is_array()),
+        }
     }
 
     /// This message with the server's parsed `tool_calls`.
