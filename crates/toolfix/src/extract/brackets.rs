@@ -36,9 +36,11 @@ impl Brackets {
     pub(crate) fn extent(&mut self, text: &str, q: usize, is_final: bool) -> Option<Extent> {
         self.advance(text, q);
         match self.pairs.get(&q) {
-            Some(Some(end)) => Some(Extent::Closed(*end)),
-            Some(None) if is_final => Some(Extent::Open),
-            Some(None) => None,
+            // (The pass may have seen a longer text before: a closer past this text's end
+            // does not close it here.)
+            Some(Some(end)) if *end <= text.len() => Some(Extent::Closed(*end)),
+            Some(_) if is_final => Some(Extent::Open),
+            Some(_) => None,
             None if q < self.pos => Some(Extent::NotOpener),
             None => None,
         }

@@ -15,14 +15,17 @@ use aho_corasick::Input;
 
 /// Failed parser runs allowed per text before the rest is left as prose: keeps hostile
 /// input (thousands of half-open tags) linear.
-pub(crate) const FAILED_PARSE_BUDGET: usize = 64;
+pub(crate) const FAILED_PARSE_BUDGET: usize = 256;
 
 /// A call region is final once this many bytes follow it (parsers look only a little past
 /// their end: a closing tag, a separator).
 pub(crate) const MARGIN: usize = 1024;
 
-/// A failed parse is final once this many bytes follow its marker.
+/// A parser that found nothing in this many bytes after its marker has failed.
 pub(crate) const FAIL_MARGIN: usize = 4096;
+
+/// The first view a parser gets: this many bytes after its marker.
+pub(crate) const CHECKPOINT: usize = 2 * MARGIN;
 
 /// How a text is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,20 +191,13 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         Some(Kind::Call(rows)) => {
             let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
             // Parsers inside a block see the text up to the block's end only.
-            let view = text.get(..limit).unwrap_or(text);
-            let (result, failed) = try_rows(view, m.start(), rows, r, &mut st.brackets)?;
+            let (result, failed) = try_rows(text, m.start(), rows, r, &mut st.brackets, limit)?;
             if let Some((format, parsed)) = result {
-                if limit_is_end && !r.is_final && parsed.end + MARGIN > len {
-                    return None;
-                }
                 st.failures += failed;
                 st.pos = parsed.end;
                 Some(accept(st, r, format, m.start(), parsed, in_reasoning))
             } else {
                 {
-                    if limit_is_end && !r.is_final && m.start() + FAIL_MARGIN > len {
-                        return None;
-                    }
                     st.failures += failed;
                     st.pos = next_boundary(text, m.start());
                     if st.failures > FAILED_PARSE_BUDGET {
@@ -241,47 +237,99 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
 
 /// Try each registry row at `at`; the first parser that accepts wins. Also returns how
 /// many parsers failed. `None` when a row cannot decide before more text comes.
+///
+/// A parser is run on growing views of the text (`CHECKPOINT`, then doubling): its call is
+/// accepted from the first view where it ends at least `MARGIN` bytes before the view's
+/// end (or the view is the whole text), and it fails once it found nothing in a view of
+/// `FAIL_MARGIN` bytes. The whole-text scan and the stream run the same views, so both
+/// decide alike; a failed parse costs bounded work.
 fn try_rows<'a>(
     text: &'a str,
     at: usize,
     rows: &[usize],
     r: &Read<'_, '_>,
     brackets: &mut Brackets,
+    view_limit: usize,
 ) -> Option<(Option<(Format, Parsed<'a>)>, usize)> {
     let mut failed = 0;
     for &row in rows {
         let Some(entry) = REGISTRY.get(row) else {
             continue;
         };
-        match plausible(entry.format, text, at, r.is_final, brackets) {
-            Some(true) => {}
-            Some(false) => continue,
-            None => return None,
-        }
-        match (entry.parse)(text, at, r.cx) {
-            Some(p) if p.end > at && p.end <= text.len() && text.is_char_boundary(p.end) => {
-                return Some((Some((entry.format, p)), failed));
-            }
-            _ => failed += 1,
+        let first_view = match plausible(entry.format, text, at, r.is_final, brackets, view_limit)? {
+            Some(view) => view,
+            None => continue,
+        };
+        match decide(text, at, entry.parse, r, view_limit, first_view)? {
+            Some(p) => return Some((Some((entry.format, p)), failed)),
+            None => failed += 1,
         }
     }
     Some((None, failed))
 }
 
+/// Run one parser over growing views (see `try_rows`). `None`: undecided.
+fn decide<'a>(
+    text: &'a str,
+    at: usize,
+    parse: registry::ParseFn,
+    r: &Read<'_, '_>,
+    view_limit: usize,
+    first_view: usize,
+) -> Option<Option<Parsed<'a>>> {
+    let len = text.len();
+    let longest = registry::dispatch().map_or(0, |d| d.longest);
+    let mut span = first_view.max(1);
+    loop {
+        let checkpoint = at.saturating_add(span);
+        // In a stream, a view is read only once the text reaches past it (so that a marker
+        // or a block end straddling it is known).
+        if !r.is_final && view_limit >= len && checkpoint.saturating_add(longest) > len {
+            return None;
+        }
+        let end = crate::span::floor_char_boundary(text, checkpoint.min(view_limit).min(len));
+        let whole = end >= view_limit.min(len) && (r.is_final || view_limit < len);
+        let view = text.get(..end)?;
+        match parse(view, at, r.cx) {
+            Some(p) if p.end > at && p.end <= end && view.is_char_boundary(p.end) => {
+                if whole || p.end.saturating_add(MARGIN) <= end {
+                    return Some(Some(p));
+                }
+            }
+            _ => {
+                if whole || end >= at.saturating_add(FAIL_MARGIN) {
+                    return Some(None);
+                }
+            }
+        }
+        span = span.saturating_mul(2);
+    }
+}
+
 /// A cheap look at the text after a marker: `Some(false)` when the row's parser cannot
 /// succeed there (such looks do not count against the budget of failed parses), `None`
 /// when that cannot be told before more text comes.
-fn plausible(format: Format, text: &str, at: usize, is_final: bool, brackets: &mut Brackets) -> Option<bool> {
+///
+/// When plausible, gives the size of the first view to parse in.
+fn plausible(
+    format: Format,
+    text: &str,
+    at: usize,
+    is_final: bool,
+    brackets: &mut Brackets,
+    view_limit: usize,
+) -> Option<Option<usize>> {
     if !registry::plausible(format, text, at) {
-        return Some(false);
+        return Some(None);
     }
     if format != Format::Json || !matches!(text.as_bytes().get(at), Some(b'{' | b'[')) {
-        return Some(true);
+        return Some(Some(CHECKPOINT));
     }
     // JSON in prose is judged once it is complete, and only when it is complete.
-    match brackets.extent(text, at, is_final)? {
-        Extent::Closed(_) => Some(true),
-        Extent::Open | Extent::NotOpener => Some(false),
+    let view = text.get(..view_limit.min(text.len()))?;
+    match brackets.extent(view, at, is_final || view_limit < text.len())? {
+        Extent::Closed(e) => Some(Some(e - at + MARGIN)),
+        Extent::Open | Extent::NotOpener => Some(None),
     }
 }
 
