@@ -235,6 +235,16 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
     Step::BlockEnd { moved }
 }
 
+/// A decision that may have to wait for more text.
+enum Decision<T> {
+    /// More text could change it.
+    Wait,
+    /// Yes, with this.
+    Yes(T),
+    /// No.
+    No,
+}
+
 /// Try each registry row at `at`; the first parser that accepts wins. Also returns how
 /// many parsers failed. `None` when a row cannot decide before more text comes.
 ///
@@ -256,19 +266,21 @@ fn try_rows<'a>(
         let Some(entry) = REGISTRY.get(row) else {
             continue;
         };
-        let first_view = match plausible(entry.format, text, at, r.is_final, brackets, view_limit)? {
-            Some(view) => view,
-            None => continue,
+        let first_view = match plausible(entry.format, text, at, r.is_final, brackets, view_limit) {
+            Decision::Wait => return None,
+            Decision::No => continue,
+            Decision::Yes(view) => view,
         };
-        match decide(text, at, entry.parse, r, view_limit, first_view)? {
-            Some(p) => return Some((Some((entry.format, p)), failed)),
-            None => failed += 1,
+        match decide(text, at, entry.parse, r, view_limit, first_view) {
+            Decision::Wait => return None,
+            Decision::Yes(p) => return Some((Some((entry.format, p)), failed)),
+            Decision::No => failed += 1,
         }
     }
     Some((None, failed))
 }
 
-/// Run one parser over growing views (see `try_rows`). `None`: undecided.
+/// Run one parser over growing views (see `try_rows`).
 fn decide<'a>(
     text: &'a str,
     at: usize,
@@ -276,7 +288,7 @@ fn decide<'a>(
     r: &Read<'_, '_>,
     view_limit: usize,
     first_view: usize,
-) -> Option<Option<Parsed<'a>>> {
+) -> Decision<Parsed<'a>> {
     let len = text.len();
     let longest = registry::dispatch().map_or(0, |d| d.longest);
     let mut span = first_view.max(1);
@@ -285,20 +297,20 @@ fn decide<'a>(
         // In a stream, a view is read only once the text reaches past it (so that a marker
         // or a block end straddling it is known).
         if !r.is_final && view_limit >= len && checkpoint.saturating_add(longest) > len {
-            return None;
+            return Decision::Wait;
         }
         let end = crate::span::floor_char_boundary(text, checkpoint.min(view_limit).min(len));
         let whole = end >= view_limit.min(len) && (r.is_final || view_limit < len);
-        let view = text.get(..end)?;
+        let Some(view) = text.get(..end) else { return Decision::No };
         match parse(view, at, r.cx) {
             Some(p) if p.end > at && p.end <= end && view.is_char_boundary(p.end) => {
                 if whole || p.end.saturating_add(MARGIN) <= end {
-                    return Some(Some(p));
+                    return Decision::Yes(p);
                 }
             }
             _ => {
                 if whole || end >= at.saturating_add(FAIL_MARGIN) {
-                    return Some(None);
+                    return Decision::No;
                 }
             }
         }
@@ -318,18 +330,19 @@ fn plausible(
     is_final: bool,
     brackets: &mut Brackets,
     view_limit: usize,
-) -> Option<Option<usize>> {
+) -> Decision<usize> {
     if !registry::plausible(format, text, at) {
-        return Some(None);
+        return Decision::No;
     }
     if format != Format::Json || !matches!(text.as_bytes().get(at), Some(b'{' | b'[')) {
-        return Some(Some(CHECKPOINT));
+        return Decision::Yes(CHECKPOINT);
     }
     // JSON in prose is judged once it is complete, and only when it is complete.
-    let view = text.get(..view_limit.min(text.len()))?;
-    match brackets.extent(view, at, is_final || view_limit < text.len())? {
-        Extent::Closed(e) => Some(Some(e - at + MARGIN)),
-        Extent::Open | Extent::NotOpener => Some(None),
+    let Some(view) = text.get(..view_limit.min(text.len())) else { return Decision::No };
+    match brackets.extent(view, at, is_final || view_limit < text.len()) {
+        None => Decision::Wait,
+        Some(Extent::Closed(e)) => Decision::Yes(e - at + MARGIN),
+        Some(Extent::Open | Extent::NotOpener) => Decision::No,
     }
 }
 
