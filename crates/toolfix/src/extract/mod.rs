@@ -32,8 +32,10 @@
 //!
 //! # Untrusted input
 //!
-//! Linear time: one automaton pass per text, and a budget of failed parser runs per text
-//! (past it, the rest of the text stays prose and a note says so). No panics.
+//! Linear time: one automaton pass per text; a parser that fails does so within a bounded
+//! view of the text after its marker; a budget of failed parser runs per text (past it,
+//! the rest of the text stays prose and a note says so); JSON in prose is checked against
+//! one bracket-pairing pass shared by all candidates. No panics, no recursion.
 
 mod brackets;
 pub(crate) mod dedupe;

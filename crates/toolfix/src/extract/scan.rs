@@ -4,7 +4,12 @@
 //!
 //! The whole-text extractor runs the steps to the end. The streaming assembler runs the
 //! same steps on the text received so far and stops at the first step that more text
-//! could change (`None`), so both read a text the same way.
+//! could change, so both read a text the same way. To make that hold for any parser, a
+//! parser never sees "the rest of the text": it is run on views that end `CHECKPOINT`
+//! bytes after its marker, then twice as far, and so on; its call is taken from the first
+//! view in which it ends at least `MARGIN` bytes before the view does (or from the whole
+//! text), and it has failed when a view of `FAIL_MARGIN` bytes held nothing. A view is a
+//! function of the text, not of how it arrived, and a failed parse costs bounded work.
 
 use super::brackets::{Brackets, Extent};
 use super::parsed::{Cx, Parsed, RawCall};
