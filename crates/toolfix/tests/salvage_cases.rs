@@ -1,3 +1,4 @@
+#![expect(clippy::panic, reason = "tests")]
 //! One row per repair the issue asks for: input, the repaired text, and the fix kinds
 //! reported. Also the inputs that must be refused.
 
@@ -160,6 +161,7 @@ fn refusals() {
     for input in ["", "  ", "I cannot do that.", "]", "}", "\"", "tru", "True"] {
         assert!(salvage(input).is_err(), "{input:?} should be refused");
     }
-    let e = salvage("[[[").map(|_| ()).unwrap_or(());
-    let _ = e;
+    let err = salvage("I cannot do that.").unwrap_err();
+    assert_eq!(err.kind(), toolfix::ErrorKind::NoJson);
+    assert_eq!((err.line(), err.column()), (Some(1), Some(1)));
 }
