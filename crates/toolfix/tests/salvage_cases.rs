@@ -165,3 +165,22 @@ fn refusals() {
     assert_eq!(err.kind(), toolfix::ErrorKind::NoJson);
     assert_eq!((err.line(), err.column()), (Some(1), Some(1)));
 }
+
+/// Inputs that broke an earlier version (found by the property tests): each must give
+/// strict JSON that a second salvage leaves alone.
+#[test]
+fn regressions() {
+    for input in [
+        ",[null,{\"\":-\"1000000000}]", // a comma inserted before a key that was then dropped
+        "\u{5e6}\u{5bc}{\\",            // a backslash in an unquoted key
+        "[\n  [[{]\n]'",                // an element cut to nothing kept its inserted comma
+        "True[\n  [\n    null,\n    null...\n  ]\n]", // an ellipsis glued to the last element
+        "[//c\n][",                     // a dropped duplicate kept the closer inserted at its end
+        "[{\"\":[-]1000000000000,null,null],\"x\":\"\"}]", // a typo closer left a trailing comma
+        "``{0,",                        // an insertion ordered after a replacement at one place
+    ] {
+        let out = salvage(input).unwrap();
+        assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());
+        assert!(salvage(out.text()).unwrap().is_untouched(), "{input:?} -> {:?}", out.text());
+    }
+}
