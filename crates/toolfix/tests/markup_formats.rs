@@ -4,7 +4,6 @@
 //! Arguments are compared as JSON values; numbers compare by value (`5.0` == `5`: toolfix
 //! keeps the number text the model wrote). Rows where toolfix deliberately differs from
 //! the upstream expectation are listed in `DIFFERENCES` with the reason.
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -63,23 +62,13 @@ const DIFFERENCES: &[(&str, &str)] = &[
         "undeclared tool name: format parsers keep markup calls; unknown names are the \
       driver's and the repairer's business",
     ),
-    (
-        "sglang/test_function_call_parser/TestGlm47MoeDetector.test_invalid_tool_call",
-        "undeclared tool name: as above",
-    ),
+    ("sglang/test_function_call_parser/TestGlm47MoeDetector.test_invalid_tool_call", "undeclared tool name: as above"),
 ];
-
-/// Rows that pass only once `salvage` is the lenient parser (it is a strict placeholder
-/// until the lead lands it): either outcome is accepted.
-const NEEDS_LENIENT_SALVAGE: &[&str] =
-    &["vllm/test_kimi_k2_tool_parser/TestExtractToolCalls.test_invalid_json_still_extracted"];
 
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
         }
@@ -98,30 +87,17 @@ fn corpus_rows() {
         let format_name = row["format"].as_str().unwrap();
         assert!(Format::from_name(format_name).is_some(), "{format_name}");
         let tools: Option<HashMap<String, Value>> = row["tools"].as_array().map(|tools| {
-            tools
-                .iter()
-                .map(|t| {
-                    (
-                        t["name"].as_str().unwrap().to_owned(),
-                        t["parameters"].clone(),
-                    )
-                })
-                .collect()
+            tools.iter().map(|t| (t["name"].as_str().unwrap().to_owned(), t["parameters"].clone())).collect()
         });
         let lookup = tools.as_ref().map(|t| t as &dyn ToolLookup);
         let content = row["input"]["content"].as_str().unwrap_or("");
-        let got: Vec<(String, String)> = parse_markup_for_tests(content, lookup)
-            .into_iter()
-            .map(|(_, name, args)| (name, args))
-            .collect();
+        let got: Vec<(String, String)> =
+            parse_markup_for_tests(content, lookup).into_iter().map(|(_, name, args)| (name, args)).collect();
         let expected = row["expected"]["tool_calls"].as_array().unwrap();
         let ok = got.len() == expected.len()
             && got.iter().zip(expected).all(|((name, args), exp)| {
-                let args: Option<Value> = toolfix::salvage::salvage(args)
-                    .ok()
-                    .and_then(|s| s.to_value().ok());
-                name == exp["name"].as_str().unwrap()
-                    && args.is_some_and(|a| same(&a, &exp["arguments"]))
+                let args: Option<Value> = toolfix::salvage::salvage(args).ok().and_then(|s| s.to_value().ok());
+                name == exp["name"].as_str().unwrap() && args.is_some_and(|a| same(&a, &exp["arguments"]))
             });
         let entry = counts.entry(format_name.to_owned()).or_default();
         entry.1 += 1;
@@ -129,26 +105,17 @@ fn corpus_rows() {
             entry.0 += 1;
         }
         let listed = DIFFERENCES.iter().any(|(d, _)| *d == id);
-        if ok == listed && !NEEDS_LENIENT_SALVAGE.contains(&id) {
+        if ok == listed {
             failures.push(format!(
                 "{id}: {}\n  got: {got:?}\n  expected: {expected:?}",
-                if ok {
-                    "passes but is listed in DIFFERENCES"
-                } else {
-                    "fails"
-                }
+                if ok { "passes but is listed in DIFFERENCES" } else { "fails" }
             ));
         }
     }
     for (format, (pass, total)) in &counts {
         println!("{format:20} {pass:3}/{total:3}");
     }
-    assert!(
-        failures.is_empty(),
-        "{} rows:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} rows:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// Fragments of every markup format, for adversarial inputs.

@@ -13,12 +13,8 @@ use crate::Span;
 use std::borrow::Cow;
 
 /// Start markers: the section, or a call when the section marker is missing.
-pub(crate) const MARKERS: &[&str] = &[
-    "<｜tool▁calls▁begin｜>",
-    "<|tool▁calls▁begin|>",
-    "<｜tool▁call▁begin｜>",
-    "<|tool▁call▁begin|>",
-];
+pub(crate) const MARKERS: &[&str] =
+    &["<｜tool▁calls▁begin｜>", "<|tool▁calls▁begin|>", "<｜tool▁call▁begin｜>", "<|tool▁call▁begin|>"];
 
 /// Parses a DeepSeek V3 section (first call `function<｜tool▁sep｜>N` + fenced JSON) at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
@@ -46,9 +42,7 @@ fn tok_at(text: &str, pos: usize) -> Option<(Tok, usize)> {
         ("tool▁sep", Tok::Sep),
     ] {
         if let Some(after) = inner.strip_prefix(name) {
-            let after = after
-                .strip_prefix('｜')
-                .or_else(|| after.strip_prefix('|'))?;
+            let after = after.strip_prefix('｜').or_else(|| after.strip_prefix('|'))?;
             let after = after.strip_prefix('>')?;
             return Some((tok, text.len() - after.len()));
         }
@@ -69,12 +63,7 @@ fn next_tok(text: &str, from: usize) -> Option<(usize, Tok, usize)> {
 }
 
 /// Parses a section at `at` if its first call has the shape of `format`.
-pub(crate) fn parse_deepseek<'a>(
-    text: &'a str,
-    at: usize,
-    _cx: &Cx<'_>,
-    format: Format,
-) -> Option<Parsed<'a>> {
+pub(crate) fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
     let mut pos = match tok_at(text, at)? {
         (Tok::CallsBegin, end) => end,
         (Tok::CallBegin, _) => at,
@@ -159,12 +148,7 @@ pub(super) mod tests {
         let at = MARKERS.iter().filter_map(|m| text.find(m)).min().unwrap();
         let cx = Cx { tools: None };
         parse_deepseek(text, at, &cx, format)
-            .map(|p| {
-                p.calls
-                    .into_iter()
-                    .map(|c| (c.name.into_owned(), c.arguments.into_owned(), c.format))
-                    .collect()
-            })
+            .map(|p| p.calls.into_iter().map(|c| (c.name.into_owned(), c.arguments.into_owned(), c.format)).collect())
             .unwrap_or_default()
     }
 
@@ -175,10 +159,7 @@ pub(super) mod tests {
         let text = "Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> after";
         assert_eq!(
             calls(text, V3),
-            vec![
-                ("get_weather".into(), "{\"city\": \"Tokyo\"}".into(), V3),
-                ("search".into(), "{}".into(), V3)
-            ]
+            vec![("get_weather".into(), "{\"city\": \"Tokyo\"}".into(), V3), ("search".into(), "{}".into(), V3)]
         );
         let cx = Cx { tools: None };
         let at = text.find('<').unwrap();
@@ -195,20 +176,15 @@ pub(super) mod tests {
     fn malformed() {
         // Unclosed JSON is returned as written, for salvage.
         let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-        assert_eq!(
-            calls(text, V3),
-            vec![("get_weather".into(), "{\"city\": \"Tokyo\"".into(), V3)]
-        );
+        assert_eq!(calls(text, V3), vec![("get_weather".into(), "{\"city\": \"Tokyo\"".into(), V3)]);
         // Per-call markers missing.
         let text = "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{}\n```<｜tool▁calls▁end｜>";
-        assert_eq!(
-            calls(text, V3),
-            vec![("get_weather".into(), "{}".into(), V3)]
-        );
+        assert_eq!(calls(text, V3), vec![("get_weather".into(), "{}".into(), V3)]);
         // Cut off in the name.
         assert_eq!(calls("<｜tool▁calls▁begin｜>get_weather", V3), vec![]);
         // A V3.1 section is not V3.
-        let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        let text =
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
         assert_eq!(calls(text, V3), vec![]);
     }
 }

@@ -25,10 +25,7 @@ mod tests {
         let text = "prefix<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{\"x\":1}<｜tool▁call▁end｜><｜tool▁call▁begin｜>bar<｜tool▁sep｜>{\"y\":2}<｜tool▁call▁end｜><｜tool▁calls▁end｜> suffix";
         assert_eq!(
             calls(text, V31),
-            vec![
-                ("foo".into(), "{\"x\":1}".into(), V31),
-                ("bar".into(), "{\"y\":2}".into(), V31)
-            ]
+            vec![("foo".into(), "{\"x\":1}".into(), V31), ("bar".into(), "{\"y\":2}".into(), V31)]
         );
     }
 
@@ -36,24 +33,14 @@ mod tests {
     fn malformed() {
         // Per-call markers missing: recovered.
         let text = "<｜tool▁calls▁begin｜>foo<｜tool▁sep｜>{\"x\":1}<｜tool▁calls▁end｜>";
-        assert_eq!(
-            calls(text, V31),
-            vec![("foo".into(), "{\"x\":1}".into(), V31)]
-        );
+        assert_eq!(calls(text, V31), vec![("foo".into(), "{\"x\":1}".into(), V31)]);
         // Section end missing, call cut off.
         let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{\"x\": [1, ";
-        assert_eq!(
-            calls(text, V31),
-            vec![("foo".into(), "{\"x\": [1,".into(), V31)]
-        );
+        assert_eq!(calls(text, V31), vec![("foo".into(), "{\"x\": [1,".into(), V31)]);
         // A bare `</think>` or tool output is not a call.
         assert_eq!(calls("<｜tool▁calls▁begin｜>", V31), vec![]);
         // Name with leaked markup.
-        let text =
-            "<｜tool▁call▁begin｜>get_weather</arg_value><｜tool▁sep｜>{}<｜tool▁call▁end｜>";
-        assert_eq!(
-            calls(text, V31),
-            vec![("get_weather".into(), "{}".into(), V31)]
-        );
+        let text = "<｜tool▁call▁begin｜>get_weather</arg_value><｜tool▁sep｜>{}<｜tool▁call▁end｜>";
+        assert_eq!(calls(text, V31), vec![("get_weather".into(), "{}".into(), V31)]);
     }
 }

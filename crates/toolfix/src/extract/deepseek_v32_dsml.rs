@@ -18,12 +18,8 @@ use crate::Span;
 use std::borrow::Cow;
 
 /// Start markers: the block tag in both separator spellings, or a bare invoke.
-pub(crate) const MARKERS: &[&str] = &[
-    "<｜DSML｜function_calls",
-    "<|DSML|function_calls",
-    "<｜DSML｜invoke",
-    "<|DSML|invoke",
-];
+pub(crate) const MARKERS: &[&str] =
+    &["<｜DSML｜function_calls", "<|DSML|function_calls", "<｜DSML｜invoke", "<|DSML|invoke"];
 
 /// Parses a DeepSeek V3.2 DSML block (or a bare invoke) at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
@@ -32,17 +28,10 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
 
 /// Parses a DSML block whose tag belongs to `format` (V3.2: `function_calls` or a bare
 /// `invoke`; V4: `tool_calls`).
-pub(crate) fn parse_dsml<'a>(
-    text: &'a str,
-    at: usize,
-    cx: &Cx<'_>,
-    format: Format,
-) -> Option<Parsed<'a>> {
+pub(crate) fn parse_dsml<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
     let open = tags::tag_at(text, at, Ns::Dsml).filter(|t| !t.close)?;
     let block = match (open.name, format) {
-        ("function_calls", Format::DeepseekV32Dsml) | ("tool_calls", Format::DeepseekV4Dsml) => {
-            Some(open.name)
-        }
+        ("function_calls", Format::DeepseekV32Dsml) | ("tool_calls", Format::DeepseekV4Dsml) => Some(open.name),
         ("invoke", Format::DeepseekV32Dsml) => None,
         _ => return None,
     };
@@ -63,9 +52,7 @@ pub(crate) fn parse_dsml<'a>(
                 let body = tags::skip_ws(text, pos);
                 if text.get(body..).is_some_and(|r| r.starts_with('{')) {
                     let close = next_structural(text, body);
-                    let json = text
-                        .get(body..close.map_or(text.len(), |t| t.start))
-                        .unwrap_or("");
+                    let json = text.get(body..close.map_or(text.len(), |t| t.start)).unwrap_or("");
                     invoke.json = Some(json.trim_end());
                     pos = close.map_or(text.len(), |t| t.start);
                 }
@@ -118,13 +105,7 @@ struct Invoke<'a, 't> {
 
 impl<'a, 't> Invoke<'a, 't> {
     fn new(cx: &Cx<'t>, name: &'a str, start: usize, format: Format) -> Self {
-        Invoke {
-            name,
-            start,
-            format,
-            args: Args::new(cx, name),
-            json: None,
-        }
+        Invoke { name, start, format, args: Args::new(cx, name), json: None }
     }
 
     fn param(&mut self, tag: &Tag<'_>, value: &str) {
@@ -158,10 +139,7 @@ fn next_structural(text: &str, from: usize) -> Option<Tag<'_>> {
     let mut pos = from;
     loop {
         let tag = tags::next_tag(text, pos, Ns::Dsml)?;
-        if matches!(
-            tag.name,
-            "parameter" | "invoke" | "function_calls" | "tool_calls"
-        ) {
+        if matches!(tag.name, "parameter" | "invoke" | "function_calls" | "tool_calls") {
             return Some(tag);
         }
         pos = tag.end;
@@ -171,9 +149,7 @@ fn next_structural(text: &str, from: usize) -> Option<Tag<'_>> {
 /// The raw value of a parameter starting at `from`, and where parsing goes on.
 fn param_value(text: &str, from: usize) -> (&str, usize) {
     match next_structural(text, from) {
-        Some(tag) if tag.is_close("parameter") => {
-            (text.get(from..tag.start).unwrap_or(""), tag.end)
-        }
+        Some(tag) if tag.is_close("parameter") => (text.get(from..tag.start).unwrap_or(""), tag.end),
         // Unclosed: the newline before the next tag is layout, not value.
         Some(tag) => (text.get(from..tag.start).map_or("", unclosed), tag.start),
         None => (text.get(from..).unwrap_or(""), text.len()),
@@ -195,24 +171,15 @@ pub(super) mod tests {
         format: Format,
         tools: Option<&HashMap<String, Value>>,
     ) -> Vec<(String, Value)> {
-        let cx = Cx {
-            tools: tools.map(|t| t as &dyn super::super::ToolLookup),
-        };
-        let at = ["<｜", "<|"]
-            .iter()
-            .filter_map(|m| text.find(m))
-            .min()
-            .unwrap();
+        let cx = Cx { tools: tools.map(|t| t as &dyn super::super::ToolLookup) };
+        let at = ["<｜", "<|"].iter().filter_map(|m| text.find(m)).min().unwrap();
         parse_dsml(text, at, &cx, format)
             .map(|p| {
                 p.calls
                     .into_iter()
                     .map(|c| {
                         assert_eq!(c.format, format);
-                        (
-                            c.name.into_owned(),
-                            serde_json::from_str(&c.arguments).unwrap(),
-                        )
+                        (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap())
                     })
                     .collect()
             })
@@ -226,10 +193,7 @@ pub(super) mod tests {
         let text = "Sure <｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"location\" string=\"true\">SF</｜DSML｜parameter><｜DSML｜parameter name=\"n\" string=\"false\">10</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"get_time\">\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
         assert_eq!(
             calls(text, V32, None),
-            vec![
-                ("get_weather".into(), json!({"location": "SF", "n": 10})),
-                ("get_time".into(), json!({}))
-            ]
+            vec![("get_weather".into(), json!({"location": "SF", "n": 10})), ("get_time".into(), json!({}))]
         );
     }
 
@@ -241,37 +205,25 @@ pub(super) mod tests {
             json!({"properties": {"value": {"type": "integer"}, "text": {"type": "string"}}}),
         );
         let text = "<｜DSML｜function_calls><｜DSML｜invoke name=\"score\"><｜DSML｜parameter name=\"value\" string=\"true\">42</｜DSML｜parameter><｜DSML｜parameter name=\"text\" string=\"false\">null</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>";
-        assert_eq!(
-            calls(text, V32, Some(&tools)),
-            vec![("score".into(), json!({"value": 42, "text": "null"}))]
-        );
+        assert_eq!(calls(text, V32, Some(&tools)), vec![("score".into(), json!({"value": 42, "text": "null"}))]);
     }
 
     #[test]
     fn json_body() {
         let text = "<｜DSML｜function_calls>\n  <｜DSML｜invoke name=\"search\">\n  {\n \"query\": \"x\", \"topn\": 10\n }\n </｜DSML｜invoke>\n</｜DSML｜function_calls>";
-        assert_eq!(
-            calls(text, V32, None),
-            vec![("search".into(), json!({"query": "x", "topn": 10}))]
-        );
+        assert_eq!(calls(text, V32, None), vec![("search".into(), json!({"query": "x", "topn": 10}))]);
     }
 
     #[test]
     fn ascii_bars_and_corrupted_closers() {
         let text = "<|DSML|function_calls>\n<|DSML|invoke name=\"f\">\n<|DSML|parameter name=\"a\" string=\"true\">x</｜｜DSML｜｜parameter>\n<｜DSML｜parameter name=\"b\" string=\"true\">y</|DSML|parameter>\n</｜｜DSML｜｜invoke>\n</|DSML|function_calls>";
-        assert_eq!(
-            calls(text, V32, None),
-            vec![("f".into(), json!({"a": "x", "b": "y"}))]
-        );
+        assert_eq!(calls(text, V32, None), vec![("f".into(), json!({"a": "x", "b": "y"}))]);
     }
 
     #[test]
     fn missing_closers_and_cut_off() {
         let text = "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"true\">x\n<｜DSML｜parameter name=\"b\" string=\"false\">[1, 2]";
-        assert_eq!(
-            calls(text, V32, None),
-            vec![("f".into(), json!({"a": "x", "b": [1, 2]}))]
-        );
+        assert_eq!(calls(text, V32, None), vec![("f".into(), json!({"a": "x", "b": [1, 2]}))]);
         let text = "<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"true\">x</｜DSML｜parameter>\n</｜DSML｜invoke>\nDone.";
         let cx = Cx { tools: None };
         let parsed = parse(text, 0, &cx).unwrap();
@@ -281,8 +233,7 @@ pub(super) mod tests {
 
     #[test]
     fn v4_block_is_not_v32() {
-        let text =
-            "<｜DSML｜tool_calls><｜DSML｜invoke name=\"f\"></｜DSML｜invoke></｜DSML｜tool_calls>";
+        let text = "<｜DSML｜tool_calls><｜DSML｜invoke name=\"f\"></｜DSML｜invoke></｜DSML｜tool_calls>";
         assert_eq!(calls(text, V32, None), vec![]);
     }
 }

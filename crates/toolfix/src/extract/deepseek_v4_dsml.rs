@@ -27,10 +27,7 @@ mod tests {
         let text = "Let me check.\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"get_time\">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>";
         assert_eq!(
             calls(text, V4, None),
-            vec![
-                ("get_weather".into(), json!({"city": "Paris", "days": 3})),
-                ("get_time".into(), json!({}))
-            ]
+            vec![("get_weather".into(), json!({"city": "Paris", "days": 3})), ("get_time".into(), json!({}))]
         );
     }
 
@@ -44,41 +41,26 @@ mod tests {
         let text = "<｜DSML｜tool_calls><｜DSML｜invoke name=\"edit\"><｜DSML｜parameter name=\"path\" string=\"false\">123</｜DSML｜parameter><｜DSML｜parameter name=\"lines\" string=\"true\">[1, 2]</｜DSML｜parameter><｜DSML｜parameter name=\"force\" string=\"false\">True</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>";
         assert_eq!(
             calls(text, V4, Some(&tools)),
-            vec![(
-                "edit".into(),
-                json!({"path": "123", "lines": [1, 2], "force": true})
-            )]
+            vec![("edit".into(), json!({"path": "123", "lines": [1, 2], "force": true}))]
         );
     }
 
     #[test]
     fn ascii_and_corrupted() {
         let text = "<|DSML|tool_calls>\n<|DSML|invoke name=\"f\">\n<|DSML|parameter name=\"q\" string=\"true\">a <b> c</｜｜DSML｜｜parameter>\n</||DSML||invoke>\n</|DSML|tool_calls>";
-        assert_eq!(
-            calls(text, V4, None),
-            vec![("f".into(), json!({"q": "a <b> c"}))]
-        );
+        assert_eq!(calls(text, V4, None), vec![("f".into(), json!({"q": "a <b> c"}))]);
     }
 
     #[test]
     fn json_body_and_cut_off() {
         let text = "<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"f\">\n{\"a\": 1}\n</｜DSML｜invoke>\n<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"s\" string=\"true\">partial";
-        assert_eq!(
-            calls(text, V4, None),
-            vec![
-                ("f".into(), json!({"a": 1})),
-                ("g".into(), json!({"s": "partial"}))
-            ]
-        );
+        assert_eq!(calls(text, V4, None), vec![("f".into(), json!({"a": 1})), ("g".into(), json!({"s": "partial"}))]);
     }
 
     #[test]
     fn v32_block_is_not_v4() {
         let text = "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\"></｜DSML｜invoke></｜DSML｜function_calls>";
         assert_eq!(calls(text, V4, None), vec![]);
-        assert_eq!(
-            calls("<｜DSML｜invoke name=\"f\"></｜DSML｜invoke>", V4, None),
-            vec![]
-        );
+        assert_eq!(calls("<｜DSML｜invoke name=\"f\"></｜DSML｜invoke>", V4, None), vec![]);
     }
 }

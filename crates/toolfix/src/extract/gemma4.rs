@@ -58,11 +58,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
             break;
         }
         let c = tags::skip_ws(text, q);
-        end = if tags::at(text, c, CLOSE) {
-            c + CLOSE.len()
-        } else {
-            q
-        };
+        end = if tags::at(text, c, CLOSE) { c + CLOSE.len() } else { q };
         pos = end;
     }
     if calls.is_empty() {
@@ -79,10 +75,7 @@ fn read_call(text: &str, pos: usize) -> Option<(&str, String, usize)> {
         return None;
     }
     let name = tags::clean_name(rest.get(..brace)?)?;
-    let mut r = Reader {
-        text,
-        pos: pos + brace,
-    };
+    let mut r = Reader { text, pos: pos + brace };
     let mut out = String::new();
     r.value(&mut out)?;
     if !out.starts_with('{') {
@@ -247,10 +240,7 @@ impl<'a> Reader<'a> {
             let rest = self.rest();
             let (value, used) = match rest.find(QUOTE) {
                 Some(len) => (rest.get(..len).unwrap_or(""), len + QUOTE.len()),
-                None => (
-                    rest.find(CLOSE).and_then(|l| rest.get(..l)).unwrap_or(rest),
-                    rest.len(),
-                ),
+                None => (rest.find(CLOSE).and_then(|l| rest.get(..l)).unwrap_or(rest), rest.len()),
             };
             push_json_string(out, value);
             self.pos += used.min(rest.len());
@@ -304,12 +294,7 @@ mod tests {
             .map(|p| {
                 p.calls
                     .into_iter()
-                    .map(|c| {
-                        (
-                            c.name.into_owned(),
-                            serde_json::from_str(&c.arguments).unwrap(),
-                        )
-                    })
+                    .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
                     .collect()
             })
             .unwrap_or_default()
@@ -320,10 +305,7 @@ mod tests {
         let text = "<|tool_call>call:get_weather{city:<|\"|>Paris, France<|\"|>,days:3,metric:true}<tool_call|>";
         assert_eq!(
             calls(text),
-            vec![(
-                "get_weather".into(),
-                json!({"city": "Paris, France", "days": 3, "metric": true})
-            )]
+            vec![("get_weather".into(), json!({"city": "Paris, France", "days": 3, "metric": true}))]
         );
     }
 
@@ -333,10 +315,7 @@ mod tests {
         assert_eq!(
             calls(text),
             vec![
-                (
-                    "create".into(),
-                    json!({"item": {"name": "a, b", "tags": ["x", "y"], "n": null}})
-                ),
+                ("create".into(), json!({"item": {"name": "a, b", "tags": ["x", "y"], "n": null}})),
                 ("list".into(), json!({}))
             ]
         );
@@ -347,31 +326,18 @@ mod tests {
 
     #[test]
     fn quotes_and_markup_inside_strings() {
-        let text =
-            "<|tool_call>call:write{code:<|\"|>print(\"}{\")\n<tool_call|><|\"|>}<tool_call|>";
-        assert_eq!(
-            calls(text),
-            vec![(
-                "write".into(),
-                json!({"code": "print(\"}{\")\n<tool_call|>"})
-            )]
-        );
+        let text = "<|tool_call>call:write{code:<|\"|>print(\"}{\")\n<tool_call|><|\"|>}<tool_call|>";
+        assert_eq!(calls(text), vec![("write".into(), json!({"code": "print(\"}{\")\n<tool_call|>"}))]);
     }
 
     #[test]
     fn cut_off_and_bare_words() {
         let text = "<|tool_call>call:search{query:<|\"|>rust lang";
-        assert_eq!(
-            calls(text),
-            vec![("search".into(), json!({"query": "rust lang"}))]
-        );
+        assert_eq!(calls(text), vec![("search".into(), json!({"query": "rust lang"}))]);
         let text = "<|tool_call>call:f{a:[1,2";
         assert_eq!(calls(text), vec![("f".into(), json!({"a": [1, 2]}))]);
         let text = "<|tool_call>call:f{unit:celsius,x:-1.5}";
-        assert_eq!(
-            calls(text),
-            vec![("f".into(), json!({"unit": "celsius", "x": -1.5}))]
-        );
+        assert_eq!(calls(text), vec![("f".into(), json!({"unit": "celsius", "x": -1.5}))]);
         assert_eq!(calls("<|tool_call>hello<tool_call|>"), vec![]);
         let deep = format!("<|tool_call>call:f{{a:{}}}", "[".repeat(300));
         assert_eq!(calls(&deep), vec![]);

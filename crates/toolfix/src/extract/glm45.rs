@@ -23,38 +23,20 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
 
 /// Parses one GLM call at `at` if its shape is that of `format` (`Glm45`: the name ends
 /// at a newline; `Glm47`: at `<arg_key>` or `</tool_call>`).
-pub(crate) fn parse_glm<'a>(
-    text: &'a str,
-    at: usize,
-    cx: &Cx<'_>,
-    format: Format,
-) -> Option<Parsed<'a>> {
+pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
     let open = tags::tag_at(text, at, Ns::Plain).filter(|t| t.is_open("tool_call"))?;
     let body = text.get(open.end..)?;
-    let name_len = body
-        .find(|c: char| c == '\n' || c == '\r' || c == '<' || c == '\\')
-        .unwrap_or(body.len());
+    let name_len = body.find(['\n', '\r', '<', '\\']).unwrap_or(body.len());
     let name = tags::clean_name(body.get(..name_len)?)?;
-    if !name
-        .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/'))
-    {
+    if !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/')) {
         return None;
     }
     let after_name = open.end + name_len;
     let newline = matches!(text.as_bytes().get(after_name), Some(b'\n' | b'\r' | b'\\'));
-    if newline
-        && text
-            .get(after_name..)
-            .is_some_and(|r| r.starts_with('\\') && !r.starts_with("\\n"))
-    {
+    if newline && text.get(after_name..).is_some_and(|r| r.starts_with('\\') && !r.starts_with("\\n")) {
         return None;
     }
-    let flavor = if newline {
-        Format::Glm45
-    } else {
-        Format::Glm47
-    };
+    let flavor = if newline { Format::Glm45 } else { Format::Glm47 };
     if flavor != format {
         return None;
     }
@@ -95,10 +77,7 @@ pub(crate) fn parse_glm<'a>(
         format,
         span: Span::new(at, end),
     };
-    Some(Parsed {
-        end,
-        calls: vec![call],
-    })
+    Some(Parsed { end, calls: vec![call] })
 }
 
 /// Reads `K</arg_key> <arg_value>V</arg_value>` from `from` (just after `<arg_key>`).
@@ -107,15 +86,8 @@ fn key_value(text: &str, from: usize) -> (Option<&str>, &str, usize) {
     let Some(tag) = tags::next_tag(text, from, Ns::Plain) else {
         return (None, "", text.len());
     };
-    let key = text
-        .get(from..tag.start)
-        .map(str::trim)
-        .filter(|k| !k.is_empty() && k.len() <= 256);
-    let mut pos = if tag.is_close("arg_key") {
-        tag.end
-    } else {
-        tag.start
-    };
+    let key = text.get(from..tag.start).map(str::trim).filter(|k| !k.is_empty() && k.len() <= 256);
+    let mut pos = if tag.is_close("arg_key") { tag.end } else { tag.start };
     // Up to `<arg_value>`, skipping whitespace and literal `\n`.
     let Some(value_tag) = tags::next_tag(text, pos, Ns::Plain) else {
         return (key, "", text.len());
@@ -160,10 +132,7 @@ mod tests {
                 Some(p) => {
                     for c in p.calls {
                         assert_eq!(c.format, format);
-                        out.push((
-                            c.name.into_owned(),
-                            serde_json::from_str(&c.arguments).unwrap(),
-                        ));
+                        out.push((c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()));
                     }
                     pos = p.end;
                 }
@@ -178,71 +147,40 @@ mod tests {
         let text = "<tool_call>get_current_weather\n    <arg_key>city</arg_key>\n    <arg_value>Dallas</arg_value>\n    <arg_key>state</arg_key>\n    <arg_value>TX</arg_value>\n    </tool_call>";
         assert_eq!(
             calls(text, Format::Glm45),
-            vec![(
-                "get_current_weather".into(),
-                json!({"city": "Dallas", "state": "TX"})
-            )]
+            vec![("get_current_weather".into(), json!({"city": "Dallas", "state": "TX"}))]
         );
         let text = "<tool_call>get_current_time\n</tool_call>";
-        assert_eq!(
-            calls(text, Format::Glm45),
-            vec![("get_current_time".into(), json!({}))]
-        );
+        assert_eq!(calls(text, Format::Glm45), vec![("get_current_time".into(), json!({}))]);
         let text = "<tool_call>calculate\n<arg_key>a</arg_key>\n<arg_value>42</arg_value>\n<arg_key>on</arg_key>\n<arg_value>true</arg_value>\n</tool_call>";
-        assert_eq!(
-            calls(text, Format::Glm45),
-            vec![("calculate".into(), json!({"a": 42, "on": true}))]
-        );
+        assert_eq!(calls(text, Format::Glm45), vec![("calculate".into(), json!({"a": 42, "on": true}))]);
     }
 
     #[test]
     fn whitespace_and_quotes_kept() {
-        let text = "<tool_call>send\n<arg_key>m</arg_key><arg_value>  Hello \"world\"\nNew line </arg_value></tool_call>";
-        assert_eq!(
-            calls(text, Format::Glm45),
-            vec![("send".into(), json!({"m": "  Hello \"world\"\nNew line "}))]
-        );
+        let text =
+            "<tool_call>send\n<arg_key>m</arg_key><arg_value>  Hello \"world\"\nNew line </arg_value></tool_call>";
+        assert_eq!(calls(text, Format::Glm45), vec![("send".into(), json!({"m": "  Hello \"world\"\nNew line "}))]);
     }
 
     #[test]
     fn literal_backslash_n_and_escaped_json() {
         let text = "<tool_call>todo\\n<arg_key>todos</arg_key>\\n<arg_value>[{\\\"id\\\": \\\"1\\\"}]</arg_value>\n</tool_call>";
-        assert_eq!(
-            calls(text, Format::Glm45),
-            vec![("todo".into(), json!({"todos": [{"id": "1"}]}))]
-        );
+        assert_eq!(calls(text, Format::Glm45), vec![("todo".into(), json!({"todos": [{"id": "1"}]}))]);
     }
 
     #[test]
     fn malformed() {
         // Cut off: the call is kept.
-        let text =
-            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>";
-        assert_eq!(
-            calls(text, Format::Glm45),
-            vec![("get_weather".into(), json!({"city": "Beijing"}))]
-        );
+        let text = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>";
+        assert_eq!(calls(text, Format::Glm45), vec![("get_weather".into(), json!({"city": "Beijing"}))]);
         // Start tag only, or prose after it.
         assert_eq!(calls("<tool_call>   ", Format::Glm45), vec![]);
         assert_eq!(calls("<tool_call>get_weather", Format::Glm47), vec![]);
-        assert_eq!(
-            calls("<tool_call>{\"name\": \"f\"}</tool_call>", Format::Glm45),
-            vec![]
-        );
-        assert_eq!(
-            calls(
-                "<tool_call>\n<function=f>\n</function></tool_call>",
-                Format::Glm45
-            ),
-            vec![]
-        );
+        assert_eq!(calls("<tool_call>{\"name\": \"f\"}</tool_call>", Format::Glm45), vec![]);
+        assert_eq!(calls("<tool_call>\n<function=f>\n</function></tool_call>", Format::Glm45), vec![]);
         // A closer inside a value.
-        let text =
-            "<tool_call>w\n<arg_key>s</arg_key><arg_value>a</tool_call>b</arg_value></tool_call>";
-        assert_eq!(
-            calls(text, Format::Glm45),
-            vec![("w".into(), json!({"s": "a</tool_call>b"}))]
-        );
+        let text = "<tool_call>w\n<arg_key>s</arg_key><arg_value>a</tool_call>b</arg_value></tool_call>";
+        assert_eq!(calls(text, Format::Glm45), vec![("w".into(), json!({"s": "a</tool_call>b"}))]);
     }
 
     #[test]

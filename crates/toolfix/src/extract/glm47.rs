@@ -28,12 +28,9 @@ mod tests {
             let at = pos + off;
             match parse(text, at, &cx) {
                 Some(p) => {
-                    out.extend(p.calls.into_iter().map(|c| {
-                        (
-                            c.name.into_owned(),
-                            serde_json::from_str(&c.arguments).unwrap(),
-                        )
-                    }));
+                    out.extend(
+                        p.calls.into_iter().map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap())),
+                    );
                     pos = p.end;
                 }
                 None => pos = at + 1,
@@ -44,10 +41,7 @@ mod tests {
 
     #[test]
     fn corpus_examples() {
-        assert_eq!(
-            calls("<tool_call>get_current_date</tool_call>"),
-            vec![("get_current_date".into(), json!({}))]
-        );
+        assert_eq!(calls("<tool_call>get_current_date</tool_call>"), vec![("get_current_date".into(), json!({}))]);
         let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call><tool_call>get_weather<arg_key>city</arg_key><arg_value>Shanghai</arg_value></tool_call>";
         assert_eq!(
             calls(text),
@@ -73,13 +67,7 @@ mod tests {
     #[test]
     fn leaked_markup_and_cut_off() {
         let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris";
-        assert_eq!(
-            calls(text),
-            vec![("get_weather".into(), json!({"city": "Paris"}))]
-        );
-        assert_eq!(
-            calls("<tool_call>get_weather\n<arg_key>city</arg_key></tool_call>"),
-            vec![]
-        );
+        assert_eq!(calls(text), vec![("get_weather".into(), json!({"city": "Paris"}))]);
+        assert_eq!(calls("<tool_call>get_weather\n<arg_key>city</arg_key></tool_call>"), vec![]);
     }
 }

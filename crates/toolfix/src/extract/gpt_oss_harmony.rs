@@ -59,10 +59,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         format: Format::GptOssHarmony,
         span: Span::new(at, end),
     };
-    Some(Parsed {
-        end,
-        calls: vec![call],
-    })
+    Some(Parsed { end, calls: vec![call] })
 }
 
 /// The largest char boundary of `text` at or below `max`.
@@ -86,9 +83,7 @@ fn recipient(header: &str) -> Option<&str> {
         }
         search = after;
     };
-    let len = to
-        .find(|c: char| c.is_whitespace() || c == '<')
-        .unwrap_or(to.len());
+    let len = to.find(|c: char| c.is_whitespace() || c == '<').unwrap_or(to.len());
     let target = to.get(..len)?;
     let name = target.strip_prefix("functions.").unwrap_or(target);
     tags::clean_name(name)
@@ -102,19 +97,10 @@ mod tests {
         let cx = Cx { tools: None };
         let mut out = Vec::new();
         let mut pos = 0;
-        while let Some(at) = MARKERS
-            .iter()
-            .filter_map(|m| text[pos..].find(m))
-            .min()
-            .map(|i| pos + i)
-        {
+        while let Some(at) = MARKERS.iter().filter_map(|m| text[pos..].find(m)).min().map(|i| pos + i) {
             match parse(text, at, &cx) {
                 Some(p) => {
-                    out.extend(
-                        p.calls
-                            .into_iter()
-                            .map(|c| (c.name.into_owned(), c.arguments.into_owned())),
-                    );
+                    out.extend(p.calls.into_iter().map(|c| (c.name.into_owned(), c.arguments.into_owned())));
                     pos = p.end;
                 }
                 None => pos = at + 1,
@@ -126,39 +112,22 @@ mod tests {
     #[test]
     fn corpus_example() {
         let text = "<|channel|>analysis<|message|>Reasoning...<|end|><|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{\n  \"files\": []\n}<|call|><|start|>assistant<|channel|>final<|message|>Done.";
-        assert_eq!(
-            calls(text),
-            vec![("read_file".into(), "{\n  \"files\": []\n}".into())]
-        );
+        assert_eq!(calls(text), vec![("read_file".into(), "{\n  \"files\": []\n}".into())]);
     }
 
     #[test]
     fn recipient_in_role_header_and_cut_end() {
-        let text = "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}";
-        assert_eq!(
-            calls(text),
-            vec![("get_weather".into(), "{\"city\": \"Paris\"}".into())]
-        );
+        let text =
+            "<|start|>assistant to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Paris\"}";
+        assert_eq!(calls(text), vec![("get_weather".into(), "{\"city\": \"Paris\"}".into())]);
         let text = "<|channel|>commentary to=functions.a<|message|>{}<|end|><|start|>assistant<|channel|>commentary to=browser.search <|constrain|>json<|message|>{\"q\": \"x\"}<|call|>";
-        assert_eq!(
-            calls(text),
-            vec![
-                ("a".into(), "{}".into()),
-                ("browser.search".into(), "{\"q\": \"x\"}".into())
-            ]
-        );
+        assert_eq!(calls(text), vec![("a".into(), "{}".into()), ("browser.search".into(), "{\"q\": \"x\"}".into())]);
     }
 
     #[test]
     fn not_calls() {
-        assert_eq!(
-            calls("<|channel|>final<|message|>Hello to=functions.x"),
-            vec![]
-        );
-        assert_eq!(
-            calls("<|start|>assistant<|channel|>analysis<|message|>thinking<|end|>"),
-            vec![]
-        );
+        assert_eq!(calls("<|channel|>final<|message|>Hello to=functions.x"), vec![]);
+        assert_eq!(calls("<|start|>assistant<|channel|>analysis<|message|>thinking<|end|>"), vec![]);
         assert_eq!(calls("<|channel|>commentary to=functions.f"), vec![]);
     }
 }

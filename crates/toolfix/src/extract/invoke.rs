@@ -82,11 +82,7 @@ pub(crate) fn parse_invoke<'a>(
                 let (value, after) = param_value(text, tag.end, syn);
                 let key = tags::attr(tag.rest, "name").filter(|k| !k.is_empty());
                 if let (Some(args), Some(key)) = (args.as_mut(), key) {
-                    let value = if syn.framing {
-                        tags::strip_framing(value)
-                    } else {
-                        value
-                    };
+                    let value = if syn.framing { tags::strip_framing(value) } else { value };
                     args.push_raw(key, value, syn.untyped);
                 }
                 pos = after;
@@ -110,12 +106,7 @@ pub(crate) fn parse_invoke<'a>(
 
 /// Parses invokes one after another from `pos` (whitespace between them allowed).
 /// Returns the calls and the position after the last invoke.
-pub(crate) fn parse_invokes<'a>(
-    text: &'a str,
-    mut pos: usize,
-    syn: &Syntax,
-    cx: &Cx<'_>,
-) -> (Vec<RawCall<'a>>, usize) {
+pub(crate) fn parse_invokes<'a>(text: &'a str, mut pos: usize, syn: &Syntax, cx: &Cx<'_>) -> (Vec<RawCall<'a>>, usize) {
     let mut calls = Vec::new();
     loop {
         let p = tags::skip_ws(text, pos);
@@ -131,9 +122,7 @@ pub(crate) fn parse_invokes<'a>(
 /// The raw value of a parameter starting at `from`, and where parsing goes on.
 fn param_value<'a>(text: &'a str, from: usize, syn: &Syntax) -> (&'a str, usize) {
     match next(text, from, syn) {
-        Next::Tag(tag) if tag.is_close("parameter") => {
-            (text.get(from..tag.start).unwrap_or(""), tag.end)
-        }
+        Next::Tag(tag) if tag.is_close("parameter") => (text.get(from..tag.start).unwrap_or(""), tag.end),
         Next::Tag(tag) => (unclosed(text.get(from..tag.start).unwrap_or("")), tag.start),
         Next::Stop(at) => (unclosed(text.get(from..at).unwrap_or("")), at),
         Next::End => (text.get(from..).unwrap_or(""), text.len()),

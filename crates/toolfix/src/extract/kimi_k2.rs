@@ -64,11 +64,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         if let Some(name) = name_from_id(id) {
             calls.push(RawCall {
                 name: Cow::Borrowed(name),
-                arguments: Cow::Borrowed(if arguments.is_empty() {
-                    "{}"
-                } else {
-                    arguments
-                }),
+                arguments: Cow::Borrowed(if arguments.is_empty() { "{}" } else { arguments }),
                 id: Some(Cow::Borrowed(id)),
                 format: Format::KimiK2,
                 span: Span::new(p, after),
@@ -136,16 +132,8 @@ mod tests {
         assert_eq!(
             calls(text),
             vec![
-                (
-                    "get_weather".into(),
-                    json!({"city": "Beijing"}),
-                    "functions.get_weather:0".into()
-                ),
-                (
-                    "get_news".into(),
-                    json!({"topic": "tech"}),
-                    "get_news:1".into()
-                ),
+                ("get_weather".into(), json!({"city": "Beijing"}), "functions.get_weather:0".into()),
+                ("get_news".into(), json!({"topic": "tech"}), "get_news:1".into()),
             ]
         );
         let cx = Cx { tools: None };
@@ -156,10 +144,7 @@ mod tests {
     #[test]
     fn bad_ids_skipped() {
         let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.invalid.0 <|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|><|tool_call_begin|>functions.valid:1 <|tool_call_argument_begin|>{\"b\": 2}<|tool_call_end|><|tool_calls_section_end|>";
-        assert_eq!(
-            calls(text),
-            vec![("valid".into(), json!({"b": 2}), "functions.valid:1".into())]
-        );
+        assert_eq!(calls(text), vec![("valid".into(), json!({"b": 2}), "functions.valid:1".into())]);
         let text = "<|tool_calls_section_begin|><|tool_call_begin|>0 <|tool_call_argument_begin|>{\"a\": 1}<|tool_call_end|><|tool_calls_section_end|>";
         assert_eq!(calls(text), vec![]);
     }
@@ -169,26 +154,15 @@ mod tests {
         let text = "<|tool_calls_section_begin|><|tool_call_begin|>functions.bad:0 <|tool_call_argument_begin|>{\"city\": \"Beijing\"<|tool_call_end|><|tool_call_begin|>functions.cut:1 <|tool_call_argument_begin|>{\"x\": ";
         let cx = Cx { tools: None };
         let parsed = parse(text, 0, &cx).unwrap();
-        let got: Vec<_> = parsed
-            .calls
-            .iter()
-            .map(|c| (c.name.as_ref(), c.arguments.as_ref()))
-            .collect();
-        assert_eq!(
-            got,
-            vec![("bad", "{\"city\": \"Beijing\""), ("cut", "{\"x\":")]
-        );
+        let got: Vec<_> = parsed.calls.iter().map(|c| (c.name.as_ref(), c.arguments.as_ref())).collect();
+        assert_eq!(got, vec![("bad", "{\"city\": \"Beijing\""), ("cut", "{\"x\":")]);
         assert_eq!(parsed.end, text.len());
     }
 
     #[test]
     fn missing_section_marker() {
-        let text =
-            "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>";
-        assert_eq!(
-            calls(text),
-            vec![("f".into(), json!({}), "functions.f:0".into())]
-        );
+        let text = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>";
+        assert_eq!(calls(text), vec![("f".into(), json!({}), "functions.f:0".into())]);
         let cx = Cx { tools: None };
         assert!(parse("invalid:0<|tool_call_argument_begin|>{}", 0, &cx).is_none());
     }

@@ -28,11 +28,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         return None;
     };
     let q = tags::skip_ws(text, end);
-    let end = if tags::at(text, q, END) {
-        q + END.len()
-    } else {
-        end
-    };
+    let end = if tags::at(text, q, END) { q + END.len() } else { end };
     to_parsed(calls, end, Format::Lfm2)
 }
 
@@ -50,10 +46,7 @@ mod tests {
                 .into_iter()
                 .map(|c| {
                     assert_eq!(c.format, Format::Lfm2);
-                    (
-                        c.name.into_owned(),
-                        serde_json::from_str(&c.arguments).unwrap(),
-                    )
+                    (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap())
                 })
                 .collect();
             (calls, p.end)
@@ -64,24 +57,11 @@ mod tests {
     fn single_and_parallel() {
         let text = "<|tool_call_start|>[get_candidate_status(candidate_id=\"12345\")]<|tool_call_end|>Checking.";
         let (got, end) = calls(text);
-        assert_eq!(
-            got,
-            vec![(
-                "get_candidate_status".into(),
-                json!({"candidate_id": "12345"})
-            )]
-        );
+        assert_eq!(got, vec![("get_candidate_status".into(), json!({"candidate_id": "12345"}))]);
         assert_eq!(&text[end..], "Checking.");
-        let text =
-            "<think>x</think><|tool_call_start|>[a.b(x=1, y=[True, None]), c()]<|tool_call_end|>";
+        let text = "<think>x</think><|tool_call_start|>[a.b(x=1, y=[True, None]), c()]<|tool_call_end|>";
         let (got, _) = calls(text);
-        assert_eq!(
-            got,
-            vec![
-                ("a.b".into(), json!({"x": 1, "y": [true, null]})),
-                ("c".into(), json!({}))
-            ]
-        );
+        assert_eq!(got, vec![("a.b".into(), json!({"x": 1, "y": [true, null]})), ("c".into(), json!({}))]);
     }
 
     #[test]
@@ -89,21 +69,12 @@ mod tests {
         let (got, _) = calls("<|tool_call_start|>[f(q='x')]");
         assert_eq!(got, vec![("f".into(), json!({"q": "x"}))]);
         let (got, _) = calls("<|tool_call_start|>f(q='x')\ng(n=2)<|tool_call_end|>");
-        assert_eq!(
-            got,
-            vec![
-                ("f".into(), json!({"q": "x"})),
-                ("g".into(), json!({"n": 2}))
-            ]
-        );
+        assert_eq!(got, vec![("f".into(), json!({"q": "x"})), ("g".into(), json!({"n": 2}))]);
     }
 
     #[test]
     fn not_a_call() {
-        assert_eq!(
-            calls("<|tool_call_start|>[1, 2]<|tool_call_end|>").0,
-            vec![]
-        );
+        assert_eq!(calls("<|tool_call_start|>[1, 2]<|tool_call_end|>").0, vec![]);
         assert_eq!(calls("<|tool_call_start|>{\"name\": \"f\"}").0, vec![]);
     }
 }

@@ -9,72 +9,24 @@ pub(crate) type ParseFn = for<'a> fn(&'a str, usize, &Cx<'_>) -> Option<Parsed<'
 
 /// Each markup-family format: its start markers and its parser.
 pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
-    (
-        Format::Qwen3Coder,
-        super::qwen3_coder::MARKERS,
-        super::qwen3_coder::parse,
-    ),
-    (
-        Format::SeedOss,
-        super::seed_oss::MARKERS,
-        super::seed_oss::parse,
-    ),
+    (Format::Qwen3Coder, super::qwen3_coder::MARKERS, super::qwen3_coder::parse),
+    (Format::SeedOss, super::seed_oss::MARKERS, super::seed_oss::parse),
     (Format::Glm45, super::glm45::MARKERS, super::glm45::parse),
     (Format::Glm47, super::glm47::MARKERS, super::glm47::parse),
-    (
-        Format::DeepseekV32Dsml,
-        super::deepseek_v32_dsml::MARKERS,
-        super::deepseek_v32_dsml::parse,
-    ),
-    (
-        Format::DeepseekV4Dsml,
-        super::deepseek_v4_dsml::MARKERS,
-        super::deepseek_v4_dsml::parse,
-    ),
-    (
-        Format::KimiK2,
-        super::kimi_k2::MARKERS,
-        super::kimi_k2::parse,
-    ),
+    (Format::DeepseekV32Dsml, super::deepseek_v32_dsml::MARKERS, super::deepseek_v32_dsml::parse),
+    (Format::DeepseekV4Dsml, super::deepseek_v4_dsml::MARKERS, super::deepseek_v4_dsml::parse),
+    (Format::KimiK2, super::kimi_k2::MARKERS, super::kimi_k2::parse),
     (Format::Lfm2, super::lfm2::MARKERS, super::lfm2::parse),
     (Format::Olmo3, super::olmo3::MARKERS, super::olmo3::parse),
-    (
-        Format::Pythonic,
-        super::pythonic::MARKERS,
-        super::pythonic::parse,
-    ),
+    (Format::Pythonic, super::pythonic::MARKERS, super::pythonic::parse),
     (Format::Step3, super::step3::MARKERS, super::step3::parse),
-    (
-        Format::MinimaxM2,
-        super::minimax_m2::MARKERS,
-        super::minimax_m2::parse,
-    ),
-    (
-        Format::MuseGlimmer,
-        super::muse_glimmer::MARKERS,
-        super::muse_glimmer::parse,
-    ),
-    (
-        Format::DeepseekV3,
-        super::deepseek_v3::MARKERS,
-        super::deepseek_v3::parse,
-    ),
-    (
-        Format::DeepseekV31,
-        super::deepseek_v31::MARKERS,
-        super::deepseek_v31::parse,
-    ),
-    (
-        Format::GptOssHarmony,
-        super::gpt_oss_harmony::MARKERS,
-        super::gpt_oss_harmony::parse,
-    ),
+    (Format::MinimaxM2, super::minimax_m2::MARKERS, super::minimax_m2::parse),
+    (Format::MuseGlimmer, super::muse_glimmer::MARKERS, super::muse_glimmer::parse),
+    (Format::DeepseekV3, super::deepseek_v3::MARKERS, super::deepseek_v3::parse),
+    (Format::DeepseekV31, super::deepseek_v31::MARKERS, super::deepseek_v31::parse),
+    (Format::GptOssHarmony, super::gpt_oss_harmony::MARKERS, super::gpt_oss_harmony::parse),
     (Format::Gemma4, super::gemma4::MARKERS, super::gemma4::parse),
-    (
-        Format::MinimaxM3,
-        super::minimax_m3::MARKERS,
-        super::minimax_m3::parse,
-    ),
+    (Format::MinimaxM3, super::minimax_m3::MARKERS, super::minimax_m3::parse),
 ];
 
 /// Runs the markup-family parsers over `text` as a minimal driver would: at the
@@ -83,13 +35,9 @@ pub(crate) const MARKUP_FORMATS: &[(Format, &[&str], ParseFn)] = &[
 /// `(format, name, arguments)` of every call found. For tests; the real driver also
 /// tries the JSON formats, splits reasoning, dedupes and types ids.
 #[doc(hidden)]
-pub fn parse_markup_for_tests(
-    text: &str,
-    tools: Option<&dyn ToolLookup>,
-) -> Vec<(Format, String, String)> {
+pub fn parse_markup_for_tests(text: &str, tools: Option<&dyn ToolLookup>) -> Vec<(Format, String, String)> {
     let cx = Cx { tools };
-    let markers: Vec<&str> =
-        MARKUP_FORMATS.iter().flat_map(|(_, markers, _)| markers.iter().copied()).collect();
+    let markers: Vec<&str> = MARKUP_FORMATS.iter().flat_map(|(_, markers, _)| markers.iter().copied()).collect();
     // Next occurrence of each marker at or after `pos`, found lazily (monotone scans).
     let mut next: Vec<Option<usize>> = vec![Some(0); markers.len()];
     let mut out = Vec::new();
@@ -108,12 +56,7 @@ pub fn parse_markup_for_tests(
             .find_map(|(_, _, parse)| parse(text, at, &cx));
         match parsed {
             Some(parsed) => {
-                out.extend(
-                    parsed
-                        .calls
-                        .into_iter()
-                        .map(|c| (c.format, c.name.into_owned(), c.arguments.into_owned())),
-                );
+                out.extend(parsed.calls.into_iter().map(|c| (c.format, c.name.into_owned(), c.arguments.into_owned())));
                 pos = parsed.end.max(at + 1);
             }
             None => pos = at + 1,

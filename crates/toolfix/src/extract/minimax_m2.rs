@@ -36,11 +36,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         return None;
     }
     let q = tags::skip_ws(text, after);
-    let end = if tags::at(text, q, CLOSE) {
-        q + CLOSE.len()
-    } else {
-        after
-    };
+    let end = if tags::at(text, q, CLOSE) { q + CLOSE.len() } else { after };
     Some(Parsed { end, calls })
 }
 
@@ -52,19 +48,12 @@ mod tests {
 
     fn calls(text: &str, tools: Option<&HashMap<String, Value>>) -> (Vec<(String, Value)>, usize) {
         let at = text.find(OPEN).unwrap();
-        let cx = Cx {
-            tools: tools.map(|t| t as &dyn super::super::ToolLookup),
-        };
+        let cx = Cx { tools: tools.map(|t| t as &dyn super::super::ToolLookup) };
         parse(text, at, &cx).map_or((Vec::new(), 0), |p| {
             let calls = p
                 .calls
                 .into_iter()
-                .map(|c| {
-                    (
-                        c.name.into_owned(),
-                        serde_json::from_str(&c.arguments).unwrap(),
-                    )
-                })
+                .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
                 .collect();
             (calls, p.end)
         })
@@ -74,13 +63,7 @@ mod tests {
     fn several_invokes_untyped_strings() {
         let text = "Let me check. <minimax:tool_call><invoke name=\"fn_a\"><parameter name=\"x\">1</parameter></invoke><invoke name=\"fn_b\"><parameter name=\"y\">2</parameter></invoke></minimax:tool_call> ok";
         let (got, end) = calls(text, None);
-        assert_eq!(
-            got,
-            vec![
-                ("fn_a".into(), json!({"x": "1"})),
-                ("fn_b".into(), json!({"y": "2"}))
-            ]
-        );
+        assert_eq!(got, vec![("fn_a".into(), json!({"x": "1"})), ("fn_b".into(), json!({"y": "2"}))]);
         assert_eq!(&text[end..], " ok");
     }
 
@@ -92,23 +75,13 @@ mod tests {
             json!({"properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}),
         );
         let text = "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">\nSeattle\n</parameter>\n<parameter name=\"days\">5</parameter>\n</invoke>\n</minimax:tool_call>";
-        assert_eq!(
-            calls(text, Some(&tools)).0,
-            vec![("get_weather".into(), json!({"city": "Seattle", "days": 5}))]
-        );
+        assert_eq!(calls(text, Some(&tools)).0, vec![("get_weather".into(), json!({"city": "Seattle", "days": 5}))]);
     }
 
     #[test]
     fn cut_off_and_unclosed() {
-        let text =
-            "<minimax:tool_call><invoke name=\"f\"><parameter name=\"a\">x<parameter name=\"b\">y";
-        assert_eq!(
-            calls(text, None).0,
-            vec![("f".into(), json!({"a": "x", "b": "y"}))]
-        );
-        assert_eq!(
-            calls("<minimax:tool_call>{\"name\": \"f\"}", None).0,
-            vec![]
-        );
+        let text = "<minimax:tool_call><invoke name=\"f\"><parameter name=\"a\">x<parameter name=\"b\">y";
+        assert_eq!(calls(text, None).0, vec![("f".into(), json!({"a": "x", "b": "y"}))]);
+        assert_eq!(calls("<minimax:tool_call>{\"name\": \"f\"}", None).0, vec![]);
     }
 }

@@ -49,9 +49,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         match (tag.close, tag.name) {
             (false, "invoke") => {
                 calls.extend(call.take().map(|c| c.finish(text, at_tag)));
-                call = tags::attr(tag.rest, "name")
-                    .and_then(tags::clean_name)
-                    .map(|name| Call::new(cx, name, at_tag));
+                call = tags::attr(tag.rest, "name").and_then(tags::clean_name).map(|name| Call::new(cx, name, at_tag));
             }
             (true, "invoke") => {
                 calls.extend(call.take().map(|c| c.finish(text, at_tag)).map(|mut c| {
@@ -113,19 +111,9 @@ struct Call<'a, 's> {
 
 impl<'a, 's> Call<'a, 's> {
     fn new(cx: &Cx<'s>, name: &'a str, start: usize) -> Self {
-        let props = cx
-            .tools
-            .and_then(|t| t.parameters(name))
-            .and_then(|s| s.get("properties"))
-            .and_then(Value::as_object);
-        Call {
-            name,
-            start,
-            props,
-            stack: Vec::new(),
-            args: String::from("{"),
-            count: 0,
-        }
+        let props =
+            cx.tools.and_then(|t| t.parameters(name)).and_then(|s| s.get("properties")).and_then(Value::as_object);
+        Call { name, start, props, stack: Vec::new(), args: String::from("{"), count: 0 }
     }
 
     /// An element tag at `at` (prefix included).
@@ -153,9 +141,7 @@ impl<'a, 's> Call<'a, 's> {
                 if array {
                     schema.and_then(|s| s.get("items"))
                 } else {
-                    schema
-                        .and_then(|s| s.get("properties"))
-                        .and_then(|p| p.get(tag.name))
+                    schema.and_then(|s| s.get("properties")).and_then(|p| p.get(tag.name))
                 }
             }
         };
@@ -172,26 +158,20 @@ impl<'a, 's> Call<'a, 's> {
     /// Closes the innermost element, its text ending at `at`.
     fn close_top(&mut self, text: &str, at: usize) {
         let Some(elem) = self.stack.pop() else { return };
-        let value = match elem.array {
-            Some(array) => {
-                let mut out = elem.out;
-                out.push(if array { ']' } else { '}' });
-                out
-            }
-            None => {
-                let raw = text.get(elem.text_start..at).unwrap_or("");
-                type_raw(tags::strip_framing(raw), elem.schema, Untyped::Json)
-            }
+        let value = if let Some(array) = elem.array {
+            let mut out = elem.out;
+            out.push(if array { ']' } else { '}' });
+            out
+        } else {
+            let raw = text.get(elem.text_start..at).unwrap_or("");
+            type_raw(tags::strip_framing(raw), elem.schema, Untyped::Json)
         };
-        let (out, count, in_array) = match self.stack.last_mut() {
-            Some(parent) => {
-                parent.children += 1;
-                (&mut parent.out, parent.children, parent.array == Some(true))
-            }
-            None => {
-                self.count += 1;
-                (&mut self.args, self.count, false)
-            }
+        let (out, count, in_array) = if let Some(parent) = self.stack.last_mut() {
+            parent.children += 1;
+            (&mut parent.out, parent.children, parent.array == Some(true))
+        } else {
+            self.count += 1;
+            (&mut self.args, self.count, false)
         };
         if count > 1 {
             out.push_str(", ");
@@ -225,24 +205,17 @@ mod tests {
     use std::collections::HashMap;
 
     fn m3(s: &str) -> String {
-        s.replace("~", PREFIX)
+        s.replace('~', PREFIX)
     }
 
     fn calls(text: &str, tools: Option<&HashMap<String, Value>>) -> (Vec<(String, Value)>, usize) {
         let at = text.find(MARKERS[0]).unwrap();
-        let cx = Cx {
-            tools: tools.map(|t| t as &dyn super::super::ToolLookup),
-        };
+        let cx = Cx { tools: tools.map(|t| t as &dyn super::super::ToolLookup) };
         parse(text, at, &cx).map_or((Vec::new(), 0), |p| {
             let calls = p
                 .calls
                 .into_iter()
-                .map(|c| {
-                    (
-                        c.name.into_owned(),
-                        serde_json::from_str(&c.arguments).unwrap(),
-                    )
-                })
+                .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
                 .collect();
             (calls, p.end)
         })
@@ -254,20 +227,11 @@ mod tests {
             "Checking.~<tool_call>\n~<invoke name=\"get_weather\">\n~<city>Paris~</city>\n~<days>3~</days>\n~</invoke>\n~</tool_call> done",
         );
         let (got, end) = calls(&text, None);
-        assert_eq!(
-            got,
-            vec![("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
+        assert_eq!(got, vec![("get_weather".into(), json!({"city": "Paris", "days": 3}))]);
         assert_eq!(&text[end..], " done");
         let mut tools = HashMap::new();
-        tools.insert(
-            "get_weather".to_owned(),
-            json!({"properties": {"days": {"type": "string"}}}),
-        );
-        assert_eq!(
-            calls(&text, Some(&tools)).0,
-            vec![("get_weather".into(), json!({"city": "Paris", "days": "3"}))]
-        );
+        tools.insert("get_weather".to_owned(), json!({"properties": {"days": {"type": "string"}}}));
+        assert_eq!(calls(&text, Some(&tools)).0, vec![("get_weather".into(), json!({"city": "Paris", "days": "3"}))]);
     }
 
     #[test]
@@ -278,10 +242,7 @@ mod tests {
         assert_eq!(
             calls(&text, None).0,
             vec![
-                (
-                    "create".into(),
-                    json!({"options": {"unit": "c", "depth": 2}, "tags": ["a", 7]})
-                ),
+                ("create".into(), json!({"options": {"unit": "c", "depth": 2}, "tags": ["a", 7]})),
                 ("list".into(), json!({}))
             ]
         );
@@ -290,15 +251,9 @@ mod tests {
     #[test]
     fn raw_markup_inside_values_and_cut_off() {
         let text = m3("~<tool_call>~<invoke name=\"w\">~<html>\n<div>a</div>\n~</html>~<q>partial");
-        assert_eq!(
-            calls(&text, None).0,
-            vec![("w".into(), json!({"html": "<div>a</div>", "q": "partial"}))]
-        );
+        assert_eq!(calls(&text, None).0, vec![("w".into(), json!({"html": "<div>a</div>", "q": "partial"}))]);
         let text = m3("~<tool_call>~<invoke name=\"w\">~<o>~<a>1~</o>~</invoke>");
-        assert_eq!(
-            calls(&text, None).0,
-            vec![("w".into(), json!({"o": {"a": 1}}))]
-        );
+        assert_eq!(calls(&text, None).0, vec![("w".into(), json!({"o": {"a": 1}}))]);
         assert_eq!(calls(&m3("~<tool_call>nothing"), None).0, vec![]);
     }
 }

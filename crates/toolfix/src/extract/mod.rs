@@ -60,9 +60,7 @@ pub trait ToolLookup {
     fn parameters(&self, name: &str) -> Option<&serde_json::Value>;
 }
 
-impl<S: std::hash::BuildHasher> ToolLookup
-    for std::collections::HashMap<String, serde_json::Value, S>
-{
+impl<S: std::hash::BuildHasher> ToolLookup for std::collections::HashMap<String, serde_json::Value, S> {
     fn is_known(&self, name: &str) -> bool {
         self.contains_key(name)
     }

@@ -29,11 +29,7 @@ const MUSE: Syntax = Syntax {
 
 /// Parses a Muse function-call block at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
-    let start = if tags::at(text, at, "<|message|>") {
-        at + "<|message|>".len()
-    } else {
-        at
-    };
+    let start = if tags::at(text, at, "<|message|>") { at + "<|message|>".len() } else { at };
     if !tags::at(text, start, OPEN) {
         return None;
     }
@@ -42,11 +38,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         return None;
     }
     let q = tags::skip_ws(text, after);
-    let end = if tags::at(text, q, CLOSE) {
-        q + CLOSE.len()
-    } else {
-        after
-    };
+    let end = if tags::at(text, q, CLOSE) { q + CLOSE.len() } else { after };
     Some(Parsed { end, calls })
 }
 
@@ -64,10 +56,7 @@ mod tests {
                 .into_iter()
                 .map(|c| {
                     assert_eq!(c.format, Format::MuseGlimmer);
-                    (
-                        c.name.into_owned(),
-                        serde_json::from_str(&c.arguments).unwrap(),
-                    )
+                    (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap())
                 })
                 .collect();
             (calls, p.end)
@@ -78,33 +67,20 @@ mod tests {
     fn single_with_header() {
         let text = " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Paris</atem:parameter>\n<atem:parameter name=\"days\">3</atem:parameter>\n</atem:invoke>\n</atem:function_calls>";
         let (got, end) = calls(text);
-        assert_eq!(
-            got,
-            vec![("get_weather".into(), json!({"city": "Paris", "days": 3}))]
-        );
+        assert_eq!(got, vec![("get_weather".into(), json!({"city": "Paris", "days": 3}))]);
         assert_eq!(end, text.len());
     }
 
     #[test]
     fn several_invokes() {
         let text = "<atem:function_calls><atem:invoke name=\"a\"><atem:parameter name=\"q\">\nline one\nline two\n</atem:parameter></atem:invoke><atem:invoke name=\"b\"></atem:invoke></atem:function_calls>";
-        assert_eq!(
-            calls(text).0,
-            vec![
-                ("a".into(), json!({"q": "line one\nline two"})),
-                ("b".into(), json!({}))
-            ]
-        );
+        assert_eq!(calls(text).0, vec![("a".into(), json!({"q": "line one\nline two"})), ("b".into(), json!({}))]);
     }
 
     #[test]
     fn cut_off() {
-        let text =
-            "<atem:function_calls><atem:invoke name=\"a\"><atem:parameter name=\"q\">partial";
+        let text = "<atem:function_calls><atem:invoke name=\"a\"><atem:parameter name=\"q\">partial";
         assert_eq!(calls(text).0, vec![("a".into(), json!({"q": "partial"}))]);
-        assert_eq!(
-            calls("<atem:function_calls>nothing</atem:function_calls>").0,
-            vec![]
-        );
+        assert_eq!(calls("<atem:function_calls>nothing</atem:function_calls>").0, vec![]);
     }
 }

@@ -23,14 +23,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     let (calls, end) = if tags::at(text, p, "[") && pycall::looks_like_call(text, p + 1) {
         let (calls, end) = pycall::parse_calls(text, p + 1, Layout::List);
         let q = tags::skip_ws(text, end);
-        (
-            calls,
-            if tags::at(text, q, END) {
-                q + END.len()
-            } else {
-                end
-            },
-        )
+        (calls, if tags::at(text, q, END) { q + END.len() } else { end })
     } else if pycall::looks_like_call(text, p) {
         pycall::parse_calls(text, p, Layout::Lines(END))
     } else {
@@ -51,12 +44,7 @@ mod tests {
             let calls = p
                 .calls
                 .into_iter()
-                .map(|c| {
-                    (
-                        c.name.into_owned(),
-                        serde_json::from_str(&c.arguments).unwrap(),
-                    )
-                })
+                .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
                 .collect();
             (calls, p.end)
         })
@@ -69,10 +57,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
-                (
-                    "get_weather".into(),
-                    json!({"city": "San Francisco", "metric": "celsius"})
-                ),
+                ("get_weather".into(), json!({"city": "San Francisco", "metric": "celsius"})),
                 ("get_weather".into(), json!({})),
                 ("do_something_cool".into(), json!({"steps": []})),
             ]
@@ -84,13 +69,9 @@ mod tests {
 
     #[test]
     fn malformed() {
-        let (got, _) =
-            calls("<function_calls>bad(x=b'z')\nget_weather(city='SF')</function_calls>");
+        let (got, _) = calls("<function_calls>bad(x=b'z')\nget_weather(city='SF')</function_calls>");
         assert_eq!(got, vec![("get_weather".into(), json!({"city": "SF"}))]);
-        assert_eq!(
-            calls("<function_calls>foo(x=1])</function_calls>").0,
-            vec![]
-        );
+        assert_eq!(calls("<function_calls>foo(x=1])</function_calls>").0, vec![]);
         let (got, end) = calls("<function_calls>f(a=1)");
         assert_eq!(got, vec![("f".into(), json!({"a": 1}))]);
         assert_eq!(end, "<function_calls>f(a=1)".len());

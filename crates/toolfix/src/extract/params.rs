@@ -15,6 +15,7 @@
 //! Numbers keep the text the model wrote (`5.0` stays `5.0`).
 
 use super::parsed::Cx;
+use crate::salvage::FixKind;
 use serde_json::{Map, Value};
 
 /// What to do with a value whose type the schema does not give.
@@ -44,12 +45,7 @@ impl<'t> Args<'t> {
             .and_then(|tools| tools.parameters(name))
             .and_then(|schema| schema.get("properties"))
             .and_then(Value::as_object);
-        Args {
-            props,
-            out: String::from("{"),
-            count: 0,
-            first: None,
-        }
+        Args { props, out: String::from("{"), count: 0, first: None }
     }
 
     /// True when no parameter was pushed.
@@ -103,7 +99,7 @@ fn object_text(text: &str) -> Option<String> {
     if !text.starts_with('{') {
         return None;
     }
-    container_text(text)
+    container_text(text, Trust::Guess)
 }
 
 /// JSON text for a raw value, typed through its property schema.
@@ -121,8 +117,8 @@ pub(crate) fn type_raw(raw: &str, prop: Option<&Value>, untyped: Untyped) -> Str
             Type::Integer | Type::Number => number_text(trimmed).map(str::to_owned),
             Type::Boolean => bool_text(trimmed).map(str::to_owned),
             Type::Null => null_text(trimmed).map(str::to_owned),
-            Type::Object if trimmed.starts_with('{') => container_text(trimmed),
-            Type::Array if trimmed.starts_with('[') => container_text(trimmed),
+            Type::Object if trimmed.starts_with('{') => container_text(trimmed, Trust::Schema),
+            Type::Array if trimmed.starts_with('[') => container_text(trimmed, Trust::Schema),
             Type::Object | Type::Array | Type::String => None,
         };
         if typed.is_some() {
@@ -149,14 +145,24 @@ fn untyped_json(raw: &str) -> Option<String> {
         (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
     );
     if closes {
-        return container_text(trimmed);
+        return container_text(trimmed, Trust::Guess);
     }
     None
 }
 
+/// How sure we are that a text is meant as an object or array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trust {
+    /// The schema says so: any salvage repair is fine.
+    Schema,
+    /// A guess from the text's shape: only repairs of JSON-like syntax (quotes, commas,
+    /// Python literals, ...), never prose turned into strings (`[see above]`).
+    Guess,
+}
+
 /// Object or array text: strict JSON as is, else salvaged, else decoded once from an
 /// escaped-JSON text (`[{\"a\": 1}]`).
-fn container_text(text: &str) -> Option<String> {
+fn container_text(text: &str, trust: Trust) -> Option<String> {
     if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
         return Some(text.to_owned());
     }
@@ -166,19 +172,42 @@ fn container_text(text: &str) -> Option<String> {
         quoted.push_str(text);
         quoted.push('"');
         if let Ok(decoded) = serde_json::from_str::<String>(&quoted) {
-            if let Ok(out) = crate::salvage::salvage(&decoded) {
-                if is_container(out.text()) {
-                    return Some(out.text().to_owned());
-                }
+            if let Some(out) = salvaged_container(&decoded, trust) {
+                return Some(out);
             }
         }
     }
+    salvaged_container(text, trust)
+}
+
+fn salvaged_container(text: &str, trust: Trust) -> Option<String> {
     let out = crate::salvage::salvage(text).ok()?;
-    if is_container(out.text()) {
-        Some(out.text().to_owned())
-    } else {
-        None
-    }
+    let plausible = trust == Trust::Schema || out.fixes().iter().all(|f| is_syntax_fix(f.kind));
+    (plausible && is_container(out.text())).then(|| out.text().to_owned())
+}
+
+/// Repairs that keep JSON-like text JSON-like (as opposed to reading prose as strings).
+fn is_syntax_fix(kind: FixKind) -> bool {
+    matches!(
+        kind,
+        FixKind::Comment
+            | FixKind::TrailingComma
+            | FixKind::LeadingComma
+            | FixKind::DoubledComma
+            | FixKind::MissingComma
+            | FixKind::SingleQuotes
+            | FixKind::SmartQuotes
+            | FixKind::UnquotedKey
+            | FixKind::PythonLiteral
+            | FixKind::JsLiteral
+            | FixKind::LiteralCase
+            | FixKind::ControlCharacter
+            | FixKind::InvalidEscape
+            | FixKind::LoneSurrogate
+            | FixKind::NumberFormat
+            | FixKind::TupleOrSet
+            | FixKind::EscapedJson
+    )
 }
 
 fn is_container(text: &str) -> bool {
@@ -190,10 +219,7 @@ pub(crate) fn number_text(text: &str) -> Option<&str> {
     if !is_json_number(text) {
         return None;
     }
-    text.parse::<f64>()
-        .ok()
-        .filter(|n| n.is_finite())
-        .map(|_| text)
+    text.parse::<f64>().ok().filter(|n| n.is_finite()).map(|_| text)
 }
 
 /// JSON number grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
@@ -266,7 +292,8 @@ pub(crate) fn push_json_string(out: &mut String, text: &str) {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             c if u32::from(c) < 0x20 => {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
             }
             c => out.push(c),
         }
@@ -307,12 +334,7 @@ fn schema_types(prop: &Value) -> Vec<Type> {
     let mut add = |schema: &Value| match schema.get("type") {
         Some(Value::String(name)) => types.extend(Type::from_name(name)),
         Some(Value::Array(names)) => {
-            types.extend(
-                names
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(Type::from_name),
-            );
+            types.extend(names.iter().filter_map(Value::as_str).filter_map(Type::from_name));
         }
         _ => {
             if schema.get("properties").is_some() {
@@ -349,10 +371,7 @@ mod tests {
 
     #[test]
     fn string_kept_exactly() {
-        assert_eq!(
-            ty("  indented  ", &json!({"type": "string"})),
-            r#""  indented  ""#
-        );
+        assert_eq!(ty("  indented  ", &json!({"type": "string"})), r#""  indented  ""#);
         assert_eq!(ty("null", &json!({"type": "string"})), r#""null""#);
         assert_eq!(ty("a\"b\nc", &json!({"type": "string"})), r#""a\"b\nc""#);
     }
@@ -392,25 +411,14 @@ mod tests {
         assert_eq!(type_raw("42", None, Untyped::Json), "42");
         assert_eq!(type_raw("None", None, Untyped::Json), "null");
         assert_eq!(type_raw("[1, 2]", None, Untyped::Json), "[1, 2]");
-        assert_eq!(
-            type_raw("[see above]", None, Untyped::Json),
-            r#""[see above]""#
-        );
+        assert_eq!(type_raw("[see above]", None, Untyped::Json), r#""[see above]""#);
         assert_eq!(type_raw("hello", None, Untyped::Json), r#""hello""#);
         assert_eq!(type_raw("5", None, Untyped::String), r#""5""#);
     }
 
     #[test]
     fn numbers() {
-        for ok in [
-            "0",
-            "-1",
-            "1.5",
-            "1e5",
-            "1E+5",
-            "-0.0e-1",
-            "12345678901234567890",
-        ] {
+        for ok in ["0", "-1", "1.5", "1e5", "1E+5", "-0.0e-1", "12345678901234567890"] {
             assert!(is_json_number(ok), "{ok}");
         }
         for bad in ["", "-", "01", "1.", ".5", "1e", "+1", "0x10", "1 "] {
@@ -425,9 +433,7 @@ mod tests {
             "get_weather".to_owned(),
             json!({"type": "object", "properties": {"location": {"type": "string"}}}),
         );
-        let cx = Cx {
-            tools: Some(&tools),
-        };
+        let cx = Cx { tools: Some(&tools) };
         let mut args = Args::new(&cx, "get_weather");
         args.push_raw("input", r#"{"location":"Beijing"}"#, Untyped::String);
         assert_eq!(args.finish(), r#"{"location":"Beijing"}"#);

@@ -26,9 +26,7 @@ pub(crate) struct Cx<'t> {
 
 impl std::fmt::Debug for Cx<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cx")
-            .field("tools", &self.tools.is_some())
-            .finish()
+        f.debug_struct("Cx").field("tools", &self.tools.is_some()).finish()
     }
 }
 

@@ -71,33 +71,25 @@ pub(crate) fn parse_calls(text: &str, pos: usize, layout: Layout) -> (Vec<PyCall
             return (calls, text.len());
         }
         let start = c.pos;
-        match c.call() {
-            Some((name, arguments)) => {
-                calls.push(PyCall {
-                    name,
-                    arguments,
-                    start,
-                    end: c.pos,
-                });
-                c.ws_in(layout);
-                if let Some(end) = c.closer(layout) {
-                    return (calls, end);
-                }
-                if c.eat(b',') || matches!(layout, Layout::Lines(_)) && c.eat_newline() {
-                    continue;
-                }
-                // Junk after a call: resynchronise.
-                if !c.resync(layout) {
-                    return (calls, c.pos);
-                }
+        if let Some((name, arguments)) = c.call() {
+            calls.push(PyCall { name, arguments, start, end: c.pos });
+            c.ws_in(layout);
+            if let Some(end) = c.closer(layout) {
+                return (calls, end);
             }
-            None => {
-                // Look for the next call from just after this one's start: the error
-                // may lie past the separator that follows it.
-                c.pos = start + 1;
-                if !c.resync(layout) {
-                    return (calls, c.pos);
-                }
+            if c.eat(b',') || matches!(layout, Layout::Lines(_)) && c.eat_newline() {
+                continue;
+            }
+            // Junk after a call: resynchronise.
+            if !c.resync(layout) {
+                return (calls, c.pos);
+            }
+        } else {
+            // Look for the next call from just after this one's start: the error
+            // may lie past the separator that follows it.
+            c.pos = start + 1;
+            if !c.resync(layout) {
+                return (calls, c.pos);
             }
         }
     }
@@ -223,10 +215,7 @@ impl<'a> Cursor<'a> {
             Some(b) if b.is_ascii_alphabetic() || b == b'_' => self.pos += 1,
             _ => return None,
         }
-        while self
-            .peek()
-            .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
+        while self.peek().is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
             self.pos += 1;
         }
         self.text.get(start..self.pos)
@@ -234,11 +223,7 @@ impl<'a> Cursor<'a> {
     fn dotted_ident(&mut self) -> Option<&'a str> {
         let start = self.pos;
         self.ident()?;
-        while self.peek() == Some(b'.')
-            && self
-                .peek_at(1)
-                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        {
+        while self.peek() == Some(b'.') && self.peek_at(1).is_some_and(|b| b.is_ascii_alphabetic() || b == b'_') {
             self.pos += 1;
             self.ident()?;
         }
@@ -399,17 +384,10 @@ impl<'a> Cursor<'a> {
 
     fn number(&mut self, out: &mut String) -> Option<()> {
         let start = self.pos;
-        while self.peek().is_some_and(|b| {
-            b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'_')
-        }) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'_')) {
             self.pos += 1;
         }
-        let raw: String = self
-            .text
-            .get(start..self.pos)?
-            .chars()
-            .filter(|&c| c != '_')
-            .collect();
+        let raw: String = self.text.get(start..self.pos)?.chars().filter(|&c| c != '_').collect();
         let raw = raw.strip_prefix('+').unwrap_or(&raw);
         let (sign, body) = raw.strip_prefix('-').map_or(("", raw), |b| ("-", b));
         let mut norm = String::from(sign);
@@ -529,18 +507,9 @@ mod tests {
             args("f(a=-1.5e3, b=.5, c=5., d=+2, e=1_000)"),
             Some(json!({"a": -1.5e3, "b": 0.5, "c": 5.0, "d": 2, "e": 1000}))
         );
-        assert_eq!(
-            args("f(a=[1, 2,], b={'k': 'v',})"),
-            Some(json!({"a": [1, 2], "b": {"k": "v"}}))
-        );
-        assert_eq!(
-            args("f(a=null, b=true)"),
-            Some(json!({"a": null, "b": true}))
-        );
-        assert_eq!(
-            args("f(a='''multi\nline''')"),
-            Some(json!({"a": "multi\nline"}))
-        );
+        assert_eq!(args("f(a=[1, 2,], b={'k': 'v',})"), Some(json!({"a": [1, 2], "b": {"k": "v"}})));
+        assert_eq!(args("f(a=null, b=true)"), Some(json!({"a": null, "b": true})));
+        assert_eq!(args("f(a='''multi\nline''')"), Some(json!({"a": "multi\nline"})));
     }
 
     #[test]

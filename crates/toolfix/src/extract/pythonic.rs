@@ -31,11 +31,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
             return None;
         };
         let q = tags::skip_ws(text, end);
-        let end = if tags::at(text, q, PYTHON_END) {
-            q + PYTHON_END.len()
-        } else {
-            end
-        };
+        let end = if tags::at(text, q, PYTHON_END) { q + PYTHON_END.len() } else { end };
         (calls, end)
     } else if tags::at(text, at, "[") && pycall::looks_like_call(text, at + 1) {
         pycall::parse_calls(text, at + 1, Layout::List)
@@ -75,12 +71,7 @@ mod tests {
             let calls = p
                 .calls
                 .into_iter()
-                .map(|c| {
-                    (
-                        c.name.into_owned(),
-                        serde_json::from_str(&c.arguments).unwrap(),
-                    )
-                })
+                .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
                 .collect();
             (calls, p.end)
         })
@@ -92,10 +83,7 @@ mod tests {
         let (got, end) = calls(text);
         assert_eq!(end, text.len());
         assert_eq!(got.len(), 2);
-        assert_eq!(
-            got[1].1["address"],
-            json!({"city": "San Francisco", "state": "CA"})
-        );
+        assert_eq!(got[1].1["address"], json!({"city": "San Francisco", "state": "CA"}));
         let (got, _) = calls("[get_weather()]");
         assert_eq!(got, vec![("get_weather".into(), json!({}))]);
     }
@@ -104,35 +92,19 @@ mod tests {
     fn llama4_block_and_prose() {
         let text = "Mars. <|python_start|>[get_weather(location='Mars')]<|python_end|> After.";
         let (got, end) = calls(text);
-        assert_eq!(
-            got,
-            vec![("get_weather".into(), json!({"location": "Mars"}))]
-        );
+        assert_eq!(got, vec![("get_weather".into(), json!({"location": "Mars"}))]);
         assert_eq!(&text[end..], " After.");
     }
 
     #[test]
     fn dotted_and_json_literals() {
         let (got, _) = calls("[tools.search.web(q=\"x\", n=3, safe=true, extra=null)]");
-        assert_eq!(
-            got,
-            vec![(
-                "tools.search.web".into(),
-                json!({"q": "x", "n": 3, "safe": true, "extra": null})
-            )]
-        );
+        assert_eq!(got, vec![("tools.search.web".into(), json!({"q": "x", "n": 3, "safe": true, "extra": null}))]);
     }
 
     #[test]
     fn prose_brackets_ignored() {
-        for text in [
-            "[see above]",
-            "[1, 2, 3]",
-            "[link](http://x)",
-            "[f(x)]",
-            "[TOOL_CALLS]",
-            "[a == b(c=1)]",
-        ] {
+        for text in ["[see above]", "[1, 2, 3]", "[link](http://x)", "[f(x)]", "[TOOL_CALLS]", "[a == b(c=1)]"] {
             assert_eq!(calls(text).0, vec![], "{text}");
         }
     }

@@ -31,25 +31,14 @@ pub(crate) struct Dialect {
     pub(crate) format: Format,
 }
 
-const QWEN: Dialect = Dialect {
-    block: "tool_call",
-    format: Format::Qwen3Coder,
-};
+const QWEN: Dialect = Dialect { block: "tool_call", format: Format::Qwen3Coder };
 
 /// Parses consecutive blocks of the dialect starting at `at`.
-pub(crate) fn parse_dialect<'a>(
-    text: &'a str,
-    at: usize,
-    cx: &Cx<'_>,
-    dialect: &Dialect,
-) -> Option<Parsed<'a>> {
+pub(crate) fn parse_dialect<'a>(text: &'a str, at: usize, cx: &Cx<'_>, dialect: &Dialect) -> Option<Parsed<'a>> {
     let mut calls = Vec::new();
     let mut pos = at;
     let mut end = at;
-    loop {
-        let Some(start) = block_start(text, pos, dialect) else {
-            break;
-        };
+    while let Some(start) = block_start(text, pos, dialect) {
         let (call, next) = parse_call(text, start, cx, dialect);
         end = next;
         pos = next;
@@ -73,18 +62,12 @@ fn block_start(text: &str, pos: usize, dialect: &Dialect) -> Option<Start> {
     if tag.is_open(dialect.block) {
         let f = tags::skip_ws(text, tag.end);
         if tags::at(text, f, "<function=") && !is_json_body(text, f) {
-            return Some(Start {
-                call: p,
-                function: f,
-            });
+            return Some(Start { call: p, function: f });
         }
         return None;
     }
     if tags::at(text, p, "<function=") && !is_json_body(text, p) {
-        return Some(Start {
-            call: p,
-            function: p,
-        });
+        return Some(Start { call: p, function: p });
     }
     None
 }
@@ -107,12 +90,7 @@ struct Start {
 }
 
 /// Parses one call; returns it (when usable) and the position after its markup.
-fn parse_call<'a>(
-    text: &'a str,
-    start: Start,
-    cx: &Cx<'_>,
-    dialect: &Dialect,
-) -> (Option<RawCall<'a>>, usize) {
+fn parse_call<'a>(text: &'a str, start: Start, cx: &Cx<'_>, dialect: &Dialect) -> (Option<RawCall<'a>>, usize) {
     let Some(name) = tags::tag_at(text, start.function, Ns::Plain)
         .and_then(|tag| Some((tags::clean_name(tag.rest.strip_prefix('=')?)?, tag.end)))
     else {
@@ -122,12 +100,9 @@ fn parse_call<'a>(
     let (name, mut pos) = name;
     let mut args = Args::new(cx, name);
     let mut end = text.len();
-    loop {
-        let Some(tag) = tags::next_tag(text, pos, Ns::Plain) else {
-            break;
-        };
+    while let Some(tag) = tags::next_tag(text, pos, Ns::Plain) {
         if tag.is_open("parameter") {
-            let key = tag.rest.strip_prefix('=').map(str::trim).unwrap_or("");
+            let key = tag.rest.strip_prefix('=').map_or("", str::trim);
             let key = key.trim_matches(['"', '\'']);
             let (value, next) = param_value(text, tag.end, dialect);
             if !key.is_empty() {
@@ -218,9 +193,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn calls(text: &str, tools: Option<&HashMap<String, Value>>) -> Vec<(String, Value)> {
-        let cx = Cx {
-            tools: tools.map(|t| t as &dyn super::super::ToolLookup),
-        };
+        let cx = Cx { tools: tools.map(|t| t as &dyn super::super::ToolLookup) };
         let at = MARKERS.iter().filter_map(|m| text.find(m)).min().unwrap();
         parse(text, at, &cx)
             .map(|p| {
@@ -249,13 +222,7 @@ mod tests {
     fn single_with_framing_newlines() {
         let text = "Sure.<tool_call>\n<function=get_current_weather>\n<parameter=city>\nDallas\n</parameter>\n<parameter=state>\nTX\n</parameter>\n</function>\n</tool_call>";
         let got = calls(text, None);
-        assert_eq!(
-            got,
-            vec![(
-                "get_current_weather".into(),
-                json!({"city": "Dallas", "state": "TX"})
-            )]
-        );
+        assert_eq!(got, vec![("get_current_weather".into(), json!({"city": "Dallas", "state": "TX"}))]);
         let cx = Cx { tools: None };
         assert_eq!(parse(text, 5, &cx).unwrap().end, text.len());
     }
@@ -275,8 +242,7 @@ mod tests {
 
     #[test]
     fn parallel_blocks() {
-        let one =
-            "<tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</tool_call>";
+        let one = "<tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</tool_call>";
         let text = format!("{one}\n{one}\nafter");
         let cx = Cx { tools: None };
         let parsed = parse(&text, 0, &cx).unwrap();
@@ -287,32 +253,21 @@ mod tests {
     #[test]
     fn missing_tags() {
         // Opening tag missing, closing present.
-        let text = "I'll check.\n\n<function=get_weather>\n<parameter=city>\nDallas\n</parameter>\n</function>\n</tool_call>";
-        assert_eq!(
-            calls(text, None),
-            vec![("get_weather".into(), json!({"city": "Dallas"}))]
-        );
+        let text =
+            "I'll check.\n\n<function=get_weather>\n<parameter=city>\nDallas\n</parameter>\n</function>\n</tool_call>";
+        assert_eq!(calls(text, None), vec![("get_weather".into(), json!({"city": "Dallas"}))]);
         // </parameter> missing.
         let text = "<tool_call>\n<function=w>\n<parameter=city>\nDallas\n<parameter=state>\nTX\n</parameter>\n</function>\n</tool_call>";
-        assert_eq!(
-            calls(text, None),
-            vec![("w".into(), json!({"city": "Dallas", "state": "TX"}))]
-        );
+        assert_eq!(calls(text, None), vec![("w".into(), json!({"city": "Dallas", "state": "TX"}))]);
         // Cut off mid-value.
         let text = "<tool_call>\n<function=w>\n<parameter=location>London";
-        assert_eq!(
-            calls(text, None),
-            vec![("w".into(), json!({"location": "London"}))]
-        );
+        assert_eq!(calls(text, None), vec![("w".into(), json!({"location": "London"}))]);
     }
 
     #[test]
     fn broken_function_tag_skipped() {
         let text = "<tool_call>\n<function=bad_no_gt\n</function>\n</tool_call>\n<tool_call>\n<function=good>\n<parameter=city>Dallas</parameter>\n</function>\n</tool_call>";
-        assert_eq!(
-            calls(text, None),
-            vec![("good".into(), json!({"city": "Dallas"}))]
-        );
+        assert_eq!(calls(text, None), vec![("good".into(), json!({"city": "Dallas"}))]);
         let text = "<tool_call>\n<function=w\n<parameter=city>Dallas</parameter>\n</function>\n</tool_call>";
         assert_eq!(calls(text, None), vec![]);
     }
@@ -320,10 +275,7 @@ mod tests {
     #[test]
     fn closer_inside_value_kept() {
         let text = "<tool_call>\n<function=write>\n<parameter=code>\nprint(\"</tool_call>\")\n</parameter>\n</function>\n</tool_call>";
-        assert_eq!(
-            calls(text, None),
-            vec![("write".into(), json!({"code": "print(\"</tool_call>\")"}))]
-        );
+        assert_eq!(calls(text, None), vec![("write".into(), json!({"code": "print(\"</tool_call>\")"}))]);
     }
 
     #[test]

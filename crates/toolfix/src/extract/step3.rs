@@ -100,19 +100,12 @@ mod tests {
 
     fn calls(text: &str, tools: Option<&HashMap<String, Value>>) -> Vec<(String, Value)> {
         let at = MARKERS.iter().filter_map(|m| text.find(m)).min().unwrap();
-        let cx = Cx {
-            tools: tools.map(|t| t as &dyn super::super::ToolLookup),
-        };
+        let cx = Cx { tools: tools.map(|t| t as &dyn super::super::ToolLookup) };
         parse(text, at, &cx)
             .map(|p| {
                 p.calls
                     .into_iter()
-                    .map(|c| {
-                        (
-                            c.name.into_owned(),
-                            serde_json::from_str(&c.arguments).unwrap(),
-                        )
-                    })
+                    .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
                     .collect()
             })
             .unwrap_or_default()
@@ -140,10 +133,7 @@ mod tests {
         let text = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>edit_file\n<steptml:invoke name=\"edit_file\"><steptml:parameter name=\"old\">    if x:\n        return 1\n</steptml:parameter><steptml:parameter name=\"indent\"> 4 </steptml:parameter><steptml:parameter name=\"on\"> true </steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>";
         assert_eq!(
             calls(text, Some(&tools)),
-            vec![(
-                "edit_file".into(),
-                json!({"old": "    if x:\n        return 1\n", "indent": 4, "on": true})
-            )]
+            vec![("edit_file".into(), json!({"old": "    if x:\n        return 1\n", "indent": 4, "on": true}))]
         );
     }
 
@@ -153,8 +143,7 @@ mod tests {
         let text = "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"func\">";
         assert_eq!(calls(text, None), vec![("func".into(), json!({}))]);
         // Section marker missing.
-        let text =
-            "<｜tool_call_begin｜><steptml:invoke name=\"f\"></steptml:invoke><｜tool_call_end｜>";
+        let text = "<｜tool_call_begin｜><steptml:invoke name=\"f\"></steptml:invoke><｜tool_call_end｜>";
         assert_eq!(calls(text, None), vec![("f".into(), json!({}))]);
         // </steptml:invoke> missing: the call ends at <｜tool_call_end｜>.
         let text = "<｜tool_calls_begin｜><｜tool_call_begin｜><steptml:invoke name=\"f\"><steptml:parameter name=\"a\">x<｜tool_call_end｜><｜tool_calls_end｜> after";

@@ -71,22 +71,13 @@ pub(crate) fn tag_at(text: &str, pos: usize, ns: Ns) -> Option<Tag<'_>> {
     let name = rest.get(..name_len)?;
     let tail = rest.get(name_len..)?;
     let limit = tail.len().min(MAX_TAG);
-    let gt = tail
-        .get(..limit)?
-        .bytes()
-        .position(|b| matches!(b, b'>' | b'<' | b'\n'))?;
+    let gt = tail.get(..limit)?.bytes().position(|b| matches!(b, b'>' | b'<' | b'\n'))?;
     if tail.as_bytes().get(gt) != Some(&b'>') {
         return None;
     }
     let attrs = tail.get(..gt)?;
     let end = text.len() - tail.len() + gt + 1;
-    Some(Tag {
-        start: pos,
-        end,
-        close,
-        name,
-        rest: attrs,
-    })
+    Some(Tag { start: pos, end, close, name, rest: attrs })
 }
 
 fn skip_bars(text: &str) -> Option<&str> {
@@ -111,11 +102,7 @@ pub(crate) fn attr<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
     let mut search = rest;
     loop {
         let idx = search.find(key)?;
-        let before_ok = idx == 0
-            || search
-                .as_bytes()
-                .get(idx - 1)
-                .is_some_and(|b| b.is_ascii_whitespace());
+        let before_ok = idx == 0 || search.as_bytes().get(idx - 1).is_some_and(u8::is_ascii_whitespace);
         let after = search.get(idx + key.len()..)?;
         if before_ok {
             if let Some(value) = after.trim_start().strip_prefix('=') {
@@ -129,15 +116,10 @@ pub(crate) fn attr<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
 fn attr_value(value: &str) -> &str {
     for quote in ['"', '\''] {
         if let Some(inner) = value.strip_prefix(quote) {
-            return inner
-                .find(quote)
-                .and_then(|end| inner.get(..end))
-                .unwrap_or(inner);
+            return inner.find(quote).and_then(|end| inner.get(..end)).unwrap_or(inner);
         }
     }
-    let end = value
-        .find(|c: char| c.is_whitespace() || c == '/')
-        .unwrap_or(value.len());
+    let end = value.find(|c: char| c.is_whitespace() || c == '/').unwrap_or(value.len());
     value.get(..end).unwrap_or(value)
 }
 
@@ -151,9 +133,7 @@ pub(crate) fn clean_name(raw: &str) -> Option<&str> {
     name = name.trim_matches(['"', '\'', '`']).trim();
     let ok = !name.is_empty()
         && name.len() <= 256
-        && !name
-            .chars()
-            .any(|c| c.is_whitespace() || matches!(c, '{' | '}' | '(' | ')' | '>'));
+        && !name.chars().any(|c| c.is_whitespace() || matches!(c, '{' | '}' | '(' | ')' | '>'));
     ok.then_some(name)
 }
 
@@ -170,14 +150,8 @@ pub(crate) fn at(text: &str, pos: usize, prefix: &str) -> bool {
 
 /// Removes one framing newline after the open tag and one before the close tag.
 pub(crate) fn strip_framing(value: &str) -> &str {
-    let value = value
-        .strip_prefix("\r\n")
-        .or_else(|| value.strip_prefix('\n'))
-        .unwrap_or(value);
-    value
-        .strip_suffix("\r\n")
-        .or_else(|| value.strip_suffix('\n'))
-        .unwrap_or(value)
+    let value = value.strip_prefix("\r\n").or_else(|| value.strip_prefix('\n')).unwrap_or(value);
+    value.strip_suffix("\r\n").or_else(|| value.strip_suffix('\n')).unwrap_or(value)
 }
 
 #[cfg(test)]
@@ -187,10 +161,7 @@ mod tests {
     #[test]
     fn lexes_plain_and_prefixed() {
         let t = tag_at("<function=get_weather>", 0, Ns::Plain).unwrap();
-        assert_eq!(
-            (t.name, t.rest, t.close, t.end),
-            ("function", "=get_weather", false, 22)
-        );
+        assert_eq!((t.name, t.rest, t.close, t.end), ("function", "=get_weather", false, 22));
         let t = tag_at("</steptml:parameter>x", 0, Ns::Prefix("steptml:")).unwrap();
         assert!(t.is_close("parameter"));
         assert!(tag_at("<function=get_weather\n<parameter=x>", 0, Ns::Plain).is_none());
@@ -198,20 +169,13 @@ mod tests {
 
     #[test]
     fn lexes_dsml_variants() {
-        for text in [
-            "<｜DSML｜invoke name=\"a\">",
-            "<|DSML|invoke name=\"a\">",
-            "<｜｜DSML｜｜invoke name=\"a\">",
-        ] {
+        for text in ["<｜DSML｜invoke name=\"a\">", "<|DSML|invoke name=\"a\">", "<｜｜DSML｜｜invoke name=\"a\">"]
+        {
             let t = tag_at(text, 0, Ns::Dsml).unwrap();
             assert!(t.is_open("invoke"));
             assert_eq!(attr(t.rest, "name"), Some("a"));
         }
-        assert!(
-            tag_at("</｜｜DSML｜｜parameter>", 0, Ns::Dsml)
-                .unwrap()
-                .is_close("parameter")
-        );
+        assert!(tag_at("</｜｜DSML｜｜parameter>", 0, Ns::Dsml).unwrap().is_close("parameter"));
         assert!(tag_at("<DSML｜invoke>", 0, Ns::Dsml).is_none());
     }
 
