@@ -27,6 +27,7 @@ mod error;
 pub mod extract;
 pub mod feedback;
 pub mod flatten;
+pub mod guard;
 mod limits;
 pub mod pipeline;
 mod pointer;
