@@ -32,15 +32,6 @@ const DIFFERENCES: &[(&str, &str)] = &[
         "</tool_call> missing (cut off): the call is kept with what was given",
     ),
     (
-        "vllm/test_kimi_k2_tool_parser/TestExtractToolCalls.test_bare_counter",
-        "bare counter id: inferring the tool needs the list of tool names, which ToolLookup \
-      does not give; left to the driver",
-    ),
-    (
-        "vllm/test_kimi_k2_tool_parser/TestExtractToolCalls.test_bare_counter_multiple_tools_infers_by_args",
-        "bare counter id: as above",
-    ),
-    (
         "vllm/test_seed_oss_tool_parser/test_extract_tool_calls/tool_call_unlimited_thinking_budget",
         "the reasoning quotes the same call: this minimal driver has no reasoning split or \
       dedupe (the real driver dedupes by name and arguments)",
