@@ -184,9 +184,25 @@ const FRAGMENTS: &[&str] = &[
 fn half_open_tags_at_scale() {
     for fragment in FRAGMENTS.iter().take(FRAGMENTS.len() - 14) {
         let text = fragment.repeat(100_000 / fragment.len() + 1);
-        let t = std::time::Instant::now();
         let _ = parse_markup_for_tests(&text, None);
-        eprintln!("TIMING {:?} {fragment:?}", t.elapsed());
+    }
+    for pattern in [
+        "<|tool_call>call:f{a:[",
+        "<|tool_call>call:f{a:<|\"|>x",
+        "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\">{\"a\": ",
+        "<｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"a\" string=\"true\">x",
+        "[f(a='",
+        "[f(a=[",
+        "<function_calls>f(a='''",
+        "<|channel|>commentary to=functions.f<|message|>{",
+        "<tool_call>f\n<arg_key>a</arg_key><arg_value>",
+        "<tool_call>\n<function=f>\n<parameter=a>\n</tool_call>",
+        "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"f\">]<]minimax[>[<a>",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{",
+    ] {
+        let text = pattern.repeat(100_000 / pattern.len() + 1);
+        let _ = parse_markup_for_tests(&text, None);
     }
     let mixed: String = FRAGMENTS.iter().cycle().take(4000).copied().collect();
     let _ = parse_markup_for_tests(&mixed, None);
