@@ -57,6 +57,8 @@ pub(crate) fn refusal(
                 let names = parent_properties(root, &v.path);
                 format!("no property of this name (properties: {})", names.join(", "))
             }
+            (ViolationKind::Missing, Some(n)) => format!("{} (required, missing)", describe(root, n)),
+            (ViolationKind::Missing, None) => "a value (required, missing)".to_owned(),
             (_, Some(n)) => describe(root, n),
             (_, None) => "a valid value".to_owned(),
         };

@@ -46,3 +46,7 @@ pub use report::{Outcome, Repair, RepairKind, Report, Stats};
 pub use schema::{Policy, Tool, ToolSet};
 pub use span::Span;
 pub use validate::Issue;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
