@@ -4,11 +4,32 @@
 //! Arguments are compared as JSON values; numbers compare by value (`5.0` == `5`: toolfix
 //! keeps the number text the model wrote). Rows where toolfix deliberately differs from
 //! the upstream expectation are listed in `DIFFERENCES` with the reason.
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use toolfix::extract::{Format, ToolLookup, parse_markup_for_tests};
+
+/// The markup-family formats (the rows of the others are the JSON family's).
+const MARKUP: &[&str] = &[
+    "qwen3_coder",
+    "seed_oss",
+    "deepseek_v3",
+    "deepseek_v31",
+    "deepseek_v32_dsml",
+    "deepseek_v4_dsml",
+    "glm45",
+    "glm47",
+    "kimi_k2",
+    "gpt_oss_harmony",
+    "gemma4",
+    "minimax_m2",
+    "minimax_m3",
+    "step3",
+    "muse_glimmer",
+    "pythonic",
+    "lfm2",
+    "olmo3",
+];
 
 /// Rows whose expected calls toolfix deliberately does not reproduce, and why.
 const DIFFERENCES: &[(&str, &str)] = &[
@@ -31,15 +52,6 @@ const DIFFERENCES: &[(&str, &str)] = &[
     (
         "vllm/test_glm4_moe_tool_parser/test_extract_tool_calls_incomplete_tool_call",
         "</tool_call> missing (cut off): the call is kept with what was given",
-    ),
-    (
-        "vllm/test_kimi_k2_tool_parser/TestExtractToolCalls.test_bare_counter",
-        "bare counter id: inferring the tool needs the list of tool names, which ToolLookup \
-      does not give; left to the driver",
-    ),
-    (
-        "vllm/test_kimi_k2_tool_parser/TestExtractToolCalls.test_bare_counter_multiple_tools_infers_by_args",
-        "bare counter id: as above",
     ),
     (
         "vllm/test_seed_oss_tool_parser/test_extract_tool_calls/tool_call_unlimited_thinking_budget",
@@ -66,11 +78,6 @@ const DIFFERENCES: &[(&str, &str)] = &[
     ("sglang/test_function_call_parser/TestGlm47MoeDetector.test_invalid_tool_call", "undeclared tool name: as above"),
 ];
 
-/// Rows that pass only once `salvage` is the lenient parser (it is a strict placeholder
-/// until the lead lands it): either outcome is accepted.
-const NEEDS_LENIENT_SALVAGE: &[&str] =
-    &["vllm/test_kimi_k2_tool_parser/TestExtractToolCalls.test_invalid_json_still_extracted"];
-
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
@@ -84,13 +91,17 @@ fn same(a: &Value, b: &Value) -> bool {
 
 #[test]
 fn corpus_rows() {
-    let data = include_str!("fixtures/formats/markup_cases.jsonl");
+    let data = [include_str!("fixtures/formats/cases.jsonl"), include_str!("fixtures/formats/own_markup_cases.jsonl")]
+        .join("\n");
     let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     for line in data.lines().filter(|l| !l.trim().is_empty()) {
         let row: Value = serde_json::from_str(line).unwrap();
         let id = row["id"].as_str().unwrap();
         let format_name = row["format"].as_str().unwrap();
+        if !MARKUP.contains(&format_name) {
+            continue;
+        }
         assert!(Format::from_name(format_name).is_some(), "{format_name}");
         let tools: Option<HashMap<String, Value>> = row["tools"].as_array().map(|tools| {
             tools.iter().map(|t| (t["name"].as_str().unwrap().to_owned(), t["parameters"].clone())).collect()
@@ -111,7 +122,7 @@ fn corpus_rows() {
             entry.0 += 1;
         }
         let listed = DIFFERENCES.iter().any(|(d, _)| *d == id);
-        if ok == listed && !NEEDS_LENIENT_SALVAGE.contains(&id) {
+        if ok == listed {
             failures.push(format!(
                 "{id}: {}\n  got: {got:?}\n  expected: {expected:?}",
                 if ok { "passes but is listed in DIFFERENCES" } else { "fails" }
@@ -199,9 +210,25 @@ const FRAGMENTS: &[&str] = &[
 fn half_open_tags_at_scale() {
     for fragment in FRAGMENTS.iter().take(FRAGMENTS.len() - 14) {
         let text = fragment.repeat(100_000 / fragment.len() + 1);
-        let t = std::time::Instant::now();
         let _ = parse_markup_for_tests(&text, None);
-        eprintln!("TIMING {:?} {fragment:?}", t.elapsed());
+    }
+    for pattern in [
+        "<|tool_call>call:f{a:[",
+        "<|tool_call>call:f{a:<|\"|>x",
+        "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\">{\"a\": ",
+        "<｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"a\" string=\"true\">x",
+        "[f(a='",
+        "[f(a=[",
+        "<function_calls>f(a='''",
+        "<|channel|>commentary to=functions.f<|message|>{",
+        "<tool_call>f\n<arg_key>a</arg_key><arg_value>",
+        "<tool_call>\n<function=f>\n<parameter=a>\n</tool_call>",
+        "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"f\">]<]minimax[>[<a>",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{",
+    ] {
+        let text = pattern.repeat(100_000 / pattern.len() + 1);
+        let _ = parse_markup_for_tests(&text, None);
     }
     let mixed: String = FRAGMENTS.iter().cycle().take(4000).copied().collect();
     let _ = parse_markup_for_tests(&mixed, None);
@@ -210,8 +237,7 @@ fn half_open_tags_at_scale() {
 proptest::proptest! {
     #![proptest_config(proptest::test_runner::Config::with_cases(256))]
 
-    /// Any mix of fragments parses without panicking, and every call's arguments are
-    /// JSON-ish text (parsers that build arguments always build strict JSON).
+    /// Any mix of fragments parses without panicking; built arguments are strict JSON.
     #[test]
     fn fragments_never_panic(picks in proptest::collection::vec(0..FRAGMENTS.len(), 0..40)) {
         let text: String = picks.iter().map(|&i| FRAGMENTS[i]).collect();
@@ -219,7 +245,25 @@ proptest::proptest! {
             "f".to_owned(),
             serde_json::json!({"properties": {"a": {"type": "integer"}, "k": {"type": "object"}}}),
         )]);
-        let _ = parse_markup_for_tests(&text, None);
-        let _ = parse_markup_for_tests(&text, Some(&tools));
+        for lookup in [None, Some(&tools as &dyn ToolLookup)] {
+            for (format, name, args) in parse_markup_for_tests(&text, lookup) {
+                proptest::prop_assert!(!name.is_empty());
+                // Formats that build the arguments from raw parameters always build strict
+                // JSON objects; the others hand over the model's JSON text for salvage.
+                let borrows = matches!(
+                    format,
+                    Format::KimiK2
+                        | Format::DeepseekV3
+                        | Format::DeepseekV31
+                        | Format::DeepseekV32Dsml
+                        | Format::DeepseekV4Dsml
+                        | Format::GptOssHarmony
+                );
+                if !borrows {
+                    let value: Result<Value, _> = serde_json::from_str(&args);
+                    proptest::prop_assert!(value.is_ok_and(|v| v.is_object()), "{format}: {args}");
+                }
+            }
+        }
     }
 }

@@ -26,7 +26,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
 pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
     let open = tags::tag_at(text, at, Ns::Plain).filter(|t| t.is_open("tool_call"))?;
     let body = text.get(open.end..)?;
-    let name_len = body.find(|c: char| c == '\n' || c == '\r' || c == '<' || c == '\\').unwrap_or(body.len());
+    let name_len = body.find(['\n', '\r', '<', '\\']).unwrap_or(body.len());
     let name = tags::clean_name(body.get(..name_len)?)?;
     if !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/')) {
         return None;
@@ -38,6 +38,10 @@ pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Forma
     }
     let flavor = if newline { Format::Glm45 } else { Format::Glm47 };
     if flavor != format {
+        return None;
+    }
+    if !markup_next(text, after_name) {
+        // `<tool_call>word` then prose: not a GLM call.
         return None;
     }
     let mut args = Args::new(cx, name);
@@ -52,6 +56,11 @@ pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Forma
             }
             saw_arg = true;
             pos = next;
+            if text.get(..next).is_some_and(|t| t.ends_with("</arg_value>")) && !markup_next(text, next) {
+                // Prose after a closed value: the call's closer is missing.
+                end = Some(next);
+                break;
+            }
         } else if tag.is_close("tool_call") {
             end = Some(tag.end);
             break;
@@ -78,6 +87,19 @@ pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Forma
         span: Span::new(at, end),
     };
     Some(Parsed { end, calls: vec![call] })
+}
+
+/// True when the next thing at `pos`, past whitespace and literal `\n`, is a tag (or the
+/// text ends there).
+fn markup_next(text: &str, pos: usize) -> bool {
+    let mut rest = text.get(pos..).unwrap_or("");
+    loop {
+        let trimmed = rest.trim_start();
+        match trimmed.strip_prefix("\\n") {
+            Some(r) => rest = r,
+            None => return trimmed.is_empty() || trimmed.starts_with('<'),
+        }
+    }
 }
 
 /// Reads `K</arg_key> <arg_value>V</arg_value>` from `from` (just after `<arg_key>`).
@@ -181,6 +203,15 @@ mod tests {
         // A closer inside a value.
         let text = "<tool_call>w\n<arg_key>s</arg_key><arg_value>a</tool_call>b</arg_value></tool_call>";
         assert_eq!(calls(text, Format::Glm45), vec![("w".into(), json!({"s": "a</tool_call>b"}))]);
+    }
+
+    #[test]
+    fn prose_is_not_swallowed() {
+        assert_eq!(calls("<tool_call>Hello\nthere, this is prose.", Format::Glm45), vec![]);
+        let text = "<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value>\nNow the answer.";
+        let cx = Cx { tools: None };
+        let parsed = parse(text, 0, &cx).unwrap();
+        assert_eq!(&text[parsed.end..], "\nNow the answer.");
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         None => (rest.len(), text.len()),
     };
     let body = rest.get(..body_len)?.trim();
+    if body.starts_with('<') {
+        // Markup, not JSON: another format's block (Muse's `<atem:function_calls>`).
+        return None;
+    }
     let call = RawCall {
         name: Cow::Borrowed(name),
         arguments: Cow::Borrowed(if body.is_empty() { "{}" } else { body }),
@@ -122,6 +126,12 @@ mod tests {
         assert_eq!(calls(text), vec![("get_weather".into(), "{\"city\": \"Paris\"}".into())]);
         let text = "<|channel|>commentary to=functions.a<|message|>{}<|end|><|start|>assistant<|channel|>commentary to=browser.search <|constrain|>json<|message|>{\"q\": \"x\"}<|call|>";
         assert_eq!(calls(text), vec![("a".into(), "{}".into()), ("browser.search".into(), "{\"q\": \"x\"}".into())]);
+    }
+
+    #[test]
+    fn muse_body_is_left_to_muse() {
+        let text = "<|channel|>commentary to=get_weather<|message|><atem:function_calls><atem:invoke name=\"get_weather\"></atem:invoke></atem:function_calls>";
+        assert_eq!(calls(text), vec![]);
     }
 
     #[test]

@@ -86,6 +86,11 @@ pub(crate) fn parse_invoke<'a>(
                     args.push_raw(key, value, syn.untyped);
                 }
                 pos = after;
+                let closed = text.get(..after).is_some_and(|t| t.ends_with("parameter>"));
+                if closed && !super::qwen3_coder::markup_or_end(text, after) {
+                    // Prose after a closed parameter: the invoke's closers are missing.
+                    break after;
+                }
             }
             Next::Tag(tag) if tag.is_close("invoke") => break tag.end,
             Next::Tag(tag) if tag.is_close("parameter") => pos = tag.end,

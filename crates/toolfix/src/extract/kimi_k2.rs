@@ -23,7 +23,7 @@ const ARG_BEGIN: &str = "<|tool_call_argument_begin|>";
 pub(crate) const MARKERS: &[&str] = &[SECTION_BEGIN, CALL_BEGIN];
 
 /// Parses a Kimi K2 tool-call section (or bare calls) at `at`.
-pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
+pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
     let mut pos = if tags::at(text, at, SECTION_BEGIN) {
         at + SECTION_BEGIN.len()
     } else if tags::at(text, at, CALL_BEGIN) {
@@ -61,10 +61,16 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         };
         let id = text.get(id_start..id_end).unwrap_or("").trim();
         let arguments = text.get(args_start..args_end).unwrap_or("").trim();
-        if let Some(name) = name_from_id(id) {
+        let arguments = if arguments.is_empty() { "{}" } else { arguments };
+        let name = match name_from_id(id) {
+            Some(name) => Some(Cow::Borrowed(name)),
+            None if is_counter(id) => infer_name(cx, arguments).map(Cow::Owned),
+            None => None,
+        };
+        if let Some(name) = name {
             calls.push(RawCall {
-                name: Cow::Borrowed(name),
-                arguments: Cow::Borrowed(if arguments.is_empty() { "{}" } else { arguments }),
+                name,
+                arguments: Cow::Borrowed(arguments),
                 id: Some(Cow::Borrowed(id)),
                 format: Format::KimiK2,
                 span: Span::new(p, after),
@@ -92,6 +98,28 @@ fn next_token(text: &str, from: usize) -> Option<(usize, &'static str)> {
         }
         pos = i + 2;
     }
+}
+
+fn is_counter(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The tool a bare counter id (`0`) must mean: the only tool offered, or the only one
+/// whose schema has every argument key. `None` when that is not unique (no guess).
+fn infer_name(cx: &Cx<'_>, arguments: &str) -> Option<String> {
+    let tools = cx.tools?;
+    let names = tools.names();
+    if let [only] = names.as_slice() {
+        return Some((*only).to_owned());
+    }
+    let value = crate::salvage::salvage(arguments).ok()?.to_value().ok()?;
+    let keys: Vec<&String> = value.as_object()?.keys().collect();
+    let mut fits = names.iter().filter(|name| {
+        let props = tools.parameters(name).and_then(|s| s.get("properties")).and_then(|p| p.as_object());
+        props.is_some_and(|props| keys.iter().all(|k| props.contains_key(k.as_str())))
+    });
+    let first = fits.next()?;
+    fits.next().is_none().then(|| (*first).to_owned())
 }
 
 /// The tool name in a call id: `functions.N:IDX` or `N:IDX`. `None` for a bare counter
@@ -157,6 +185,29 @@ mod tests {
         let got: Vec<_> = parsed.calls.iter().map(|c| (c.name.as_ref(), c.arguments.as_ref())).collect();
         assert_eq!(got, vec![("bad", "{\"city\": \"Beijing\""), ("cut", "{\"x\":")]);
         assert_eq!(parsed.end, text.len());
+    }
+
+    #[test]
+    fn bare_counter_inferred_from_tools() {
+        use serde_json::Value;
+        use std::collections::HashMap;
+        let weather = json!({"properties": {"city": {"type": "string"}, "unit": {"type": "string"}}});
+        let one: HashMap<String, Value> = HashMap::from([("get_weather".to_owned(), weather.clone())]);
+        let two: HashMap<String, Value> = HashMap::from([
+            ("get_weather".to_owned(), weather),
+            ("book_flight".to_owned(), json!({"properties": {"city": {"type": "string"}}})),
+        ]);
+        let run = |text: &str, tools: &HashMap<String, Value>| -> Vec<String> {
+            let cx = Cx { tools: Some(tools) };
+            parse(text, 0, &cx).map(|p| p.calls.into_iter().map(|c| c.name.into_owned()).collect()).unwrap_or_default()
+        };
+        let both = "<|tool_calls_section_begin|><|tool_call_begin|>0 <|tool_call_argument_begin|>{\"city\": \"Tokyo\", \"unit\": \"c\"}<|tool_call_end|><|tool_calls_section_end|>";
+        let city = "<|tool_calls_section_begin|><|tool_call_begin|>0 <|tool_call_argument_begin|>{\"city\": \"Tokyo\"}<|tool_call_end|><|tool_calls_section_end|>";
+        assert_eq!(run(city, &one), vec!["get_weather"]);
+        assert_eq!(run(both, &two), vec!["get_weather"]);
+        assert_eq!(run(city, &two), Vec::<String>::new());
+        let cx = Cx { tools: None };
+        assert!(parse(both, 0, &cx).is_none());
     }
 
     #[test]

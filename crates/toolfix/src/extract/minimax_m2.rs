@@ -79,6 +79,14 @@ mod tests {
     }
 
     #[test]
+    fn prose_after_unclosed_invoke_is_kept() {
+        let text = "<minimax:tool_call><invoke name=\"f\"><parameter name=\"a\">x</parameter>\nSo the answer is 4.";
+        let (got, end) = calls(text, None);
+        assert_eq!(got, vec![("f".into(), json!({"a": "x"}))]);
+        assert_eq!(&text[end..], "\nSo the answer is 4.");
+    }
+
+    #[test]
     fn cut_off_and_unclosed() {
         let text = "<minimax:tool_call><invoke name=\"f\"><parameter name=\"a\">x<parameter name=\"b\">y";
         assert_eq!(calls(text, None).0, vec![("f".into(), json!({"a": "x", "b": "y"}))]);

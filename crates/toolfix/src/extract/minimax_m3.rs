@@ -158,26 +158,20 @@ impl<'a, 's> Call<'a, 's> {
     /// Closes the innermost element, its text ending at `at`.
     fn close_top(&mut self, text: &str, at: usize) {
         let Some(elem) = self.stack.pop() else { return };
-        let value = match elem.array {
-            Some(array) => {
-                let mut out = elem.out;
-                out.push(if array { ']' } else { '}' });
-                out
-            }
-            None => {
-                let raw = text.get(elem.text_start..at).unwrap_or("");
-                type_raw(tags::strip_framing(raw), elem.schema, Untyped::Json)
-            }
+        let value = if let Some(array) = elem.array {
+            let mut out = elem.out;
+            out.push(if array { ']' } else { '}' });
+            out
+        } else {
+            let raw = text.get(elem.text_start..at).unwrap_or("");
+            type_raw(tags::strip_framing(raw), elem.schema, Untyped::Json)
         };
-        let (out, count, in_array) = match self.stack.last_mut() {
-            Some(parent) => {
-                parent.children += 1;
-                (&mut parent.out, parent.children, parent.array == Some(true))
-            }
-            None => {
-                self.count += 1;
-                (&mut self.args, self.count, false)
-            }
+        let (out, count, in_array) = if let Some(parent) = self.stack.last_mut() {
+            parent.children += 1;
+            (&mut parent.out, parent.children, parent.array == Some(true))
+        } else {
+            self.count += 1;
+            (&mut self.args, self.count, false)
         };
         if count > 1 {
             out.push_str(", ");
@@ -211,7 +205,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn m3(s: &str) -> String {
-        s.replace("~", PREFIX)
+        s.replace('~', PREFIX)
     }
 
     fn calls(text: &str, tools: Option<&HashMap<String, Value>>) -> (Vec<(String, Value)>, usize) {

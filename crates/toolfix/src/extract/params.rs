@@ -15,6 +15,7 @@
 //! Numbers keep the text the model wrote (`5.0` stays `5.0`).
 
 use super::parsed::Cx;
+use crate::salvage::FixKind;
 use serde_json::{Map, Value};
 
 /// What to do with a value whose type the schema does not give.
@@ -98,7 +99,7 @@ fn object_text(text: &str) -> Option<String> {
     if !text.starts_with('{') {
         return None;
     }
-    container_text(text)
+    container_text(text, Trust::Guess)
 }
 
 /// JSON text for a raw value, typed through its property schema.
@@ -116,8 +117,8 @@ pub(crate) fn type_raw(raw: &str, prop: Option<&Value>, untyped: Untyped) -> Str
             Type::Integer | Type::Number => number_text(trimmed).map(str::to_owned),
             Type::Boolean => bool_text(trimmed).map(str::to_owned),
             Type::Null => null_text(trimmed).map(str::to_owned),
-            Type::Object if trimmed.starts_with('{') => container_text(trimmed),
-            Type::Array if trimmed.starts_with('[') => container_text(trimmed),
+            Type::Object if trimmed.starts_with('{') => container_text(trimmed, Trust::Schema),
+            Type::Array if trimmed.starts_with('[') => container_text(trimmed, Trust::Schema),
             Type::Object | Type::Array | Type::String => None,
         };
         if typed.is_some() {
@@ -144,14 +145,24 @@ fn untyped_json(raw: &str) -> Option<String> {
         (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
     );
     if closes {
-        return container_text(trimmed);
+        return container_text(trimmed, Trust::Guess);
     }
     None
 }
 
+/// How sure we are that a text is meant as an object or array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trust {
+    /// The schema says so: any salvage repair is fine.
+    Schema,
+    /// A guess from the text's shape: only repairs of JSON-like syntax (quotes, commas,
+    /// Python literals, ...), never prose turned into strings (`[see above]`).
+    Guess,
+}
+
 /// Object or array text: strict JSON as is, else salvaged, else decoded once from an
 /// escaped-JSON text (`[{\"a\": 1}]`).
-fn container_text(text: &str) -> Option<String> {
+fn container_text(text: &str, trust: Trust) -> Option<String> {
     if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
         return Some(text.to_owned());
     }
@@ -161,15 +172,42 @@ fn container_text(text: &str) -> Option<String> {
         quoted.push_str(text);
         quoted.push('"');
         if let Ok(decoded) = serde_json::from_str::<String>(&quoted) {
-            if let Ok(out) = crate::salvage::salvage(&decoded) {
-                if is_container(out.text()) {
-                    return Some(out.text().to_owned());
-                }
+            if let Some(out) = salvaged_container(&decoded, trust) {
+                return Some(out);
             }
         }
     }
+    salvaged_container(text, trust)
+}
+
+fn salvaged_container(text: &str, trust: Trust) -> Option<String> {
     let out = crate::salvage::salvage(text).ok()?;
-    if is_container(out.text()) { Some(out.text().to_owned()) } else { None }
+    let plausible = trust == Trust::Schema || out.fixes().iter().all(|f| is_syntax_fix(f.kind));
+    (plausible && is_container(out.text())).then(|| out.text().to_owned())
+}
+
+/// Repairs that keep JSON-like text JSON-like (as opposed to reading prose as strings).
+fn is_syntax_fix(kind: FixKind) -> bool {
+    matches!(
+        kind,
+        FixKind::Comment
+            | FixKind::TrailingComma
+            | FixKind::LeadingComma
+            | FixKind::DoubledComma
+            | FixKind::MissingComma
+            | FixKind::SingleQuotes
+            | FixKind::SmartQuotes
+            | FixKind::UnquotedKey
+            | FixKind::PythonLiteral
+            | FixKind::JsLiteral
+            | FixKind::LiteralCase
+            | FixKind::ControlCharacter
+            | FixKind::InvalidEscape
+            | FixKind::LoneSurrogate
+            | FixKind::NumberFormat
+            | FixKind::TupleOrSet
+            | FixKind::EscapedJson
+    )
 }
 
 fn is_container(text: &str) -> bool {
@@ -254,7 +292,8 @@ pub(crate) fn push_json_string(out: &mut String, text: &str) {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             c if u32::from(c) < 0x20 => {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
             }
             c => out.push(c),
         }

@@ -71,28 +71,25 @@ pub(crate) fn parse_calls(text: &str, pos: usize, layout: Layout) -> (Vec<PyCall
             return (calls, text.len());
         }
         let start = c.pos;
-        match c.call() {
-            Some((name, arguments)) => {
-                calls.push(PyCall { name, arguments, start, end: c.pos });
-                c.ws_in(layout);
-                if let Some(end) = c.closer(layout) {
-                    return (calls, end);
-                }
-                if c.eat(b',') || matches!(layout, Layout::Lines(_)) && c.eat_newline() {
-                    continue;
-                }
-                // Junk after a call: resynchronise.
-                if !c.resync(layout) {
-                    return (calls, c.pos);
-                }
+        if let Some((name, arguments)) = c.call() {
+            calls.push(PyCall { name, arguments, start, end: c.pos });
+            c.ws_in(layout);
+            if let Some(end) = c.closer(layout) {
+                return (calls, end);
             }
-            None => {
-                // Look for the next call from just after this one's start: the error
-                // may lie past the separator that follows it.
-                c.pos = start + 1;
-                if !c.resync(layout) {
-                    return (calls, c.pos);
-                }
+            if c.eat(b',') || matches!(layout, Layout::Lines(_)) && c.eat_newline() {
+                continue;
+            }
+            // Junk after a call: resynchronise.
+            if !c.resync(layout) {
+                return (calls, c.pos);
+            }
+        } else {
+            // Look for the next call from just after this one's start: the error
+            // may lie past the separator that follows it.
+            c.pos = start + 1;
+            if !c.resync(layout) {
+                return (calls, c.pos);
             }
         }
     }

@@ -2,7 +2,7 @@
 //! wrapped in Llama 4's `<|python_start|>` ... `<|python_end|>`.
 //!
 //! Only the full `[name(kw=...` shape fires, so bracketed prose (`[see above]`) is left
-//! alone. Names may be dotted; values are Python literals (see `pycall`). A call that
+//! alone; when the tools are known, a bare list must also call at least one of them. Names may be dotted; values are Python literals (see `pycall`). A call that
 //! does not parse is dropped and its siblings kept; a list with no good call is not a
 //! call at all.
 
@@ -20,7 +20,7 @@ const PYTHON_END: &str = "<|python_end|>";
 pub(crate) const MARKERS: &[&str] = &["[", PYTHON_START];
 
 /// Parses a pythonic call list at `at`.
-pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
+pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
     let (calls, end) = if tags::at(text, at, PYTHON_START) {
         let p = tags::skip_ws(text, at + PYTHON_START.len());
         let (calls, end) = if tags::at(text, p, "[") && pycall::looks_like_call(text, p + 1) {
@@ -34,7 +34,15 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         let end = if tags::at(text, q, PYTHON_END) { q + PYTHON_END.len() } else { end };
         (calls, end)
     } else if tags::at(text, at, "[") && pycall::looks_like_call(text, at + 1) {
-        pycall::parse_calls(text, at + 1, Layout::List)
+        let (calls, end) = pycall::parse_calls(text, at + 1, Layout::List);
+        // A bare list in prose is only a call list when it calls a tool the model was
+        // offered (when the tools are known): `[print(end='')]` in a code answer is not.
+        if let Some(tools) = cx.tools {
+            if !calls.iter().any(|c| tools.is_known(c.name)) {
+                return None;
+            }
+        }
+        (calls, end)
     } else {
         return None;
     };
@@ -107,6 +115,19 @@ mod tests {
         for text in ["[see above]", "[1, 2, 3]", "[link](http://x)", "[f(x)]", "[TOOL_CALLS]", "[a == b(c=1)]"] {
             assert_eq!(calls(text).0, vec![], "{text}");
         }
+    }
+
+    #[test]
+    fn bare_list_needs_a_known_tool_when_tools_are_given() {
+        use serde_json::Value;
+        use std::collections::HashMap;
+        let tools: HashMap<String, Value> = HashMap::from([("get_weather".to_owned(), json!({}))]);
+        let cx = Cx { tools: Some(&tools) };
+        assert!(parse("[print(end='')]", 0, &cx).is_none());
+        let parsed = parse("[get_weathr(city='x'), get_weather(city='y')]", 0, &cx).unwrap();
+        assert_eq!(parsed.calls.len(), 2);
+        let text = "<|python_start|>[unknown(a=1)]<|python_end|>";
+        assert_eq!(parse(text, 0, &cx).unwrap().calls.len(), 1);
     }
 
     #[test]

@@ -38,10 +38,7 @@ pub(crate) fn parse_dialect<'a>(text: &'a str, at: usize, cx: &Cx<'_>, dialect: 
     let mut calls = Vec::new();
     let mut pos = at;
     let mut end = at;
-    loop {
-        let Some(start) = block_start(text, pos, dialect) else {
-            break;
-        };
+    while let Some(start) = block_start(text, pos, dialect) {
         let (call, next) = parse_call(text, start, cx, dialect);
         end = next;
         pos = next;
@@ -101,20 +98,26 @@ fn parse_call<'a>(text: &'a str, start: Start, cx: &Cx<'_>, dialect: &Dialect) -
         return (None, skip_broken(text, start.function, dialect));
     };
     let (name, mut pos) = name;
+    if !markup_or_end(text, pos) {
+        // `<function=N>` followed by prose (the tag quoted in text): not a call.
+        return (None, pos);
+    }
     let mut args = Args::new(cx, name);
     let mut end = text.len();
-    loop {
-        let Some(tag) = tags::next_tag(text, pos, Ns::Plain) else {
-            break;
-        };
+    while let Some(tag) = tags::next_tag(text, pos, Ns::Plain) {
         if tag.is_open("parameter") {
-            let key = tag.rest.strip_prefix('=').map(str::trim).unwrap_or("");
+            let key = tag.rest.strip_prefix('=').map_or("", str::trim);
             let key = key.trim_matches(['"', '\'']);
             let (value, next) = param_value(text, tag.end, dialect);
             if !key.is_empty() {
                 args.push_raw(key, tags::strip_framing(value), Untyped::Json);
             }
             pos = next;
+            if text.get(..next).is_some_and(|t| t.ends_with("</parameter>")) && !markup_or_end(text, next) {
+                // Prose after a closed parameter: the call's closers are missing.
+                end = next;
+                break;
+            }
         } else if tag.is_close("function") {
             end = tag.end;
             let p = tags::skip_ws(text, end);
@@ -143,6 +146,12 @@ fn parse_call<'a>(text: &'a str, start: Start, cx: &Cx<'_>, dialect: &Dialect) -
         span: Span::new(start.call, end),
     };
     (Some(call), end)
+}
+
+/// True when the next non-whitespace at `pos` is a tag (or the text ends there).
+pub(crate) fn markup_or_end(text: &str, pos: usize) -> bool {
+    let p = tags::skip_ws(text, pos);
+    text.get(p..).is_none_or(|rest| rest.is_empty() || rest.starts_with('<'))
 }
 
 fn starts_call(tag: &Tag<'_>, dialect: &Dialect) -> bool {
@@ -282,6 +291,15 @@ mod tests {
     fn closer_inside_value_kept() {
         let text = "<tool_call>\n<function=write>\n<parameter=code>\nprint(\"</tool_call>\")\n</parameter>\n</function>\n</tool_call>";
         assert_eq!(calls(text, None), vec![("write".into(), json!({"code": "print(\"</tool_call>\")"}))]);
+    }
+
+    #[test]
+    fn prose_is_not_swallowed() {
+        let cx = Cx { tools: None };
+        assert!(parse("Write <function=name> then stop.\nMore prose.", 6, &cx).is_none());
+        let text = "<tool_call>\n<function=f>\n<parameter=a>1</parameter>\nThe answer follows.";
+        let parsed = parse(text, 0, &cx).unwrap();
+        assert_eq!(&text[parsed.end..], "\nThe answer follows.");
     }
 
     #[test]

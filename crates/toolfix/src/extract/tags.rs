@@ -102,7 +102,7 @@ pub(crate) fn attr<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
     let mut search = rest;
     loop {
         let idx = search.find(key)?;
-        let before_ok = idx == 0 || search.as_bytes().get(idx - 1).is_some_and(|b| b.is_ascii_whitespace());
+        let before_ok = idx == 0 || search.as_bytes().get(idx - 1).is_some_and(u8::is_ascii_whitespace);
         let after = search.get(idx + key.len()..)?;
         if before_ok {
             if let Some(value) = after.trim_start().strip_prefix('=') {
