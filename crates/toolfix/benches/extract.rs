@@ -3,6 +3,7 @@
 
 use divan::Bencher;
 use divan::counter::BytesCount;
+use std::fmt::Write as _;
 use toolfix::extract::stream::StreamExtractor;
 use toolfix::extract::{Message, Options, extract};
 
@@ -19,18 +20,25 @@ fn reply(target: usize) -> String {
     while s.len() < target {
         s.push_str(&prose.repeat(120));
         match i % 4 {
-            0 => s.push_str(&format!(
-                "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
-            )),
-            1 => s.push_str(&format!(
-                "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]\n"
-            )),
-            2 => s.push_str(&format!(
-                "<tool_call>\n<function=search>\n<parameter=q>\nweather {i}\n</parameter>\n</function>\n</tool_call>\n"
-            )),
-            _ => s.push_str(&format!(
-                "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```\n"
-            )),
+            0 => {
+                let _ = write!(
+                    s,
+                    "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
+                );
+            }
+            1 => {
+                let _ = writeln!(s, "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]");
+            }
+            2 => {
+                let _ = write!(
+                    s,
+                    "<tool_call>\n<function=search>\n<parameter=q>\nweather {i}\n</parameter>\n</function>\n</tool_call>\n"
+                );
+            }
+            _ => {
+                let _ =
+                    writeln!(s, "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```");
+            }
         }
         i += 1;
     }

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use toolfix::extract::stream::{StreamEvent, StreamExtractor};
 use toolfix::extract::{ExtractedCall, Message, Options, ThinkBlocks, ToolLookup, extract_with};
 
@@ -110,15 +111,19 @@ pub(crate) fn long_reply(target: usize) -> String {
     while s.len() < target {
         s.push_str(&prose.repeat(90));
         match i % 3 {
-            0 => s.push_str(&format!(
-                "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
-            )),
-            1 => s.push_str(&format!(
-                "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]\n"
-            )),
-            _ => s.push_str(&format!(
-                "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```\n"
-            )),
+            0 => {
+                let _ = write!(
+                    s,
+                    "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
+                );
+            }
+            1 => {
+                let _ = writeln!(s, "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]");
+            }
+            _ => {
+                let _ =
+                    writeln!(s, "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```");
+            }
         }
         i += 1;
     }
