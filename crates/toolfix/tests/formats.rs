@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 fn corpus_and_own_cases() {
     let mut cases = load_cases("tests/fixtures/formats/cases.jsonl");
     cases.extend(load_cases("tests/fixtures/formats/own_cases.jsonl"));
+    cases.extend(load_cases("tests/fixtures/formats/own_markup_cases.jsonl"));
     let intended = common::intended_differences();
     let gaps = common::known_gaps();
     let listed = |id: &str| intended.contains_key(id) || gaps.contains_key(id);

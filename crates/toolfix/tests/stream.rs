@@ -94,6 +94,7 @@ fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
 fn every_case_streams_like_whole_text() {
     let mut cases = common::load_cases("tests/fixtures/formats/cases.jsonl");
     cases.extend(common::load_cases("tests/fixtures/formats/own_cases.jsonl"));
+    cases.extend(common::load_cases("tests/fixtures/formats/own_markup_cases.jsonl"));
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for case in &cases {
         let tools = case.tools.as_ref().map(|t| t as &dyn ToolLookup);
@@ -189,6 +190,15 @@ mod properties {
         "functools[",
         "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"x\": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
         "[f(a=1)]",
+        "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"f\">\n]<]minimax[>[<a>1]<]minimax[>[</a>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+        "]<]minimax[>[<tool_call>",
+        " functools[",
+        "Action: ```json\n[{\"tool_name\": \"f\", \"parameters\": {}}]\n```",
+        "<|channel|>analysis<|message|>",
+        "<|end|>",
+        "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}<|call|>",
+        "[BEGIN FINAL RESPONSE]",
+        "<|START_RESPONSE|>",
     ];
 
     fn long_prose() -> String {

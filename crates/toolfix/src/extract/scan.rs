@@ -167,9 +167,11 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         return Some(Step::Prose);
     };
     if limit_is_end && !r.is_final && m.start() + d.longest > len {
-        // A longer marker may still start here.
-        if m.start() > st.pos {
-            st.pos = m.start();
+        // A longer marker may still start here, or at any byte from which a marker could
+        // run past the end of the text so far.
+        let safe = crate::span::floor_char_boundary(text, (len + 1).saturating_sub(d.longest).min(m.start()));
+        if safe > st.pos {
+            st.pos = safe;
             return Some(Step::Prose);
         }
         return None;
