@@ -208,6 +208,16 @@ mod properties {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
+        /// Any bytes: no panic, and when they are UTF-8 the stream gives the whole-text result.
+        #[test]
+        fn any_bytes(data in proptest::collection::vec(any::<u8>(), 0..300), cut in 1usize..9) {
+            let chunks: Vec<&[u8]> = data.chunks(cut).collect();
+            let got = streamed(&chunks, None, Options::default());
+            if let Ok(text) = std::str::from_utf8(&data) {
+                prop_assert_eq!(got, whole(text, None, Options::default()));
+            }
+        }
+
         #[test]
         fn chunking_does_not_change_the_result(
             picks in proptest::collection::vec(0..PIECES.len() + 1, 0..24),
