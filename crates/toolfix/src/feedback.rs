@@ -163,6 +163,19 @@ pub(crate) fn relational_note(field: &str, default: &Value, given: &[String]) ->
     format!("`{field}` was not given, so it was set to its default {default} because {} was given", quote_all(given))
 }
 
+/// The message for a call the storm guard suppressed: what repeated, and a question about
+/// what the model is trying to achieve. Starts with `prefix` so a rebuilt window knows it.
+pub(crate) fn storm(prefix: &str, tool: &str, repeats: usize, window: usize, same_result: bool) -> String {
+    let result = if same_result { ", and got the same result each time" } else { "" };
+    cap(format!(
+        "{prefix}Not run: this is call {repeats} to `{}` with the same arguments within your last {window} tool \
+         calls{result}. Repeating it will not give you anything new. What are you trying to achieve? If the result \
+         was not what you expected, say what you expected, then change the arguments, use another tool, or answer \
+         with what you have.",
+        shorten(tool, MAX_RECEIVED)
+    ))
+}
+
 fn message(tool: &str, issues: &[Issue]) -> String {
     let n = issues.len();
     let mut text = format!(

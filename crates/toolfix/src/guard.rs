@@ -254,7 +254,7 @@ impl StormGuard {
             let repeats = self.repeats(&key, window) + 1;
             if repeats >= threshold {
                 let same_result = self.same_results_known(&key, window);
-                let message = message(tool, repeats, window, same_result);
+                let message = crate::feedback::storm(MESSAGE_PREFIX, tool, repeats, window, same_result);
                 return Verdict::Suppress(Suppressed { tool: tool.to_owned(), repeats, window, message });
             }
         }
@@ -352,17 +352,6 @@ fn text_of(content: Option<&serde_json::Value>) -> String {
         Some(other) => other.to_string(),
         None => String::new(),
     }
-}
-
-/// The message for the model.
-fn message(tool: &str, repeats: usize, window: usize, same_result: bool) -> String {
-    let result = if same_result { ", and got the same result each time" } else { "" };
-    format!(
-        "{MESSAGE_PREFIX}Not run: this is call {repeats} to `{tool}` with the same arguments within your last \
-         {window} tool calls{result}. Repeating it will not give you anything new. What are you trying to \
-         achieve? If the result was not what you expected, say what you expected, then change the \
-         arguments, use another tool, or answer with what you have."
-    )
 }
 
 #[cfg(test)]
