@@ -3,9 +3,12 @@
 //! does not end the call; arguments written as a JSON-encoded string are decoded once.
 
 use super::Format;
-use super::json::call::{NAME_ARGUMENTS, after, call_at, skip_closer, skip_fence_open};
+use super::json::call::{Keys, after, call_at, skip_closer, skip_fence_open};
 use super::json::scan::skip_ws;
 use super::parsed::{Cx, Parsed};
+
+/// A call to a tool without parameters is often written without `"arguments"`.
+const KEYS: Keys = Keys { name: &["name"], args: &["arguments", "parameters"], args_optional: true };
 
 /// Start markers.
 pub(crate) const MARKERS: &[&str] = &["<tool_call>"];
@@ -16,7 +19,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     let mut i = skip_fence_open(text, skip_ws(text, open));
     let mut calls = Vec::new();
     while text.as_bytes().get(i) == Some(&b'{') {
-        let Some(oc) = call_at(text, i, &NAME_ARGUMENTS, Format::Hermes) else {
+        let Some(oc) = call_at(text, i, &KEYS, Format::Hermes) else {
             break;
         };
         calls.push(oc.call);
