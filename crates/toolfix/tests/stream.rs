@@ -90,6 +90,32 @@ fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
     }
 }
 
+/// The text as `reasoning_content`: kept as written, its calls used (no other channel).
+fn check_reasoning(id: &str, text: &str, tools: Option<&dyn ToolLookup>) {
+    let x = extract_with(&Message::new("").with_reasoning_content(text), tools, &Options::default());
+    let expected_calls: Vec<(String, String)> =
+        x.calls.iter().map(|c| (c.name.to_string(), c.arguments.to_string())).collect();
+    for cut in [1, 7, text.len().max(1)] {
+        let mut s = StreamExtractor::for_reasoning(tools, Options::default());
+        let mut events = Vec::new();
+        for chunk in text.as_bytes().chunks(cut) {
+            events.extend(s.push(chunk));
+        }
+        events.extend(s.finish());
+        let mut got_text = String::new();
+        let mut got_calls = Vec::new();
+        for e in events {
+            match e {
+                StreamEvent::Text(t) => got_text.push_str(&t),
+                StreamEvent::Call(c) => got_calls.push((c.name.to_string(), c.arguments.to_string())),
+                _ => {}
+            }
+        }
+        assert_eq!(got_text, text, "{id}: reasoning text, chunks of {cut}");
+        assert_eq!(got_calls, expected_calls, "{id}: reasoning calls, chunks of {cut}");
+    }
+}
+
 #[test]
 fn every_case_streams_like_whole_text() {
     let mut cases = common::load_cases("tests/fixtures/formats/cases.jsonl");
@@ -99,6 +125,7 @@ fn every_case_streams_like_whole_text() {
     for case in &cases {
         let tools = case.tools.as_ref().map(|t| t as &dyn ToolLookup);
         check(&case.id, &case.content, tools, &mut rng);
+        check_reasoning(&case.id, &case.content, tools);
     }
 }
 

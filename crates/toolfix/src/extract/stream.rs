@@ -71,6 +71,8 @@ pub struct StreamExtractor<'t> {
     reasoning_calls: Vec<ExtractedCall<'static>>,
     /// Do not step again before the text is this long (keeps re-tries linear).
     retry_at: usize,
+    /// `content` or `reasoning_content`.
+    mode: Mode,
 }
 
 impl std::fmt::Debug for StreamExtractor<'_> {
@@ -109,7 +111,17 @@ impl<'t> StreamExtractor<'t> {
             keys: Vec::new(),
             reasoning_calls: Vec::new(),
             retry_at: 0,
+            mode: Mode::Content,
         }
+    }
+
+    /// An assembler for a `reasoning_content` stream: its text comes back as `Text`,
+    /// unchanged; the calls found in it come at [`finish`](Self::finish) (channel
+    /// `Reasoning`). Whether to use them is the caller's choice: with
+    /// [`ReasoningCalls::WhenNoOther`], drop them when the `content` stream had calls.
+    #[must_use]
+    pub fn for_reasoning(tools: Option<&'t dyn ToolLookup>, options: Options) -> Self {
+        StreamExtractor { mode: Mode::Reasoning, ..StreamExtractor::new(tools, options) }
     }
 
     /// Feed the next bytes of the stream (a chunk may end inside a UTF-8 character).
@@ -203,12 +215,8 @@ impl<'t> StreamExtractor<'t> {
     fn run(&mut self, is_final: bool) -> Vec<StreamEvent> {
         let mut events = Vec::new();
         let cx = Cx { tools: self.tools };
-        let read = Read {
-            cx: &cx,
-            mode: Mode::Content,
-            move_blocks: self.options.think_blocks == ThinkBlocks::Move,
-            is_final,
-        };
+        let read =
+            Read { cx: &cx, mode: self.mode, move_blocks: self.options.think_blocks == ThinkBlocks::Move, is_final };
         let text_owned = std::mem::take(&mut self.text);
         let text = text_owned.as_str();
         loop {
