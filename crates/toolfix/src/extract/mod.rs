@@ -158,7 +158,8 @@ pub struct ExtractedCall<'a> {
     pub format: Format,
     /// The channel the call was found in.
     pub channel: Channel,
-    /// The bytes of the call's markup in its channel's text.
+    /// The bytes of the call's markup in its channel's text (for [`Channel::ToolCalls`],
+    /// an empty span at the call's index in the server's list).
     pub span: Span,
 }
 
