@@ -1,7 +1,9 @@
 //! JSON call shapes written in prose or in a Markdown fence, with no model markup:
 //! `{"name", "arguments"}` (or `"parameters"`), `{"type": "function", "function": {..}}`,
-//! `{"tool_name", "tool_args"}`, `{"tool", "arguments"}`, arrays of them, and `;`-separated
-//! runs of them (Llama 3 JSON without its tag).
+//! `{"tool_name", "tool_args"}`, `{"tool", "arguments"}`, arrays of them, `;`-separated
+//! runs of them (Llama 3 JSON without its tag), and the OpenAI wrappers
+//! `{"tool_calls": [...]}` and `{"function_call": {...}}`. A `</tool_call>` left right after
+//! (its opening tag missing) goes with the call.
 //!
 //! Conservative: the object must be complete, shaped like a call, and its name must look
 //! like a tool name; the driver also drops it when tools are known and the name is not
@@ -9,7 +11,7 @@
 
 use super::Format;
 use super::json::call::{ANY_SHAPE, call_at, calls_in_array, is_identifier_like, skip_closer, skip_fence_open};
-use super::json::scan::skip_ws;
+use super::json::scan::{skip_ws, walk_object};
 use super::parsed::{Cx, Parsed, RawCall};
 
 /// Start markers.
@@ -29,7 +31,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         }
         b'{' | b'[' => {
             let (end, calls) = value_calls(text, at)?;
-            Some(Parsed { end, calls })
+            Some(Parsed { end: skip_closer(text, end, "</tool_call>"), calls })
         }
         _ => None,
     }
@@ -40,9 +42,29 @@ fn plausible(call: &RawCall<'_>) -> bool {
     is_identifier_like(&call.name) && call.arguments.trim_start().starts_with('{')
 }
 
+/// The calls of `{"tool_calls": [...]}` or `{"function_call": {...}}` at `start`.
+fn wrapped_calls(text: &str, start: usize) -> Option<(usize, Vec<RawCall<'_>>)> {
+    let obj = walk_object(text, start)?;
+    if !obj.closed {
+        return None;
+    }
+    let calls = if let Some(f) = obj.get("tool_calls") {
+        let a = calls_in_array(text, f.value.start, &ANY_SHAPE, Format::Json)?;
+        (a.closed && a.all_calls).then_some(a.calls)?
+    } else {
+        let f = obj.get("function_call")?;
+        let oc = call_at(text, f.value.start, &ANY_SHAPE, Format::Json)?;
+        oc.closed.then(|| vec![oc.call])?
+    };
+    (!calls.is_empty() && calls.iter().all(plausible)).then_some((obj.end, calls))
+}
+
 /// Complete call objects (or one array of them) from `start`.
 fn value_calls(text: &str, start: usize) -> Option<(usize, Vec<RawCall<'_>>)> {
     let bytes = text.as_bytes();
+    if let Some(found) = wrapped_calls(text, start) {
+        return Some(found);
+    }
     // Cheap refusal first: prose braces are common.
     let first_inner = bytes.get(skip_ws(text, start + 1)).copied();
     if bytes.get(start) == Some(&b'[') {

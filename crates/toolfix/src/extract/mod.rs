@@ -51,6 +51,7 @@ mod apriel;
 mod command_r7b;
 mod command_r_plus;
 mod firefunction_v2;
+mod function_calls_xml;
 mod functionary_v3_1;
 mod functionary_v3_2;
 mod granite;

@@ -51,6 +51,7 @@ pub(crate) static REGISTRY: &[Entry] = &[
     entry!(MuseGlimmer, muse_glimmer),
     entry!(Lfm2, lfm2),
     entry!(Olmo3, olmo3),
+    entry!(FunctionCallsXml, function_calls_xml),
     // ---- JSON family ----
     entry!(Hermes, hermes),
     entry!(Xlam, xlam),
