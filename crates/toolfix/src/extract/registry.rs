@@ -83,6 +83,7 @@ pub(crate) static REGISTRY: &[Entry] = &[
     // ---- markers around prose, dropped from it ----
     Entry { format: Format::DeepseekV3, markers: super::wrappers::DEEPSEEK, parse: super::wrappers::parse },
     Entry { format: Format::GptOssHarmony, markers: super::wrappers::HARMONY, parse: super::wrappers::parse },
+    Entry { format: Format::HunyuanA13b, markers: super::wrappers::HUNYUAN, parse: super::wrappers::parse },
     // ---- JSON in prose: last, it is the least specific ----
     entry!(Json, json_text),
 ];
