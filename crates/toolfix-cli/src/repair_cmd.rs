@@ -13,16 +13,20 @@ use toolfix::{CallOutcome, ToolSet};
 
 pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
     let file_tools = args.tools.as_deref().map(tools::load).transpose()?;
+    if let Some(Err(why)) = file_tools.as_ref().map(tools::Tools::set) {
+        bail!("{why}");
+    }
     let input = args.io.read()?;
     let limits = args.io.limits();
     if args.io.batch {
         let mut cache = Cache::default();
         batch::run(&input, |line, answer| {
             let set = match line.raw("tools") {
-                Some(raw) => cache.get(raw),
-                None => {
-                    file_tools.as_ref().map(|(_, s)| s).ok_or_else(|| "no tools: give `tools` or --tools".to_owned())
-                }
+                Some(raw) => cache.get(raw).and_then(tools::Tools::set),
+                None => file_tools
+                    .as_ref()
+                    .ok_or_else(|| "no tools: give `tools` or --tools".to_owned())
+                    .and_then(tools::Tools::set),
             };
             match set.and_then(|set| call(set, line, &limits)) {
                 Ok(outcome) => answer.merge_line(&outcome.to_json_line()),
@@ -33,7 +37,9 @@ pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Some((_, set)) = file_tools else { bail!("give the tool definitions with --tools FILE") };
+    let Some(set) = file_tools.as_ref().map(tools::Tools::set).transpose().map_err(anyhow::Error::msg)? else {
+        bail!("give the tool definitions with --tools FILE")
+    };
     let Some(name) = args.tool.as_deref() else { bail!("give the tool name with --tool NAME") };
     let outcome = set.repair_call_with(name, &input, &limits);
     report(&outcome, args.report);

@@ -115,3 +115,36 @@ fn usage_errors_exit_2() {
     toolfix().args(["json", "--no-such-flag"]).assert().code(2);
     toolfix().args(["repair"]).write_stdin("{}").assert().code(2);
 }
+
+#[test]
+fn extract_and_fix_batch_examples() {
+    let tools = examples("tools.json");
+    let input = examples("extract.jsonl");
+    let out = toolfix().args(["extract", "--batch", "--tools", &tools, &input]).assert().success();
+    insta::assert_snapshot!("extract_examples", String::from_utf8_lossy(&out.get_output().stdout));
+    let out = toolfix().args(["fix", "--batch", "--tools", &tools, &input]).assert().success();
+    insta::assert_snapshot!("fix_examples", String::from_utf8_lossy(&out.get_output().stdout));
+}
+
+#[test]
+fn extract_keeps_going_when_a_schema_does_not_compile() {
+    let input = "{\"id\":1,\"content\":\"<tool_call>{\\\"name\\\":\\\"t\\\",\\\"arguments\\\":{\\\"x\\\":1}}</tool_call>\",\
+                 \"tools\":[{\"name\":\"t\",\"parameters\":{\"type\":\"float\"}}]}\n";
+    let out = toolfix().args(["extract", "--batch"]).write_stdin(input).assert().success();
+    let line = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(line.contains("\"name\":\"t\"") && line.contains("\"x\":1"), "{line}");
+    let out = toolfix().args(["fix", "--batch"]).write_stdin(input).assert().success();
+    let line = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(line.contains("\"ok\":false") && line.contains("does not compile"), "{line}");
+}
+
+#[test]
+fn extract_single_mode_exits_1_without_calls() {
+    let out = toolfix()
+        .arg("extract")
+        .write_stdin("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>")
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("\"name\":\"f\""));
+    toolfix().arg("extract").write_stdin("just prose").assert().code(1);
+}

@@ -88,6 +88,9 @@ pub(crate) static REGISTRY: &[Entry] = &[
     entry!(Json, json_text),
 ];
 
+/// The opening of gpt-oss Harmony's analysis channel (reasoning written as channel markup).
+pub(crate) const HARMONY_ANALYSIS: &str = "<|channel|>analysis<|message|>";
+
 /// Reasoning blocks: `(open, close)`. An open of `None` means the block only ever appears
 /// forced open (everything before the close is reasoning).
 pub(crate) static REASONING: &[(Option<&str>, &str)] = &[
@@ -96,7 +99,7 @@ pub(crate) static REASONING: &[(Option<&str>, &str)] = &[
     (Some("<mm:think>"), "</mm:think>"),
     (Some("<|START_THINKING|>"), "<|END_THINKING|>"),
     (Some("<|channel>thought"), "<channel|>"),
-    (Some("<|channel|>analysis<|message|>"), "<|end|>"),
+    (Some(HARMONY_ANALYSIS), "<|end|>"),
     (None, "[BEGIN FINAL RESPONSE]"),
 ];
 

@@ -73,9 +73,10 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// Where the reasoning block being read started, if inside one.
-    pub(crate) fn block_start(&self) -> Option<usize> {
-        self.block.map(|b| b.start)
+    /// Where the open block started, when it will move to the reasoning (all blocks when
+    /// `move_blocks`, Harmony's analysis channel always).
+    pub(crate) fn moving_block_start(&self, move_blocks: bool) -> Option<usize> {
+        self.block.filter(|b| move_blocks || always_moves(b.kind)).map(|b| b.start)
     }
 }
 
@@ -234,12 +235,17 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
         None => (text.len(), text.len()),
     };
     st.pos = end;
-    let moved =
-        (r.move_blocks && r.mode == Mode::Content).then(|| (Span::new(b.start, end), Span::new(b.body, body_end)));
+    let moved = ((r.move_blocks || always_moves(b.kind)) && r.mode == Mode::Content)
+        .then(|| (Span::new(b.start, end), Span::new(b.body, body_end)));
     if moved.is_some() {
         st.touched = true;
     }
     Step::BlockEnd { moved }
+}
+
+/// Harmony's analysis channel is channel markup, never prose: it always moves.
+fn always_moves(kind: usize) -> bool {
+    REASONING.get(kind).is_some_and(|(open, _)| *open == Some(registry::HARMONY_ANALYSIS))
 }
 
 /// A decision that may have to wait for more text.

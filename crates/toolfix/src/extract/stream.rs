@@ -272,10 +272,7 @@ impl<'t> StreamExtractor<'t> {
 
     /// Where a block that will move started, while inside it.
     fn state_block_start(&self) -> Option<usize> {
-        if self.options.think_blocks != ThinkBlocks::Move {
-            return None;
-        }
-        self.state.block_start()
+        self.state.moving_block_start(self.options.think_blocks == ThinkBlocks::Move)
     }
 }
 
