@@ -39,6 +39,9 @@ pub(crate) fn run(args: &ExtractArgs, mode: Mode) -> Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    if input.len() > limits.max_input_bytes {
+        anyhow::bail!("the reply is {} bytes, over the limit of {} bytes", input.len(), limits.max_input_bytes);
+    }
     let set = file_tools.as_ref();
     let message = Message::new(&input);
     let extraction = extract(&message, set.map(Tools::lookup));
@@ -61,6 +64,10 @@ fn one(line: &Line<'_>, set: Option<&Tools>, mode: Mode, limits: &toolfix::Limit
         Some(Value::Null) | None => None,
         Some(_) => return Err("`reasoning_content` must be a string".to_owned()),
     };
+    let size = content.len() + reasoning.as_ref().map_or(0, String::len);
+    if size > limits.max_input_bytes {
+        return Err(format!("the reply is {size} bytes, over the limit of {} bytes", limits.max_input_bytes));
+    }
     let native = line.value("tool_calls").filter(|v| !v.is_null());
     let history = line.value("messages");
     let mut message = Message::new(&content);

@@ -27,7 +27,12 @@ pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Forma
     let open = tags::tag_at(text, at, Ns::Plain).filter(|t| t.is_open("tool_call"))?;
     let body = text.get(open.end..)?;
     let name_len = body.find(['\n', '\r', '<', '\\']).unwrap_or(body.len());
-    let name = tags::clean_name(body.get(..name_len)?)?;
+    let raw_name = body.get(..name_len)?;
+    if raw_name.starts_with([' ', '\t']) || raw_name.trim_end_matches([' ', '\t']).contains([' ', '\t']) {
+        // `<tool_call> and </tool_call>` in a sentence: GLM writes the name right after the tag.
+        return None;
+    }
+    let name = tags::clean_name(raw_name)?;
     if !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/')) {
         return None;
     }

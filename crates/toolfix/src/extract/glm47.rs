@@ -40,6 +40,12 @@ mod tests {
     }
 
     #[test]
+    fn prose_about_the_tags_is_not_a_call() {
+        assert_eq!(calls("Wrap it in <tool_call> and </tool_call>."), vec![]);
+        assert_eq!(calls("<tool_call> get weather </tool_call>"), vec![]);
+    }
+
+    #[test]
     fn corpus_examples() {
         assert_eq!(calls("<tool_call>get_current_date</tool_call>"), vec![("get_current_date".into(), json!({}))]);
         let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call><tool_call>get_weather<arg_key>city</arg_key><arg_value>Shanghai</arg_value></tool_call>";
