@@ -40,7 +40,8 @@ pub(crate) fn run(args: &ExtractArgs, mode: Mode) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if input.len() > limits.max_input_bytes {
-        anyhow::bail!("the reply is {} bytes, over the limit of {} bytes", input.len(), limits.max_input_bytes);
+        eprintln!("error: the reply is {} bytes, over the limit of {} bytes", input.len(), limits.max_input_bytes);
+        return Ok(ExitCode::from(1));
     }
     let set = file_tools.as_ref();
     let message = Message::new(&input);
