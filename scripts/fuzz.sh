@@ -11,7 +11,7 @@ SECONDS_EACH=${1:-300}
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-    TARGETS=(salvage repair)
+    TARGETS=(salvage repair extract)
 fi
 
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz

@@ -11,9 +11,9 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     let input = args.io.read()?;
     let limits = args.io.limits();
     if args.io.batch {
-        batch::run(&input, |line, answer| match batch::str_field(line, "input") {
+        batch::run(&input, |line, answer| match line.str("input") {
             Err(msg) => answer.str("error", &msg),
-            Ok(text) => match toolfix::salvage::salvage_with(text, &limits) {
+            Ok(text) => match toolfix::salvage::salvage_with(&text, &limits) {
                 Ok(s) => answer.raw("output", s.text()).value("fixes", &out::fixes(s.fixes())),
                 Err(e) => answer.str("error", &e.to_string()),
             },

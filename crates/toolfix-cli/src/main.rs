@@ -5,8 +5,11 @@
 //! errors. `--batch` switches to JSON Lines in and out (see `batch`).
 
 mod batch;
+mod extract_cmd;
 mod json_cmd;
 mod out;
+mod repair_cmd;
+mod tools;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -27,6 +30,48 @@ struct Cli {
 enum Command {
     /// Repair almost-JSON into strict JSON (fences, prose, quotes, commas, truncation...).
     Json(JsonArgs),
+    /// Validate a call's arguments against its tool's schema; repair where certain, else
+    /// say what to fix.
+    Repair(RepairArgs),
+    /// Find tool calls in a model's reply, in every channel and known model format.
+    Extract(ExtractArgs),
+    /// Extract, then salvage and repair each call against its tool's schema, and break
+    /// storms of repeated calls.
+    Fix(ExtractArgs),
+    /// Lint tool definitions: exit 1 listing every problem.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+struct ExtractArgs {
+    #[command(flatten)]
+    io: Io,
+    /// Tool definitions (batch lines may carry their own `tools`, which win).
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct RepairArgs {
+    #[command(flatten)]
+    io: Io,
+    /// Tool definitions: a JSON array in OpenAI, bare or MCP form (batch lines may carry
+    /// their own `tools`, which win).
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// The tool called (single mode; batch lines give `tool`).
+    #[arg(long, value_name = "NAME")]
+    tool: Option<String>,
+    /// Print text fixes, repairs and notes to stderr.
+    #[arg(long)]
+    report: bool,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// Tool definitions to lint.
+    #[arg(long, value_name = "FILE")]
+    tools: PathBuf,
 }
 
 /// Options shared by every subcommand.
@@ -85,5 +130,9 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Json(args) => json_cmd::run(&args),
+        Command::Repair(args) => repair_cmd::run(&args),
+        Command::Extract(args) => extract_cmd::run(&args, extract_cmd::Mode::Extract),
+        Command::Fix(args) => extract_cmd::run(&args, extract_cmd::Mode::Fix),
+        Command::Check(args) => repair_cmd::check(&args),
     }
 }

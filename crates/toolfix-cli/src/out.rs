@@ -43,6 +43,18 @@ impl Obj {
         self
     }
 
+    /// Append already-written members (`"k":v,...`).
+    pub(crate) fn members(mut self, members: &str) -> Self {
+        if members.is_empty() {
+            return self;
+        }
+        if self.text.len() > 1 {
+            self.text.push(',');
+        }
+        self.text.push_str(members);
+        self
+    }
+
     pub(crate) fn finish(mut self) -> String {
         self.text.push('}');
         self.text

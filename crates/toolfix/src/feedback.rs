@@ -57,6 +57,8 @@ pub(crate) fn refusal(
                 let names = parent_properties(root, &v.path);
                 format!("no property of this name (properties: {})", names.join(", "))
             }
+            (ViolationKind::Missing, Some(n)) => format!("{} (required, missing)", describe(root, n)),
+            (ViolationKind::Missing, None) => "a value (required, missing)".to_owned(),
             (_, Some(n)) => describe(root, n),
             (_, None) => "a valid value".to_owned(),
         };
@@ -159,6 +161,19 @@ pub(crate) fn dropped_note(path: &str) -> String {
 /// The note for a relational default that was filled.
 pub(crate) fn relational_note(field: &str, default: &Value, given: &[String]) -> String {
     format!("`{field}` was not given, so it was set to its default {default} because {} was given", quote_all(given))
+}
+
+/// The message for a call the storm guard suppressed: what repeated, and a question about
+/// what the model is trying to achieve. Starts with `prefix` so a rebuilt window knows it.
+pub(crate) fn storm(prefix: &str, tool: &str, repeats: usize, window: usize, same_result: bool) -> String {
+    let result = if same_result { ", and got the same result each time" } else { "" };
+    cap(format!(
+        "{prefix}Not run: this is call {repeats} to `{}` with the same arguments within your last {window} tool \
+         calls{result}. Repeating it will not give you anything new. What are you trying to achieve? If the result \
+         was not what you expected, say what you expected, then change the arguments, use another tool, or answer \
+         with what you have.",
+        shorten(tool, MAX_RECEIVED)
+    ))
 }
 
 fn message(tool: &str, issues: &[Issue]) -> String {

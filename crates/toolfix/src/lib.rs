@@ -27,6 +27,7 @@ mod error;
 pub mod extract;
 pub mod feedback;
 pub mod flatten;
+pub mod guard;
 mod limits;
 pub mod pipeline;
 mod pointer;
@@ -45,3 +46,7 @@ pub use report::{Outcome, Repair, RepairKind, Report, Stats};
 pub use schema::{Policy, Tool, ToolSet};
 pub use span::Span;
 pub use validate::Issue;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

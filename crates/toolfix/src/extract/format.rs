@@ -110,6 +110,9 @@ formats! {
     Nemotron => "nemotron",
     /// Muse `<atem:function_calls>`.
     MuseGlimmer => "muse_glimmer",
+    /// Anthropic-style `<function_calls><invoke name=N><parameter name=K>` XML, leaked by
+    /// models trained on it.
+    FunctionCallsXml => "function_calls_xml",
 }
 
 impl std::fmt::Display for Format {

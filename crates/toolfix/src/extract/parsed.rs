@@ -9,9 +9,11 @@
 //! /// `None` when this is not this format after all.
 //! pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>>;
 //! ```
-
-// Used by the format files as they land.
-#![allow(dead_code, reason = "filled in by the format parsers")]
+//!
+//! `text` may be a view that ends before the message does (the driver runs a parser on
+//! growing views, see `scan.rs`, so that whole-text and streaming reads agree): a parser
+//! reads only `text`, treats its end like the end of the output (a call cut off there is
+//! recovered as cut off), and is a pure function of `(text, at, cx)`.
 
 use super::{Format, ToolLookup};
 use crate::Span;

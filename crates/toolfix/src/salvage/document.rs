@@ -265,6 +265,20 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
     Ok(Some(ValueSpan { start: s, end, empty_container: false }))
 }
 
+/// `text` without Markdown fence markers and their language tags.
+fn without_fences(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("```") {
+        out.push_str(&rest[..i]);
+        let after = rest[i..].trim_start_matches('`');
+        let tag = after.bytes().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')).count();
+        rest = &after[tag..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn utf8_len(first: u8) -> usize {
     match first {
         0xF0..=0xFF => 4,
@@ -310,10 +324,10 @@ fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool
     for (n, v) in values.iter().enumerate() {
         let kept_before = keep.iter().any(|&k| k < n);
         let sep = if keep.contains(&n) && kept_before { "," } else { "" };
-        gap(src, edits, cursor, v.start, sep, jsonp);
+        gap(src, edits, cursor, v.start, sep, values.len() > 1, jsonp);
         cursor = v.end;
     }
-    gap(src, edits, cursor, b.len(), "", jsonp);
+    gap(src, edits, cursor, b.len(), "", values.len() > 1, jsonp);
     if keep.len() > 1 {
         let first = values[keep[0]].start;
         let last = values[keep[keep.len() - 1]].end;
@@ -324,7 +338,7 @@ fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool
 }
 
 /// Replace the text between values (`start..end`) with `sep`, reporting what it held.
-fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str, jsonp: bool) {
+fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str, several: bool, jsonp: bool) {
     if start >= end {
         if !sep.is_empty() {
             edits.insert(start, sep, None);
@@ -332,15 +346,17 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
         return;
     }
     let text = &src[start..end];
-    if text.bytes().all(is_ws) && sep.is_empty() {
+    if text.bytes().all(is_ws) && sep.is_empty() && !several {
         return;
     }
     edits.clear_range(start, end);
     let fence = memchr::memmem::find(text.as_bytes(), b"```").is_some();
-    let rest: Cow<'_, str> = if fence { Cow::Owned(text.replace("```", "")) } else { Cow::Borrowed(text) };
+    let rest: Cow<'_, str> = if fence { Cow::Owned(without_fences(text)) } else { Cow::Borrowed(text) };
     let meaningful = rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';');
     let kind = if jsonp && (meaningful.ends_with('(') || meaningful.starts_with(')')) {
         Some(K::JsonpWrapper)
+    } else if !meaningful.is_empty() && meaningful.bytes().all(|c| matches!(c, b'}' | b']' | b')') || is_ws(c)) {
+        Some(K::ExtraClosingBracket)
     } else if !meaningful.is_empty() {
         if meaningful.starts_with("//") || meaningful.starts_with("/*") || meaningful.starts_with('#') {
             Some(K::Comment)

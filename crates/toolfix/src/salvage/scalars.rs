@@ -36,12 +36,20 @@ impl Parser<'_> {
         // Inner quotes come in pairs: after an odd one, the next closes the quotation,
         // not the string, unless the structure says so plainly.
         let mut inner = 0usize;
+        // Objects written inside the string (`"answer is {"k": 1}, ok"`): while one is open,
+        // its quotes, commas and braces belong to it, not to the structure around.
+        let mut embedded = 0usize;
         loop {
             let close_byte = q.close_byte();
             while i < self.end {
                 let c = self.b[i];
                 if c == b'"' || c == b'\\' || c < 0x20 || c == close_byte {
                     break;
+                }
+                if c == b'{' && self.at(i + 1) == Some(b'"') && self.at(i + 2).is_some_and(is_ident) {
+                    embedded += 1;
+                } else if c == b'}' {
+                    embedded = embedded.saturating_sub(1);
                 }
                 i += 1;
             }
@@ -59,7 +67,7 @@ impl Parser<'_> {
                 continue;
             }
             if let Some(n) = q.close_at(self.b, i) {
-                if self.closes_string(i + n, ctx, inner % 2 == 1) {
+                if (embedded == 0 || i + n >= self.end) && self.closes_string(i + n, ctx, inner % 2 == 1) {
                     // "a" + "b": join the pieces.
                     let j = skip_ws(self.b, i + n, self.end);
                     if self.at(j) == Some(b'+') {
@@ -83,7 +91,7 @@ impl Parser<'_> {
                     self.pos = i + n;
                     return Ok(Some(i + n));
                 }
-                if ctx == Ctx::ObjValue && c == b'"' {
+                if ctx == Ctx::ObjValue && c == b'"' && embedded == 0 {
                     if let Some(end) = self.missing_quote_before(open + qlen, i, checkpoint) {
                         return Ok(Some(end));
                     }

@@ -352,6 +352,10 @@ impl crate::extract::ToolLookup for ToolSet {
     fn parameters(&self, name: &str) -> Option<&Value> {
         self.tool(name).ok().map(Tool::parameters)
     }
+
+    fn names(&self) -> Vec<&str> {
+        self.tools().iter().map(Tool::name).collect()
+    }
 }
 
 #[cfg(test)]

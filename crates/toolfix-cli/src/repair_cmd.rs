@@ -1,0 +1,116 @@
+//! `toolfix repair`: validate arguments against a tool's schema and repair them, or say
+//! what to fix. `toolfix check`: lint tool definitions.
+
+use crate::batch::{self, Line};
+use crate::out::Obj;
+use crate::tools::{self, Cache};
+use crate::{CheckArgs, RepairArgs};
+use anyhow::{Result, bail};
+use serde_json::Value;
+use std::io::Write;
+use std::process::ExitCode;
+use toolfix::{CallOutcome, ToolSet};
+
+pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
+    let file_tools = args.tools.as_deref().map(tools::load).transpose()?;
+    if let Some(Err(why)) = file_tools.as_ref().map(tools::Tools::set) {
+        bail!("{why}");
+    }
+    let input = args.io.read()?;
+    let limits = args.io.limits();
+    if args.io.batch {
+        let mut cache = Cache::default();
+        batch::run(&input, |line, answer| {
+            let set = match line.raw("tools") {
+                Some(raw) => cache.get(raw).and_then(tools::Tools::set),
+                None => file_tools
+                    .as_ref()
+                    .ok_or_else(|| "no tools: give `tools` or --tools".to_owned())
+                    .and_then(tools::Tools::set),
+            };
+            match set.and_then(|set| call(set, line, &limits)) {
+                Ok(outcome) => answer.merge_line(&outcome.to_json_line()),
+                Err(msg) => answer
+                    .value("ok", &Value::Bool(false))
+                    .value("error", &serde_json::json!({"message": msg, "issues": []})),
+            }
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(set) = file_tools.as_ref().map(tools::Tools::set).transpose().map_err(anyhow::Error::msg)? else {
+        bail!("give the tool definitions with --tools FILE")
+    };
+    let Some(name) = args.tool.as_deref() else { bail!("give the tool name with --tool NAME") };
+    let outcome = set.repair_call_with(name, &input, &limits);
+    report(&outcome, args.report);
+    if let Some(text) = outcome.arguments_text() {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(text.as_bytes())?;
+        if !text.ends_with('\n') {
+            stdout.write_all(b"\n")?;
+        }
+        Ok(ExitCode::SUCCESS)
+    } else {
+        if let Some(refusal) = outcome.refusal() {
+            eprintln!("{}", refusal.message);
+        }
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// Run one batch line: `tool` and `arguments` (text, or a JSON value kept as written).
+fn call(set: &ToolSet, line: &Line<'_>, limits: &toolfix::Limits) -> Result<CallOutcome, String> {
+    let name = line.str("tool")?;
+    let raw = match line.value("arguments") {
+        Some(Value::String(s)) => s,
+        Some(_) => line.raw("arguments").unwrap_or("null").to_owned(),
+        None => String::new(),
+    };
+    Ok(set.repair_call_with(&name, &raw, limits))
+}
+
+fn report(outcome: &CallOutcome, verbose: bool) {
+    if !verbose {
+        return;
+    }
+    for f in &outcome.report().text_fixes {
+        eprintln!("text fix: {} at {}", f.kind, f.span);
+    }
+    for r in outcome.repairs() {
+        let show = |v: &Option<Value>| v.as_ref().map_or_else(|| "(none)".to_owned(), Value::to_string);
+        eprintln!("repair: {} at {:?}: {} -> {}", r.kind.as_str(), r.path, show(&r.before), show(&r.after));
+    }
+    for n in outcome.notes() {
+        eprintln!("note: {n}");
+    }
+}
+
+pub(crate) fn check(args: &CheckArgs) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.tools)?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", args.tools.display()))?;
+    let Some(Value::Array(defs)) = tools::definitions(&value) else {
+        bail!("{} holds no tool list", args.tools.display());
+    };
+    let problems = toolfix::check::check(&defs);
+    for p in &problems {
+        let path = if p.path.is_empty() { String::new() } else { format!(" at {}", p.path) };
+        eprintln!("{}{path}: {} [{}]", p.tool, p.message, p.kind);
+    }
+    println!("{}", serde_json::to_string(&problems)?);
+    if problems.is_empty() {
+        eprintln!("{} tool definitions, no problems", defs.len());
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("{} problems in {} tool definitions", problems.len(), defs.len());
+        Ok(ExitCode::from(1))
+    }
+}
+
+impl Obj {
+    /// Append the members of a one-line JSON object (`{...}`) written elsewhere.
+    pub(crate) fn merge_line(self, object: &str) -> Obj {
+        let inner = object.trim().strip_prefix('{').and_then(|s| s.strip_suffix('}')).unwrap_or("");
+        self.members(inner)
+    }
+}

@@ -1,0 +1,190 @@
+//! DeepSeek V3: `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>N\n```json\n{...}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>`.
+//!
+//! DeepSeek V3.1 (`deepseek_v31`) uses the same tokens with `N<｜tool▁sep｜>{...}`; both
+//! share this parser, which labels each call by its shape; each format's `parse` claims a
+//! section whose first call has its shape. Tokens are accepted with the full-width `｜` or
+//! ASCII `|`. Missing per-call markers, a missing section end and calls cut off at the
+//! end keep what was given (the JSON is returned as written; the driver salvages it).
+
+use super::Format;
+use super::parsed::{Cx, Parsed, RawCall};
+use super::tags;
+use crate::Span;
+use std::borrow::Cow;
+
+/// Start markers: the section, or a call when the section marker is missing.
+pub(crate) const MARKERS: &[&str] =
+    &["<｜tool▁calls▁begin｜>", "<|tool▁calls▁begin|>", "<｜tool▁call▁begin｜>", "<|tool▁call▁begin|>"];
+
+/// Parses a DeepSeek V3 section (first call `function<｜tool▁sep｜>N` + fenced JSON) at `at`.
+pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
+    parse_deepseek(text, at, cx, Format::DeepseekV3)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tok {
+    CallsBegin,
+    CallsEnd,
+    CallBegin,
+    CallEnd,
+    Sep,
+}
+
+/// The DeepSeek token at `pos`, and the position after it.
+fn tok_at(text: &str, pos: usize) -> Option<(Tok, usize)> {
+    let rest = text.get(pos..)?.strip_prefix('<')?;
+    let inner = rest.strip_prefix('｜').or_else(|| rest.strip_prefix('|'))?;
+    for (name, tok) in [
+        ("tool▁calls▁begin", Tok::CallsBegin),
+        ("tool▁calls▁end", Tok::CallsEnd),
+        ("tool▁call▁begin", Tok::CallBegin),
+        ("tool▁call▁end", Tok::CallEnd),
+        ("tool▁sep", Tok::Sep),
+    ] {
+        if let Some(after) = inner.strip_prefix(name) {
+            let after = after.strip_prefix('｜').or_else(|| after.strip_prefix('|'))?;
+            let after = after.strip_prefix('>')?;
+            return Some((tok, text.len() - after.len()));
+        }
+    }
+    None
+}
+
+/// The next token at or after `from`: its start, kind and end.
+fn next_tok(text: &str, from: usize) -> Option<(usize, Tok, usize)> {
+    let mut pos = from;
+    loop {
+        let lt = pos + text.get(pos..)?.find('<')?;
+        if let Some((tok, end)) = tok_at(text, lt) {
+            return Some((lt, tok, end));
+        }
+        pos = lt + 1;
+    }
+}
+
+/// Parses a section at `at` if its first call has the shape of `format`.
+pub(crate) fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
+    let mut pos = match tok_at(text, at)? {
+        (Tok::CallsBegin, end) => end,
+        (Tok::CallBegin, _) => at,
+        _ => return None,
+    };
+    let mut calls = Vec::new();
+    let mut end = pos;
+    loop {
+        let p = tags::skip_ws(text, pos);
+        let (body_start, call_start) = match tok_at(text, p) {
+            Some((Tok::CallsEnd, after)) => {
+                end = after;
+                break;
+            }
+            Some((Tok::CallBegin, after)) => (after, p),
+            Some(_) => break,
+            // Per-call markers missing: `N<｜tool▁sep｜>...` right in the section.
+            None if !calls.is_empty() || p >= text.len() => break,
+            None => (p, p),
+        };
+        let Some((sep, Tok::Sep, after_sep)) = next_tok(text, body_start) else {
+            // Cut off before the separator, or no separator: nothing usable.
+            if body_start == p {
+                return None;
+            }
+            end = text.len();
+            break;
+        };
+        let (body_end, after) = match next_tok(text, after_sep) {
+            Some((i, Tok::CallEnd, e)) => (i, e),
+            Some((i, _, _)) => (i, i),
+            None => (text.len(), text.len()),
+        };
+        let header = text.get(body_start..sep).unwrap_or("");
+        let body = text.get(after_sep..body_end).unwrap_or("");
+        calls.extend(call(header, body, Span::new(call_start, after)));
+        end = after;
+        pos = after;
+    }
+    if calls.first().map(|c: &RawCall<'_>| c.format) != Some(format) {
+        return None;
+    }
+    Some(Parsed { end, calls })
+}
+
+/// One call from the text before and after `<｜tool▁sep｜>`.
+fn call<'a>(header: &'a str, body: &'a str, span: Span) -> Option<RawCall<'a>> {
+    let (format, name, args) = if header.trim() == "function" {
+        let body = body.trim_start();
+        let line_end = body.find('\n').unwrap_or(body.len());
+        let name = body.get(..line_end)?;
+        (Format::DeepseekV3, name, body.get(line_end..)?)
+    } else {
+        (Format::DeepseekV31, header, body)
+    };
+    let name = tags::clean_name(name)?;
+    let args = strip_fence(args.trim());
+    Some(RawCall {
+        name: Cow::Borrowed(name),
+        arguments: Cow::Borrowed(if args.is_empty() { "{}" } else { args }),
+        id: None,
+        format,
+        span,
+    })
+}
+
+/// The text inside a ```json fence (the closing fence may be missing).
+fn strip_fence(text: &str) -> &str {
+    let Some(inner) = text.strip_prefix("```") else {
+        return text;
+    };
+    let inner = inner.strip_prefix("json").unwrap_or(inner);
+    let inner = inner.trim_end();
+    inner.strip_suffix("```").unwrap_or(inner).trim()
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    pub(in super::super) fn calls(text: &str, format: Format) -> Vec<(String, String, Format)> {
+        let at = MARKERS.iter().filter_map(|m| text.find(m)).min().unwrap();
+        let cx = Cx { tools: None };
+        parse_deepseek(text, at, &cx, format)
+            .map(|p| p.calls.into_iter().map(|c| (c.name.into_owned(), c.arguments.into_owned(), c.format)).collect())
+            .unwrap_or_default()
+    }
+
+    const V3: Format = Format::DeepseekV3;
+
+    #[test]
+    fn fenced_calls() {
+        let text = "Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> after";
+        assert_eq!(
+            calls(text, V3),
+            vec![("get_weather".into(), "{\"city\": \"Tokyo\"}".into(), V3), ("search".into(), "{}".into(), V3)]
+        );
+        let cx = Cx { tools: None };
+        let at = text.find('<').unwrap();
+        assert_eq!(&text[parse(text, at, &cx).unwrap().end..], " after");
+    }
+
+    #[test]
+    fn ascii_bars_and_missing_fence_end() {
+        let text = "<|tool▁calls▁begin|><|tool▁call▁begin|>function<|tool▁sep|>f\n```json\n{\"a\": 1}<|tool▁call▁end|>";
+        assert_eq!(calls(text, V3), vec![("f".into(), "{\"a\": 1}".into(), V3)]);
+    }
+
+    #[test]
+    fn malformed() {
+        // Unclosed JSON is returned as written, for salvage.
+        let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        assert_eq!(calls(text, V3), vec![("get_weather".into(), "{\"city\": \"Tokyo\"".into(), V3)]);
+        // Per-call markers missing.
+        let text = "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{}\n```<｜tool▁calls▁end｜>";
+        assert_eq!(calls(text, V3), vec![("get_weather".into(), "{}".into(), V3)]);
+        // Cut off in the name.
+        assert_eq!(calls("<｜tool▁calls▁begin｜>get_weather", V3), vec![]);
+        // A V3.1 section is not V3.
+        let text =
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+        assert_eq!(calls(text, V3), vec![]);
+    }
+}

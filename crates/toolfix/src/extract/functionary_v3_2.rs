@@ -1,0 +1,41 @@
+//! Functionary v3.2: `>>>NAME\n{json}`, up to the next `>>>` or the end; the recipient
+//! `all` marks plain text (the marker is dropped, the text kept).
+
+use super::Format;
+use super::json::call::{after, is_identifier_like};
+use super::json::scan::{End, skip_ws, value_end};
+use super::parsed::{Cx, Parsed, RawCall};
+use crate::Span;
+use std::borrow::Cow;
+
+/// Start markers.
+pub(crate) const MARKERS: &[&str] = &[">>>"];
+
+/// Parse the message at `at`.
+pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
+    let open = after(text, at, ">>>")?;
+    let nl = open + text.get(open..)?.bytes().take(257).position(|b| b == b'\n')?;
+    let name = text.get(open..nl)?.trim();
+    if !is_identifier_like(name) {
+        return None;
+    }
+    if name == "all" {
+        return Some(Parsed { end: nl + 1, calls: Vec::new() });
+    }
+    let i = skip_ws(text, nl + 1);
+    if text.as_bytes().get(i) != Some(&b'{') {
+        return None;
+    }
+    let end = match value_end(text, i)? {
+        End::Closed(e) => e,
+        End::Open => text.len(),
+    };
+    let call = RawCall {
+        name: Cow::Borrowed(name),
+        arguments: Cow::Borrowed(text.get(i..end)?),
+        id: None,
+        format: Format::FunctionaryV32,
+        span: Span::new(at, end),
+    };
+    Some(Parsed { end, calls: vec![call] })
+}

@@ -1,0 +1,444 @@
+//! One pass over one text, as a step machine: find the next marker (one Aho-Corasick
+//! automaton over every format's markers), try the parsers registered for it, track
+//! reasoning blocks.
+//!
+//! The whole-text extractor runs the steps to the end. The streaming assembler runs the
+//! same steps on the text received so far and stops at the first step that more text
+//! could change, so both read a text the same way. To make that hold for any parser, a
+//! parser never sees "the rest of the text": it is run on views that end `CHECKPOINT`
+//! bytes after its marker, then twice as far, and so on; its call is taken from the first
+//! view in which it ends at least `MARGIN` bytes before the view does (or from the whole
+//! text), and it has failed when a view of `FAIL_MARGIN` bytes held nothing. A view is a
+//! function of the text, not of how it arrived, and a failed parse costs bounded work.
+
+use super::brackets::{Brackets, Extent};
+use super::parsed::{Cx, Parsed, RawCall};
+use super::registry::{self, Kind, REASONING, REGISTRY};
+use super::{Format, Note, NoteKind};
+use crate::Span;
+use aho_corasick::Input;
+
+/// Failed parser runs allowed per text before the rest is left as prose: keeps hostile
+/// input (thousands of half-open tags) linear.
+pub(crate) const FAILED_PARSE_BUDGET: usize = 256;
+
+/// A call region is final once this many bytes follow it (parsers look only a little past
+/// their end: a closing tag, a separator).
+pub(crate) const MARGIN: usize = 1024;
+
+/// A parser that found nothing in this many bytes after its marker has failed.
+pub(crate) const FAIL_MARGIN: usize = 4096;
+
+/// The first view a parser gets: this many bytes after its marker.
+pub(crate) const CHECKPOINT: usize = 2 * MARGIN;
+
+/// How a text is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `content`: reasoning blocks are tracked, consumed call markup is cut out.
+    Content,
+    /// `reasoning_content`: every call is a reasoning call, the text is kept as written.
+    Reasoning,
+}
+
+/// A reasoning block being read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Block {
+    /// Index into `REASONING`.
+    kind: usize,
+    /// Start of the open marker.
+    start: usize,
+    /// First byte after the open marker.
+    body: usize,
+    /// Start of the close marker, once found.
+    close: Option<usize>,
+    /// Where to look for the close marker next.
+    search_from: usize,
+}
+
+/// Where the scan stands.
+#[expect(clippy::struct_excessive_bools, reason = "independent facts about the text read so far")]
+#[derive(Clone, Debug, Default)]
+pub(crate) struct State {
+    /// Next byte to read.
+    pub(crate) pos: usize,
+    seen_open: bool,
+    forced_done: bool,
+    /// Something was cut out of `content` already (forced-open reasoning then cannot be).
+    touched: bool,
+    failures: usize,
+    block: Option<Block>,
+    exhausted: bool,
+    brackets: Brackets,
+}
+
+impl State {
+    /// Where the open block started, when it will move to the reasoning (all blocks when
+    /// `move_blocks`, Harmony's analysis channel always).
+    pub(crate) fn moving_block_start(&self, move_blocks: bool) -> Option<usize> {
+        self.block.filter(|b| move_blocks || always_moves(b.kind)).map(|b| b.start)
+    }
+}
+
+/// What one step found.
+#[derive(Debug)]
+pub(crate) enum Step<'a> {
+    /// `[from, to)` is prose (or reasoning text, inside a block).
+    Prose,
+    /// Call markup `region` was read; `calls` may be empty (markup with no call, cut out).
+    Calls { region: Span, calls: Vec<RawCall<'a>>, reasoning: bool, cut: bool },
+    /// Markup left as text, with a note.
+    Noted(Note),
+    /// Forced-open reasoning: `[0, reasoning_end)` was reasoning; `[0, cut_end)` leaves content.
+    Forced { reasoning_end: usize, cut_end: usize },
+    /// A reasoning block ended; when blocks move, `moved` is (cut, reasoning text).
+    BlockEnd { moved: Option<(Span, Span)> },
+    /// A marker that is not a call, or a failed parse: the text stays prose.
+    Skip,
+    /// The failed-parse budget ran out at this byte: the rest is prose.
+    Exhausted(Note),
+    /// The end of the text.
+    End,
+}
+
+/// What the caller knows about the text.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Read<'c, 't> {
+    pub(crate) cx: &'c Cx<'t>,
+    pub(crate) mode: Mode,
+    pub(crate) move_blocks: bool,
+    /// True when no more text will come.
+    pub(crate) is_final: bool,
+}
+
+/// The next step from `st.pos`, or `None` when more text could change it (only when
+/// `!r.is_final`; the state is then unchanged).
+pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Option<Step<'a>> {
+    let d = registry::dispatch()?;
+    let len = text.len();
+    if st.exhausted {
+        if st.pos >= len {
+            return r.is_final.then_some(Step::End);
+        }
+        st.pos = len;
+        return Some(Step::Prose);
+    }
+    // Inside a block: find its close marker (once).
+    if let Some(b) = st.block.as_mut() {
+        if b.close.is_none() {
+            let close_marker = REASONING.get(b.kind).map_or("", |(_, c)| *c);
+            match text.get(b.search_from..).and_then(|t| t.find(close_marker)) {
+                Some(i) => b.close = Some(b.search_from + i),
+                None => {
+                    b.search_from = crate::span::floor_char_boundary(
+                        text,
+                        len.saturating_sub(close_marker.len()).max(b.search_from),
+                    );
+                }
+            }
+        }
+    }
+    let block = st.block;
+    let (limit, limit_is_end) = match block.and_then(|b| b.close) {
+        Some(c) => (c, false),
+        None => (len, true),
+    };
+    if st.pos >= limit {
+        if let Some(b) = block {
+            if b.close.is_none() && !r.is_final {
+                return None;
+            }
+            return Some(end_block(text, st, b, r));
+        }
+        return r.is_final.then_some(Step::End);
+    }
+    let found = d.automaton.find(Input::new(text).span(st.pos..limit));
+    let Some(m) = found else {
+        // No marker: prose up to where a marker could still begin.
+        let from = st.pos;
+        let to = if limit_is_end && !r.is_final {
+            crate::span::floor_char_boundary(text, len.saturating_sub(d.longest.saturating_sub(1)).max(from))
+        } else {
+            limit
+        };
+        if to <= from {
+            return None;
+        }
+        st.pos = to;
+        return Some(Step::Prose);
+    };
+    if limit_is_end && !r.is_final && m.start() + d.longest > len {
+        // A longer marker may still start here, or at any byte from which a marker could
+        // run past the end of the text so far.
+        let safe = crate::span::floor_char_boundary(text, (len + 1).saturating_sub(d.longest).min(m.start()));
+        if safe > st.pos {
+            st.pos = safe;
+            return Some(Step::Prose);
+        }
+        return None;
+    }
+    if m.start() > st.pos {
+        st.pos = m.start();
+        return Some(Step::Prose);
+    }
+    match d.kinds.get(m.pattern().as_usize()) {
+        Some(Kind::ThinkOpen(k)) if r.mode == Mode::Content && block.is_none() => {
+            st.seen_open = true;
+            st.block = Some(Block { kind: *k, start: m.start(), body: m.end(), close: None, search_from: m.end() });
+            st.pos = m.end();
+            Some(Step::Skip)
+        }
+        Some(Kind::ThinkClose)
+            if r.mode == Mode::Content && block.is_none() && !st.seen_open && !st.forced_done && !st.touched =>
+        {
+            st.forced_done = true;
+            st.touched = true;
+            st.pos = m.end();
+            Some(Step::Forced { reasoning_end: m.start(), cut_end: m.end() })
+        }
+        Some(Kind::Call(rows)) => {
+            let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
+            // Parsers inside a block see the text up to the block's end only.
+            let (result, failed) = try_rows(text, m.start(), rows, r, &mut st.brackets, limit)?;
+            if let Some((format, parsed)) = result {
+                st.failures += failed;
+                st.pos = parsed.end;
+                Some(accept(st, r, format, m.start(), parsed, in_reasoning))
+            } else {
+                {
+                    st.failures += failed;
+                    st.pos = next_boundary(text, m.start());
+                    if st.failures > FAILED_PARSE_BUDGET {
+                        st.exhausted = true;
+                        return Some(Step::Exhausted(Note {
+                            kind: NoteKind::ScanBudgetExhausted,
+                            span: Span::new(m.start(), len),
+                            name: None,
+                        }));
+                    }
+                    Some(Step::Skip)
+                }
+            }
+        }
+        _ => {
+            st.pos = m.end();
+            Some(Step::Skip)
+        }
+    }
+}
+
+fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> Step<'a> {
+    st.block = None;
+    let close_len = REASONING.get(b.kind).map_or(0, |(_, c)| c.len());
+    let (body_end, end) = match b.close {
+        Some(c) => (c, c + close_len),
+        None => (text.len(), text.len()),
+    };
+    st.pos = end;
+    let moved = ((r.move_blocks || always_moves(b.kind)) && r.mode == Mode::Content)
+        .then(|| (Span::new(b.start, end), Span::new(b.body, body_end)));
+    if moved.is_some() {
+        st.touched = true;
+    }
+    Step::BlockEnd { moved }
+}
+
+/// Harmony's analysis channel is channel markup, never prose: it always moves.
+fn always_moves(kind: usize) -> bool {
+    REASONING.get(kind).is_some_and(|(open, _)| *open == Some(registry::HARMONY_ANALYSIS))
+}
+
+/// A decision that may have to wait for more text.
+enum Decision<T> {
+    /// More text could change it.
+    Wait,
+    /// Yes, with this.
+    Yes(T),
+    /// No.
+    No,
+}
+
+/// Try each registry row at `at`; the first parser that accepts wins. Also returns how
+/// many parsers failed. `None` when a row cannot decide before more text comes.
+///
+/// A parser is run on growing views of the text (`CHECKPOINT`, then doubling): its call is
+/// accepted from the first view where it ends at least `MARGIN` bytes before the view's
+/// end (or the view is the whole text), and it fails once it found nothing in a view of
+/// `FAIL_MARGIN` bytes. The whole-text scan and the stream run the same views, so both
+/// decide alike; a failed parse costs bounded work.
+fn try_rows<'a>(
+    text: &'a str,
+    at: usize,
+    rows: &[usize],
+    r: &Read<'_, '_>,
+    brackets: &mut Brackets,
+    view_limit: usize,
+) -> Option<(Option<(Format, Parsed<'a>)>, usize)> {
+    let mut failed = 0;
+    for &row in rows {
+        let Some(entry) = REGISTRY.get(row) else {
+            continue;
+        };
+        let first_view = match plausible(entry.format, text, at, r.is_final, brackets, view_limit) {
+            Decision::Wait => return None,
+            Decision::No => continue,
+            Decision::Yes(view) => view,
+        };
+        match decide(text, at, entry.parse, r, view_limit, first_view) {
+            Decision::Wait => return None,
+            Decision::Yes(p) => return Some((Some((entry.format, p)), failed)),
+            Decision::No => failed += 1,
+        }
+    }
+    Some((None, failed))
+}
+
+/// Run one parser over growing views (see `try_rows`).
+fn decide<'a>(
+    text: &'a str,
+    at: usize,
+    parse: registry::ParseFn,
+    r: &Read<'_, '_>,
+    view_limit: usize,
+    first_view: usize,
+) -> Decision<Parsed<'a>> {
+    let len = text.len();
+    let longest = registry::dispatch().map_or(0, |d| d.longest);
+    let mut span = first_view.max(1);
+    loop {
+        let checkpoint = at.saturating_add(span);
+        // In a stream, a view is read only once the text reaches past it (so that a marker
+        // or a block end straddling it is known).
+        if !r.is_final && view_limit >= len && checkpoint.saturating_add(longest) > len {
+            return Decision::Wait;
+        }
+        let end = crate::span::floor_char_boundary(text, checkpoint.min(view_limit).min(len));
+        let whole = end >= view_limit.min(len) && (r.is_final || view_limit < len);
+        let Some(view) = text.get(..end) else { return Decision::No };
+        match parse(view, at, r.cx) {
+            Some(p) if p.end > at && p.end <= end && view.is_char_boundary(p.end) => {
+                if whole || p.end.saturating_add(MARGIN) <= end {
+                    return Decision::Yes(p);
+                }
+            }
+            _ => {
+                if whole || end >= at.saturating_add(FAIL_MARGIN) {
+                    return Decision::No;
+                }
+            }
+        }
+        span = span.saturating_mul(2);
+    }
+}
+
+/// A cheap look at the text after a marker: `Some(false)` when the row's parser cannot
+/// succeed there (such looks do not count against the budget of failed parses), `None`
+/// when that cannot be told before more text comes.
+///
+/// When plausible, gives the size of the first view to parse in.
+fn plausible(
+    format: Format,
+    text: &str,
+    at: usize,
+    is_final: bool,
+    brackets: &mut Brackets,
+    view_limit: usize,
+) -> Decision<usize> {
+    if !registry::plausible(format, text, at) {
+        return Decision::No;
+    }
+    if format != Format::Json || !matches!(text.as_bytes().get(at), Some(b'{' | b'[')) {
+        return Decision::Yes(CHECKPOINT);
+    }
+    // JSON in prose is judged once it is complete, and only when it is complete.
+    let Some(view) = text.get(..view_limit.min(text.len())) else { return Decision::No };
+    match brackets.extent(view, at, is_final || view_limit < text.len()) {
+        None => Decision::Wait,
+        Some(Extent::Closed(e)) => Decision::Yes(e - at + MARGIN),
+        Some(Extent::Open | Extent::NotOpener) => Decision::No,
+    }
+}
+
+fn accept<'a>(
+    st: &mut State,
+    r: &Read<'_, '_>,
+    format: Format,
+    at: usize,
+    parsed: Parsed<'a>,
+    in_reasoning: bool,
+) -> Step<'a> {
+    let region = Span::new(at, parsed.end);
+    // JSON in prose is a call only when its name is a known tool (when tools are known).
+    if format == Format::Json {
+        if let Some(tools) = r.cx.tools {
+            if let Some(bad) = parsed.calls.iter().find(|c| !tools.is_known(&c.name)) {
+                let note = Note { kind: NoteKind::UnknownTool, span: region, name: Some(bad.name.to_string()) };
+                return Step::Noted(note);
+            }
+        }
+    }
+    let cut = !in_reasoning && r.mode == Mode::Content;
+    if cut {
+        st.touched = true;
+    }
+    Step::Calls { region, calls: parsed.calls, reasoning: in_reasoning, cut }
+}
+
+/// The next char boundary after `i`.
+fn next_boundary(text: &str, i: usize) -> usize {
+    let mut j = i + 1;
+    while j < text.len() && !text.is_char_boundary(j) {
+        j += 1;
+    }
+    j
+}
+
+/// What one whole-text pass found.
+#[derive(Debug, Default)]
+pub(crate) struct Scan<'a> {
+    /// Calls outside reasoning, in order.
+    pub(crate) calls: Vec<RawCall<'a>>,
+    /// Calls inside reasoning (blocks, or the reasoning channel).
+    pub(crate) reasoning_calls: Vec<RawCall<'a>>,
+    /// Byte ranges cut out of the text, in order.
+    pub(crate) removed: Vec<Span>,
+    /// Reasoning text found in `content` that leaves it.
+    pub(crate) reasoning: Vec<Span>,
+    /// Things worth telling.
+    pub(crate) notes: Vec<Note>,
+}
+
+/// Read a whole text.
+pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool) -> Scan<'a> {
+    let r = Read { cx, mode, move_blocks, is_final: true };
+    let mut st = State::default();
+    let mut out = Scan::default();
+    while let Some(s) = step(text, &mut st, &r) {
+        match s {
+            Step::End => break,
+            Step::Prose | Step::Skip => {}
+            Step::Calls { region, calls, reasoning, cut } => {
+                if cut {
+                    out.removed.push(region);
+                }
+                if reasoning {
+                    out.reasoning_calls.extend(calls);
+                } else {
+                    out.calls.extend(calls);
+                }
+            }
+            Step::Noted(note) | Step::Exhausted(note) => out.notes.push(note),
+            Step::Forced { reasoning_end, cut_end } => {
+                out.removed.push(Span::new(0, cut_end));
+                out.reasoning.push(Span::new(0, reasoning_end));
+            }
+            Step::BlockEnd { moved } => {
+                if let Some((cut, reasoning)) = moved {
+                    out.removed.push(cut);
+                    out.reasoning.push(reasoning);
+                }
+            }
+        }
+    }
+    out
+}

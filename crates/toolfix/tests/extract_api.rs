@@ -1,0 +1,92 @@
+//! The extraction API around the formats: notes, ids, dedupe, options, JSON output.
+
+use serde_json::json;
+use std::collections::HashMap;
+use toolfix::extract::{
+    Channel, Format, Message, NoteKind, Options, ReasoningCalls, ThinkBlocks, ToolLookup, extract, extract_with,
+    supported_formats,
+};
+
+fn tools() -> HashMap<String, serde_json::Value> {
+    HashMap::from([("get_weather".to_owned(), json!({"type": "object"}))])
+}
+
+#[test]
+fn every_format_is_wired() {
+    let wired = supported_formats();
+    for f in Format::ALL {
+        assert!(wired.contains(f), "{f} has no parser in the registry");
+    }
+}
+
+#[test]
+fn unknown_tool_in_prose_is_text_and_a_note() {
+    let t = tools();
+    let text = r#"Example: {"name": "rm_rf", "arguments": {"path": "/"}}"#;
+    let x = extract(&Message::new(text), Some(&t as &dyn ToolLookup));
+    assert!(x.calls.is_empty());
+    assert_eq!(x.content, text);
+    assert_eq!(x.notes.len(), 1);
+    assert_eq!(x.notes[0].kind, NoteKind::UnknownTool);
+    assert_eq!(x.notes[0].name.as_deref(), Some("rm_rf"));
+}
+
+#[test]
+fn duplicates_across_channels_are_dropped_with_a_note_and_ids_are_kept_or_made() {
+    let native = json!([{"id": "srv_1", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}}]);
+    let text = r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call><tool_call>{"name": "get_weather", "arguments": {"city": "Bergen"}}</tool_call>"#;
+    let x = extract(&Message::new(text).with_tool_calls(&native), None);
+    assert_eq!(x.calls.len(), 2);
+    assert_eq!(x.calls[0].channel, Channel::ToolCalls);
+    assert_eq!(x.calls[0].id.as_deref(), Some("srv_1"));
+    assert_eq!(x.calls[1].arguments, r#"{"city": "Bergen"}"#);
+    assert!(x.calls[1].id.as_deref().is_some_and(|id| id.starts_with("call_")));
+    assert!(x.notes.iter().any(|n| n.kind == NoteKind::Duplicate));
+    assert_eq!(x.content, "");
+}
+
+#[test]
+fn think_blocks_keep_or_move() {
+    let text = "<think>pondering</think>Answer.";
+    let kept = extract(&Message::new(text), None);
+    assert_eq!(kept.content, text);
+    assert_eq!(kept.reasoning_content, None);
+    let moved = extract_with(&Message::new(text), None, &Options::default().with_think_blocks(ThinkBlocks::Move));
+    assert_eq!(moved.content, "Answer.");
+    assert_eq!(moved.reasoning_content.as_deref(), Some("pondering"));
+}
+
+#[test]
+fn reasoning_calls_policy() {
+    let msg = Message::new(r#"<tool_call>{"name": "a", "arguments": {}}</tool_call>"#)
+        .with_reasoning_content(r#"draft: <tool_call>{"name": "b", "arguments": {}}</tool_call>"#);
+    let default = extract(&msg, None);
+    assert_eq!(default.calls.iter().map(|c| &*c.name).collect::<Vec<_>>(), ["a"]);
+    assert!(default.notes.iter().any(|n| n.kind == NoteKind::ReasoningCallsIgnored));
+    let always = extract_with(&msg, None, &Options::default().with_reasoning_calls(ReasoningCalls::Always));
+    assert_eq!(always.calls.iter().map(|c| &*c.name).collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(always.calls[1].channel, Channel::Reasoning);
+    // Reasoning text is returned as written.
+    assert_eq!(always.reasoning_content.as_deref(), msg.reasoning_content);
+}
+
+#[test]
+fn json_output_follows_the_cli_contract() {
+    let line = json!({"id": "1", "content": "Hi <tool_call>{\"name\": \"f\", \"arguments\": {\"n\": 1.0}}</tool_call>", "reasoning_content": "r"});
+    let x = extract(&Message::from_value(&line), None);
+    let out = x.to_json();
+    assert_eq!(out["tool_calls"][0]["name"], "f");
+    assert_eq!(out["tool_calls"][0]["arguments"], json!({"n": 1.0}));
+    assert_eq!(out["tool_calls"][0]["format"], "hermes");
+    assert_eq!(out["content"], "Hi ");
+    assert_eq!(out["reasoning_content"], "r");
+}
+
+#[test]
+fn budget_of_failed_parses_is_reported() {
+    let text = "<tool_calls>[ nope ".repeat(2000);
+    let x = extract(&Message::new(&text), None);
+    assert!(x.calls.is_empty());
+    assert!(x.notes.iter().any(|n| n.kind == NoteKind::ScanBudgetExhausted));
+    assert_eq!(x.content, text);
+}

@@ -1,0 +1,186 @@
+#![expect(clippy::panic, reason = "tests")]
+//! One row per repair the issue asks for: input, the repaired text, and the fix kinds
+//! reported. Also the inputs that must be refused.
+
+use toolfix::salvage::{FixKind as K, salvage};
+
+#[track_caller]
+fn check(input: &str, want: &str, kinds: &[K]) {
+    let out = match salvage(input) {
+        Ok(out) => out,
+        Err(e) => panic!("{input:?}: {}", e.report()),
+    };
+    assert_eq!(out.text(), want, "input {input:?}");
+    let mut got: Vec<K> = out.fixes().iter().map(|f| f.kind).collect();
+    got.dedup();
+    let mut got_set = got.clone();
+    got_set.sort();
+    got_set.dedup();
+    let mut want_set = kinds.to_vec();
+    want_set.sort();
+    want_set.dedup();
+    assert_eq!(got_set, want_set, "fix kinds for {input:?}: {:?}", out.fixes());
+    assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok());
+    // Every fix span lies inside the input.
+    for f in out.fixes() {
+        assert!(f.span.end <= input.len() && f.span.start <= f.span.end, "{f:?}");
+    }
+}
+
+#[test]
+fn fences_prose_and_wrappers() {
+    check("```json\n{\"a\": 1}\n```", "{\"a\": 1}", &[K::CodeFence]);
+    check("```\n[1, 2]\n```", "[1, 2]", &[K::CodeFence]);
+    check("Here you go:\n```json\n{\"a\": 1}\n```\nAnything else?", "{\"a\": 1}", &[K::CodeFence, K::SurroundingProse]);
+    check("Sure! {\"a\": 1} Hope that helps.", "{\"a\": 1}", &[K::SurroundingProse]);
+    check("callback({\"a\": 1});", "{\"a\": 1}", &[K::JsonpWrapper]);
+    check("{\"a\": 1}```", "{\"a\": 1}", &[K::CodeFence]);
+    check(
+        "{\"id\": ObjectId(\"507f1f77\"), \"n\": NumberLong(42)}",
+        "{\"id\": \"507f1f77\", \"n\": 42}",
+        &[K::MongoWrapper],
+    );
+    check("{\"at\": ISODate(\"2024-01-01T00:00:00Z\")}", "{\"at\": \"2024-01-01T00:00:00Z\"}", &[K::MongoWrapper]);
+}
+
+#[test]
+fn comments() {
+    check("{\"a\": 1, // one\n\"b\": 2}", "{\"a\": 1, \n\"b\": 2}", &[K::Comment]);
+    check("{\"a\": /* x */ 1}", "{\"a\":  1}", &[K::Comment]);
+    check("{\"a\": 1 # py\n}", "{\"a\": 1 \n}", &[K::Comment]);
+    check("[1, <!-- c --> 2]", "[1,  2]", &[K::Comment]);
+    check("{\"url\": \"http://x.com/a\"}  ", "{\"url\": \"http://x.com/a\"}  ", &[]);
+}
+
+#[test]
+fn commas_and_colons() {
+    check("[1, 2, ]", "[1, 2 ]", &[K::TrailingComma]);
+    check("{\"a\": 1,}", "{\"a\": 1}", &[K::TrailingComma]);
+    check("[, 1]", "[ 1]", &[K::LeadingComma]);
+    check("[1,, 2]", "[1, 2]", &[K::DoubledComma]);
+    check("{\"a\": 1 \"b\": 2}", "{\"a\": 1, \"b\": 2}", &[K::MissingComma]);
+    check("[1 2 3]", "[1, 2, 3]", &[K::MissingComma]);
+    check("{\"a\" 1}", "{\"a\": 1}", &[K::MissingColon]);
+    check("{\"a\" = 1}", "{\"a\" : 1}", &[K::MissingColon]);
+}
+
+#[test]
+fn quotes() {
+    check("{'a': 'b'}", "{\"a\": \"b\"}", &[K::SingleQuotes]);
+    check("{'a': 'say \"hi\"'}", "{\"a\": \"say \\\"hi\\\"\"}", &[K::SingleQuotes]);
+    check("{'a': 'it\\'s'}", "{\"a\": \"it's\"}", &[K::SingleQuotes]);
+    check("{“a”: “b”}", "{\"a\": \"b\"}", &[K::SmartQuotes]);
+    check("{‘a’: ‘b’}", "{\"a\": \"b\"}", &[K::SmartQuotes]);
+    check("{`a`: `b`}", "{\"a\": \"b\"}", &[K::BacktickQuotes]);
+    check("{a: 1, b_c: 2, $d: 3}", "{\"a\": 1, \"b_c\": 2, \"$d\": 3}", &[K::UnquotedKey]);
+    check("{\"a\": hello world}", "{\"a\": \"hello world\"}", &[K::UnquotedString]);
+    check("{\"a\": \"b\" + \"c\"}", "{\"a\": \"bc\"}", &[K::StringConcatenation]);
+}
+
+#[test]
+fn literals_and_numbers() {
+    check("{\"a\": True, \"b\": False, \"c\": None}", "{\"a\": true, \"b\": false, \"c\": null}", &[K::PythonLiteral]);
+    check("[undefined, NaN, Infinity, -Infinity]", "[null, null, null, null]", &[K::JsLiteral]);
+    check("[TRUE, Null]", "[true, null]", &[K::LiteralCase]);
+    check("[+1, .5, 5., 0x1F, 1_000]", "[1, 0.5, 5, 31, 1000]", &[K::NumberFormat]);
+    check("[1.0, 12345678901234567890, -0.0, 1e300]", "[1.0, 12345678901234567890, -0.0, 1e300]", &[]);
+    // Valid JSON, untouched, though no f64 holds it: only `to_value` refuses it.
+    let out = salvage("[1e400]").unwrap();
+    assert!(out.is_untouched() && out.to_value().is_err());
+    check("{\"v\": 1/3, \"id\": 57ee-45}", "{\"v\": \"1/3\", \"id\": \"57ee-45\"}", &[K::NumberAsString]);
+    check("{\"zip\": 02134}", "{\"zip\": \"02134\"}", &[K::NumberAsString]);
+}
+
+#[test]
+fn strings() {
+    check("{\"a\": \"line\nbreak\ttab\"}", "{\"a\": \"line\\nbreak\\ttab\"}", &[K::ControlCharacter]);
+    check("{\"re\": \"\\d+\\s\"}", "{\"re\": \"\\\\d+\\\\s\"}", &[K::InvalidEscape]);
+    check("{\"a\": \"\\x41\\v\"}", "{\"a\": \"\\u0041\\u000b\"}", &[K::InvalidEscape]);
+    check("{\"a\": \"\\ud800\"}", "{\"a\": \"\\ufffd\"}", &[K::LoneSurrogate]);
+    check("{\"a\": \"\\ud83d\\ude80\"}", "{\"a\": \"\\ud83d\\ude80\"}", &[]);
+    check(
+        "{\"html\": \"<a href=\"x\">y</a>\", \"ok\": true}",
+        "{\"html\": \"<a href=\\\"x\\\">y</a>\", \"ok\": true}",
+        &[K::InnerQuote],
+    );
+    check(
+        "{\"city\": \"New York, \"zip\": \"10001\"}",
+        "{\"city\": \"New York\", \"zip\": \"10001\"}",
+        &[K::MissingQuote],
+    );
+    check(
+        "{\"a\": \"caf\u{e9} \u{1F469}\u{200D}\u{1F4BB}\"}",
+        "{\"a\": \"caf\u{e9} \u{1F469}\u{200D}\u{1F4BB}\"}",
+        &[],
+    );
+}
+
+#[test]
+fn brackets() {
+    check("{\"a\": [1, 2}", "{\"a\": [1, 2]}", &[K::MismatchedBracket]);
+    check("[1, 2]]", "[1, 2]", &[K::ExtraClosingBracket]);
+    check("[{\"a\": 1}}, {\"b\": 2}]", "[{\"a\": 1}, {\"b\": 2}]", &[K::ExtraClosingBracket]);
+    check("{\"a\": (1, 2), \"b\": (3)}", "{\"a\": [1, 2], \"b\": 3}", &[K::TupleOrSet]);
+    check("{'x', 'y'}", "[\"x\", \"y\"]", &[K::TupleOrSet, K::SingleQuotes]);
+    check("[1, 2, ...]", "[1, 2 ]", &[K::Ellipsis, K::TrailingComma]);
+    check("{\"a\": 1}, \"b\": 2}", "{\"a\": 1, \"b\": 2}", &[K::PrematureClose]);
+}
+
+#[test]
+fn escaped_json() {
+    check("{\\\"a\\\": 1, \\\"b\\\": \\\"x\\\"}", "{\"a\": 1, \"b\": \"x\"}", &[K::EscapedJson]);
+    check("\\\"text\\\"", "\"text\"", &[K::EscapedJson]);
+    // A strict JSON string that holds JSON is valid, and stays a string.
+    check("\"{\\\"a\\\":1}\"", "\"{\\\"a\\\":1}\"", &[]);
+}
+
+#[test]
+fn several_values() {
+    check("{\"a\": 1}\n{\"a\": 1}", "{\"a\": 1}", &[K::DuplicateValue]);
+    check("{\"a\": 1}\n{\"b\": 2}", "[{\"a\": 1},{\"b\": 2}]", &[K::MultipleValues]);
+    check("[]{\"a\": 1}", "{\"a\": 1}", &[K::EmptyValueDropped]);
+}
+
+#[test]
+fn truncation() {
+    check("{\"a\": \"cut", "{\"a\": \"cut\"}", &[K::TruncatedString, K::TruncatedContainer]);
+    check("{\"a\": [1, 2", "{\"a\": [1, 2]}", &[K::TruncatedContainer]);
+    check("{\"a\":", "{\"a\": null}", &[K::TruncatedKey, K::TruncatedContainer]);
+    check("{\"a\": 1, \"b", "{\"a\": 1 }", &[K::TruncatedKey, K::TrailingComma, K::TruncatedContainer]);
+    check("[1, tr", "[1 ]", &[K::TruncatedToken, K::TrailingComma, K::TruncatedContainer]);
+    check("[1.5e", "[1.5]", &[K::TruncatedToken, K::TruncatedContainer]);
+    check("{\"a\": \"x\\", "{\"a\": \"x\"}", &[K::TruncatedToken, K::TruncatedString, K::TruncatedContainer]);
+    let out = salvage("{\"path\": \"/tmp/a\", \"content\": \"hello wor").unwrap();
+    assert!(out.has_truncated_string());
+    let out = salvage("{\"a\": [1, 2").unwrap();
+    assert!(out.is_truncated() && !out.has_truncated_string());
+}
+
+#[test]
+fn refusals() {
+    for input in ["", "  ", "I cannot do that.", "]", "}", "\"", "tru", "True"] {
+        assert!(salvage(input).is_err(), "{input:?} should be refused");
+    }
+    let err = salvage("I cannot do that.").unwrap_err();
+    assert_eq!(err.kind(), toolfix::ErrorKind::NoJson);
+    assert_eq!((err.line(), err.column()), (Some(1), Some(1)));
+}
+
+/// Inputs that broke an earlier version (found by the property tests): each must give
+/// strict JSON that a second salvage leaves alone.
+#[test]
+fn regressions() {
+    for input in [
+        ",[null,{\"\":-\"1000000000}]", // a comma inserted before a key that was then dropped
+        "\u{5e6}\u{5bc}{\\",            // a backslash in an unquoted key
+        "[\n  [[{]\n]'",                // an element cut to nothing kept its inserted comma
+        "True[\n  [\n    null,\n    null...\n  ]\n]", // an ellipsis glued to the last element
+        "[//c\n][",                     // a dropped duplicate kept the closer inserted at its end
+        "[{\"\":[-]1000000000000,null,null],\"x\":\"\"}]", // a typo closer left a trailing comma
+        "``{0,",                        // an insertion ordered after a replacement at one place
+    ] {
+        let out = salvage(input).unwrap();
+        assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());
+        assert!(salvage(out.text()).unwrap().is_untouched(), "{input:?} -> {:?}", out.text());
+    }
+}

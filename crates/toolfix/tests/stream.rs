@@ -1,0 +1,275 @@
+//! Streaming equivalence: every format case fed whole, byte by byte and in random chunks
+//! gives exactly the whole-text result; long replies too (where calls are sent before the
+//! stream ends).
+
+mod common;
+
+use std::fmt::Write as _;
+use toolfix::extract::stream::{StreamEvent, StreamExtractor};
+use toolfix::extract::{ExtractedCall, Message, Options, ThinkBlocks, ToolLookup, extract_with};
+
+#[derive(Debug, PartialEq)]
+struct Assembled {
+    content: String,
+    reasoning: Option<String>,
+    calls: Vec<ExtractedCall<'static>>,
+}
+
+fn whole(text: &str, tools: Option<&dyn ToolLookup>, options: Options) -> Assembled {
+    let x = extract_with(&Message::new(text), tools, &options);
+    Assembled {
+        content: x.content.into_owned(),
+        reasoning: x.reasoning_content.map(std::borrow::Cow::into_owned),
+        calls: x
+            .calls
+            .into_iter()
+            .map(|c| ExtractedCall {
+                name: c.name.into_owned().into(),
+                arguments: c.arguments.into_owned().into(),
+                id: c.id.map(|i| i.into_owned().into()),
+                format: c.format,
+                channel: c.channel,
+                span: c.span,
+            })
+            .collect(),
+    }
+}
+
+fn streamed(chunks: &[&[u8]], tools: Option<&dyn ToolLookup>, options: Options) -> Assembled {
+    let mut s = StreamExtractor::new(tools, options);
+    let mut events = Vec::new();
+    for c in chunks {
+        events.extend(s.push(c));
+    }
+    events.extend(s.finish());
+    let mut content = String::new();
+    let mut reasoning: Vec<String> = Vec::new();
+    let mut calls = Vec::new();
+    for e in events {
+        match e {
+            StreamEvent::Text(t) => content.push_str(&t),
+            StreamEvent::ContentWasReasoning => reasoning.push(std::mem::take(&mut content)),
+            StreamEvent::Reasoning(r) => reasoning.push(r),
+            StreamEvent::Call(c) => calls.push(c),
+            _ => {}
+        }
+    }
+    let reasoning = if reasoning.is_empty() { None } else { Some(reasoning.join("\n")) };
+    Assembled { content, reasoning, calls }
+}
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
+    for options in [Options::default(), Options::default().with_think_blocks(ThinkBlocks::Move)] {
+        let expected = whole(text, tools, options);
+        let bytes = text.as_bytes();
+        assert_eq!(streamed(&[bytes], tools, options), expected, "{id}: fed whole");
+        let singles: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(streamed(&singles, tools, options), expected, "{id}: byte by byte");
+        for _ in 0..3 {
+            let mut chunks = Vec::new();
+            let mut at = 0;
+            while at < bytes.len() {
+                let n = 1 + rng.next(17);
+                let end = (at + n).min(bytes.len());
+                chunks.push(&bytes[at..end]);
+                at = end;
+            }
+            assert_eq!(streamed(&chunks, tools, options), expected, "{id}: random chunks");
+        }
+    }
+}
+
+/// The text as `reasoning_content`: kept as written, its calls used (no other channel).
+fn check_reasoning(id: &str, text: &str, tools: Option<&dyn ToolLookup>) {
+    let x = extract_with(&Message::new("").with_reasoning_content(text), tools, &Options::default());
+    let expected_calls: Vec<(String, String)> =
+        x.calls.iter().map(|c| (c.name.to_string(), c.arguments.to_string())).collect();
+    for cut in [1, 7, text.len().max(1)] {
+        let mut s = StreamExtractor::for_reasoning(tools, Options::default());
+        let mut events = Vec::new();
+        for chunk in text.as_bytes().chunks(cut) {
+            events.extend(s.push(chunk));
+        }
+        events.extend(s.finish());
+        let mut got_text = String::new();
+        let mut got_calls = Vec::new();
+        for e in events {
+            match e {
+                StreamEvent::Text(t) => got_text.push_str(&t),
+                StreamEvent::Call(c) => got_calls.push((c.name.to_string(), c.arguments.to_string())),
+                _ => {}
+            }
+        }
+        assert_eq!(got_text, text, "{id}: reasoning text, chunks of {cut}");
+        assert_eq!(got_calls, expected_calls, "{id}: reasoning calls, chunks of {cut}");
+    }
+}
+
+#[test]
+fn every_case_streams_like_whole_text() {
+    let mut cases = common::load_cases("tests/fixtures/formats/cases.jsonl");
+    cases.extend(common::load_cases("tests/fixtures/formats/own_cases.jsonl"));
+    cases.extend(common::load_cases("tests/fixtures/formats/own_markup_cases.jsonl"));
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for case in &cases {
+        let tools = case.tools.as_ref().map(|t| t as &dyn ToolLookup);
+        check(&case.id, &case.content, tools, &mut rng);
+        check_reasoning(&case.id, &case.content, tools);
+    }
+}
+
+/// A long reply: reasoning, prose with braces and brackets, several calls far apart.
+pub(crate) fn long_reply(target: usize) -> String {
+    let prose = "The quick brown fox [jumps] over {the} lazy dog; x < y > z. ";
+    let mut s = String::from("<think>Plan: look up the weather, then the time. ");
+    s.push_str(&prose.repeat(40));
+    s.push_str("</think>\n");
+    let mut i = 0;
+    while s.len() < target {
+        s.push_str(&prose.repeat(90));
+        match i % 3 {
+            0 => {
+                let _ = write!(
+                    s,
+                    "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
+                );
+            }
+            1 => {
+                let _ = writeln!(s, "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]");
+            }
+            _ => {
+                let _ =
+                    writeln!(s, "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```");
+            }
+        }
+        i += 1;
+    }
+    s
+}
+
+#[test]
+fn long_reply_streams_like_whole_text_and_sends_calls_early() {
+    let text = long_reply(60_000);
+    let mut rng = Rng(7);
+    check("long", &text, None, &mut rng);
+    // Calls come out before the stream ends.
+    let mut s = StreamExtractor::new(None, Options::default());
+    let mut early = 0;
+    for chunk in text.as_bytes().chunks(512) {
+        early += s.push(chunk).iter().filter(|e| matches!(e, StreamEvent::Call(_))).count();
+    }
+    let late = s.finish().iter().filter(|e| matches!(e, StreamEvent::Call(_))).count();
+    assert!(early > 0 && early > late, "early {early}, late {late}");
+}
+
+#[test]
+fn forced_open_reasoning_is_retracted() {
+    let text = "The user wants weather.</think>Sure. <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
+    let mut rng = Rng(1);
+    check("forced", text, None, &mut rng);
+    let got = streamed(&[text.as_bytes()], None, Options::default());
+    assert_eq!(got.reasoning.as_deref(), Some("The user wants weather."));
+    assert_eq!(got.content, "Sure. ");
+    let _ = common::norm_ws;
+}
+
+mod properties {
+    use super::{Options, ThinkBlocks, streamed, whole};
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "Hello there. ",
+        "ünïcødé ✓ 北京 ",
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        "</tool_call>",
+        "{\"name\": \"f\", \"arguments\": {\"a\": 1}}",
+        "{\"name\": \"g\", \"arguments\": {\"b\": \"x}\"}}",
+        "[TOOL_CALLS]",
+        "[{\"name\": \"h\", \"arguments\": {}}]",
+        "<function=f>",
+        "<parameter=a>",
+        "</parameter>",
+        "</function>",
+        "```json\n",
+        "\n```",
+        "{",
+        "}",
+        "[",
+        "]",
+        "\"",
+        ";",
+        "\n",
+        "<|python_tag|>",
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+        "functools[",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"x\": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "[f(a=1)]",
+        "]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"f\">\n]<]minimax[>[<a>1]<]minimax[>[</a>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+        "]<]minimax[>[<tool_call>",
+        " functools[",
+        "Action: ```json\n[{\"tool_name\": \"f\", \"parameters\": {}}]\n```",
+        "<|channel|>analysis<|message|>",
+        "<|end|>",
+        "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}<|call|>",
+        "[BEGIN FINAL RESPONSE]",
+        "<|START_RESPONSE|>",
+    ];
+
+    fn long_prose() -> String {
+        "Plain words with (parens) and a < b, nothing to parse here. ".repeat(40)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any bytes: no panic, and when they are UTF-8 the stream gives the whole-text result.
+        #[test]
+        fn any_bytes(data in proptest::collection::vec(any::<u8>(), 0..300), cut in 1usize..9) {
+            let chunks: Vec<&[u8]> = data.chunks(cut).collect();
+            let got = streamed(&chunks, None, Options::default());
+            if let Ok(text) = std::str::from_utf8(&data) {
+                prop_assert_eq!(got, whole(text, None, Options::default()));
+            }
+        }
+
+        #[test]
+        fn chunking_does_not_change_the_result(
+            picks in proptest::collection::vec(0..PIECES.len() + 1, 0..24),
+            cuts in proptest::collection::vec(1usize..40, 1..8),
+            move_blocks in any::<bool>(),
+        ) {
+            let prose = long_prose();
+            let text: String = picks.iter().map(|&i| PIECES.get(i).copied().unwrap_or(prose.as_str())).collect();
+            let options = if move_blocks {
+                Options::default().with_think_blocks(ThinkBlocks::Move)
+            } else {
+                Options::default()
+            };
+            let expected = whole(&text, None, options);
+            let bytes = text.as_bytes();
+            let mut chunks = Vec::new();
+            let mut at = 0;
+            let mut k = 0;
+            while at < bytes.len() {
+                let end = (at + cuts[k % cuts.len()]).min(bytes.len());
+                chunks.push(&bytes[at..end]);
+                at = end;
+                k += 1;
+            }
+            prop_assert_eq!(streamed(&chunks, None, options), expected);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Fuzz `extract` and the streaming assembler: no panic on any input, and the stream fed
+//! in chunks (sizes taken from the input) gives the whole-text result.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use toolfix::extract::stream::{StreamEvent, StreamExtractor};
+use toolfix::extract::{Message, Options, ThinkBlocks, extract_with};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, rest)) = data.split_first() else { return };
+    let options = if mode & 1 == 0 {
+        Options::default()
+    } else {
+        Options::default().with_think_blocks(ThinkBlocks::Move)
+    };
+    let chunk = usize::from(mode >> 1) % 32 + 1;
+
+    let mut stream = StreamExtractor::new(None, options);
+    let mut events = Vec::new();
+    for piece in rest.chunks(chunk) {
+        events.extend(stream.push(piece));
+    }
+    events.extend(stream.finish());
+
+    let Ok(text) = std::str::from_utf8(rest) else { return };
+    let whole = extract_with(&Message::new(text), None, &options);
+    let _ = whole.to_json();
+
+    // Differential: the stream assembles to the whole-text result.
+    let mut content = String::new();
+    let mut reasoning: Vec<String> = Vec::new();
+    let mut calls = Vec::new();
+    for e in events {
+        match e {
+            StreamEvent::Text(t) => content.push_str(&t),
+            StreamEvent::ContentWasReasoning => reasoning.push(std::mem::take(&mut content)),
+            StreamEvent::Reasoning(r) => reasoning.push(r),
+            StreamEvent::Call(c) => calls.push((c.name.into_owned(), c.arguments.into_owned(), c.id.map(|i| i.into_owned()))),
+            _ => {}
+        }
+    }
+    assert_eq!(content, whole.content, "content");
+    let whole_reasoning = whole.reasoning_content.map(|r| r.into_owned());
+    let stream_reasoning = if reasoning.is_empty() { None } else { Some(reasoning.join("\n")) };
+    assert_eq!(stream_reasoning, whole_reasoning, "reasoning");
+    let whole_calls: Vec<_> = whole
+        .calls
+        .into_iter()
+        .map(|c| (c.name.into_owned(), c.arguments.into_owned(), c.id.map(|i| i.into_owned())))
+        .collect();
+    assert_eq!(calls, whole_calls, "calls");
+});
