@@ -127,7 +127,12 @@ fn run(workload: &str, iterations: usize) -> Result<(), String> {
         "score" => {
             let calls = inputs::small_calls(CALLS);
             let (ok, failures) = inputs::score(&calls);
-            println!("{ok} of {} salvaged to the intended value; failures per damage kind: {failures:?}", calls.len());
+            let bytes: usize = calls.iter().map(|c| c.text.len()).sum();
+            println!(
+                "{ok} of {} salvaged to the intended value (mean {} bytes); failures per damage kind: {failures:?}",
+                calls.len(),
+                bytes / calls.len()
+            );
             for call in &calls {
                 let repaired = toolfix::salvage::salvage(&call.text).ok().and_then(|s| s.to_value().ok());
                 if repaired.as_ref() != Some(&call.intended) && iterations > 0 {

@@ -381,12 +381,12 @@ fn arguments(rng: &mut Rng) -> Value {
     match rng.below(5) {
         0 => json!({
             "path": format!("src/{}/{}.rs", rng.pick(&["core", "net", "ui", "db"]), rng.pick(&["main", "lib", "mod"])),
-            "content": format!("fn main() {{\n    println!(\"{}\");\n}}\n", sentence(rng, 2)),
+            "content": format!("fn main() {{\n    println!(\"{}\");\n}}\n", sentence(rng, 4)),
             "create_dirs": rng.chance(0.5),
             "mode": null,
         }),
         1 => json!({
-            "query": sentence(rng, 3),
+            "query": sentence(rng, 5),
             "limit": rng.below(100) + 1,
             "filters": {"lang": rng.pick(&["en", "de", "ja", "pt-BR"]), "since": "2024-01-01", "tags": [rng.pick(WORDS), rng.pick(WORDS)]},
             "exact": if rng.chance(0.5) { Value::Null } else { json!(rng.chance(0.5)) },
@@ -394,7 +394,7 @@ fn arguments(rng: &mut Rng) -> Value {
         }),
         2 => json!({
             "command": rng.pick(&["ls", "grep", "cargo", "git"]),
-            "args": ["-l", format!("--name={}", rng.pick(WORDS)), "it's fine"],
+            "args": ["-l", format!("--name={}", rng.pick(WORDS)), "it's fine", format!("--message={}", sentence(rng, 3))],
             "cwd": format!("/home/{}/project", rng.pick(&["ana", "bo", "chen"])),
             "timeout_ms": (rng.below(60) + 1) * 1000,
             "env": null,
@@ -404,6 +404,7 @@ fn arguments(rng: &mut Rng) -> Value {
             "city": rng.pick(CITIES),
             "days": rng.below(14) + 1,
             "units": rng.pick(&["metric", "imperial"]),
+            "note": sentence(rng, 3),
             "include": ["hourly", "alerts"],
             "lat": decimal(rng),
             "lon": decimal(rng),
@@ -411,7 +412,7 @@ fn arguments(rng: &mut Rng) -> Value {
         }),
         _ => json!({
             "to": [format!("{}@example.com", rng.pick(&["ana", "bo", "chen"]))],
-            "subject": format!("Re: {}", sentence(rng, 3)),
+            "subject": format!("Re: {}", sentence(rng, 4)),
             "body": format!("Hi,\n\n{} \"{}\".\nThanks", sentence(rng, 4), rng.pick(WORDS)),
             "draft": rng.chance(0.5),
             "reply_to": null,
