@@ -341,8 +341,11 @@ impl<'a> Parser<'a> {
                 Some(b':' | b',' | b'}' | b'=') | None => {
                     self.edits.insert(i, "\"", Some(K::UnquotedKey));
                     for k in i..j {
-                        // `\u0061` is an escape JSON shares; any other backslash is literal.
-                        if self.b[k] == b'\\' && !(self.at(k + 1) == Some(b'u') && hex4(self.b, k + 2).is_some()) {
+                        // `\u0061` is an escape JSON shares; any other backslash is literal,
+                        // and so is a surrogate's (a lone one would change on a second pass).
+                        let shared = self.at(k + 1) == Some(b'u')
+                            && hex4(self.b, k + 2).is_some_and(|v| !(0xD800..=0xDFFF).contains(&v));
+                        if self.b[k] == b'\\' && !shared {
                             self.edits.insert(k, "\\", None);
                         }
                     }
