@@ -7,8 +7,8 @@ mod inputs;
 use toolfix::Limits;
 
 /// The share of the 10,000 benchmark calls that must salvage to exactly their intended
-/// value (issue target: 99.5%).
-const MIN_RATE: f64 = 0.995;
+/// value: all of them, as measured (the issue's target is 99.5%).
+const MIN_RATE: f64 = 1.0;
 
 #[test]
 fn small_calls_salvage_to_the_intended_value() {
