@@ -269,7 +269,7 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
 fn without_fences(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find("```") {
+    while let Some(i) = memchr::memmem::find(rest.as_bytes(), b"```") {
         out.push_str(&rest[..i]);
         let after = rest[i..].trim_start_matches('`');
         let tag = after.bytes().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')).count();
@@ -291,6 +291,12 @@ fn utf8_len(first: u8) -> usize {
 /// Drop what lies around and between the values, and apply the several-values policy.
 fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool) {
     let b = src.as_bytes();
+    if let [v] = values {
+        // One value, the common case: only what lies around it.
+        gap(src, edits, 0, v.start, "", false, jsonp);
+        gap(src, edits, v.end, b.len(), "", false, jsonp);
+        return;
+    }
     // Which values stay.
     let parsed: Vec<Option<serde_json::Value>> = if values.len() > 1 {
         values.iter().map(|v| serde_json::from_str(&edits.apply_range(src, v.start, v.end)).ok()).collect()

@@ -112,30 +112,44 @@ impl Edits {
 
     /// Apply the edits to `src[start..end]`, the region they were made in.
     pub(super) fn apply_range(&self, src: &str, start: usize, end: usize) -> String {
-        let mut sorted: Vec<&Edit> =
-            self.list.iter().filter(|e| e.span.start >= start && e.span.start <= end).collect();
-        // Insertions at a position go before a replacement that starts there (the `[`
-        // that gathers values precedes the requoting of the first one).
-        sorted.sort_by_key(|e| (e.span.start, !e.span.is_empty()));
-        let mut out = String::with_capacity(end.saturating_sub(start) + 16);
-        let mut cursor = start;
-        for e in sorted {
-            if e.span.start >= cursor {
-                out.push_str(src.get(cursor..e.span.start).unwrap_or(""));
-                cursor = e.span.start;
-            }
-            out.push_str(&e.text);
-            cursor = cursor.max(e.span.end.min(end));
+        let order = |e: &&Edit| (e.span.start, !e.span.is_empty());
+        let mut out = String::with_capacity(end.saturating_sub(start) + 32);
+        if self.list.is_sorted_by_key(|e| order(&e)) {
+            // The parser records edits in order almost always: no copy, no sort.
+            apply(src, start, end, self.list.iter().filter(|e| e.span.start >= start && e.span.start <= end), &mut out);
+        } else {
+            let mut sorted: Vec<&Edit> =
+                self.list.iter().filter(|e| e.span.start >= start && e.span.start <= end).collect();
+            // Insertions at a position go before a replacement that starts there (the `[`
+            // that gathers values precedes the requoting of the first one).
+            sorted.sort_by_key(order);
+            apply(src, start, end, sorted.into_iter(), &mut out);
         }
-        out.push_str(src.get(cursor..end).unwrap_or(""));
         out
     }
 
     /// The repaired text and the fixes, sorted by position.
     pub(super) fn finish(self, src: &str) -> (String, Vec<TextFix>) {
         let text = self.apply_range(src, 0, src.len());
-        let mut fixes: Vec<TextFix> = self.list.into_iter().filter_map(|e| e.fix).collect();
-        fixes.sort_by_key(|f| (f.span.start, f.span.end));
+        let mut fixes: Vec<TextFix> = Vec::with_capacity(self.list.len());
+        fixes.extend(self.list.into_iter().filter_map(|e| e.fix));
+        if !fixes.is_sorted_by_key(|f| (f.span.start, f.span.end)) {
+            fixes.sort_by_key(|f| (f.span.start, f.span.end));
+        }
         (text, fixes)
     }
+}
+
+/// Write `src[start..end]` with `edits` (in order) applied to `out`.
+fn apply<'e>(src: &str, start: usize, end: usize, edits: impl Iterator<Item = &'e Edit>, out: &mut String) {
+    let mut cursor = start;
+    for e in edits {
+        if e.span.start >= cursor {
+            out.push_str(src.get(cursor..e.span.start).unwrap_or(""));
+            cursor = e.span.start;
+        }
+        out.push_str(&e.text);
+        cursor = cursor.max(e.span.end.min(end));
+    }
+    out.push_str(src.get(cursor..end).unwrap_or(""));
 }

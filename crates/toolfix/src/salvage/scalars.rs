@@ -8,6 +8,25 @@ use crate::salvage::lex::{
 };
 use crate::{ErrorKind, Result};
 
+/// Bytes the string scan must look at: quotes of every kind, escapes, control characters
+/// and braces (for objects written inside a string). Everything else is skipped at once.
+static STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[b'\'' as usize] = true;
+    t[b'`' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'}' as usize] = true;
+    t[0xE2] = true;
+    t
+};
+
 /// Wrappers written by `MongoDB` shells and drivers, removed around their one value.
 const WRAPPERS: &[&[u8]] = &[
     b"ObjectId",
@@ -43,6 +62,10 @@ impl Parser<'_> {
             let close_byte = q.close_byte();
             while i < self.end {
                 let c = self.b[i];
+                if !STOP[usize::from(c)] {
+                    i += 1;
+                    continue;
+                }
                 if c == b'"' || c == b'\\' || c < 0x20 || c == close_byte {
                     break;
                 }
