@@ -488,8 +488,7 @@ impl<'a> Parser<'a> {
             self.close_frame(i + 1);
             self.pos = i + 1;
         } else {
-            let fix = self.edits.note(i, i + 1, K::MismatchedBracket);
-            let _ = fix;
+            self.edits.note(i, i + 1, K::MismatchedBracket);
             while self.stack.len() > depth + 1 {
                 if let Some(f) = self.stack.last().copied() {
                     self.finish_frame_at(f, i);
@@ -662,7 +661,7 @@ impl<'a> Parser<'a> {
                 }
             }
             _ if is_ident_start(c) => self.word(ctx)?,
-            _ if ctx != Ctx::Top => self.unquoted(ctx, i, K::UnquotedString)?,
+            _ if ctx != Ctx::Top => self.unquoted(i, K::UnquotedString)?,
             _ => return Err(self.error(ErrorKind::NoJson, "expected a JSON value", i)),
         }
         Ok(())

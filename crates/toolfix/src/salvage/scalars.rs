@@ -482,7 +482,7 @@ impl Parser<'_> {
         if ctx == Ctx::Top {
             return Err(self.error(ErrorKind::NoJson, "expected a JSON value, found text", start));
         }
-        self.unquoted(ctx, start, K::NumberAsString)
+        self.unquoted(start, K::NumberAsString)
     }
 
     /// A number cut off by the end of input: keep what is complete, cut back the rest.
@@ -515,7 +515,7 @@ impl Parser<'_> {
             self.pos = end;
             return Ok(());
         }
-        self.unquoted(ctx, start, K::NumberAsString)
+        self.unquoted(start, K::NumberAsString)
     }
 
     /// A word at `self.pos`: a literal, a wrapper, or unquoted text.
@@ -578,11 +578,11 @@ impl Parser<'_> {
                 .error(ErrorKind::NoJson, "expected a JSON value, found text", start)
                 .with_hint("send a JSON object or array"));
         }
-        self.unquoted(ctx, start, K::UnquotedString)
+        self.unquoted(start, K::UnquotedString)
     }
 
     /// Unquoted text starting at `start`, up to the delimiter its context allows.
-    pub(super) fn unquoted(&mut self, ctx: Ctx, start: usize, kind: K) -> Result<()> {
+    pub(super) fn unquoted(&mut self, start: usize, kind: K) -> Result<()> {
         let mut j = start;
         let mut depth = 0usize;
         while j < self.end {
@@ -623,7 +623,6 @@ impl Parser<'_> {
                 return Ok(());
             }
         }
-        let _ = ctx;
         self.edits.note(start, e, kind);
         self.edits.insert(start, "\"", None);
         self.escape_raw(start, e);
