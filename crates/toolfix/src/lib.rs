@@ -4,14 +4,29 @@
 //! recovered honestly, leaves valid calls byte for byte untouched, refuses to guess where a
 //! guess could be wrong, and when it refuses, writes an error the model can act on.
 //!
-//! The pipeline, one module per stage:
+//! The pipeline, one module per stage ([`pipeline`] is the one that knows their order):
 //!
-//! 1. `extract`: find tool calls in every channel and model format;
+//! 1. [`extract`]: find tool calls in every channel and model format;
 //! 2. [`salvage`]: lenient JSON with a report of every text fix;
-//! 3. `validate` and `repair`: check against the tool's schema, repair only where it
-//!    disagreed;
-//! 4. `bind`: into a typed Rust value;
-//! 5. `guard`: break loops of repeated calls.
+//! 3. [`validate`] and [`repair`]: check against the tool's schema ([`ToolSet`]), repair
+//!    only where it disagreed, or refuse with a message for the model ([`feedback`]);
+//! 4. [`bind`]: into a typed Rust value;
+//! 5. [`guard`]: break loops of repeated calls.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolfix::ToolSet;
+//! use toolfix::extract::{extract, Message};
+//!
+//! let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+//!     "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+//!     "required": ["city"]}})]).unwrap();
+//! let reply = Message::new("<tool_call>{\"name\": \"get_weather\", \"arguments\": {'city': 'Paris', 'days': '3'}}</tool_call>");
+//! let found = extract(&reply, Some(&tools));
+//! let call = &found.calls[0];
+//! let outcome = tools.repair_call(&call.name, &call.arguments);
+//! assert_eq!(outcome.arguments_text(), Some(r#"{"city": "Paris", "days": 3}"#));
+//! ```
 //!
 //! # Untrusted input
 //!
