@@ -4,34 +4,16 @@
 #![expect(clippy::unwrap_used, reason = "bench setup")]
 
 use divan::{Bencher, black_box};
+#[path = "inputs/pipeline.rs"]
+mod pipeline_inputs;
+
+use pipeline_inputs::{DAMAGED, VALID, schema};
 use serde_json::{Value, json};
 use toolfix::ToolSet;
 
 fn main() {
     divan::main();
 }
-
-fn schema() -> Value {
-    json!({"type": "object", "properties": {
-        "query": {"type": "string"},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "exact": {"type": "boolean"},
-        "mode": {"enum": ["fast", "deep_scan"]},
-        "ticketId": {"type": "string"}
-    }, "required": ["query"], "additionalProperties": false})
-}
-
-const VALID: &str =
-    r#"{"query": "rust error handling", "limit": 25, "tags": ["cli", "json"], "exact": true, "mode": "fast"}"#;
-
-const DAMAGED: &[&str] = &[
-    r#"{"query": "rust", "limit": "25"}"#,
-    r#"{"query": "rust", "tags": "[\"cli\", \"json\"]"}"#,
-    r#"{"query": "rust", "exact": "True", "mode": "FAST"}"#,
-    r#"{"query": "rust", "ticket_id": "T-1", "limit": null}"#,
-    r#"{"arguments": {"query": "rust", "limit": 5}}"#,
-];
 
 #[divan::bench]
 fn baseline_parse_and_is_valid(bencher: Bencher) {

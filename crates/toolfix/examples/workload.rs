@@ -24,7 +24,10 @@
 
 #[path = "../benches/inputs/mod.rs"]
 mod inputs;
+#[path = "../benches/inputs/pipeline.rs"]
+mod pipeline_inputs;
 
+use pipeline_inputs::{DAMAGED as DAMAGED_CALLS, VALID as VALID_CALL, schema};
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -32,29 +35,6 @@ use toolfix::{Limits, ToolSet};
 
 const DOCUMENT_BYTES: usize = 1 << 20;
 const CALLS: usize = 10_000;
-
-/// The schema and calls of `benches/repair.rs`.
-fn schema() -> Value {
-    json!({"type": "object", "properties": {
-        "query": {"type": "string"},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "exact": {"type": "boolean"},
-        "mode": {"enum": ["fast", "deep_scan"]},
-        "ticketId": {"type": "string"}
-    }, "required": ["query"], "additionalProperties": false})
-}
-
-const VALID_CALL: &str =
-    r#"{"query": "rust error handling", "limit": 25, "tags": ["cli", "json"], "exact": true, "mode": "fast"}"#;
-
-const DAMAGED_CALLS: &[&str] = &[
-    r#"{"query": "rust", "limit": "25"}"#,
-    r#"{"query": "rust", "tags": "[\"cli\", \"json\"]"}"#,
-    r#"{"query": "rust", "exact": "True", "mode": "FAST"}"#,
-    r#"{"query": "rust", "ticket_id": "T-1", "limit": null}"#,
-    r#"{"arguments": {"query": "rust", "limit": 5}}"#,
-];
 
 fn tools() -> Option<ToolSet> {
     ToolSet::new(&[json!({"name": "search", "parameters": schema()})]).ok()
