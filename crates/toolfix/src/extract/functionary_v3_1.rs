@@ -2,11 +2,9 @@
 //! `<function=NAME>` followed by `<parameter=...>` is Qwen3-Coder, not this.
 
 use super::Format;
-use super::json::call::{after, clean_name, is_identifier_like, skip_closer};
-use super::json::scan::{End, skip_ws, value_end};
-use super::parsed::{Cx, Parsed, RawCall};
-use crate::Span;
-use std::borrow::Cow;
+use super::json::call::{after, body_call, clean_name, is_identifier_like, skip_closer};
+use super::json::scan::skip_ws;
+use super::parsed::{Cx, Parsed};
 
 /// Start markers.
 pub(crate) const MARKERS: &[&str] = &["<function="];
@@ -20,16 +18,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if text.as_bytes().get(i) != Some(&b'{') {
         return None;
     }
-    let end = match value_end(text, i)? {
-        End::Closed(e) => e,
-        End::Open => text.len(),
-    };
-    let call = RawCall {
-        name: Cow::Borrowed(name),
-        arguments: Cow::Borrowed(text.get(i..end)?),
-        id: None,
-        format: Format::FunctionaryV31,
-        span: Span::new(at, end),
-    };
+    let call = body_call(text, at, i, name, None, Format::FunctionaryV31)?;
+    let end = call.span.end;
     Some(Parsed { end: skip_closer(text, end, "</function>"), calls: vec![call] })
 }

@@ -2,11 +2,9 @@
 //! `all` marks plain text (the marker is dropped, the text kept).
 
 use super::Format;
-use super::json::call::{after, is_identifier_like};
-use super::json::scan::{End, skip_ws, value_end};
-use super::parsed::{Cx, Parsed, RawCall};
-use crate::Span;
-use std::borrow::Cow;
+use super::json::call::{after, body_call, is_identifier_like};
+use super::json::scan::skip_ws;
+use super::parsed::{Cx, Parsed};
 
 /// Start markers.
 pub(crate) const MARKERS: &[&str] = &[">>>"];
@@ -26,16 +24,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     if text.as_bytes().get(i) != Some(&b'{') {
         return None;
     }
-    let end = match value_end(text, i)? {
-        End::Closed(e) => e,
-        End::Open => text.len(),
-    };
-    let call = RawCall {
-        name: Cow::Borrowed(name),
-        arguments: Cow::Borrowed(text.get(i..end)?),
-        id: None,
-        format: Format::FunctionaryV32,
-        span: Span::new(at, end),
-    };
+    let call = body_call(text, at, i, name, None, Format::FunctionaryV32)?;
+    let end = call.span.end;
     Some(Parsed { end, calls: vec![call] })
 }

@@ -3,10 +3,9 @@
 //! marker.
 
 use super::Format;
-use super::json::call::{after, clean_name, is_identifier_like};
-use super::json::scan::{End, skip_ws, value_end};
-use super::parsed::{Cx, Parsed, RawCall};
-use crate::Span;
+use super::json::call::{after, body_call, clean_name, is_identifier_like};
+use super::json::scan::skip_ws;
+use super::parsed::{Cx, Parsed};
 use std::borrow::Cow;
 
 /// Start markers.
@@ -31,16 +30,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
         // A name with no arguments: the markup is dropped, no call is made.
         return Some(Parsed { end: i, calls: Vec::new() });
     }
-    let end = match value_end(text, j)? {
-        End::Closed(e) => e,
-        End::Open => text.len(),
-    };
-    let call = RawCall {
-        name: Cow::Borrowed(name),
-        arguments: Cow::Borrowed(text.get(j..end)?),
-        id,
-        format: Format::MistralV11,
-        span: Span::new(at, end),
-    };
+    let call = body_call(text, at, j, name, id, Format::MistralV11)?;
+    let end = call.span.end;
     Some(Parsed { end, calls: vec![call] })
 }

@@ -6,6 +6,30 @@ use crate::extract::Format;
 use crate::extract::parsed::RawCall;
 use std::borrow::Cow;
 
+/// A call named `name` whose arguments are the JSON value starting at byte `body` of
+/// `text` (running to the end of the text when it was cut off), for markup that starts
+/// at `at`. The call's span ends where its arguments end.
+pub(crate) fn body_call<'a>(
+    text: &'a str,
+    at: usize,
+    body: usize,
+    name: &'a str,
+    id: Option<Cow<'a, str>>,
+    format: Format,
+) -> Option<RawCall<'a>> {
+    let end = match scan::value_end(text, body)? {
+        End::Closed(e) => e,
+        End::Open => text.len(),
+    };
+    Some(RawCall {
+        name: Cow::Borrowed(name),
+        arguments: Cow::Borrowed(text.get(body..end)?),
+        id,
+        format,
+        span: Span::new(at, end),
+    })
+}
+
 /// Which keys name the tool and hold its arguments in one format.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Keys {
