@@ -141,6 +141,21 @@ pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
         NameError::Ambiguous { name, candidates } => {
             (name, format!("the name could be {}; use the exact name", quote_all(candidates)))
         }
+        NameError::Broken { name, reason } => {
+            let issue = Issue {
+                path: String::new(),
+                expected: "a tool whose definition is usable".to_owned(),
+                received: None,
+                hint: Some(format!(
+                    "this is a fault in the tool's definition, not in your call ({}); the tool cannot be used until its definition is fixed, so do not retry it",
+                    shorten(reason, 200)
+                )),
+            };
+            let mut text =
+                format!("The tool `{}` is unavailable: its definition is broken.\n", shorten(name, MAX_RECEIVED));
+            line(&mut text, &issue);
+            return Refusal { message: cap(text), issues: vec![issue] };
+        }
     };
     let issue = Issue {
         path: String::new(),

@@ -51,6 +51,21 @@ struct Accepted {
 }
 
 impl CallOutcome {
+    /// The tool's declared (canonical) name when the name resolved — `get_weather` for a
+    /// call to `GetWeather` — otherwise the name as sent.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::ToolSet;
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object"}})]).unwrap();
+    /// assert_eq!(tools.repair_call("GetWeather", "{}").name(), "get_weather");
+    /// ```
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.report.tool
+    }
+
     /// True when the call is accepted (untouched or repaired).
     #[must_use]
     pub fn is_ok(&self) -> bool {
@@ -217,7 +232,13 @@ impl ToolSet {
     pub fn repair_call_with(&self, name: &str, raw_arguments: &str, limits: &Limits) -> CallOutcome {
         match self.tool(name) {
             Ok(tool) => tool.repair_call_with(raw_arguments, limits),
-            Err(e) => rejected(name, Vec::new(), Vec::new(), feedback::unknown_tool(&e)),
+            Err(e) => {
+                let declared = match &e {
+                    crate::schema::NameError::Broken { name, .. } => name.as_str(),
+                    _ => name,
+                };
+                rejected(declared, Vec::new(), Vec::new(), feedback::unknown_tool(&e))
+            }
         }
     }
 

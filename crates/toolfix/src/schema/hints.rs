@@ -64,6 +64,11 @@ impl ToolHints {
     /// level of the definition.
     pub(crate) fn read(parameters: &Value, definition: &Value) -> ToolHints {
         let mut hints = ToolHints::default();
+        // MCP tool annotations: `readOnlyHint: true` declares a tool without side effects
+        // (absent or false: it may have some). `x-toolfix.read_only` below overrides it.
+        if let Some(b) = definition.get("annotations").and_then(|a| a.get("readOnlyHint")).and_then(Value::as_bool) {
+            hints.read_only = b;
+        }
         for holder in [definition, parameters] {
             for ns in ["x-toolfix", "dirge-hints"] {
                 if let Some(h) = holder.get(ns) {

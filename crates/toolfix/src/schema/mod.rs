@@ -29,6 +29,7 @@ use std::sync::Arc;
 pub struct Tool {
     compiled: Arc<Compiled>,
     policy: Policy,
+    read_only: bool,
 }
 
 struct Compiled {
@@ -86,6 +87,7 @@ impl Tool {
         let hints = ToolHints::read(&parameters, definition);
         let has_tagged_strings = has_tagged_strings(&parameters);
         let policy = hints.policy;
+        let read_only = hints.read_only;
         Ok(Tool {
             compiled: Arc::new(Compiled {
                 name: name.to_owned(),
@@ -96,6 +98,7 @@ impl Tool {
                 has_tagged_strings,
             }),
             policy,
+            read_only,
         })
     }
 
@@ -129,10 +132,23 @@ impl Tool {
         self.policy
     }
 
-    /// True when the tool is marked read-only (`x-toolfix.read_only`).
+    /// True when the tool is declared read-only: `x-toolfix.read_only`, an MCP definition's
+    /// `annotations.readOnlyHint`, or [`ToolSet::with_read_only`]. A tool that is not
+    /// read-only may have side effects: it never receives a value that was cut off.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::Tool;
+    ///
+    /// let mcp = Tool::from_definition(&json!({"name": "search", "inputSchema": {"type": "object"},
+    ///     "annotations": {"readOnlyHint": true}})).unwrap();
+    /// assert!(mcp.is_read_only());
+    /// let plain = Tool::from_definition(&json!({"name": "rm", "parameters": {"type": "object"}})).unwrap();
+    /// assert!(!plain.is_read_only());
+    /// ```
     #[must_use]
     pub fn is_read_only(&self) -> bool {
-        self.compiled.hints.read_only
+        self.read_only
     }
 
     /// True when the tool is marked sensitive: refusals do not echo received values.
@@ -204,6 +220,8 @@ struct Inner {
     exact: HashMap<String, usize>,
     normalised: HashMap<String, Vec<usize>>,
     aliases: HashMap<String, Vec<usize>>,
+    /// Tools whose definition has a name but does not compile: name → why.
+    broken: Vec<(String, String)>,
 }
 
 /// Why a tool name did not resolve.
@@ -224,6 +242,14 @@ pub enum NameError {
         /// The tools it could be.
         candidates: Vec<String>,
     },
+    /// The name is a tool whose definition is broken (its schema does not compile): the
+    /// fault is the tool definition's, not the call's.
+    Broken {
+        /// The tool's declared name.
+        name: String,
+        /// Why the definition was not usable.
+        reason: String,
+    },
 }
 
 impl std::fmt::Display for NameError {
@@ -233,6 +259,7 @@ impl std::fmt::Display for NameError {
             NameError::Ambiguous { name, candidates } => {
                 write!(f, "tool name `{name}` could be any of {}", candidates.join(", "))
             }
+            NameError::Broken { name, reason } => write!(f, "the definition of tool `{name}` is broken: {reason}"),
         }
     }
 }
@@ -249,6 +276,59 @@ impl ToolSet {
     pub fn new(definitions: &[Value]) -> Result<ToolSet> {
         let tools = definitions.iter().map(Tool::from_definition).collect::<Result<Vec<_>>>()?;
         ToolSet::from_tools(tools)
+    }
+
+    /// Build a set from definitions, keeping every usable tool: one bad definition does not
+    /// take the others down (partial success is a result).
+    ///
+    /// A definition whose schema does not compile is registered by name as *broken*: calls
+    /// to it are refused with a message that blames the tool definition, not the call, and
+    /// every other tool works normally. A definition without a name, or a second tool of
+    /// the same name, is left out. Each problem is returned as an error, in definition
+    /// order.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::ToolSet;
+    ///
+    /// let (tools, errors) = ToolSet::new_partial(&[
+    ///     json!({"name": "good", "parameters": {"type": "object"}}),
+    ///     json!({"name": "bad", "parameters": {"type": "float"}}),
+    /// ]);
+    /// assert_eq!(errors.len(), 1);
+    /// assert!(tools.repair_call("good", "{}").is_ok());
+    /// let refused = tools.repair_call("bad", "{}");
+    /// assert!(refused.refusal().unwrap().message.contains("definition"));
+    /// ```
+    #[must_use]
+    pub fn new_partial(definitions: &[Value]) -> (ToolSet, Vec<Error>) {
+        let mut tools = Vec::with_capacity(definitions.len());
+        let mut broken: Vec<(String, String)> = Vec::new();
+        let mut errors = Vec::new();
+        for definition in definitions {
+            match Tool::from_definition(definition) {
+                Ok(tool) => {
+                    if tools.iter().any(|t: &Tool| t.name() == tool.name()) {
+                        errors.push(Error::new(
+                            ErrorKind::ToolDefinition,
+                            format!("two tools are named `{}`; the second is left out", tool.name()),
+                        ));
+                    } else {
+                        tools.push(tool);
+                    }
+                }
+                Err(e) => {
+                    if let Some(name) = definition_name(definition) {
+                        broken.push((name.to_owned(), e.message().to_owned()));
+                    }
+                    errors.push(e);
+                }
+            }
+        }
+        let mut set = ToolSet::index(tools);
+        broken.retain(|(name, _)| !set.exact.contains_key(name));
+        set.broken = broken;
+        (ToolSet { inner: Arc::new(set) }, errors)
     }
 
     /// Build a set from a JSON array of definitions.
@@ -269,18 +349,62 @@ impl ToolSet {
     ///
     /// [`ErrorKind::ToolDefinition`] when two tools share a name.
     pub fn from_tools(tools: Vec<Tool>) -> Result<ToolSet> {
-        let mut inner = Inner::default();
         for (i, tool) in tools.iter().enumerate() {
-            if inner.exact.insert(tool.name().to_owned(), i).is_some() {
+            if tools.iter().take(i).any(|t| t.name() == tool.name()) {
                 return Err(Error::new(ErrorKind::ToolDefinition, format!("two tools are named `{}`", tool.name())));
             }
+        }
+        Ok(ToolSet { inner: Arc::new(ToolSet::index(tools)) })
+    }
+
+    /// The name indexes of `tools` (names unique).
+    fn index(tools: Vec<Tool>) -> Inner {
+        let mut inner = Inner::default();
+        for (i, tool) in tools.iter().enumerate() {
+            inner.exact.insert(tool.name().to_owned(), i);
             inner.normalised.entry(view::normalise(tool.name())).or_default().push(i);
             for alias in &tool.hints().aliases {
                 inner.aliases.entry(view::normalise(alias)).or_default().push(i);
             }
         }
         inner.tools = tools;
+        inner
+    }
+
+    /// This set with tool `name` declared read-only or not, overriding its definition (a
+    /// per-tool policy in a proxy or MCP wrapper configuration).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::ToolSet;
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "search", "parameters": {"type": "object"}})]).unwrap();
+    /// let tools = tools.with_read_only("search", true).unwrap();
+    /// assert!(tools.tool("search").unwrap().is_read_only());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When no tool has that exact name.
+    pub fn with_read_only(self, name: &str, read_only: bool) -> Result<ToolSet> {
+        self.with_tool(name, |tool| tool.read_only = read_only)
+    }
+
+    fn with_tool(self, name: &str, change: impl FnOnce(&mut Tool)) -> Result<ToolSet> {
+        let Some(&i) = self.inner.exact.get(name) else {
+            return Err(Error::new(ErrorKind::ToolDefinition, format!("no tool is named `{name}`")));
+        };
+        let mut inner = Arc::unwrap_or_clone(self.inner);
+        if let Some(tool) = inner.tools.get_mut(i) {
+            change(tool);
+        }
         Ok(ToolSet { inner: Arc::new(inner) })
+    }
+
+    /// The names of tools whose definition is broken (see [`ToolSet::new_partial`]).
+    #[must_use]
+    pub fn broken_names(&self) -> Vec<&str> {
+        self.inner.broken.iter().map(|(n, _)| n.as_str()).collect()
     }
 
     /// This set with tool `name`'s policy replaced.
@@ -289,14 +413,7 @@ impl ToolSet {
     ///
     /// When no tool has that exact name.
     pub fn with_policy(self, name: &str, policy: Policy) -> Result<ToolSet> {
-        let Some(&i) = self.inner.exact.get(name) else {
-            return Err(Error::new(ErrorKind::ToolDefinition, format!("no tool is named `{name}`")));
-        };
-        let mut inner = Arc::unwrap_or_clone(self.inner);
-        if let Some(tool) = inner.tools.get_mut(i) {
-            tool.policy = policy;
-        }
-        Ok(ToolSet { inner: Arc::new(inner) })
+        self.with_tool(name, |tool| tool.policy = policy)
     }
 
     /// Every tool, in definition order.
@@ -317,6 +434,10 @@ impl ToolSet {
             return Ok(t);
         }
         let key = view::normalise(name.trim());
+        // A broken tool of this name: the definition's fault, said so, never another tool.
+        if let Some((broken, reason)) = inner.broken.iter().find(|(n, _)| n == name || view::normalise(n) == key) {
+            return Err(NameError::Broken { name: broken.clone(), reason: reason.clone() });
+        }
         for map in [&inner.normalised, &inner.aliases] {
             match map.get(&key).map(Vec::as_slice) {
                 Some([one]) => {
@@ -344,9 +465,14 @@ impl ToolSet {
     }
 }
 
+/// The `name` of a definition in `OpenAI`, bare or `MCP` form.
+fn definition_name(definition: &Value) -> Option<&str> {
+    definition.get("function").filter(|f| f.is_object()).unwrap_or(definition).get("name")?.as_str()
+}
+
 impl crate::extract::ToolLookup for ToolSet {
     fn is_known(&self, name: &str) -> bool {
-        self.tool(name).is_ok()
+        matches!(self.tool(name), Ok(_) | Err(NameError::Broken { .. }))
     }
 
     fn parameters(&self, name: &str) -> Option<&Value> {
@@ -354,7 +480,7 @@ impl crate::extract::ToolLookup for ToolSet {
     }
 
     fn names(&self) -> Vec<&str> {
-        self.tools().iter().map(Tool::name).collect()
+        self.tools().iter().map(Tool::name).chain(self.inner.broken.iter().map(|(n, _)| n.as_str())).collect()
     }
 }
 
@@ -393,6 +519,40 @@ mod tests {
         let set = ToolSet::new(&[bare("read_file"), bare("readFile")]).unwrap();
         assert_eq!(set.tool("readFile").unwrap().name(), "readFile");
         assert!(matches!(set.tool("ReadFile"), Err(NameError::Ambiguous { .. })));
+    }
+
+    #[test]
+    fn one_bad_schema_leaves_the_others_working() {
+        let (set, errors) = ToolSet::new_partial(&[
+            bare("read_file"),
+            json!({"name": "write_file", "parameters": {"type": "float"}}),
+            json!({"parameters": {"type": "object"}}),
+            bare("read_file"),
+        ]);
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(errors.iter().all(|e| e.kind() == ErrorKind::ToolDefinition));
+        assert_eq!(set.tool("readFile").unwrap().name(), "read_file");
+        assert!(matches!(set.tool("WriteFile"), Err(NameError::Broken { ref name, .. }) if name == "write_file"));
+        assert_eq!(set.broken_names(), ["write_file"]);
+        assert!(crate::extract::ToolLookup::is_known(&set, "write_file"));
+    }
+
+    #[test]
+    fn read_only_from_annotations_and_overrides() {
+        let set = ToolSet::new(&[
+            json!({"name": "a", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}),
+            json!({"name": "b", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true},
+                   "x-toolfix": {"read_only": false}}),
+            json!({"name": "c", "inputSchema": {"type": "object"}, "annotations": {"destructiveHint": false}}),
+        ])
+        .unwrap();
+        let ro = |n: &str| set.tool(n).unwrap().is_read_only();
+        assert!(ro("a"));
+        assert!(!ro("b"));
+        assert!(!ro("c"));
+        let set = set.with_read_only("c", true).unwrap();
+        assert!(set.tool("c").unwrap().is_read_only());
+        assert!(set.with_read_only("zzz", true).is_err());
     }
 
     #[test]
