@@ -47,6 +47,7 @@ mod limits;
 pub mod pipeline;
 mod pointer;
 pub mod repair;
+pub mod reply;
 pub mod report;
 pub mod salvage;
 pub mod schema;
@@ -57,6 +58,10 @@ pub use error::{Error, ErrorKind, Result};
 pub use feedback::Refusal;
 pub use limits::Limits;
 pub use pipeline::CallOutcome;
+pub use reply::{
+    CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream, ToolCallDelta,
+    fix_reply,
+};
 pub use report::{Outcome, Repair, RepairKind, Report, Stats};
 pub use schema::{Policy, Tool, ToolSet};
 pub use span::Span;

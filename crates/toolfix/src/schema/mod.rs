@@ -209,7 +209,7 @@ fn has_tagged_strings(schema: &Value) -> bool {
 }
 
 /// A set of tools, built once, cheap to clone (shared inside), `Send + Sync`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ToolSet {
     inner: Arc<Inner>,
 }

@@ -1,0 +1,485 @@
+//! The whole-reply API: what every front end calls. Give it what the model replied — the
+//! `content`, the `reasoning_content`, the `tool_calls` the server already parsed, the
+//! `finish_reason` — and the tools it was offered; get back calls that can run (each with
+//! its canonical name, an id and arguments the schema accepts) or refusals the model can
+//! act on, the prose and reasoning left once the calls are taken out, and a report per call.
+//!
+//! This module and [`pipeline`](crate::pipeline) are the only ones that know the order of
+//! the stages: extract → salvage → validate → repair → validate → storm guard. The CLI, the
+//! proxy, the MCP wrapper and the agent dispatcher only format what it returns.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolfix::{fix_reply, CallStatus, FixOptions, Reply, ToolSet};
+//!
+//! let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+//!     "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+//!     "required": ["city"]}})]).unwrap();
+//! let reply = Reply::new("Let me look.<tool_call>{\"name\": \"GetWeather\", \"arguments\": {'city': 'Paris', 'days': '3'}}</tool_call>");
+//! let fixed = fix_reply(&reply, Some(&tools), None, &FixOptions::default()).unwrap();
+//! assert_eq!(fixed.content, "Let me look.");
+//! let call = &fixed.calls[0];
+//! assert_eq!(call.name, "get_weather"); // the canonical name, not the model's variant
+//! assert_eq!(call.status, CallStatus::Repaired);
+//! assert_eq!(call.arguments_text(), Some(r#"{"city": "Paris", "days": 3}"#));
+//! ```
+//!
+//! [`ReplyStream`] is the streaming counterpart: feed deltas as they arrive, get text that
+//! is safe to show at once (call markup held back) and each call as soon as it is complete
+//! and fixed. Fed the same reply in any chunks, it returns what [`fix_reply`] returns.
+//!
+//! # Which calls get the token-limit rule
+//!
+//! When `finish_reason` is `"length"`, the output was cut by the token limit, so a call
+//! that reached the end of the output may be missing more than its closing brackets: the
+//! last server-parsed call, a `content` call that reaches the end of `content`, and calls
+//! found in reasoning are repaired with [`CallOptions::hit_token_limit`](crate::CallOptions)
+//! — a tool that may have side effects gets a refusal for such a call when its arguments
+//! were not complete.
+
+mod merge;
+pub mod stream;
+
+pub use stream::{ReplyEvent, ReplyStream, ToolCallDelta};
+
+use crate::extract::{self, Channel, Format, Message, Note, ReasoningCalls};
+use crate::feedback::Refusal;
+use crate::guard::{GuardConfig, Suppressed};
+use crate::pipeline::CallOutcome;
+use crate::report::Report;
+use crate::{Error, ErrorKind, Limits, Result, ToolSet};
+use serde::Serialize;
+use serde::ser::SerializeStruct as _;
+use serde_json::Value;
+
+/// An assistant reply as the server returned it.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::Reply;
+///
+/// let choice = json!({"index": 0, "finish_reason": "length",
+///     "message": {"role": "assistant", "content": "Hi", "tool_calls": []}});
+/// let reply = Reply::from_choice(&choice);
+/// assert_eq!(reply.content, "Hi");
+/// assert!(reply.hit_token_limit());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
+pub struct Reply<'a> {
+    /// The `content` text (empty when the server sent `null`).
+    pub content: &'a str,
+    /// The `reasoning_content` text, when the server split it out.
+    pub reasoning_content: Option<&'a str>,
+    /// The `tool_calls` the server already parsed: an array of `{"id"?, "function":
+    /// {"name", "arguments"}}` or `{"name", "arguments"}`, arguments a string or a value.
+    pub tool_calls: Option<&'a Value>,
+    /// Why the model stopped (`"stop"`, `"tool_calls"`, `"length"`, ...).
+    pub finish_reason: Option<&'a str>,
+}
+
+impl<'a> Reply<'a> {
+    /// A reply with this `content` only.
+    #[must_use]
+    pub fn new(content: &'a str) -> Self {
+        Reply { content, ..Reply::default() }
+    }
+
+    /// This reply with a `reasoning_content`.
+    #[must_use]
+    pub fn with_reasoning_content(mut self, reasoning: &'a str) -> Self {
+        self.reasoning_content = Some(reasoning);
+        self
+    }
+
+    /// This reply with the server's parsed `tool_calls`.
+    #[must_use]
+    pub fn with_tool_calls(mut self, tool_calls: &'a Value) -> Self {
+        self.tool_calls = Some(tool_calls);
+        self
+    }
+
+    /// This reply with a `finish_reason`.
+    #[must_use]
+    pub fn with_finish_reason(mut self, finish_reason: &'a str) -> Self {
+        self.finish_reason = Some(finish_reason);
+        self
+    }
+
+    /// The reply in an assistant message object: `content` (a string; `null` or an array
+    /// of parts reads as empty), `reasoning_content` (or `reasoning`, as some servers name
+    /// it) and `tool_calls`.
+    #[must_use]
+    pub fn from_message(message: &'a Value) -> Self {
+        Reply {
+            content: message.get("content").and_then(Value::as_str).unwrap_or(""),
+            reasoning_content: message
+                .get("reasoning_content")
+                .or_else(|| message.get("reasoning"))
+                .and_then(Value::as_str),
+            tool_calls: message.get("tool_calls").filter(|t| t.is_array()),
+            finish_reason: None,
+        }
+    }
+
+    /// The reply in a chat completion choice: its `message` (or `delta`) and its
+    /// `finish_reason`.
+    #[must_use]
+    pub fn from_choice(choice: &'a Value) -> Self {
+        let message = choice.get("message").or_else(|| choice.get("delta")).unwrap_or(&Value::Null);
+        Reply { finish_reason: choice.get("finish_reason").and_then(Value::as_str), ..Reply::from_message(message) }
+    }
+
+    /// True when the server says the output was cut by the token limit
+    /// (`finish_reason: "length"`).
+    #[must_use]
+    pub fn hit_token_limit(&self) -> bool {
+        self.finish_reason == Some("length")
+    }
+
+    fn text_message(&self) -> Message<'a> {
+        let mut m = Message::new(self.content);
+        if let Some(r) = self.reasoning_content {
+            m = m.with_reasoning_content(r);
+        }
+        m
+    }
+}
+
+/// Settings of [`fix_reply`] and [`ReplyStream`].
+///
+/// ```
+/// use toolfix::{FixOptions, Limits};
+/// use toolfix::guard::GuardConfig;
+///
+/// let options = FixOptions::default()
+///     .with_limits(Limits::default().with_max_input_bytes(1 << 20))
+///     .with_guard(Some(GuardConfig::default().with_threshold(4)));
+/// assert!(options.guard.is_some());
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct FixOptions {
+    /// How calls are found (reasoning blocks, calls in reasoning).
+    pub extract: extract::Options,
+    /// Size and depth caps.
+    pub limits: Limits,
+    /// The storm guard's settings; `None` turns it off. A tool without its own guard
+    /// policy counts as mutating unless it is declared read-only.
+    pub guard: Option<GuardConfig>,
+}
+
+impl Default for FixOptions {
+    fn default() -> Self {
+        FixOptions {
+            extract: extract::Options::default(),
+            limits: Limits::default(),
+            guard: Some(GuardConfig::default()),
+        }
+    }
+}
+
+impl FixOptions {
+    /// These options with other extraction settings.
+    #[must_use]
+    pub fn with_extract(mut self, extract: extract::Options) -> Self {
+        self.extract = extract;
+        self
+    }
+
+    /// These options with other limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// These options with other storm-guard settings (`None`: no guard).
+    #[must_use]
+    pub fn with_guard(mut self, guard: Option<GuardConfig>) -> Self {
+        self.guard = guard;
+        self
+    }
+}
+
+/// What became of a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CallStatus {
+    /// Valid as sent: the arguments are the model's text, byte for byte.
+    Untouched,
+    /// Recovered by text fixes and/or schema repairs.
+    Repaired,
+    /// Refused: [`FixedCall::refusal`] says what the model should fix.
+    Refused,
+    /// Valid, but the storm guard stopped it: [`FixedCall::suppressed`] holds the message.
+    Suppressed,
+}
+
+impl CallStatus {
+    /// The stable `snake_case` name.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Untouched => "untouched",
+            CallStatus::Repaired => "repaired",
+            CallStatus::Refused => "refused",
+            CallStatus::Suppressed => "suppressed",
+        }
+    }
+
+    /// True when the call can run (untouched or repaired).
+    #[must_use]
+    pub const fn is_usable(self) -> bool {
+        matches!(self, CallStatus::Untouched | CallStatus::Repaired)
+    }
+}
+
+/// One call of a fixed reply.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct FixedCall {
+    /// The call id: the server's or the format's when given, otherwise fresh (unique in
+    /// the conversation, and the same for the same request).
+    pub id: String,
+    /// The tool's declared name when the name resolved (`get_weather` for `GetWeather`),
+    /// otherwise the name as written.
+    pub name: String,
+    /// The name as the model wrote it.
+    pub written_name: String,
+    /// The format the call was found in ([`Format::Native`] for server-parsed calls).
+    pub format: Format,
+    /// Where the call was found.
+    pub channel: Channel,
+    /// What became of it.
+    pub status: CallStatus,
+    outcome: CallOutcome,
+    suppressed: Option<Suppressed>,
+}
+
+impl FixedCall {
+    /// The arguments to run the tool with, as JSON text (the model's text byte for byte
+    /// when untouched), when the call is usable.
+    #[must_use]
+    pub fn arguments_text(&self) -> Option<&str> {
+        if self.status.is_usable() { self.outcome.arguments_text() } else { None }
+    }
+
+    /// The arguments as a value, when the call is usable.
+    #[must_use]
+    pub fn arguments(&self) -> Option<&Value> {
+        if self.status.is_usable() { self.outcome.arguments() } else { None }
+    }
+
+    /// What the model should fix, when the call is refused.
+    #[must_use]
+    pub fn refusal(&self) -> Option<&Refusal> {
+        self.outcome.refusal()
+    }
+
+    /// The storm guard's verdict, when it stopped the call.
+    #[must_use]
+    pub fn suppressed(&self) -> Option<&Suppressed> {
+        self.suppressed.as_ref()
+    }
+
+    /// The message for the model when the call cannot run: the refusal or the storm
+    /// guard's message.
+    #[must_use]
+    pub fn message(&self) -> Option<&str> {
+        match (&self.suppressed, self.outcome.refusal()) {
+            (Some(s), _) => Some(&s.message),
+            (None, Some(r)) => Some(&r.message),
+            (None, None) => None,
+        }
+    }
+
+    /// The per-call result of the repair pipeline.
+    #[must_use]
+    pub fn outcome(&self) -> &CallOutcome {
+        &self.outcome
+    }
+
+    /// What was changed: text fixes, schema repairs and notes.
+    #[must_use]
+    pub fn report(&self) -> &Report {
+        self.outcome.report()
+    }
+}
+
+impl Serialize for FixedCall {
+    /// `{"id","name","format","channel","status","arguments"?: <raw JSON>, "error"?:
+    /// {"message","issues"}, "suppressed"?: {...}, "report": {...}}`: the arguments are the
+    /// accepted text itself, so numbers and key order survive.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("FixedCall", 9)?;
+        s.serialize_field("id", &self.id)?;
+        s.serialize_field("name", &self.name)?;
+        if self.written_name != self.name {
+            s.serialize_field("written_name", &self.written_name)?;
+        }
+        s.serialize_field("format", self.format.as_str())?;
+        s.serialize_field("channel", channel_name(self.channel))?;
+        s.serialize_field("status", &self.status)?;
+        if let Some(text) = self.arguments_text() {
+            let raw = serde_json::value::RawValue::from_string(crate::salvage::compact(text))
+                .map_err(serde::ser::Error::custom)?;
+            s.serialize_field("arguments", &raw)?;
+        }
+        if let Some(r) = self.refusal() {
+            s.serialize_field("error", r)?;
+        }
+        if let Some(sup) = &self.suppressed {
+            s.serialize_field(
+                "suppressed",
+                &serde_json::json!({"message": sup.message, "repeats": sup.repeats, "window": sup.window}),
+            )?;
+        }
+        s.serialize_field("report", self.report())?;
+        s.end()
+    }
+}
+
+fn channel_name(channel: Channel) -> &'static str {
+    match channel {
+        Channel::Content => "content",
+        Channel::Reasoning => "reasoning",
+        _ => "tool_calls",
+    }
+}
+
+/// How a reply ended, over all its calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ReplyOutcome {
+    /// No call: plain prose is a valid answer.
+    NoCalls,
+    /// Every call can run.
+    Usable,
+    /// At least one call was refused or suppressed.
+    Refused,
+}
+
+/// The result of [`fix_reply`]: the calls in order, and the prose and reasoning left.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct FixedReply {
+    /// The calls, in order: `content` calls, then server-parsed ones, then calls found in
+    /// reasoning (used only when allowed: see [`extract::ReasoningCalls`]); a call that
+    /// repeats one of another channel is dropped (a note says so).
+    pub calls: Vec<FixedCall>,
+    /// `content` without call markup.
+    pub content: String,
+    /// The reasoning: the `reasoning_content` given and reasoning moved out of `content`.
+    pub reasoning_content: Option<String>,
+    /// What the extractor saw and did not turn into a call.
+    pub notes: Vec<Note>,
+}
+
+impl FixedReply {
+    /// How the reply ended over all its calls.
+    #[must_use]
+    pub fn outcome(&self) -> ReplyOutcome {
+        if self.calls.is_empty() {
+            ReplyOutcome::NoCalls
+        } else if self.calls.iter().all(|c| c.status.is_usable()) {
+            ReplyOutcome::Usable
+        } else {
+            ReplyOutcome::Refused
+        }
+    }
+
+    /// True when some call was recovered or repaired (not all untouched server calls).
+    #[must_use]
+    pub fn changed_calls(&self) -> bool {
+        self.calls.iter().any(|c| c.channel != Channel::ToolCalls || c.status != CallStatus::Untouched)
+    }
+}
+
+impl Serialize for FixedReply {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("FixedReply", 5)?;
+        s.serialize_field("outcome", &self.outcome())?;
+        s.serialize_field("tool_calls", &self.calls)?;
+        s.serialize_field("content", &self.content)?;
+        if let Some(r) = &self.reasoning_content {
+            s.serialize_field("reasoning_content", r)?;
+        }
+        let notes: Vec<Value> = self
+            .notes
+            .iter()
+            .map(|n| serde_json::json!({"kind": n.kind.as_str(), "span": [n.span.start, n.span.end], "name": n.name}))
+            .collect();
+        s.serialize_field("notes", &notes)?;
+        s.end()
+    }
+}
+
+/// Fix a whole reply: find the calls in every channel, repair each against its tool's
+/// schema (or, without `tools`, salvage its JSON only), stop repeat storms, and return the
+/// calls with the prose and reasoning left.
+///
+/// `history` is the conversation's `messages` array, when known: the storm guard rebuilds
+/// its window from it, so no state is kept between calls.
+///
+/// # Errors
+///
+/// [`ErrorKind::InputTooLarge`] when `content` and `reasoning_content` together are longer
+/// than [`Limits::max_input_bytes`]. Every other problem is a refused call, not an error.
+pub fn fix_reply(
+    reply: &Reply<'_>,
+    tools: Option<&ToolSet>,
+    history: Option<&Value>,
+    options: &FixOptions,
+) -> Result<FixedReply> {
+    check_size(reply.content.len() + reply.reasoning_content.map_or(0, str::len), &options.limits)?;
+    let lookup = tools.map(|t| t as &dyn extract::ToolLookup);
+    // Text channels first (calls in reasoning always found; whether they are used is
+    // decided below, with the server's calls counted), then the server's calls.
+    let text_options = options.extract.with_reasoning_calls(ReasoningCalls::Always);
+    let text = extract::extract_with(&reply.text_message(), lookup, &text_options);
+    let native = match reply.tool_calls {
+        Some(calls) => extract::extract(&Message::new("").with_tool_calls(calls), lookup).calls,
+        None => Vec::new(),
+    };
+    let mut merge = merge::Merge::new(tools, options, history);
+    let hit = reply.hit_token_limit();
+    // A content call may have been cut only when the output ended in it: it reaches the
+    // end of `content` and no server-parsed call follows.
+    let content_end = if native.is_empty() { reply.content.trim_end().len() } else { usize::MAX };
+    let mut reasoning_calls = Vec::new();
+    for call in text.calls {
+        if call.channel == Channel::Reasoning {
+            reasoning_calls.push(call);
+        } else {
+            let at_cut = hit && call.span.end >= content_end;
+            merge.offer(call, at_cut);
+        }
+    }
+    let last = native.len().saturating_sub(1);
+    for (i, call) in native.into_iter().enumerate() {
+        merge.offer(call, hit && i == last);
+    }
+    merge.offer_reasoning(reasoning_calls, hit);
+    let (calls, mut notes) = merge.finish();
+    let mut all_notes = text.notes;
+    all_notes.append(&mut notes);
+    Ok(FixedReply {
+        calls,
+        content: text.content.into_owned(),
+        reasoning_content: text.reasoning_content.map(std::borrow::Cow::into_owned),
+        notes: all_notes,
+    })
+}
+
+fn check_size(size: usize, limits: &Limits) -> Result<()> {
+    if size > limits.max_input_bytes {
+        return Err(Error::new(
+            ErrorKind::InputTooLarge,
+            format!("the reply is too large ({size} bytes, limit {} bytes)", limits.max_input_bytes),
+        ));
+    }
+    Ok(())
+}
