@@ -156,7 +156,9 @@ impl Config {
         let url = reqwest::Url::parse(upstream)
             .map_err(|e| Error::Config(format!("the upstream URL `{upstream}` is not valid: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-            return Err(Error::Config(format!("the upstream URL `{upstream}` must be http:// or https:// with a host")));
+            return Err(Error::Config(format!(
+                "the upstream URL `{upstream}` must be http:// or https:// with a host"
+            )));
         }
         Ok(Config {
             upstream: url,
@@ -209,8 +211,10 @@ impl Config {
     /// When the text is not TOML, holds an unknown key, or a value out of range.
     pub fn from_toml(text: &str) -> Result<Config, Error> {
         let file: File = toml::from_str(text).map_err(|e| Error::Config(format!("configuration file: {e}")))?;
-        let upstream =
-            file.upstream.as_deref().ok_or_else(|| Error::Config("configuration file: `upstream` is missing".into()))?;
+        let upstream = file
+            .upstream
+            .as_deref()
+            .ok_or_else(|| Error::Config("configuration file: `upstream` is missing".into()))?;
         let mut config = Config::new(upstream)?;
         config.apply(file)?;
         Ok(config)

@@ -41,12 +41,15 @@ pub enum Canned {
     },
     /// An SSE body sent in these pieces, one write each.
     Sse(Vec<Bytes>),
-    /// These SSE pieces, then the connection breaks.
-    SseThenBreak(Vec<Bytes>),
+    /// These SSE pieces, then the connection breaks (once the gate is opened, when
+    /// there is one).
+    SseThenBreak(Vec<Bytes>, Option<Arc<Notify>>),
     /// These SSE pieces, then nothing, until the client goes away.
     SseThenHang(Vec<Bytes>),
     /// No answer at all, until the client goes away.
     Hang,
+    /// This answer, once the gate is opened (`Notify::notify_one`).
+    Gated(Arc<Notify>, Box<Canned>),
 }
 
 impl Canned {
@@ -229,11 +232,18 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         headers: parts.headers,
         body,
     };
-    let canned = (shared.script)(&seen);
+    let mut canned = (shared.script)(&seen);
     if let Ok(mut s) = shared.seen.lock() {
         s.push(seen);
     }
     shared.notify.notify_waiters();
+    if let Canned::Gated(gate, then) = canned {
+        let guard = Guard { shared: shared.clone(), done: false };
+        gate.notified().await;
+        let mut guard = guard;
+        guard.done = true;
+        canned = *then;
+    }
     let sse = |body: Body| {
         let mut r = (StatusCode::OK, body).into_response();
         r.headers_mut().insert("content-type", axum::http::HeaderValue::from_static("text/event-stream"));
@@ -253,20 +263,21 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
             r
         }
         Canned::Sse(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Finish, shared))),
-        Canned::SseThenBreak(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Break, shared))),
+        Canned::SseThenBreak(pieces, gate) => sse(Body::from_stream(pieces_stream(pieces, End::Break(gate), shared))),
         Canned::SseThenHang(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Hang, shared))),
         Canned::Hang => {
             let _guard = Guard { shared, done: false };
             std::future::pending::<()>().await;
             StatusCode::OK.into_response()
         }
+        Canned::Gated(..) => StatusCode::OK.into_response(),
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 enum End {
     Finish,
-    Break,
+    Break(Option<Arc<Notify>>),
     Hang,
 }
 
@@ -276,23 +287,29 @@ fn pieces_stream(
     shared: Arc<Shared>,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send {
     let guard = Guard { shared, done: false };
-    futures_util::stream::unfold((pieces.into_iter(), Some(guard)), move |(mut it, guard)| async move {
-        let mut guard = guard?;
-        if let Some(p) = it.next() {
-            return Some((Ok(p), (it, Some(guard))));
-        }
-        match end {
-            End::Finish => {
-                guard.done = true;
-                None
+    futures_util::stream::unfold((pieces.into_iter(), Some(guard)), move |(mut it, guard)| {
+        let end = end.clone();
+        async move {
+            let mut guard = guard?;
+            if let Some(p) = it.next() {
+                return Some((Ok(p), (it, Some(guard))));
             }
-            End::Break => {
-                guard.done = true;
-                Some((Err(std::io::Error::other("the fake upstream broke the stream")), (it, None)))
-            }
-            End::Hang => {
-                std::future::pending::<()>().await;
-                None
+            match end {
+                End::Finish => {
+                    guard.done = true;
+                    None
+                }
+                End::Break(gate) => {
+                    if let Some(g) = gate {
+                        g.notified().await;
+                    }
+                    guard.done = true;
+                    Some((Err(std::io::Error::other("the fake upstream broke the stream")), (it, None)))
+                }
+                End::Hang => {
+                    std::future::pending::<()>().await;
+                    None
+                }
             }
         }
     })

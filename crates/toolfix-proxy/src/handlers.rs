@@ -63,7 +63,9 @@ pub(crate) async fn chat(State(state): State<Shared>, request: Request) -> Respo
     };
     let request: Value = match serde_json::from_slice(&bytes) {
         Ok(v @ Value::Object(_)) => v,
-        Ok(_) => return ApiError::bad_request("invalid_json", "the request body must be a JSON object").into_response(),
+        Ok(_) => {
+            return ApiError::bad_request("invalid_json", "the request body must be a JSON object").into_response();
+        }
         Err(e) => {
             return ApiError::bad_request("invalid_json", format!("the request body is not valid JSON: {e}"))
                 .into_response();
@@ -75,12 +77,8 @@ pub(crate) async fn chat(State(state): State<Shared>, request: Request) -> Respo
         return forward(&state, parts.method, &path_of(&parts.uri), &parts.headers, reqwest::Body::from(bytes)).await;
     };
     let model = request.get("model").and_then(Value::as_str).unwrap_or("");
-    let span = tracing::info_span!(
-        "chat",
-        model,
-        stream = ChatCompletions::is_stream(&request),
-        tools = definitions.len()
-    );
+    let span =
+        tracing::info_span!("chat", model, stream = ChatCompletions::is_stream(&request), tools = definitions.len());
     let raw_tools = raw_tools(&bytes);
     let tools = state.tool_set(raw_tools.as_deref().unwrap_or(""), definitions);
     with_tools(state, parts.headers, request, bytes, tools, started).instrument(span).await
@@ -99,7 +97,8 @@ async fn with_tools(
     } else {
         Vec::new()
     };
-    let outgoing = if history.is_empty() { bytes } else { Bytes::from(serde_json::to_vec(&request).unwrap_or_default()) };
+    let outgoing =
+        if history.is_empty() { bytes } else { Bytes::from(serde_json::to_vec(&request).unwrap_or_default()) };
     let summary = Summary::new(history);
     summary.record_history(&state.metrics);
     if ChatCompletions::is_stream(&request) {
@@ -154,13 +153,7 @@ async fn non_streaming(
 
 /// The answer: the upstream's bytes when nothing changed, else the fixed response with
 /// its `x_toolfix` report.
-fn respond(
-    answer: Fixed,
-    summary: &Summary,
-    late: bool,
-    status: StatusCode,
-    mut headers: HeaderMap,
-) -> Response {
+fn respond(answer: Fixed, summary: &Summary, late: bool, status: StatusCode, mut headers: HeaderMap) -> Response {
     headers.insert(X_TOOLFIX.clone(), summary.header());
     let changed = late
         || answer

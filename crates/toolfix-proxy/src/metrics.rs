@@ -91,8 +91,11 @@ impl Metrics {
     }
 
     pub(crate) fn tool_call(&self, outcome: &str, tool: &str, model: &str) {
-        let labels =
-            [("outcome", outcome.to_owned()), ("tool", self.label("tool", tool)), ("model", self.label("model", model))];
+        let labels = [
+            ("outcome", outcome.to_owned()),
+            ("tool", self.label("tool", tool)),
+            ("model", self.label("model", model)),
+        ];
         self.tool_calls.get_or_create(&labels).inc();
     }
 

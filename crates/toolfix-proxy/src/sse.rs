@@ -139,7 +139,8 @@ mod tests {
 
     #[test]
     fn every_split_gives_the_same_events() {
-        let input = b": ping\n\ndata: {\"a\":1}\n\nevent: x\r\ndata: two\r\ndata: lines\r\n\r\ndata:[DONE]\r\rdata: tail";
+        let input =
+            b": ping\n\ndata: {\"a\":1}\n\nevent: x\r\ndata: two\r\ndata: lines\r\n\r\ndata:[DONE]\r\rdata: tail";
         let whole = all(input, 0);
         assert_eq!(
             whole.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),

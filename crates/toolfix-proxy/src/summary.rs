@@ -107,7 +107,11 @@ impl Summary {
                 metrics.repair(f.kind.as_str());
             }
             if call.channel != Channel::ToolCalls {
-                metrics.repair(if call.channel == Channel::Reasoning { "moved_from_reasoning" } else { "moved_from_content" });
+                metrics.repair(if call.channel == Channel::Reasoning {
+                    "moved_from_reasoning"
+                } else {
+                    "moved_from_content"
+                });
             }
             let mut line = json!({
                 "choice": choice,

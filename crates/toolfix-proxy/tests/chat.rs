@@ -55,8 +55,12 @@ async fn server_calls_with_broken_arguments_are_repaired_in_place() {
             ("send_money".to_owned(), json!({"to": "bob", "amount": 42}))
         ]
     );
-    let ids: Vec<&str> =
-        body["choices"][0]["message"]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["c1", "c2"]);
     assert_eq!(body["x_toolfix"]["calls"][1]["text_fixes"], json!(["trailing_comma"]));
 }
@@ -154,7 +158,10 @@ fn sequence(answers: Vec<Canned>) -> impl Fn(&toolfix_proxy::fake::Seen) -> Cann
 async fn a_refused_call_is_reprompted_with_the_refusal_and_the_fixed_answer_returned() {
     let h = start(sequence(vec![
         answer(message(None, Some(json!([native("c1", "send_money", "{}")]))), "tool_calls"),
-        answer(message(None, Some(json!([native("c2", "send_money", "{\"to\": \"bob\", \"amount\": 3}")]))), "tool_calls"),
+        answer(
+            message(None, Some(json!([native("c2", "send_money", "{\"to\": \"bob\", \"amount\": 3}")]))),
+            "tool_calls",
+        ),
     ]))
     .await;
     let (status, headers, body) = h.chat(&ask("pay bob 3")).await;
@@ -199,8 +206,9 @@ async fn reprompts_are_bounded_and_the_last_answer_reports_the_refusal() {
 async fn a_call_cut_off_by_the_token_limit_is_retried_with_more_tokens() {
     let cut = "<tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amou";
     let whole = "<tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 1000}}</tool_call>";
-    let h = start(sequence(vec![answer(message(Some(cut), None), "length"), answer(message(Some(whole), None), "stop")]))
-        .await;
+    let h =
+        start(sequence(vec![answer(message(Some(cut), None), "length"), answer(message(Some(whole), None), "stop")]))
+            .await;
     let mut req = ask("pay bob 1000");
     req["max_tokens"] = json!(100);
     let (_, _, body) = h.chat(&req).await;
@@ -240,7 +248,8 @@ fn storm_history() -> Value {
 
 #[tokio::test]
 async fn a_storm_repeat_is_not_passed_on_but_reprompted_with_a_reflection_note() {
-    let repeat = answer(message(None, Some(json!([native("w2", "get_weather", "{\"city\": \"Rome\"}")]))), "tool_calls");
+    let repeat =
+        answer(message(None, Some(json!([native("w2", "get_weather", "{\"city\": \"Rome\"}")]))), "tool_calls");
     let h = start(sequence(vec![repeat, answer(message(Some("It is sunny in Rome."), None), "stop")])).await;
     let (_, _, body) = h.chat(&request(storm_history())).await;
     assert_eq!(body["choices"][0]["message"]["content"], "It is sunny in Rome.");
@@ -255,7 +264,8 @@ async fn a_storm_repeat_is_not_passed_on_but_reprompted_with_a_reflection_note()
 
 #[tokio::test]
 async fn a_storm_that_persists_is_reported_suppressed() {
-    let repeat = answer(message(None, Some(json!([native("w2", "get_weather", "{\"city\": \"Rome\"}")]))), "tool_calls");
+    let repeat =
+        answer(message(None, Some(json!([native("w2", "get_weather", "{\"city\": \"Rome\"}")]))), "tool_calls");
     let h = start(move |_| repeat.clone()).await;
     let (_, headers, body) = h.chat(&request(storm_history())).await;
     assert_eq!(h.upstream.requests().len(), 2);
@@ -266,7 +276,8 @@ async fn a_storm_that_persists_is_reported_suppressed() {
 
 #[tokio::test]
 async fn storm_exempt_tools_are_never_stopped() {
-    let repeat = answer(message(None, Some(json!([native("w2", "get_weather", "{\"city\": \"Rome\"}")]))), "tool_calls");
+    let repeat =
+        answer(message(None, Some(json!([native("w2", "get_weather", "{\"city\": \"Rome\"}")]))), "tool_calls");
     let h = start_with(
         move |_| repeat.clone(),
         |c| {
@@ -293,7 +304,8 @@ async fn detail_keeps_the_original_message() {
 
 #[tokio::test]
 async fn health_and_metrics() {
-    let text = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": \"2\"}}</tool_call>";
+    let text =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": \"2\"}}</tool_call>";
     let h = start(move |_| answer(message(Some(text), None), "stop")).await;
     let r = h.client.get(h.url("/healthz")).send().await.unwrap();
     assert_eq!(r.status(), 200);

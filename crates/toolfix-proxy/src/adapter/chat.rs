@@ -94,7 +94,8 @@ impl Adapter for ChatCompletions {
         let natives = message.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
         if !natives.is_empty() {
             let mut calls = Vec::with_capacity(natives.len());
-            let fixed_natives: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
+            let fixed_natives: Vec<&FixedCall> =
+                fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
             for (n, native) in natives.iter().enumerate() {
                 let given = native.get("id").and_then(Value::as_str).filter(|i| !i.is_empty());
                 let matched = match given {

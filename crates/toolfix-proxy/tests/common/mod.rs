@@ -61,7 +61,11 @@ impl Harness {
         format!("http://{}{path}", self.proxy)
     }
 
-    pub(crate) async fn post_bytes(&self, path: &str, body: impl Into<Bytes>) -> (u16, reqwest::header::HeaderMap, Bytes) {
+    pub(crate) async fn post_bytes(
+        &self,
+        path: &str,
+        body: impl Into<Bytes>,
+    ) -> (u16, reqwest::header::HeaderMap, Bytes) {
         let r = self
             .client
             .post(self.url(path))
@@ -139,4 +143,81 @@ pub(crate) fn calls_of(response: &Value) -> Vec<(String, Value)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A streamed answer as a client assembling deltas sees it (as the official SDK does).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Streamed {
+    pub(crate) content: String,
+    pub(crate) reasoning: String,
+    /// (id, name, arguments) by index.
+    pub(crate) calls: Vec<(String, String, String)>,
+    pub(crate) finish: Option<String>,
+    pub(crate) report: Value,
+    pub(crate) error: Option<Value>,
+    pub(crate) usage: bool,
+    pub(crate) done: bool,
+}
+
+pub(crate) fn assemble(body: &[u8]) -> Streamed {
+    let text = String::from_utf8_lossy(body);
+    let mut seen = Streamed::default();
+    for event in text.split("\n\n") {
+        let data: String = event
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if data.is_empty() {
+            continue;
+        }
+        if data == "[DONE]" {
+            seen.done = true;
+            continue;
+        }
+        let v: Value = serde_json::from_str(&data).unwrap();
+        if v.get("error").is_some() {
+            seen.error = Some(v["error"].clone());
+            continue;
+        }
+        seen.usage |= v.get("usage").is_some_and(|u| !u.is_null());
+        if let Some(r) = v.get("x_toolfix") {
+            seen.report = r.clone();
+        }
+        for c in v["choices"].as_array().unwrap() {
+            let d = &c["delta"];
+            seen.content += d["content"].as_str().unwrap_or("");
+            seen.reasoning += d["reasoning_content"].as_str().unwrap_or("");
+            for call in d["tool_calls"].as_array().into_iter().flatten() {
+                let i = usize::try_from(call["index"].as_u64().unwrap()).unwrap();
+                if seen.calls.len() <= i {
+                    seen.calls.resize(i + 1, Default::default());
+                }
+                let slot = &mut seen.calls[i];
+                slot.0 += call["id"].as_str().unwrap_or("");
+                slot.1 += call["function"]["name"].as_str().unwrap_or("");
+                slot.2 += call["function"]["arguments"].as_str().unwrap_or("");
+            }
+            if let Some(f) = c["finish_reason"].as_str() {
+                seen.finish = Some(f.to_owned());
+            }
+        }
+    }
+    seen
+}
+
+impl Harness {
+    /// A streaming chat request: status, headers, what the client assembles.
+    pub(crate) async fn stream(&self, body: &Value) -> (u16, reqwest::header::HeaderMap, Streamed) {
+        let mut body = body.clone();
+        body["stream"] = json!(true);
+        let (s, h, b) = self.post_bytes("/v1/chat/completions", body.to_string()).await;
+        (s, h, assemble(&b))
+    }
+}
+
+/// SSE events for these chunks, `[DONE]` last, as one body.
+pub(crate) fn sse_body(chunks: &[Value]) -> Vec<u8> {
+    toolfix_proxy::fake::sse_events(chunks).iter().flat_map(|b| b.to_vec()).collect()
 }

@@ -530,9 +530,7 @@ fn assembled(content: &str, reasoning: Option<&str>, natives: &[Native], index: 
         let calls: Vec<Value> = natives
             .iter()
             .filter(|n| !n.name.is_empty())
-            .map(|n| {
-                json!({"id": n.id, "type": "function", "function": {"name": n.name, "arguments": n.arguments}})
-            })
+            .map(|n| json!({"id": n.id, "type": "function", "function": {"name": n.name, "arguments": n.arguments}}))
             .collect();
         message.insert("tool_calls".to_owned(), Value::Array(calls));
     }

@@ -80,7 +80,8 @@ pub(crate) async fn handle(
         match tokio::time::timeout_at(deadline, upstream.next()).await {
             Err(_) => return upstream_failure(&state, ApiError::timeout()),
             Ok(None) if first.is_empty() => {
-                let e = ApiError::bad_gateway("upstream_empty_stream", "the upstream closed the stream before any event");
+                let e =
+                    ApiError::bad_gateway("upstream_empty_stream", "the upstream closed the stream before any event");
                 return upstream_failure(&state, e);
             }
             Ok(None) => break,
@@ -226,4 +227,3 @@ fn error_frame(message: &str) -> Bytes {
     let body = json!({"error": {"message": message, "type": "upstream_error", "code": "upstream_stream_broken"}});
     sse::frame(&body.to_string())
 }
-

@@ -141,7 +141,13 @@ fn check(input: &[u8]) -> Seen {
 fn a_call_leaked_into_content_at_every_split() {
     let input = body(
         &[],
-        &["Let me ", "check.\n<tool", "_call>\n{\"name\": \"get_", "weather\", \"arguments\": {\"city\": \"Par", "is\", \"days\": \"3\"}}\n</tool_call>"],
+        &[
+            "Let me ",
+            "check.\n<tool",
+            "_call>\n{\"name\": \"get_",
+            "weather\", \"arguments\": {\"city\": \"Par",
+            "is\", \"days\": \"3\"}}\n</tool_call>",
+        ],
         &[],
         "stop",
     );
