@@ -344,12 +344,19 @@ pub fn content_chunks(pieces: &[&str], finish_reason: &str) -> Vec<Value> {
 
 /// The README's model: asked with tools, it writes a Hermes-style `get_weather` call into
 /// `content`, `days` as a string; asked again after a tool result, it answers in prose.
-/// Streams when asked to.
+/// Streams when asked to. Model `fake-overloaded` answers 503 with `Retry-After`;
+/// `/v1/models` lists `fake-model`.
 pub fn demo(seen: &Seen) -> Canned {
     let request = seen.json();
     let path = seen.path.as_str();
     if path.ends_with("/models") {
-        return Canned::json(&json!({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}));
+        return Canned::json(
+            &json!({"object": "list", "data": [{"id": "fake-model", "object": "model", "created": 0, "owned_by": "toolfix"}]}),
+        );
+    }
+    if request.get("model").and_then(Value::as_str) == Some("fake-overloaded") {
+        let error = "{\"error\": {\"message\": \"the fake model is overloaded\", \"type\": \"server_error\", \"code\": null}}";
+        return Canned::status(503, &[("retry-after", "1")], error);
     }
     let last_is_tool = request
         .get("messages")
