@@ -25,12 +25,8 @@ fn python() -> PathBuf {
 
 /// Start `toolfix serve` with these flags; its address, read from its first words.
 fn serve(args: &[&str]) -> (std::process::Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolfix"))
-        .arg("serve")
-        .args(args)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        Command::new(env!("CARGO_BIN_EXE_toolfix")).arg("serve").args(args).stderr(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let addr = loop {
         let line = lines.next().expect("the proxy says where it listens").unwrap();

@@ -357,6 +357,7 @@ struct StormFile {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[expect(clippy::struct_field_names, reason = "the TOML keys say their unit")]
 struct TimeoutsFile {
     connect_secs: Option<f64>,
     request_secs: Option<f64>,
@@ -373,7 +374,6 @@ struct ToolFile {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests")]
     use super::*;
 
     #[test]

@@ -355,7 +355,8 @@ pub fn demo(seen: &Seen) -> Canned {
         );
     }
     if request.get("model").and_then(Value::as_str) == Some("fake-overloaded") {
-        let error = "{\"error\": {\"message\": \"the fake model is overloaded\", \"type\": \"server_error\", \"code\": null}}";
+        let error =
+            "{\"error\": {\"message\": \"the fake model is overloaded\", \"type\": \"server_error\", \"code\": null}}";
         return Canned::status(503, &[("retry-after", "1")], error);
     }
     let last_is_tool = request

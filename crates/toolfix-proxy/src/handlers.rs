@@ -41,12 +41,16 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Byte
         return Err(ApiError::too_large(limit));
     }
     axum::body::to_bytes(body, limit).await.map_err(|e| {
-        if std::error::Error::source(&e).is_some_and(|s| s.is::<http_body_util::LengthLimitError>()) {
+        if std::error::Error::source(&e).is_some_and(is_length_limit) {
             ApiError::too_large(limit)
         } else {
             ApiError::bad_request("body_unreadable", format!("the request body could not be read: {e}"))
         }
     })
+}
+
+fn is_length_limit(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.is::<http_body_util::LengthLimitError>()
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<usize> {
@@ -116,7 +120,7 @@ async fn non_streaming(
     mut summary: Summary,
     started: Instant,
 ) -> Response {
-    let mut ctx = Ctx { state, headers, tools, history: ChatCompletions::history(request), waited: Default::default() };
+    let mut ctx = Ctx { state, headers, tools, history: ChatCompletions::history(request), waited: std::time::Duration::ZERO };
     let asked = Instant::now();
     let answer = match state.upstream.post_json(ChatCompletions::PATH, headers, outgoing).await {
         Ok(a) => a,
@@ -141,7 +145,7 @@ async fn non_streaming(
     let answer = recover::recover::<ChatCompletions>(&mut ctx, request, first, &mut summary).await;
     let late = recover::answered_late(&summary);
     let model = model_of(&answer.response, request);
-    for (i, f) in answer.fixed.iter().enumerate() {
+    for (i, f) in answer.replies.iter().enumerate() {
         if let Some(f) = f {
             summary.calls(i, f, late, &state.metrics, &model);
         }
@@ -157,7 +161,7 @@ fn respond(answer: Fixed, summary: &Summary, late: bool, status: StatusCode, mut
     headers.insert(X_TOOLFIX.clone(), summary.header());
     let changed = late
         || answer
-            .fixed
+            .replies
             .iter()
             .enumerate()
             .any(|(i, f)| f.as_ref().is_some_and(|f| ChatCompletions::changes(&answer.response, i, f)));
@@ -165,7 +169,7 @@ fn respond(answer: Fixed, summary: &Summary, late: bool, status: StatusCode, mut
         return (status, headers, bytes).into_response();
     }
     let mut response = answer.response;
-    for (i, f) in answer.fixed.iter().enumerate() {
+    for (i, f) in answer.replies.iter().enumerate() {
         if let Some(f) = f {
             ChatCompletions::apply(&mut response, i, f);
         }

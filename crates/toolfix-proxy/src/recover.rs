@@ -21,14 +21,14 @@ pub(crate) struct Fixed {
     /// The body as the upstream sent it (`None` when the proxy built the response).
     pub(crate) bytes: Option<Bytes>,
     /// One per reply; `None` for a reply too large to fix (passed through).
-    pub(crate) fixed: Vec<Option<FixedReply>>,
+    pub(crate) replies: Vec<Option<FixedReply>>,
 }
 
 impl Fixed {
     /// The one reply, when the response has exactly one and it was fixed: recovery works
     /// on single replies only (`n > 1` is answered as fixed, without recovery).
     pub(crate) fn single(&self) -> Option<&FixedReply> {
-        match self.fixed.as_slice() {
+        match self.replies.as_slice() {
             [Some(f)] => Some(f),
             _ => None,
         }
@@ -60,7 +60,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        Fixed { response, bytes, fixed }
+        Fixed { response, bytes, replies: fixed }
     }
 
     /// Send one of the proxy's own requests (never streamed) and read the JSON answer.
@@ -116,8 +116,7 @@ pub(crate) async fn recover<A: Adapter>(
     let mut current = first;
     let mut length_tried = false;
     let mut reprompts = 0u8;
-    loop {
-        let Some(fixed) = current.single() else { break };
+    while let Some(fixed) = current.single() {
         if fixed.outcome() != ReplyOutcome::Refused {
             break;
         }

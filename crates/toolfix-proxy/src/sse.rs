@@ -125,7 +125,6 @@ pub(crate) fn frame(data: &str) -> Bytes {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests")]
     use super::*;
 
     fn all(input: &[u8], cut: usize) -> Vec<(String, Vec<u8>)> {

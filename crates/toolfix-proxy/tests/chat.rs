@@ -2,7 +2,7 @@
 //! repaired, untouched answers byte for byte, pass-through without tools, request-side
 //! repair, bounded recovery upstream, the report.
 
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::needless_pass_by_value, reason = "tests")]
 
 mod common;
 

@@ -42,11 +42,15 @@ fn cases() -> Vec<Case> {
                 for c in row["expected"]["tool_calls"].as_array().into_iter().flatten() {
                     let name = c["name"].as_str().unwrap_or("unnamed");
                     if !tools.iter().any(|t| t["function"]["name"] == name) {
-                        tools.push(json!({"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}));
+                        tools.push(
+                            json!({"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}),
+                        );
                     }
                 }
             }
-            tools.push(json!({"type": "function", "function": {"name": "toolfix_noop", "parameters": {"type": "object"}}}));
+            tools.push(
+                json!({"type": "function", "function": {"name": "toolfix_noop", "parameters": {"type": "object"}}}),
+            );
             out.push(Case { id: row["id"].as_str().unwrap().to_owned(), message, tools: Value::Array(tools) });
         }
     }
@@ -124,7 +128,8 @@ async fn every_format_case_through_the_proxy_streaming_and_not() {
         // What the library says.
         let (tools, _) = ToolSet::new_partial(case.tools.as_array().unwrap());
         let choice = json!({"message": case.message, "finish_reason": "stop"});
-        let fixed = fix_reply(&Reply::from_choice(&choice), Some(&tools), Some(&history), &FixOptions::default()).unwrap();
+        let fixed =
+            fix_reply(&Reply::from_choice(&choice), Some(&tools), Some(&history), &FixOptions::default()).unwrap();
         let expected: Vec<(String, String, String)> = fixed
             .calls
             .iter()

@@ -136,7 +136,6 @@ fn close_pending(pending: &mut Vec<(String, usize)>, out: &mut Vec<Value>, chang
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests")]
     use super::*;
 
     fn run(mut messages: Value) -> (Value, Vec<&'static str>) {

@@ -2,7 +2,7 @@
 //! loopback port 0.
 
 #![allow(dead_code, reason = "each test binary uses a part")]
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::needless_pass_by_value, reason = "tests")]
 
 use bytes::Bytes;
 use serde_json::{Value, json};

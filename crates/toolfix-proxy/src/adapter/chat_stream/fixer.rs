@@ -225,8 +225,7 @@ impl<'t> Fixer<'t> {
         let same = calls.is_none()
             && finish.is_none()
             && content_in.unwrap_or("") == content
-            && reasoning_in.unwrap_or("") == reasoning
-            && !(content_in.is_none() && !content.is_empty());
+            && reasoning_in.unwrap_or("") == reasoning;
         let mut d = Map::new();
         if let Some(role) = delta.get("role") {
             d.insert("role".to_owned(), role.clone());
@@ -404,7 +403,7 @@ impl Closing {
     /// attempt's, whose text has not been sent yet.
     pub(crate) fn frames(&self, answer: &Fixed, late: bool, summary: &Summary) -> Vec<Bytes> {
         let mut response = answer.response.clone();
-        for (i, f) in answer.fixed.iter().enumerate() {
+        for (i, f) in answer.replies.iter().enumerate() {
             if let Some(f) = f {
                 ChatCompletions::apply(&mut response, i, f);
             }

@@ -201,14 +201,14 @@ impl Job {
         }
         summary.content_was_reasoning = ended.content_was_reasoning;
         let mut ctx = Ctx { state: &state, headers: &headers, tools: &tools, history, waited };
-        let first = Fixed { response: ended.response, bytes: None, fixed: ended.fixed };
+        let first = Fixed { response: ended.response, bytes: None, replies: ended.fixed };
         let answer = tokio::select! {
             () = tx.closed() => return,
             a = recover::recover::<ChatCompletions>(&mut ctx, &request, first, &mut summary) => a,
         };
         let late = recover::answered_late(&summary);
         let model = model_of(&answer.response, &request);
-        for (i, f) in answer.fixed.iter().enumerate() {
+        for (i, f) in answer.replies.iter().enumerate() {
             if let Some(f) = f {
                 summary.calls(i, f, late, &state.metrics, &model);
             }

@@ -1,7 +1,6 @@
 //! The streaming core fed upstream bodies split at every byte: the client gets the same
 //! thing each time, and it is what the whole-reply API gives for the same reply.
 
-#![expect(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
 use super::Fixer;
 use crate::recover::Fixed;
@@ -107,7 +106,7 @@ fn run(tools: &ToolSet, pieces: &[&[u8]]) -> (Seen, Value) {
     }
     let ended = fixer.finish();
     frames.extend(ended.text);
-    let answer = Fixed { response: ended.response, bytes: None, fixed: ended.fixed };
+    let answer = Fixed { response: ended.response, bytes: None, replies: ended.fixed };
     frames.extend(ended.closing.frames(&answer, false, &Summary::default()));
     (assemble(&frames), answer.response)
 }
