@@ -120,7 +120,8 @@ async fn non_streaming(
     mut summary: Summary,
     started: Instant,
 ) -> Response {
-    let mut ctx = Ctx { state, headers, tools, history: ChatCompletions::history(request), waited: std::time::Duration::ZERO };
+    let mut ctx =
+        Ctx { state, headers, tools, history: ChatCompletions::history(request), waited: std::time::Duration::ZERO };
     let asked = Instant::now();
     let answer = match state.upstream.post_json(ChatCompletions::PATH, headers, outgoing).await {
         Ok(a) => a,

@@ -1,7 +1,6 @@
 //! Streaming chat completions through the proxy: what a client assembles from the deltas
 //! is what a non-streaming call gives, whatever pieces the upstream sends.
 
-
 mod common;
 
 use bytes::Bytes;

@@ -1,7 +1,6 @@
 //! The streaming core fed upstream bodies split at every byte: the client gets the same
 //! thing each time, and it is what the whole-reply API gives for the same reply.
 
-
 use super::Fixer;
 use crate::recover::Fixed;
 use crate::sse;
