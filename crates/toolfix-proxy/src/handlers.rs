@@ -166,6 +166,7 @@ fn respond(answer: Fixed, summary: &Summary, late: bool, status: StatusCode, mut
             .iter()
             .enumerate()
             .any(|(i, f)| f.as_ref().is_some_and(|f| ChatCompletions::changes(&answer.response, i, f)));
+    let size_hint = answer.bytes.as_ref().map_or(0, Bytes::len);
     if !changed && let Some(bytes) = answer.bytes {
         return (status, headers, bytes).into_response();
     }
@@ -179,7 +180,11 @@ fn respond(answer: Fixed, summary: &Summary, late: bool, status: StatusCode, mut
         obj.insert("x_toolfix".to_owned(), summary.to_value());
     }
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    (status, headers, serde_json::to_vec(&response).unwrap_or_default()).into_response()
+    let mut body = Vec::with_capacity(size_hint + 1024);
+    if serde_json::to_writer(&mut body, &response).is_err() {
+        body.clear();
+    }
+    (status, headers, body).into_response()
 }
 
 pub(crate) fn model_of(response: &Value, request: &Value) -> String {

@@ -27,6 +27,8 @@ const HOP_BY_HOP: &[&str] = &[
 pub(crate) struct Upstream {
     client: reqwest::Client,
     base: reqwest::Url,
+    /// `{base}chat/completions`, parsed once.
+    chat: reqwest::Url,
     api_key: Option<HeaderValue>,
     /// The client's `Authorization` is the proxy's own key: never forwarded.
     strip_client_auth: bool,
@@ -63,8 +65,10 @@ impl Upstream {
             let path = format!("{}/", base.path());
             base.set_path(&path);
         }
+        let chat = base.join("chat/completions").unwrap_or_else(|_| base.clone());
         Ok(Upstream {
             client,
+            chat,
             base,
             api_key,
             strip_client_auth: config.api_key.is_some(),
@@ -129,7 +133,8 @@ impl Upstream {
     pub(crate) async fn post_json(&self, path: &str, client: &HeaderMap, body: Bytes) -> Result<Answer, ApiError> {
         let mut headers = self.request_headers(client, true);
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        self.send(Method::POST, self.url(path), headers, reqwest::Body::from(body)).await
+        let url = if path == "/v1/chat/completions" { self.chat.clone() } else { self.url(path) };
+        self.send(Method::POST, url, headers, reqwest::Body::from(body)).await
     }
 
     /// Read a whole body, within the time left of the request timeout and `limit` bytes.
