@@ -9,6 +9,7 @@ mod extract_cmd;
 mod json_cmd;
 mod out;
 mod repair_cmd;
+mod serve_cmd;
 mod tools;
 
 use anyhow::{Context, Result};
@@ -40,6 +41,8 @@ enum Command {
     Fix(ExtractArgs),
     /// Lint tool definitions: exit 1 listing every problem.
     Check(CheckArgs),
+    /// Run the OpenAI-compatible repair proxy in front of a model server.
+    Serve(serve_cmd::ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -134,5 +137,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Extract(args) => extract_cmd::run(&args, extract_cmd::Mode::Extract),
         Command::Fix(args) => extract_cmd::run(&args, extract_cmd::Mode::Fix),
         Command::Check(args) => repair_cmd::check(&args),
+        Command::Serve(args) => serve_cmd::run(args),
     }
 }

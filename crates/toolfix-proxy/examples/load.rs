@@ -1,0 +1,151 @@
+//! Load benchmark over loopback: the same chat completion straight to a fake upstream and
+//! through the proxy, at concurrency 1 and 32. The answer is 4 KB of prose with one server
+//! call whose arguments need a repair (`"days": "3"` for an integer), so the proxy does
+//! its whole job on every request (parse, fix, re-serialise).
+//!
+//!     cargo run --release -p toolfix-proxy --example load
+//!     cargo run --release -p toolfix-proxy --example load -- --requests 4000 --rounds 3
+//!
+//! Prints, per concurrency, p50 and p99 latency direct and through the proxy, the added
+//! latency (proxy minus direct, at the same percentile) and the throughput ratio.
+//!
+//! `--only direct|proxy --requests N` sends N requests one way and nothing else: for
+//! counting instructions with callgrind (`scripts/proxy-instructions.sh`).
+
+#![expect(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, reason = "a benchmark program")]
+#![expect(clippy::cast_sign_loss, reason = "percentiles are positive")]
+
+use serde_json::json;
+use std::time::{Duration, Instant};
+use toolfix_proxy::Config;
+use toolfix_proxy::fake::{Canned, FakeUpstream, completion};
+
+fn answer() -> Canned {
+    let prose = "The forecast service covers every city on the list. ".repeat(70);
+    let message = json!({"role": "assistant", "content": prose.trim_end(), "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"days\": \"3\"}"}}]});
+    let body = completion(&message, "tool_calls");
+    let text = body.to_string();
+    assert!((4000..4400).contains(&text.len()), "answer is {} bytes", text.len());
+    Canned::json(&body)
+}
+
+fn request() -> Vec<u8> {
+    json!({"model": "fake-model", "messages": [{"role": "user", "content": "Weather in Paris for 3 days?"}],
+           "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Forecast",
+               "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                   "required": ["city"]}}}]})
+    .to_string()
+    .into_bytes()
+}
+
+struct Run {
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+}
+
+impl Run {
+    fn pct(&self, p: f64) -> Duration {
+        let mut l = self.latencies.clone();
+        l.sort_unstable();
+        let i = (l.len().saturating_sub(1) * (p * 1000.0) as usize).div_ceil(1000);
+        l.get(i).copied().unwrap_or_default()
+    }
+
+    fn rps(&self) -> f64 {
+        self.latencies.len() as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+async fn run(client: &reqwest::Client, url: &str, body: &[u8], requests: usize, concurrency: usize) -> Run {
+    let per = requests / concurrency;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let client = client.clone();
+        let url = url.to_owned();
+        let body = body.to_vec();
+        tasks.push(tokio::spawn(async move {
+            let mut out = Vec::with_capacity(per);
+            for _ in 0..per {
+                let t = Instant::now();
+                let r = client.post(&url).header("content-type", "application/json").body(body.clone()).send().await;
+                let r = r.expect("request");
+                assert!(r.status().is_success());
+                let bytes = r.bytes().await.expect("body");
+                assert!(bytes.len() > 4000);
+                out.push(t.elapsed());
+            }
+            out
+        }));
+    }
+    let mut latencies = Vec::with_capacity(requests);
+    for t in tasks {
+        latencies.extend(t.await.unwrap());
+    }
+    Run { latencies, elapsed: started.elapsed() }
+}
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+#[tokio::main]
+async fn main() {
+    let requests: usize = arg("--requests").map_or(4000, |r| r.parse().unwrap());
+    let rounds: usize = arg("--rounds").map_or(3, |r| r.parse().unwrap());
+    let canned = answer();
+    let upstream = FakeUpstream::start("127.0.0.1:0", move |_| canned.clone()).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = listener.local_addr().unwrap();
+    let mut config = Config::new(&upstream.url()).unwrap();
+    config.listen = proxy;
+    tokio::spawn(toolfix_proxy::serve(listener, config, std::future::pending()));
+    let client = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(64).build().unwrap();
+    let direct = format!("{}/chat/completions", upstream.url());
+    let through = format!("http://{proxy}/v1/chat/completions");
+    let body = request();
+    // Check the proxy does its job.
+    let r = client.post(&through).body(body.clone()).send().await.unwrap().bytes().await.unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&r).unwrap();
+    assert_eq!(
+        r["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+        "{\"city\": \"Paris\", \"days\": 3}"
+    );
+
+    if let Some(only) = arg("--only") {
+        let url = if only == "proxy" { &through } else { &direct };
+        let r = run(&client, url, &body, requests, 1).await;
+        println!("{only}: {} requests, p50 {:.0} us", r.latencies.len(), us(r.pct(0.5)));
+        return;
+    }
+
+    for concurrency in [1usize, 32] {
+        let n = requests.div_ceil(concurrency) * concurrency;
+        // Warm both paths (connections, caches).
+        run(&client, &direct, &body, n / 4, concurrency).await;
+        run(&client, &through, &body, n / 4, concurrency).await;
+        for round in 1..=rounds {
+            let d = run(&client, &direct, &body, n, concurrency).await;
+            let p = run(&client, &through, &body, n, concurrency).await;
+            println!(
+                "c={concurrency:<2} round {round}: direct p50 {:>6.0} us p99 {:>6.0} us {:>7.0} rps | proxy p50 {:>6.0} us p99 {:>6.0} us {:>7.0} rps | added p50 {:>5.0} us p99 {:>5.0} us | throughput {:.2}x",
+                us(d.pct(0.5)),
+                us(d.pct(0.99)),
+                d.rps(),
+                us(p.pct(0.5)),
+                us(p.pct(0.99)),
+                p.rps(),
+                us(p.pct(0.5)) - us(d.pct(0.5)),
+                us(p.pct(0.99)) - us(d.pct(0.99)),
+                p.rps() / d.rps(),
+            );
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! The proxy's own API key: `Authorization: Bearer KEY`, compared in constant time.
+
+use crate::error::ApiError;
+use crate::handlers::Shared;
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+/// Let a request through when it carries the key (or no key is set); `/healthz` is open.
+pub(crate) async fn require_key(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let Some(key) = state.config.api_key.as_deref() else {
+        return next.run(request).await;
+    };
+    if request.uri().path() == "/healthz" {
+        return next.run(request).await;
+    }
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if constant_time_eq(given.as_bytes(), key.as_bytes()) {
+        next.run(request).await
+    } else {
+        ApiError::unauthorized().into_response()
+    }
+}
+
+/// Equal, in time that depends on the lengths only.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0xff);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::constant_time_eq;
+
+    #[test]
+    fn equal_only_when_equal() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert!(constant_time_eq(b"", b""));
+    }
+}

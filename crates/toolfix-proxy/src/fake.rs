@@ -1,0 +1,394 @@
+//! A scripted upstream for tests, demos and benchmarks: an OpenAI-style server on
+//! loopback that answers each request with what a script returns — JSON, SSE sent in given
+//! pieces, a stream that breaks or hangs — and records what it received and which
+//! requests were cancelled.
+//!
+//! [`demo`] is the script of the README walkthrough: a model that leaks a Hermes-style
+//! call into `content` with an integer written as a string.
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! use toolfix_proxy::fake::{FakeUpstream, demo};
+//! let upstream = FakeUpstream::start("127.0.0.1:0", demo).await?;
+//! println!("fake upstream at {}", upstream.url());
+//! # Ok(()) }
+//! ```
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::Notify;
+
+/// What the fake upstream answers.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Canned {
+    /// A whole body with a status and extra headers.
+    Body {
+        /// The HTTP status.
+        status: u16,
+        /// Extra headers (`content-type` is `application/json` unless given).
+        headers: Vec<(String, String)>,
+        /// The body.
+        body: Bytes,
+    },
+    /// An SSE body sent in these pieces, one write each.
+    Sse(Vec<Bytes>),
+    /// These SSE pieces, then the connection breaks (once the gate is opened, when
+    /// there is one).
+    SseThenBreak(Vec<Bytes>, Option<Arc<Notify>>),
+    /// These SSE pieces, then nothing, until the client goes away.
+    SseThenHang(Vec<Bytes>),
+    /// No answer at all, until the client goes away.
+    Hang,
+    /// This answer, once the gate is opened (`Notify::notify_one`).
+    Gated(Arc<Notify>, Box<Canned>),
+}
+
+impl Canned {
+    /// A 200 JSON answer.
+    #[must_use]
+    pub fn json(body: &Value) -> Canned {
+        Canned::Body { status: 200, headers: Vec::new(), body: Bytes::from(body.to_string()) }
+    }
+
+    /// An answer with this status, headers and body.
+    #[must_use]
+    pub fn status(status: u16, headers: &[(&str, &str)], body: &str) -> Canned {
+        Canned::Body {
+            status,
+            headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            body: Bytes::from(body.to_owned()),
+        }
+    }
+
+    /// An SSE answer: one `data:` event per chunk, then `[DONE]`, sent in one piece per
+    /// event.
+    #[must_use]
+    pub fn sse(chunks: &[Value]) -> Canned {
+        Canned::Sse(sse_events(chunks))
+    }
+}
+
+/// The SSE events for these chunks, `[DONE]` last.
+#[must_use]
+pub fn sse_events(chunks: &[Value]) -> Vec<Bytes> {
+    let mut out: Vec<Bytes> = chunks.iter().map(|c| Bytes::from(format!("data: {c}\n\n"))).collect();
+    out.push(Bytes::from_static(b"data: [DONE]\n\n"));
+    out
+}
+
+/// A request the fake upstream received.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Seen {
+    /// The method.
+    pub method: Method,
+    /// The path and query.
+    pub path: String,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body, as received.
+    pub body: Bytes,
+}
+
+impl Seen {
+    /// The body as JSON (`null` when it is not).
+    #[must_use]
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+type Script = dyn Fn(&Seen) -> Canned + Send + Sync;
+
+struct Shared {
+    script: Box<Script>,
+    seen: Mutex<Vec<Seen>>,
+    cancelled: AtomicUsize,
+    notify: Notify,
+}
+
+/// A running fake upstream; stops when dropped.
+pub struct FakeUpstream {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for FakeUpstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeUpstream").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
+impl Drop for FakeUpstream {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeUpstream {
+    /// Listen on `addr` (`127.0.0.1:0` for any free port) and answer with `script`.
+    ///
+    /// # Errors
+    ///
+    /// When the address cannot be bound.
+    pub async fn start(
+        addr: &str,
+        script: impl Fn(&Seen) -> Canned + Send + Sync + 'static,
+    ) -> std::io::Result<FakeUpstream> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            script: Box::new(script),
+            seen: Mutex::new(Vec::new()),
+            cancelled: AtomicUsize::new(0),
+            notify: Notify::new(),
+        });
+        let app = Router::new().fallback(answer).with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(FakeUpstream { addr, shared, task })
+    }
+
+    /// The base URL to give the proxy: `http://ADDR/v1`.
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// The address listened on.
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Every request received so far, in order.
+    #[must_use]
+    pub fn requests(&self) -> Vec<Seen> {
+        self.shared.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// How many answers were cancelled: the client went away while the answer was
+    /// pending or streaming.
+    #[must_use]
+    pub fn cancellations(&self) -> usize {
+        self.shared.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// Wait until at least `n` requests arrived.
+    pub async fn wait_requests(&self, n: usize) {
+        loop {
+            let notified = self.shared.notify.notified();
+            if self.requests().len() >= n {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Wait until at least `n` answers were cancelled.
+    pub async fn wait_cancellations(&self, n: usize) {
+        loop {
+            let notified = self.shared.notify.notified();
+            if self.cancellations() >= n {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Counts a cancellation when dropped before `done`.
+struct Guard {
+    shared: Arc<Shared>,
+    done: bool,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if !self.done {
+            self.shared.cancelled.fetch_add(1, Ordering::SeqCst);
+            self.shared.notify.notify_waiters();
+        }
+    }
+}
+
+async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, 64 << 20).await.unwrap_or_default();
+    let seen = Seen {
+        method: parts.method,
+        path: parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |p| p.as_str().to_owned()),
+        headers: parts.headers,
+        body,
+    };
+    let mut canned = (shared.script)(&seen);
+    if let Ok(mut s) = shared.seen.lock() {
+        s.push(seen);
+    }
+    shared.notify.notify_waiters();
+    if let Canned::Gated(gate, then) = canned {
+        let guard = Guard { shared: shared.clone(), done: false };
+        gate.notified().await;
+        let mut guard = guard;
+        guard.done = true;
+        canned = *then;
+    }
+    let sse = |body: Body| {
+        let mut r = (StatusCode::OK, body).into_response();
+        r.headers_mut().insert("content-type", axum::http::HeaderValue::from_static("text/event-stream"));
+        r
+    };
+    match canned {
+        Canned::Body { status, headers, body } => {
+            let mut r = (StatusCode::from_u16(status).unwrap_or(StatusCode::OK), body).into_response();
+            r.headers_mut().insert("content-type", axum::http::HeaderValue::from_static("application/json"));
+            for (k, v) in headers {
+                if let (Ok(k), Ok(v)) =
+                    (axum::http::HeaderName::try_from(k.as_str()), axum::http::HeaderValue::try_from(v.as_str()))
+                {
+                    r.headers_mut().insert(k, v);
+                }
+            }
+            r
+        }
+        Canned::Sse(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Finish, shared))),
+        Canned::SseThenBreak(pieces, gate) => sse(Body::from_stream(pieces_stream(pieces, End::Break(gate), shared))),
+        Canned::SseThenHang(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Hang, shared))),
+        Canned::Hang => {
+            let _guard = Guard { shared, done: false };
+            std::future::pending::<()>().await;
+            StatusCode::OK.into_response()
+        }
+        Canned::Gated(..) => StatusCode::OK.into_response(),
+    }
+}
+
+#[derive(Clone)]
+enum End {
+    Finish,
+    Break(Option<Arc<Notify>>),
+    Hang,
+}
+
+fn pieces_stream(
+    pieces: Vec<Bytes>,
+    end: End,
+    shared: Arc<Shared>,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send {
+    let guard = Guard { shared, done: false };
+    futures_util::stream::unfold((pieces.into_iter(), Some(guard)), move |(mut it, guard)| {
+        let end = end.clone();
+        async move {
+            let mut guard = guard?;
+            if let Some(p) = it.next() {
+                return Some((Ok(p), (it, Some(guard))));
+            }
+            match end {
+                End::Finish => {
+                    guard.done = true;
+                    None
+                }
+                End::Break(gate) => {
+                    if let Some(g) = gate {
+                        g.notified().await;
+                    }
+                    guard.done = true;
+                    Some((Err(std::io::Error::other("the fake upstream broke the stream")), (it, None)))
+                }
+                End::Hang => {
+                    std::future::pending::<()>().await;
+                    None
+                }
+            }
+        }
+    })
+}
+
+/// A chat completion with one choice holding `message`.
+#[must_use]
+pub fn completion(message: &Value, finish_reason: &str) -> Value {
+    json!({
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "fake-model",
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
+    })
+}
+
+/// A streamed chat completion of `content` sent in `pieces` (content deltas, as a server
+/// would send tokens), then `finish_reason`; the chunks, without `[DONE]`.
+#[must_use]
+pub fn content_chunks(pieces: &[&str], finish_reason: &str) -> Vec<Value> {
+    let head = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1_700_000_000,
+               "model": "fake-model", "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
+    };
+    let mut out = vec![head(json!({"role": "assistant", "content": ""}), Value::Null)];
+    out.extend(pieces.iter().map(|p| head(json!({"content": p}), Value::Null)));
+    out.push(head(json!({}), json!(finish_reason)));
+    out
+}
+
+/// The README's model: asked with tools, it writes a Hermes-style `get_weather` call into
+/// `content`, `days` as a string; asked again after a tool result, it answers in prose.
+/// Streams when asked to. Model `fake-overloaded` answers 503 with `Retry-After`;
+/// `/v1/models` lists `fake-model`.
+pub fn demo(seen: &Seen) -> Canned {
+    let request = seen.json();
+    let path = seen.path.as_str();
+    if path.ends_with("/models") {
+        return Canned::json(
+            &json!({"object": "list", "data": [{"id": "fake-model", "object": "model", "created": 0, "owned_by": "toolfix"}]}),
+        );
+    }
+    if request.get("model").and_then(Value::as_str) == Some("fake-overloaded") {
+        let error =
+            "{\"error\": {\"message\": \"the fake model is overloaded\", \"type\": \"server_error\", \"code\": null}}";
+        return Canned::status(503, &[("retry-after", "1")], error);
+    }
+    let last_is_tool = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("role"))
+        .and_then(Value::as_str)
+        == Some("tool");
+    let has_tools = request.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+    let text = if has_tools && !last_is_tool {
+        "Let me check the weather.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call>"
+    } else {
+        "It will be sunny in Paris for the next three days."
+    };
+    if request.get("stream").and_then(Value::as_bool) == Some(true) {
+        let pieces: Vec<&str> = split_tokens(text);
+        return Canned::sse(&content_chunks(&pieces, "stop"));
+    }
+    Canned::json(&completion(&json!({"role": "assistant", "content": text}), "stop"))
+}
+
+/// Cut text into small pieces (about a token each) on character boundaries.
+fn split_tokens(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if i > start && (c == ' ' || c == '"' || c == '<' || c == '\n' || i - start >= 6) {
+            out.push(text.get(start..i).unwrap_or(""));
+            start = i;
+        }
+    }
+    out.push(text.get(start..).unwrap_or(""));
+    out
+}

@@ -1,0 +1,83 @@
+//! An OpenAI-compatible HTTP proxy that repairs LLM tool calls: the library behind
+//! `toolfix serve`.
+//!
+//! Point a client's base URL at the proxy instead of the model server; tool calls in the
+//! answers come back repaired — calls left in `content` or `reasoning_content` moved into
+//! `tool_calls`, arguments repaired against each tool's schema, cut-off calls retried,
+//! unusable calls re-prompted with a message the model can act on, storms of repeated calls
+//! stopped — with no code change in the agent. The repairs are the `toolfix` library's
+//! ([`toolfix::fix_reply`] and [`toolfix::ReplyStream`]); this crate is transport.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), toolfix_proxy::Error> {
+//! let config = toolfix_proxy::Config::new("http://127.0.0.1:8000/v1")?;
+//! let listener = tokio::net::TcpListener::bind(config.listen).await
+//!     .map_err(|source| toolfix_proxy::Error::Io { context: "bind".into(), source })?;
+//! toolfix_proxy::serve(listener, config, std::future::pending()).await
+//! # }
+//! ```
+//!
+//! Routes: `POST /v1/chat/completions` (fixed, streaming and not), `GET /healthz`,
+//! `GET /metrics` (Prometheus text), and everything else passed through unchanged. See
+//! `docs/proxy.md` for the behaviour in full.
+
+mod adapter;
+mod auth;
+mod config;
+mod error;
+pub mod fake;
+mod handlers;
+mod local;
+mod metrics;
+mod recover;
+mod sse;
+mod state;
+mod summary;
+mod upstream;
+
+pub use config::{Config, LengthRecovery, MAX_REPROMPTS, StormConfig, Timeouts, ToolConfig};
+pub use error::Error;
+
+use axum::Router;
+use axum::routing::{get, post};
+use std::future::Future;
+use std::sync::Arc;
+
+/// The proxy as an `axum` router.
+///
+/// Layers, outermost first: tracing (one span per request; no headers or bodies logged),
+/// then the API-key check, then the routes.
+///
+/// # Errors
+///
+/// When the settings are invalid ([`Config::validate`]) or the HTTP client cannot be built.
+pub fn app(config: Config) -> Result<Router, Error> {
+    config.validate()?;
+    let state = Arc::new(state::AppState::new(config)?);
+    Ok(Router::new()
+        .route("/healthz", get(handlers::healthz))
+        .route("/metrics", get(handlers::metrics))
+        .route("/v1/chat/completions", post(handlers::chat))
+        .fallback(handlers::passthrough)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state))
+}
+
+/// Serve the proxy on `listener` until `shutdown` completes; then stop accepting and
+/// let in-flight requests finish (graceful shutdown).
+///
+/// # Errors
+///
+/// As [`app`]; and when serving fails.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let router = app(config)?;
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|source| Error::Io { context: "serving".into(), source })
+}

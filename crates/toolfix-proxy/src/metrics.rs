@@ -1,0 +1,130 @@
+//! Prometheus metrics, served at `GET /metrics` in the text format.
+//!
+//! Label values that come from requests (tool and model names) are capped: past
+//! [`MAX_LABEL_VALUES`] distinct values a label reads `other`, so a client cannot grow the
+//! registry without bound.
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Distinct tool or model names kept as label values.
+pub(crate) const MAX_LABEL_VALUES: usize = 256;
+
+type Labels1 = [(&'static str, String); 1];
+type Labels3 = [(&'static str, String); 3];
+
+/// Every metric the proxy keeps.
+#[derive(Debug)]
+pub(crate) struct Metrics {
+    registry: Registry,
+    tool_calls: Family<Labels3, Counter>,
+    repairs: Family<Labels1, Counter>,
+    reprompts: Family<Labels1, Counter>,
+    length_recoveries: Family<Labels1, Counter>,
+    upstream_errors: Family<Labels1, Counter>,
+    added_latency: Histogram,
+    seen: Mutex<HashSet<String>>,
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Self {
+        let mut registry = Registry::default();
+        let tool_calls = Family::<Labels3, Counter>::default();
+        let repairs = Family::<Labels1, Counter>::default();
+        let reprompts = Family::<Labels1, Counter>::default();
+        let length_recoveries = Family::<Labels1, Counter>::default();
+        let upstream_errors = Family::<Labels1, Counter>::default();
+        // 25 µs .. ~0.4 s.
+        let added_latency = Histogram::new(exponential_buckets(25e-6, 2.0, 15));
+        registry.register(
+            "toolfix_tool_calls",
+            "Tool calls answered, by outcome (untouched, repaired, reprompted, gave_up, suppressed), tool and model",
+            tool_calls.clone(),
+        );
+        registry.register("toolfix_repairs", "Repairs made, by kind", repairs.clone());
+        registry.register("toolfix_reprompts", "Corrective re-prompts sent upstream, by result", reprompts.clone());
+        registry.register(
+            "toolfix_length_recoveries",
+            "Cut-off calls retried or continued upstream, by result",
+            length_recoveries.clone(),
+        );
+        registry.register(
+            "toolfix_upstream_errors",
+            "Upstream failures, by HTTP status or by kind (unreachable, timeout, stream_broken)",
+            upstream_errors.clone(),
+        );
+        registry.register(
+            "toolfix_added_latency_seconds",
+            "Time the proxy itself added to a chat completion (upstream waits excluded)",
+            added_latency.clone(),
+        );
+        Metrics {
+            registry,
+            tool_calls,
+            repairs,
+            reprompts,
+            length_recoveries,
+            upstream_errors,
+            added_latency,
+            seen: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// A request-given name as a label value: itself while few distinct ones were seen.
+    fn label(&self, kind: &str, value: &str) -> String {
+        let key = format!("{kind}\u{0}{value}");
+        let Ok(mut seen) = self.seen.lock() else { return "other".to_owned() };
+        if seen.contains(&key) {
+            return value.to_owned();
+        }
+        if seen.len() >= 2 * MAX_LABEL_VALUES {
+            return "other".to_owned();
+        }
+        seen.insert(key);
+        value.to_owned()
+    }
+
+    pub(crate) fn tool_call(&self, outcome: &str, tool: &str, model: &str) {
+        let labels = [
+            ("outcome", outcome.to_owned()),
+            ("tool", self.label("tool", tool)),
+            ("model", self.label("model", model)),
+        ];
+        self.tool_calls.get_or_create(&labels).inc();
+    }
+
+    pub(crate) fn repair(&self, kind: &str) {
+        self.repairs.get_or_create(&[("kind", kind.to_owned())]).inc();
+    }
+
+    pub(crate) fn reprompt(&self, result: &str) {
+        self.reprompts.get_or_create(&[("result", result.to_owned())]).inc();
+    }
+
+    pub(crate) fn length_recovery(&self, result: &str) {
+        self.length_recoveries.get_or_create(&[("result", result.to_owned())]).inc();
+    }
+
+    pub(crate) fn upstream_error(&self, status: &str) {
+        self.upstream_errors.get_or_create(&[("status", status.to_owned())]).inc();
+    }
+
+    pub(crate) fn added_latency(&self, d: Duration) {
+        self.added_latency.observe(d.as_secs_f64());
+    }
+
+    /// The text exposition.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        if encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}

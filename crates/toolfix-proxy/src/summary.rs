@@ -1,0 +1,198 @@
+//! What the proxy did to one request, said three ways: the `x_toolfix` object in the
+//! body, the short `x-toolfix` header, and the metrics.
+
+use crate::adapter::history::Change;
+use crate::metrics::Metrics;
+use axum::http::HeaderValue;
+use serde::Serialize;
+use serde_json::{Value, json};
+use toolfix::extract::Channel;
+use toolfix::{CallStatus, FixedCall, FixedReply};
+
+/// Why the proxy asked the upstream (again).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AttemptKind {
+    /// The client's request.
+    Initial,
+    /// The same request with a raised `max_tokens`, after a cut-off call.
+    RetryLonger,
+    /// A continuation of the cut-off reply.
+    Continued,
+    /// A corrective re-prompt after a refused or suppressed call.
+    Reprompt,
+}
+
+/// One request the proxy sent upstream and what came of it.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Attempt {
+    pub(crate) kind: AttemptKind,
+    /// The reply's stop reason, as the upstream gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) finish_reason: Option<String>,
+    /// `no_calls`, `usable`, `refused` over the reply's calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) outcome: Option<toolfix::ReplyOutcome>,
+    /// Why the attempt failed (upstream error), when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+    /// The upstream's message, with detail on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) original: Option<Value>,
+}
+
+/// The outcome label of a call in the answer: `untouched`, `repaired`, `reprompted` (usable,
+/// from a later attempt), `gave_up` (refused when attempts ran out), `suppressed`.
+pub(crate) fn label(call: &FixedCall, later_attempt: bool) -> &'static str {
+    match call.status {
+        CallStatus::Suppressed => "suppressed",
+        s if !s.is_usable() => "gave_up",
+        _ if later_attempt => "reprompted",
+        CallStatus::Untouched => "untouched",
+        _ => "repaired",
+    }
+}
+
+/// Counts per outcome, for the header.
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    untouched: usize,
+    repaired: usize,
+    reprompted: usize,
+    gave_up: usize,
+    suppressed: usize,
+}
+
+impl Counts {
+    fn add(&mut self, label: &str) {
+        match label {
+            "untouched" => self.untouched += 1,
+            "repaired" => self.repaired += 1,
+            "reprompted" => self.reprompted += 1,
+            "gave_up" => self.gave_up += 1,
+            _ => self.suppressed += 1,
+        }
+    }
+}
+
+/// Everything reported about one answered request.
+#[derive(Debug, Default)]
+pub(crate) struct Summary {
+    pub(crate) attempts: Vec<Attempt>,
+    pub(crate) history: Vec<Change>,
+    /// Replies too large to fix, passed through.
+    pub(crate) unfixed: Vec<String>,
+    /// The streamed content turned out to be reasoning (it was sent as content).
+    pub(crate) content_was_reasoning: bool,
+    calls: Vec<Value>,
+    counts: Counts,
+}
+
+impl Summary {
+    pub(crate) fn new(history: Vec<Change>) -> Self {
+        Summary { history, ..Summary::default() }
+    }
+
+    /// Record the calls of the answer's reply `choice`, and count them in the metrics.
+    pub(crate) fn calls(&mut self, choice: usize, fixed: &FixedReply, later: bool, metrics: &Metrics, model: &str) {
+        for call in &fixed.calls {
+            let label = label(call, later);
+            self.counts.add(label);
+            metrics.tool_call(label, &call.name, model);
+            let report = call.report();
+            for r in &report.repairs {
+                metrics.repair(r.kind.as_str());
+            }
+            for f in &report.text_fixes {
+                metrics.repair(f.kind.as_str());
+            }
+            if call.channel != Channel::ToolCalls {
+                metrics.repair(if call.channel == Channel::Reasoning {
+                    "moved_from_reasoning"
+                } else {
+                    "moved_from_content"
+                });
+            }
+            let mut line = json!({
+                "choice": choice,
+                "id": call.id,
+                "name": call.name,
+                "outcome": label,
+                "channel": channel_name(call.channel),
+                "format": call.format.as_str(),
+            });
+            if let Some(obj) = line.as_object_mut() {
+                if call.written_name != call.name {
+                    obj.insert("written_name".to_owned(), json!(call.written_name));
+                }
+                let repairs: Vec<&str> = report.repairs.iter().map(|r| r.kind.as_str()).collect();
+                if !repairs.is_empty() {
+                    obj.insert("repairs".to_owned(), json!(repairs));
+                }
+                let fixes: Vec<&str> = report.text_fixes.iter().map(|f| f.kind.as_str()).collect();
+                if !fixes.is_empty() {
+                    obj.insert("text_fixes".to_owned(), json!(fixes));
+                }
+                if let Some(m) = call.message() {
+                    obj.insert("message".to_owned(), json!(m));
+                }
+            }
+            self.calls.push(line);
+        }
+    }
+
+    /// Count the history changes in the metrics.
+    pub(crate) fn record_history(&self, metrics: &Metrics) {
+        for c in &self.history {
+            metrics.repair(&format!("history_{}", c.kind));
+        }
+    }
+
+    /// The `x_toolfix` object.
+    pub(crate) fn to_value(&self) -> Value {
+        let mut out = json!({
+            "summary": self.short(),
+            "calls": self.calls,
+            "attempts": self.attempts,
+        });
+        if let Some(obj) = out.as_object_mut() {
+            if !self.history.is_empty() {
+                obj.insert("history".to_owned(), json!(self.history));
+            }
+            if !self.unfixed.is_empty() {
+                obj.insert("unfixed".to_owned(), json!(self.unfixed));
+            }
+            if self.content_was_reasoning {
+                obj.insert("content_was_reasoning".to_owned(), json!(true));
+            }
+        }
+        out
+    }
+
+    /// The one-line summary (also the `x-toolfix` header).
+    pub(crate) fn short(&self) -> String {
+        let c = &self.counts;
+        format!(
+            "untouched={} repaired={} reprompted={} gave_up={} suppressed={} attempts={} history={}",
+            c.untouched,
+            c.repaired,
+            c.reprompted,
+            c.gave_up,
+            c.suppressed,
+            self.attempts.len().max(1),
+            self.history.len()
+        )
+    }
+
+    pub(crate) fn header(&self) -> HeaderValue {
+        HeaderValue::from_str(&self.short()).unwrap_or(HeaderValue::from_static("ok"))
+    }
+}
+
+fn channel_name(channel: Channel) -> &'static str {
+    match channel {
+        Channel::Content => "content",
+        Channel::Reasoning => "reasoning",
+        _ => "tool_calls",
+    }
+}

@@ -1,0 +1,172 @@
+//! Every format case of the library's corpus (`crates/toolfix/tests/fixtures/formats/`,
+//! real model output in 40 formats) as an upstream answer, through the proxy: the calls
+//! and prose it returns are what `fix_reply` gives for that reply, and the streamed answer
+//! (content in small pieces, server calls in deltas) assembles to the same thing.
+
+#![expect(clippy::unwrap_used, reason = "tests")]
+
+mod common;
+
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
+use toolfix_proxy::fake::{Canned, Seen, completion};
+
+const FILES: [&str; 3] = ["cases.jsonl", "own_cases.jsonl", "own_markup_cases.jsonl"];
+
+struct Case {
+    id: String,
+    message: Value,
+    tools: Value,
+}
+
+fn cases() -> Vec<Case> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../toolfix/tests/fixtures/formats/");
+    let mut out = Vec::new();
+    for file in FILES {
+        let text = std::fs::read_to_string(format!("{dir}{file}")).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let row: Value = serde_json::from_str(line).unwrap();
+            let input = &row["input"];
+            let mut message = json!({"role": "assistant", "content": input["content"]});
+            if let Some(r) = input["reasoning_content"].as_str() {
+                message["reasoning_content"] = json!(r);
+            }
+            if let Some(calls) = input.get("tool_calls").filter(|c| c.is_array()) {
+                message["tool_calls"] = calls.clone();
+            }
+            // The case's tools, or a schema-less tool per expected call (and one more, so
+            // that a case without calls still offers tools).
+            let mut tools: Vec<Value> = row["tools"].as_array().cloned().unwrap_or_default();
+            if tools.is_empty() {
+                for c in row["expected"]["tool_calls"].as_array().into_iter().flatten() {
+                    let name = c["name"].as_str().unwrap_or("unnamed");
+                    if !tools.iter().any(|t| t["function"]["name"] == name) {
+                        tools.push(
+                            json!({"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}),
+                        );
+                    }
+                }
+            }
+            tools.push(
+                json!({"type": "function", "function": {"name": "toolfix_noop", "parameters": {"type": "object"}}}),
+            );
+            out.push(Case { id: row["id"].as_str().unwrap().to_owned(), message, tools: Value::Array(tools) });
+        }
+    }
+    out
+}
+
+/// The reply as stream chunks: reasoning and content in pieces of 7 bytes (on character
+/// boundaries), server calls as a head delta and argument pieces.
+fn chunks(message: &Value, finish: &str) -> Vec<Value> {
+    let head = |delta: Value, finish: Value| {
+        json!({"id": "f", "object": "chat.completion.chunk", "created": 1, "model": "fake-model",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut out = vec![head(json!({"role": "assistant"}), Value::Null)];
+    for key in ["reasoning_content", "content"] {
+        if let Some(text) = message[key].as_str() {
+            for piece in pieces(text, 7) {
+                out.push(head(json!({ key: piece }), Value::Null));
+            }
+        }
+    }
+    for (i, call) in message["tool_calls"].as_array().into_iter().flatten().enumerate() {
+        let f = call.get("function").unwrap_or(call);
+        let args = match &f["arguments"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let mut first = json!({"index": i, "type": "function", "function": {"name": f["name"], "arguments": ""}});
+        if let Some(id) = call.get("id") {
+            first["id"] = id.clone();
+        }
+        out.push(head(json!({"tool_calls": [first]}), Value::Null));
+        for piece in pieces(&args, 5) {
+            out.push(head(json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}), Value::Null));
+        }
+    }
+    out.push(head(json!({}), json!(finish)));
+    out
+}
+
+fn pieces(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[start..end]);
+        start = end;
+    }
+    out
+}
+
+#[tokio::test]
+async fn every_format_case_through_the_proxy_streaming_and_not() {
+    let current: Arc<Mutex<Value>> = Arc::new(Mutex::new(Value::Null));
+    let reply = current.clone();
+    let script = move |seen: &Seen| {
+        let message = reply.lock().unwrap().clone();
+        if seen.json()["stream"] == true {
+            Canned::sse(&chunks(&message, "stop"))
+        } else {
+            Canned::json(&completion(&message, "stop"))
+        }
+    };
+    let h = common::start_with(script, |c| c.max_reprompts = 0).await;
+    let mut streamed_differ = Vec::new();
+    let all = cases();
+    assert!(all.len() > 400);
+    for case in &all {
+        *current.lock().unwrap() = case.message.clone();
+        let history = json!([{"role": "user", "content": "go"}]);
+        let request = json!({"model": "m", "messages": history, "tools": case.tools});
+        // What the library says.
+        let (tools, _) = ToolSet::new_partial(case.tools.as_array().unwrap());
+        let choice = json!({"message": case.message, "finish_reason": "stop"});
+        let fixed =
+            fix_reply(&Reply::from_choice(&choice), Some(&tools), Some(&history), &FixOptions::default()).unwrap();
+        let expected: Vec<(String, String, String)> = fixed
+            .calls
+            .iter()
+            .filter(|c| c.status.is_usable())
+            .map(|c| (c.id.clone(), c.name.clone(), c.arguments_text().unwrap().to_owned()))
+            .collect();
+        // Not streaming.
+        let (status, _, body) = h.chat(&request).await;
+        assert_eq!(status, 200, "{}", case.id);
+        let message = &body["choices"][0]["message"];
+        let got: Vec<(String, String, String)> = message["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                (
+                    c["id"].as_str().unwrap().to_owned(),
+                    c["function"]["name"].as_str().unwrap().to_owned(),
+                    c["function"]["arguments"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(got, expected, "{}", case.id);
+        assert_eq!(message["content"].as_str().unwrap_or(""), fixed.content, "{}", case.id);
+        let finish = body["choices"][0]["finish_reason"].as_str().unwrap();
+        assert_eq!(finish, if expected.is_empty() { "stop" } else { "tool_calls" }, "{}", case.id);
+        // Streaming.
+        let (status, _, seen) = h.stream(&request).await;
+        assert_eq!(status, 200, "{}", case.id);
+        assert_eq!(seen.calls, expected, "{} (streamed)", case.id);
+        assert_eq!(seen.finish.as_deref(), Some(finish), "{} (streamed)", case.id);
+        if seen.content != fixed.content {
+            // Only where the text sent as content turned out to be reasoning.
+            assert_eq!(seen.report["content_was_reasoning"], true, "{}: {:?}", case.id, seen.content);
+            streamed_differ.push(case.id.clone());
+        }
+        assert!(seen.done, "{}", case.id);
+    }
+    assert!(streamed_differ.len() < 10, "{streamed_differ:?}");
+}
