@@ -23,7 +23,7 @@
 //! }
 //! ```
 
-use crate::extract::dedupe::call_key;
+use crate::canonical::call_key;
 use std::collections::{HashMap, VecDeque};
 
 /// What a tool does to the world, for the guard.

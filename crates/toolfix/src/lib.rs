@@ -37,6 +37,7 @@
 #![deny(missing_docs)]
 
 pub mod bind;
+mod canonical;
 pub mod check;
 mod error;
 pub mod extract;

@@ -71,15 +71,18 @@ fn reasoning_calls_policy() {
 }
 
 #[test]
-fn json_output_follows_the_cli_contract() {
+fn calls_and_notes_serialize_with_the_text_as_written() {
     let line = json!({"id": "1", "content": "Hi <tool_call>{\"name\": \"f\", \"arguments\": {\"n\": 1.0}}</tool_call>", "reasoning_content": "r"});
     let x = extract(&Message::from_value(&line), None);
-    let out = x.to_json();
-    assert_eq!(out["tool_calls"][0]["name"], "f");
-    assert_eq!(out["tool_calls"][0]["arguments"], json!({"n": 1.0}));
-    assert_eq!(out["tool_calls"][0]["format"], "hermes");
-    assert_eq!(out["content"], "Hi ");
-    assert_eq!(out["reasoning_content"], "r");
+    let call = serde_json::to_value(&x.calls[0]).unwrap();
+    assert_eq!(call["name"], "f");
+    // The number's text survives: the arguments are the text found.
+    assert_eq!(call["arguments"], "{\"n\": 1.0}");
+    assert_eq!(call["format"], "hermes");
+    assert_eq!(call["channel"], "content");
+    assert_eq!(call["span"], json!([x.calls[0].span.start, x.calls[0].span.end]));
+    assert_eq!(x.content, "Hi ");
+    assert_eq!(x.reasoning_content.as_deref(), Some("r"));
 }
 
 #[test]

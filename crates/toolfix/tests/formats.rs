@@ -83,3 +83,32 @@ fn own_cases_cover_every_json_family_format() {
         assert!(own.iter().any(|c: &Case| c.format == f), "no own case for {f}");
     }
 }
+
+#[test]
+fn readme_formats_table_lists_every_format() {
+    let readme = std::fs::read_to_string("../../README.md").unwrap();
+    for f in toolfix::extract::Format::ALL {
+        assert!(readme.contains(&format!("| `{f}` |")), "README formats table has no row for {f}");
+    }
+}
+
+/// Every format is reachable: some case reports it under its own name (formats that
+/// share markup are told apart by what their models write around it).
+#[test]
+fn every_format_is_reported_under_its_own_name() {
+    let mut cases = load_cases("tests/fixtures/formats/cases.jsonl");
+    cases.extend(load_cases("tests/fixtures/formats/own_cases.jsonl"));
+    cases.extend(load_cases("tests/fixtures/formats/own_markup_cases.jsonl"));
+    let mut reported = std::collections::BTreeSet::new();
+    for case in &cases {
+        let tools = case.tools.as_ref().map(|t| t as &dyn toolfix::extract::ToolLookup);
+        for c in toolfix::extract::extract(&common::message(case), tools).calls {
+            if c.format.as_str() == case.format {
+                reported.insert(c.format);
+            }
+        }
+    }
+    for f in toolfix::extract::Format::ALL {
+        assert!(reported.contains(f), "no case reports {f}");
+    }
+}

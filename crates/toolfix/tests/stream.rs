@@ -5,14 +5,22 @@
 mod common;
 
 use std::fmt::Write as _;
+use toolfix::Limits;
 use toolfix::extract::stream::{StreamEvent, StreamExtractor};
 use toolfix::extract::{ExtractedCall, Message, Options, ThinkBlocks, ToolLookup, extract_with};
+
+/// A call as compared: everything it carries.
+type Call = (String, String, Option<String>, toolfix::extract::Format, toolfix::extract::Channel, toolfix::Span);
 
 #[derive(Debug, PartialEq)]
 struct Assembled {
     content: String,
     reasoning: Option<String>,
-    calls: Vec<ExtractedCall<'static>>,
+    calls: Vec<Call>,
+}
+
+fn call(c: &ExtractedCall<'_>) -> Call {
+    (c.name.to_string(), c.arguments.to_string(), c.id.as_ref().map(ToString::to_string), c.format, c.channel, c.span)
 }
 
 fn whole(text: &str, tools: Option<&dyn ToolLookup>, options: Options) -> Assembled {
@@ -20,18 +28,7 @@ fn whole(text: &str, tools: Option<&dyn ToolLookup>, options: Options) -> Assemb
     Assembled {
         content: x.content.into_owned(),
         reasoning: x.reasoning_content.map(std::borrow::Cow::into_owned),
-        calls: x
-            .calls
-            .into_iter()
-            .map(|c| ExtractedCall {
-                name: c.name.into_owned().into(),
-                arguments: c.arguments.into_owned().into(),
-                id: c.id.map(|i| i.into_owned().into()),
-                format: c.format,
-                channel: c.channel,
-                span: c.span,
-            })
-            .collect(),
+        calls: x.calls.iter().map(call).collect(),
     }
 }
 
@@ -43,18 +40,19 @@ fn streamed(chunks: &[&[u8]], tools: Option<&dyn ToolLookup>, options: Options) 
     }
     events.extend(s.finish());
     let mut content = String::new();
-    let mut reasoning: Vec<String> = Vec::new();
+    let mut reasoning: Option<String> = None;
     let mut calls = Vec::new();
     for e in events {
         match e {
             StreamEvent::Text(t) => content.push_str(&t),
-            StreamEvent::ContentWasReasoning => reasoning.push(std::mem::take(&mut content)),
-            StreamEvent::Reasoning(r) => reasoning.push(r),
-            StreamEvent::Call(c) => calls.push(c),
+            StreamEvent::ContentWasReasoning => {
+                reasoning.get_or_insert_default().push_str(&std::mem::take(&mut content));
+            }
+            StreamEvent::Reasoning(r) => reasoning.get_or_insert_default().push_str(&r),
+            StreamEvent::Call(c) => calls.push(call(&c)),
             _ => {}
         }
     }
-    let reasoning = if reasoning.is_empty() { None } else { Some(reasoning.join("\n")) };
     Assembled { content, reasoning, calls }
 }
 
@@ -171,6 +169,58 @@ fn long_reply_streams_like_whole_text_and_sends_calls_early() {
     }
     let late = s.finish().iter().filter(|e| matches!(e, StreamEvent::Call(_))).count();
     assert!(early > 0 && early > late, "early {early}, late {late}");
+}
+
+/// A stream holds back the undecided text only: fed 2 MB of prose with calls (and a
+/// reasoning block that moves), what it holds stays under the cap on call markup.
+#[test]
+fn memory_stays_bounded() {
+    let options = Options::default()
+        .with_think_blocks(ThinkBlocks::Move)
+        .with_limits(Limits::default().with_max_held_bytes(16 * 1024).with_max_text_bytes(8 << 20));
+    let mut s = StreamExtractor::new(None, options);
+    let _ = s.push_str("<think>");
+    let mut reasoning = 0;
+    let mut calls = 0;
+    // Prose and calls, no block markers: all of it stays in the open block.
+    let piece = long_reply(20_000).replace("<think>", "").replace("</think>", "");
+    for _ in 0..100 {
+        for chunk in piece.as_bytes().chunks(1000) {
+            for e in s.push(chunk) {
+                match e {
+                    StreamEvent::Reasoning(r) => reasoning += r.len(),
+                    StreamEvent::Call(_) => calls += 1,
+                    _ => {}
+                }
+            }
+            assert!(s.held() < 2 * 16 * 1024 + 8192, "holds {} bytes", s.held());
+        }
+    }
+    // Everything after the open `<think>` is reasoning (the block never closes); the calls
+    // in it are reasoning calls, decided at the end.
+    assert!(reasoning > 1_500_000, "{reasoning}");
+    assert_eq!(calls, 0);
+    let last = s.finish();
+    // The piece repeats: its calls are taken once.
+    let distinct = extract_with(&Message::new(&piece), None, &Options::default()).calls.len();
+    assert_eq!(last.iter().filter(|e| matches!(e, StreamEvent::Call(_))).count(), distinct);
+}
+
+/// Call markup longer than `max_held_bytes` is left as prose, with a note, the same way
+/// whole and streamed.
+#[test]
+fn oversized_call_is_prose_with_a_note() {
+    let options = Options::default().with_limits(Limits::default().with_max_held_bytes(4096));
+    let big = format!(
+        "<tool_call>{{\"name\": \"write\", \"arguments\": {{\"text\": \"{}\"}}}}</tool_call> after",
+        "x".repeat(10_000)
+    );
+    let x = extract_with(&Message::new(&big), None, &options);
+    assert!(x.calls.is_empty());
+    assert_eq!(x.content, big);
+    assert!(x.notes.iter().any(|n| n.kind == toolfix::extract::NoteKind::CallTooLarge));
+    let singles: Vec<&[u8]> = big.as_bytes().chunks(7).collect();
+    assert_eq!(streamed(&singles, None, options), whole(&big, None, options));
 }
 
 #[test]

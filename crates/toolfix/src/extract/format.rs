@@ -1,9 +1,19 @@
-//! The model formats toolfix recognises.
+//! The model formats toolfix recognises (the model families of each are in the registry
+//! and in the README's formats table).
 
 macro_rules! formats {
     ($( $(#[$doc:meta])* $variant:ident => $name:literal, )*) => {
-        /// A tool-call format. `as_str` gives the stable name used in reports and in the
-        /// grammar table of the corpus README.
+        /// A tool-call format. `as_str` gives the stable name used in reports (and how it
+        /// serializes).
+        ///
+        /// ```
+        /// use toolfix::extract::Format;
+        ///
+        /// assert_eq!(Format::Hermes.as_str(), "hermes");
+        /// assert_eq!(Format::from_name("qwen3_coder"), Some(Format::Qwen3Coder));
+        /// assert_eq!(serde_json::to_string(&Format::KimiK2).unwrap(), "\"kimi_k2\"");
+        /// assert!(Format::ALL.contains(&Format::Gemma4));
+        /// ```
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum Format {
@@ -76,11 +86,12 @@ formats! {
     Granite20bFc => "granite_20b_fc",
     /// InternLM2 `<|action_start|><|plugin|>{json}<|action_end|>`.
     Internlm2 => "internlm2",
-    /// Jamba `<tool_calls>[{json}]</tool_calls>`.
+    /// Jamba `<tool_calls>[{json}]</tool_calls>` (also Hunyuan's and Apriel's block when
+    /// nothing around it names them).
     Jamba => "jamba",
-    /// Hunyuan A13B `<tool_calls>[{json}]</tool_calls>`.
+    /// Hunyuan A13B `<tool_calls>[{json}]</tool_calls>` after its `<answer>`.
     HunyuanA13b => "hunyuan_a13b",
-    /// Apriel `<tool_calls>[{json}]</tool_calls>`.
+    /// Apriel `<tool_calls>[{json}]</tool_calls>` after its `[BEGIN FINAL RESPONSE]`.
     Apriel => "apriel",
     /// xLAM JSON array of calls.
     Xlam => "xlam",
@@ -113,6 +124,27 @@ formats! {
     /// Anthropic-style `<function_calls><invoke name=N><parameter name=K>` XML, leaked by
     /// models trained on it.
     FunctionCallsXml => "function_calls_xml",
+}
+
+impl Format {
+    /// The model families known to write this format (`"the server's own tool_calls"` for
+    /// [`Format::Native`]).
+    ///
+    /// ```
+    /// use toolfix::extract::Format;
+    ///
+    /// assert!(Format::Glm47.families().contains("GLM-4.7"));
+    /// ```
+    #[must_use]
+    pub fn families(self) -> &'static str {
+        super::registry::spec(self).map_or("the server's own tool_calls", |s| s.families)
+    }
+}
+
+impl serde::Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 impl std::fmt::Display for Format {

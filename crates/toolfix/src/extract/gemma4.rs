@@ -9,56 +9,47 @@
 use super::Format;
 use super::params::{number_text, push_json_string};
 use super::parsed::{Cx, Parsed, RawCall};
-use super::tags;
+use super::text::{clean_name, is_at, skip_ws};
 use crate::Span;
 use std::borrow::Cow;
 
 const OPEN: &str = "<|tool_call>";
 const CLOSE: &str = "<tool_call|>";
 const QUOTE: &str = "<|\"|>";
-const MAX_DEPTH: usize = 128;
-
-/// Start marker.
-pub(crate) const MARKERS: &[&str] = &[OPEN];
 
 /// Parses Gemma 4 call blocks at `at`.
-pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
+pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
     let mut calls = Vec::new();
     let mut pos = at;
     let mut end = at;
     loop {
-        let p = tags::skip_ws(text, pos);
-        if !tags::at(text, p, OPEN) {
+        let p = skip_ws(text, pos);
+        if !is_at(text, p, OPEN) {
             break;
         }
         let mut q = p + OPEN.len();
         let mut block_calls = 0;
         loop {
-            q = tags::skip_ws(text, q);
-            if tags::at(text, q, ",") {
-                q = tags::skip_ws(text, q + 1);
+            q = skip_ws(text, q);
+            if is_at(text, q, ",") {
+                q = skip_ws(text, q + 1);
             }
-            if !tags::at(text, q, "call:") {
+            if !is_at(text, q, "call:") {
                 break;
             }
-            let Some((name, args, after)) = read_call(text, q + "call:".len()) else {
+            let Some((name, args, after, cut)) = read_call(text, q + "call:".len(), cx.limits.max_depth) else {
                 break;
             };
-            calls.push(RawCall {
-                name: Cow::Borrowed(name),
-                arguments: Cow::Owned(args),
-                id: None,
-                format: Format::Gemma4,
-                span: Span::new(q, after),
-            });
+            let call = RawCall::new(Cow::Borrowed(name), Cow::Owned(args), Format::Gemma4, Span::new(q, after));
+            calls.push(call.cut_if(cut));
             block_calls += 1;
             q = after;
         }
         if block_calls == 0 {
             break;
         }
-        let c = tags::skip_ws(text, q);
-        end = if tags::at(text, c, CLOSE) { c + CLOSE.len() } else { q };
+        let c = skip_ws(text, q);
+        end = if is_at(text, c, CLOSE) { c + CLOSE.len() } else { q };
         pos = end;
     }
     if calls.is_empty() {
@@ -67,26 +58,30 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
     Some(Parsed { end, calls })
 }
 
-/// `N{...}` from `pos`: the name, the arguments JSON text and the position after `}`.
-fn read_call(text: &str, pos: usize) -> Option<(&str, String, usize)> {
+/// `N{...}` from `pos`: the name, the arguments JSON text, the position after `}`, and
+/// whether the text ended inside the arguments.
+fn read_call(text: &str, pos: usize, max_depth: usize) -> Option<(&str, String, usize, bool)> {
     let rest = text.get(pos..)?;
     let brace = rest.find(['{', '<', '\n'])?;
     if rest.as_bytes().get(brace) != Some(&b'{') {
         return None;
     }
-    let name = tags::clean_name(rest.get(..brace)?)?;
-    let mut r = Reader { text, pos: pos + brace };
+    let name = clean_name(rest.get(..brace)?)?;
+    let mut r = Reader { text, pos: pos + brace, max_depth, cut: false };
     let mut out = String::new();
     r.value(&mut out)?;
     if !out.starts_with('{') {
         return None;
     }
-    Some((name, out, r.pos))
+    Some((name, out, r.pos, r.cut))
 }
 
 struct Reader<'a> {
     text: &'a str,
     pos: usize,
+    max_depth: usize,
+    /// The text ended inside the value.
+    cut: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -100,7 +95,7 @@ impl<'a> Reader<'a> {
         self.text.get(self.pos..).unwrap_or("")
     }
     fn ws(&mut self) {
-        self.pos = tags::skip_ws(self.text, self.pos);
+        self.pos = skip_ws(self.text, self.pos);
     }
     fn eat(&mut self, s: &str) -> bool {
         let hit = self.rest().starts_with(s);
@@ -109,8 +104,10 @@ impl<'a> Reader<'a> {
         }
         hit
     }
-    fn at_end(&self) -> bool {
+    /// At the end of the text (the value is cut off) or at the block's closer.
+    fn at_end(&mut self) -> bool {
         let rest = self.rest();
+        self.cut |= rest.is_empty();
         rest.is_empty() || rest.starts_with(CLOSE)
     }
 
@@ -121,33 +118,26 @@ impl<'a> Reader<'a> {
         'value: loop {
             self.ws();
             if self.at_end() {
-                {
-                    close_all(out, &mut stack);
-                    return Some(());
-                }
+                close_all(out, &mut stack);
+                return Some(());
             }
             if self.eat("{") {
-                if stack.len() >= MAX_DEPTH {
+                if stack.len() >= self.max_depth {
                     return None;
                 }
                 stack.push(Frame::Object);
                 out.push('{');
                 self.ws();
                 if !self.eat("}") {
-                    self.key(out)?;
-                    if self.at_end() {
-                        out.push_str("null");
-                        {
-                            close_all(out, &mut stack);
-                            return Some(());
-                        }
+                    if self.key_or_end(out, &mut stack)? {
+                        return Some(());
                     }
                     continue 'value;
                 }
                 stack.pop();
                 out.push('}');
             } else if self.eat("[") {
-                if stack.len() >= MAX_DEPTH {
+                if stack.len() >= self.max_depth {
                     return None;
                 }
                 stack.push(Frame::Array);
@@ -167,10 +157,8 @@ impl<'a> Reader<'a> {
                 };
                 self.ws();
                 if self.at_end() {
-                    {
-                        close_all(out, &mut stack);
-                        return Some(());
-                    }
+                    close_all(out, &mut stack);
+                    return Some(());
                 }
                 let close = match frame {
                     Frame::Object => "}",
@@ -189,21 +177,26 @@ impl<'a> Reader<'a> {
                         continue;
                     }
                     out.push_str(", ");
-                    if matches!(frame, Frame::Object) {
-                        self.key(out)?;
-                        if self.at_end() {
-                            out.push_str("null");
-                            {
-                                close_all(out, &mut stack);
-                                return Some(());
-                            }
-                        }
+                    if matches!(frame, Frame::Object) && self.key_or_end(out, &mut stack)? {
+                        return Some(());
                     }
                     continue 'value;
                 }
                 return None;
             }
         }
+    }
+
+    /// A key and its `:`; true when the text ends right after it (the value is then
+    /// `null` and every open container is closed).
+    fn key_or_end(&mut self, out: &mut String, stack: &mut Vec<Frame>) -> Option<bool> {
+        self.key(out)?;
+        if self.at_end() {
+            out.push_str("null");
+            close_all(out, stack);
+            return Some(true);
+        }
+        Some(false)
     }
 
     /// A key and its `:`, written as `"key": `.
@@ -279,67 +272,5 @@ fn close_all(out: &mut String, stack: &mut Vec<Frame>) {
             Frame::Object => '}',
             Frame::Array => ']',
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{Value, json};
-
-    fn calls(text: &str) -> Vec<(String, Value)> {
-        let at = text.find(OPEN).unwrap();
-        let cx = Cx { tools: None };
-        parse(text, at, &cx)
-            .map(|p| {
-                p.calls
-                    .into_iter()
-                    .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    #[test]
-    fn single_call() {
-        let text = "<|tool_call>call:get_weather{city:<|\"|>Paris, France<|\"|>,days:3,metric:true}<tool_call|>";
-        assert_eq!(
-            calls(text),
-            vec![("get_weather".into(), json!({"city": "Paris, France", "days": 3, "metric": true}))]
-        );
-    }
-
-    #[test]
-    fn nested_and_parallel() {
-        let text = "Sure.<|tool_call>call:create{item:{name:<|\"|>a, b<|\"|>,tags:[<|\"|>x<|\"|>,<|\"|>y<|\"|>],n:null}}<tool_call|>\n<|tool_call>call:list{}<tool_call|> after";
-        assert_eq!(
-            calls(text),
-            vec![
-                ("create".into(), json!({"item": {"name": "a, b", "tags": ["x", "y"], "n": null}})),
-                ("list".into(), json!({}))
-            ]
-        );
-        let cx = Cx { tools: None };
-        let at = text.find(OPEN).unwrap();
-        assert_eq!(&text[parse(text, at, &cx).unwrap().end..], " after");
-    }
-
-    #[test]
-    fn quotes_and_markup_inside_strings() {
-        let text = "<|tool_call>call:write{code:<|\"|>print(\"}{\")\n<tool_call|><|\"|>}<tool_call|>";
-        assert_eq!(calls(text), vec![("write".into(), json!({"code": "print(\"}{\")\n<tool_call|>"}))]);
-    }
-
-    #[test]
-    fn cut_off_and_bare_words() {
-        let text = "<|tool_call>call:search{query:<|\"|>rust lang";
-        assert_eq!(calls(text), vec![("search".into(), json!({"query": "rust lang"}))]);
-        let text = "<|tool_call>call:f{a:[1,2";
-        assert_eq!(calls(text), vec![("f".into(), json!({"a": [1, 2]}))]);
-        let text = "<|tool_call>call:f{unit:celsius,x:-1.5}";
-        assert_eq!(calls(text), vec![("f".into(), json!({"unit": "celsius", "x": -1.5}))]);
-        assert_eq!(calls("<|tool_call>hello<tool_call|>"), vec![]);
-        let deep = format!("<|tool_call>call:f{{a:{}}}", "[".repeat(300));
-        assert_eq!(calls(&deep), vec![]);
     }
 }

@@ -1,5 +1,7 @@
 //! `<invoke name="N"><parameter name="K">raw</parameter></invoke>` elements, shared by
-//! MiniMax M2, Step-3 (`steptml:`) and Muse (`atem:`).
+//! MiniMax M2, Anthropic-style `<function_calls>` XML, Muse (`atem:`) — each a [`Block`]
+//! of invokes, a grammar row of the registry — and Step-3 (`steptml:`, in its own
+//! section tokens).
 //!
 //! Missing `</parameter>` ends a value at the next parameter or invoke tag; a missing
 //! `</invoke>` ends the call at the next invoke, at a stop token of the format, or at the
@@ -7,10 +9,80 @@
 
 use super::Format;
 use super::params::{Args, Untyped};
-use super::parsed::{Cx, RawCall};
+use super::parsed::{Cx, Parsed, RawCall};
+use super::registry::{Spec, matched};
 use super::tags::{self, Ns, Tag};
+use super::text::{clean_name, is_at, markup_or_end, skip_ws};
 use crate::Span;
 use std::borrow::Cow;
+
+/// A block of invokes after a start marker, closed by `close`.
+#[derive(Debug)]
+pub(crate) struct Block {
+    /// The block's closing marker.
+    pub(crate) close: &'static str,
+    /// How its invokes are written.
+    pub(crate) syntax: Syntax,
+}
+
+/// MiniMax M2: `<minimax:tool_call>` invokes `</minimax:tool_call>`; untyped values stay
+/// strings (as MiniMax's own parser keeps them).
+pub(crate) const MINIMAX_M2: Block = Block {
+    close: "</minimax:tool_call>",
+    syntax: Syntax {
+        ns: Ns::Plain,
+        block: "minimax:tool_call",
+        stops: &[],
+        framing: true,
+        untyped: Untyped::String,
+        format: Format::MinimaxM2,
+    },
+};
+
+/// Anthropic-style `<function_calls>` invokes `</function_calls>`.
+pub(crate) const FUNCTION_CALLS: Block = Block {
+    close: "</function_calls>",
+    syntax: Syntax {
+        ns: Ns::Plain,
+        block: "function_calls",
+        stops: &[],
+        framing: true,
+        untyped: Untyped::Json,
+        format: Format::FunctionCallsXml,
+    },
+};
+
+/// Muse: ` to=N<|message|><atem:function_calls>` `<atem:invoke>`s `</atem:function_calls>`
+/// (the harmony-style header before the block is optional).
+pub(crate) const MUSE: Block = Block {
+    close: "</atem:function_calls>",
+    syntax: Syntax {
+        ns: Ns::Prefix("atem:"),
+        block: "function_calls",
+        stops: &[],
+        framing: true,
+        untyped: Untyped::Json,
+        format: Format::MuseGlimmer,
+    },
+};
+
+/// Parses the block of `spec` at `at` (where one of its start markers is).
+pub(crate) fn parse_block<'a>(
+    block: &Block,
+    spec: &Spec,
+    text: &'a str,
+    pos: usize,
+    cx: &Cx<'_>,
+) -> Option<Parsed<'a>> {
+    let marker = matched(spec.start, text, pos)?;
+    let (calls, after) = parse_invokes(text, pos + marker.len(), &block.syntax, cx);
+    if calls.is_empty() {
+        return None;
+    }
+    let q = skip_ws(text, after);
+    let end = if is_at(text, q, block.close) { q + block.close.len() } else { after };
+    Some(Parsed { end, calls })
+}
 
 /// How a format writes its invoke elements.
 #[derive(Debug)]
@@ -73,9 +145,10 @@ pub(crate) fn parse_invoke<'a>(
     cx: &Cx<'_>,
 ) -> Option<(Option<RawCall<'a>>, usize)> {
     let open = tags::tag_at(text, at, syn.ns).filter(|t| t.is_open("invoke"))?;
-    let name = tags::attr(open.rest, "name").and_then(tags::clean_name);
+    let name = tags::attr(open.rest, "name").and_then(clean_name);
     let mut args = name.map(|n| Args::new(cx, n));
     let mut pos = open.end;
+    let mut cut = false;
     let end = loop {
         match next(text, pos, syn) {
             Next::Tag(tag) if tag.is_open("parameter") => {
@@ -87,7 +160,7 @@ pub(crate) fn parse_invoke<'a>(
                 }
                 pos = after;
                 let closed = text.get(..after).is_some_and(|t| t.ends_with("parameter>"));
-                if closed && !super::qwen3_coder::markup_or_end(text, after) {
+                if closed && !markup_or_end(text, after) {
                     // Prose after a closed parameter: the invoke's closers are missing.
                     break after;
                 }
@@ -96,16 +169,18 @@ pub(crate) fn parse_invoke<'a>(
             Next::Tag(tag) if tag.is_close("parameter") => pos = tag.end,
             Next::Tag(tag) => break tag.start,
             Next::Stop(at) => break at,
-            Next::End => break text.len(),
+            Next::End => {
+                cut = true;
+                break text.len();
+            }
         }
     };
-    let call = name.zip(args).map(|(name, args)| RawCall {
-        name: Cow::Borrowed(name),
-        arguments: Cow::Owned(args.finish()),
-        id: None,
-        format: syn.format,
-        span: Span::new(at, end),
-    });
+    let call = name
+        .zip(args)
+        .map(|(name, args)| {
+            RawCall::new(Cow::Borrowed(name), Cow::Owned(args.finish()), syn.format, Span::new(at, end))
+        })
+        .map(|c| c.cut_if(cut));
     Some((call, end))
 }
 
@@ -114,7 +189,7 @@ pub(crate) fn parse_invoke<'a>(
 pub(crate) fn parse_invokes<'a>(text: &'a str, mut pos: usize, syn: &Syntax, cx: &Cx<'_>) -> (Vec<RawCall<'a>>, usize) {
     let mut calls = Vec::new();
     loop {
-        let p = tags::skip_ws(text, pos);
+        let p = skip_ws(text, pos);
         let Some((call, after)) = parse_invoke(text, p, syn, cx) else {
             break;
         };

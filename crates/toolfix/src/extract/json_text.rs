@@ -10,12 +10,10 @@
 //! one of them.
 
 use super::Format;
-use super::json::call::{ANY_SHAPE, call_at, calls_in_array, is_identifier_like, skip_closer, skip_fence_open};
-use super::json::scan::{skip_ws, walk_object};
+use super::json::call::{ANY_SHAPE, call_at, calls_in_array};
+use super::json::scan::walk_object;
 use super::parsed::{Cx, Parsed, RawCall};
-
-/// Start markers.
-pub(crate) const MARKERS: &[&str] = &["{", "[", "```"];
+use super::text::{is_identifier_like, skip_closer, skip_fence_open, skip_ws};
 
 /// Parse the JSON at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {

@@ -19,15 +19,12 @@ use super::Format;
 use super::params::{Untyped, push_json_string, type_raw};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns, Tag};
+use super::text::{clean_name, is_at};
 use crate::Span;
 use serde_json::Value;
 use std::borrow::Cow;
 
 const PREFIX: &str = "]<]minimax[>[";
-const MAX_DEPTH: usize = 64;
-
-/// Start marker.
-pub(crate) const MARKERS: &[&str] = &["]<]minimax[>[<tool_call>"];
 
 /// Parses a MiniMax M3 tool-call block at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
@@ -38,7 +35,8 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
     let mut pos = first.end;
     let mut calls = Vec::new();
     let mut call: Option<Call<'a, '_>> = None;
-    let mut end = text.len();
+    // `None` while the text may end inside the block.
+    let mut end = None;
     while let Some(found) = text.get(pos..).and_then(|r| r.find(PREFIX)) {
         let at_tag = pos + found;
         let Some(tag) = tag_after_prefix(text, at_tag) else {
@@ -49,7 +47,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         match (tag.close, tag.name) {
             (false, "invoke") => {
                 calls.extend(call.take().map(|c| c.finish(text, at_tag)));
-                call = tags::attr(tag.rest, "name").and_then(tags::clean_name).map(|name| Call::new(cx, name, at_tag));
+                call = tags::attr(tag.rest, "name")
+                    .and_then(clean_name)
+                    .map(|name| Call::new(cx, name, at_tag, cx.limits.max_depth));
             }
             (true, "invoke") => {
                 calls.extend(call.take().map(|c| c.finish(text, at_tag)).map(|mut c| {
@@ -58,11 +58,11 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
                 }));
             }
             (true, "tool_call") => {
-                end = tag.end;
+                end = Some(tag.end);
                 break;
             }
             (false, "tool_call") => {
-                end = at_tag;
+                end = Some(at_tag);
                 break;
             }
             _ => {
@@ -72,7 +72,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
             }
         }
     }
-    calls.extend(call.take().map(|c| c.finish(text, end)));
+    let cut = end.is_none();
+    let end = end.unwrap_or(text.len());
+    calls.extend(call.take().map(|c| c.finish(text, end).cut_if(cut)));
     if calls.is_empty() {
         return None;
     }
@@ -81,7 +83,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
 
 /// The tag right after the prefix at `pos`.
 fn tag_after_prefix(text: &str, pos: usize) -> Option<Tag<'_>> {
-    if !tags::at(text, pos, PREFIX) {
+    if !is_at(text, pos, PREFIX) {
         return None;
     }
     tags::tag_at(text, pos + PREFIX.len(), Ns::Plain)
@@ -105,15 +107,17 @@ struct Call<'a, 's> {
     start: usize,
     props: Option<&'s serde_json::Map<String, Value>>,
     stack: Vec<Elem<'s>>,
+    /// Deepest element nesting read.
+    max_depth: usize,
     args: String,
     count: usize,
 }
 
 impl<'a, 's> Call<'a, 's> {
-    fn new(cx: &Cx<'s>, name: &'a str, start: usize) -> Self {
+    fn new(cx: &Cx<'s>, name: &'a str, start: usize, max_depth: usize) -> Self {
         let props =
             cx.tools.and_then(|t| t.parameters(name)).and_then(|s| s.get("properties")).and_then(Value::as_object);
-        Call { name, start, props, stack: Vec::new(), args: String::from("{"), count: 0 }
+        Call { name, start, props, stack: Vec::new(), max_depth, args: String::from("{"), count: 0 }
     }
 
     /// An element tag at `at` (prefix included).
@@ -127,7 +131,7 @@ impl<'a, 's> Call<'a, 's> {
             }
             return;
         }
-        if self.stack.len() >= MAX_DEPTH {
+        if self.stack.len() + 1 >= self.max_depth {
             return;
         }
         let schema = match self.stack.last_mut() {
@@ -188,72 +192,6 @@ impl<'a, 's> Call<'a, 's> {
             self.close_top(text, end);
         }
         self.args.push('}');
-        RawCall {
-            name: Cow::Borrowed(self.name),
-            arguments: Cow::Owned(self.args),
-            id: None,
-            format: Format::MinimaxM3,
-            span: Span::new(self.start, end),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::collections::HashMap;
-
-    fn m3(s: &str) -> String {
-        s.replace('~', PREFIX)
-    }
-
-    fn calls(text: &str, tools: Option<&HashMap<String, Value>>) -> (Vec<(String, Value)>, usize) {
-        let at = text.find(MARKERS[0]).unwrap();
-        let cx = Cx { tools: tools.map(|t| t as &dyn super::super::ToolLookup) };
-        parse(text, at, &cx).map_or((Vec::new(), 0), |p| {
-            let calls = p
-                .calls
-                .into_iter()
-                .map(|c| (c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()))
-                .collect();
-            (calls, p.end)
-        })
-    }
-
-    #[test]
-    fn flat_params_typed() {
-        let text = m3(
-            "Checking.~<tool_call>\n~<invoke name=\"get_weather\">\n~<city>Paris~</city>\n~<days>3~</days>\n~</invoke>\n~</tool_call> done",
-        );
-        let (got, end) = calls(&text, None);
-        assert_eq!(got, vec![("get_weather".into(), json!({"city": "Paris", "days": 3}))]);
-        assert_eq!(&text[end..], " done");
-        let mut tools = HashMap::new();
-        tools.insert("get_weather".to_owned(), json!({"properties": {"days": {"type": "string"}}}));
-        assert_eq!(calls(&text, Some(&tools)).0, vec![("get_weather".into(), json!({"city": "Paris", "days": "3"}))]);
-    }
-
-    #[test]
-    fn nested_objects_and_arrays() {
-        let text = m3(
-            "~<tool_call>~<invoke name=\"create\">~<options>~<unit>c~</unit>~<depth>2~</depth>~</options>~<tags>~<item>a~</item>~<item>7~</item>~</tags>~</invoke>~<invoke name=\"list\">~</invoke>~</tool_call>",
-        );
-        assert_eq!(
-            calls(&text, None).0,
-            vec![
-                ("create".into(), json!({"options": {"unit": "c", "depth": 2}, "tags": ["a", 7]})),
-                ("list".into(), json!({}))
-            ]
-        );
-    }
-
-    #[test]
-    fn raw_markup_inside_values_and_cut_off() {
-        let text = m3("~<tool_call>~<invoke name=\"w\">~<html>\n<div>a</div>\n~</html>~<q>partial");
-        assert_eq!(calls(&text, None).0, vec![("w".into(), json!({"html": "<div>a</div>", "q": "partial"}))]);
-        let text = m3("~<tool_call>~<invoke name=\"w\">~<o>~<a>1~</o>~</invoke>");
-        assert_eq!(calls(&text, None).0, vec![("w".into(), json!({"o": {"a": 1}}))]);
-        assert_eq!(calls(&m3("~<tool_call>nothing"), None).0, vec![]);
+        RawCall::new(Cow::Borrowed(self.name), Cow::Owned(self.args), Format::MinimaxM3, Span::new(self.start, end))
     }
 }

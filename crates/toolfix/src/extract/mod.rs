@@ -3,9 +3,10 @@
 //!
 //! [`extract`] reads the server's own `tool_calls`, the `content` text and the
 //! `reasoning_content` text. Each text is scanned once for the start markers of every format
-//! (one Aho-Corasick automaton); at each marker the matching format parsers are tried, most
-//! specific first. Consumed call markup is cut out of the prose. Calls are deduplicated
-//! across channels by name and canonical arguments, first seen first.
+//! (one Aho-Corasick automaton); at each marker the matching formats are tried, most
+//! specific first. Consumed call markup is cut out of the prose. A call that repeats one
+//! already taken (same name, same canonical arguments) is dropped with a note, first seen
+//! first ([`Repeats`]).
 //!
 //! ```
 //! use toolfix::extract::{extract, Message, Format};
@@ -22,92 +23,70 @@
 //! # Reasoning
 //!
 //! Reasoning blocks in `content` (`<think>...</think>`, `<seed:think>`, `<mm:think>`,
-//! `<|START_THINKING|>`, Gemma 4's `<|channel>thought`) are kept in `content` as written
-//! by default ([`ThinkBlocks::Keep`]); [`ThinkBlocks::Move`] moves them to
+//! `<|START_THINKING|>`, `[THINK]`, Gemma 4's `<|channel>thought`) are kept in `content` as
+//! written by default ([`ThinkBlocks::Keep`]); [`ThinkBlocks::Move`] moves them to
 //! `reasoning_content`. Reasoning that was forced open (only `</think>` appears, and no
-//! call comes before it; also Apriel's `[BEGIN FINAL RESPONSE]`) always moves. Reasoning
-//! text is never cut: calls found in it are reported, and by default
+//! call comes before it; also Apriel's `[BEGIN FINAL RESPONSE]`) always moves, and so does
+//! Harmony's analysis channel. Calls found in reasoning are reported, and by default
 //! ([`ReasoningCalls::WhenNoOther`]) used only when no other channel has a call, since a
 //! model often drafts a call in its reasoning and then makes it.
 //!
 //! # Untrusted input
 //!
-//! Linear time: one automaton pass per text; a parser that fails does so within a bounded
-//! view of the text after its marker; a budget of failed parser runs per text (past it,
-//! the rest of the text stays prose and a note says so); JSON in prose is checked against
-//! one bracket-pairing pass shared by all candidates. No panics, no recursion.
+//! Bounded by [`Limits`]: the text read per channel (`max_text_bytes`), the calls taken
+//! per reply (`max_calls`), the markup read as one call (`max_held_bytes`, which also
+//! bounds what [`StreamExtractor`](stream::StreamExtractor) holds back), the nesting of
+//! literals (`max_depth`); past a limit, a [`Note`] says so. Linear time: one automaton
+//! pass per text; a parser that fails does so within a bounded view of the text after its
+//! marker; a budget of failed parser runs per text; JSON in prose is checked against one
+//! bracket-pairing pass shared by all candidates. No panics, no recursion.
 
 mod brackets;
-pub(crate) mod dedupe;
+mod dedupe;
+mod deepseek;
+mod dsml;
 mod format;
-mod json;
-mod parsed;
-mod registry;
-mod scan;
-pub mod stream;
-
-mod apertus;
-mod apriel;
-mod command_r7b;
-mod command_r_plus;
-mod firefunction_v2;
-mod function_calls_xml;
-mod functionary_v3_1;
-mod functionary_v3_2;
-mod granite;
-mod granite_20b_fc;
-mod hermes;
-mod hunyuan_a13b;
-mod internlm2;
-mod jamba;
-mod json_text;
-mod llama3_json;
-mod minimax_m1;
-mod mistral;
-mod mistral_v11;
-mod nemotron;
-mod phi4_mini;
-mod wrappers;
-mod xlam;
-// ---- markup formats (branch `extract-markup`) ----
-mod deepseek_v3;
-mod deepseek_v31;
-mod deepseek_v32_dsml;
-mod deepseek_v4_dsml;
 mod gemma4;
-mod glm45;
-mod glm47;
-mod gpt_oss_harmony;
+mod glm;
+mod harmony;
 mod invoke;
+mod json;
+mod json_family;
+mod json_text;
 mod kimi_k2;
-mod lfm2;
-mod markup_registry;
-mod minimax_m2;
 mod minimax_m3;
-mod muse_glimmer;
-mod olmo3;
 mod params;
+mod parsed;
 mod pycall;
 mod pythonic;
 mod qwen3_coder;
-mod seed_oss;
+mod registry;
+mod scan;
 mod step3;
+pub mod stream;
 mod tags;
+mod text;
 
 pub use format::Format;
-#[doc(hidden)]
-pub use markup_registry::parse_markup_for_tests;
 
-use crate::Span;
+use crate::{Limits, Span};
+use serde::Serialize;
 use std::borrow::Cow;
 
 /// Where in the assistant message a call was found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// ```
+/// use toolfix::extract::Channel;
+///
+/// assert_eq!(serde_json::to_string(&Channel::ToolCalls).unwrap(), "\"tool_calls\"");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Channel {
     /// The `content` text.
     Content,
-    /// The `reasoning_content` text (or a `<think>` block inside `content`).
+    /// The `reasoning_content` text (or a reasoning block inside `content`).
     Reasoning,
     /// The `tool_calls` the server already parsed.
     ToolCalls,
@@ -115,19 +94,26 @@ pub enum Channel {
 
 /// What the extractor may know about the tools offered to the model.
 ///
-/// Implemented for the schema stage's `ToolSet`, and for a map of tool name to the
-/// `parameters` JSON Schema (handy in tests).
+/// Implemented for the schema stage's [`ToolSet`](crate::ToolSet), and for a map of tool
+/// name to the `parameters` JSON Schema (handy in tests).
+///
+/// ```
+/// use std::collections::HashMap;
+/// use toolfix::extract::ToolLookup;
+///
+/// let tools = HashMap::from([("get_weather".to_owned(), serde_json::json!({"type": "object"}))]);
+/// assert!(tools.is_known("get_weather"));
+/// assert_eq!(tools.names(), ["get_weather"]);
+/// assert!(tools.parameters("other").is_none());
+/// ```
 pub trait ToolLookup {
     /// True when `name` is a tool the model was offered.
     fn is_known(&self, name: &str) -> bool;
     /// The `parameters` JSON Schema of tool `name`, when known.
     fn parameters(&self, name: &str) -> Option<&serde_json::Value>;
-    /// The names of all tools offered, when the implementation can list them (formats
-    /// that sometimes omit the name, such as Kimi K2's bare counter ids, use this to infer
-    /// it). The default lists none.
-    fn names(&self) -> Vec<&str> {
-        Vec::new()
-    }
+    /// The names of all tools offered. Formats that sometimes omit the name (Kimi K2's
+    /// bare counter ids) use them to infer it, only when that is unambiguous.
+    fn names(&self) -> Vec<&str>;
 }
 
 impl<S: std::hash::BuildHasher> ToolLookup for std::collections::HashMap<String, serde_json::Value, S> {
@@ -145,7 +131,22 @@ impl<S: std::hash::BuildHasher> ToolLookup for std::collections::HashMap<String,
 }
 
 /// A call found in the model's output.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Serializes with its `arguments` as the text found (a JSON string: they may still need
+/// salvage).
+///
+/// ```
+/// use toolfix::extract::{extract, Message};
+///
+/// let out = extract(&Message::new("[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"n\": 1.50}}]"), None);
+/// let json = serde_json::to_value(&out.calls[0]).unwrap();
+/// assert_eq!(json["name"], "f");
+/// assert_eq!(json["arguments"], "{\"n\": 1.50}");
+/// assert_eq!(json["format"], "mistral");
+/// assert_eq!(json["channel"], "content");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ExtractedCall<'a> {
     /// The tool name as written (markup that leaked into it removed).
     pub name: Cow<'a, str>,
@@ -153,7 +154,8 @@ pub struct ExtractedCall<'a> {
     /// JSON (it may still need salvage); built from the parameters for formats that write
     /// raw values (typed through the tool's schema when it is known).
     pub arguments: Cow<'a, str>,
-    /// The call id, when the format or the server gave one.
+    /// The call id, when the format or the server gave one (a fresh deterministic
+    /// `call_...` otherwise, once extracted).
     pub id: Option<Cow<'a, str>>,
     /// The format that was recognised.
     pub format: Format,
@@ -165,6 +167,14 @@ pub struct ExtractedCall<'a> {
 }
 
 /// An assistant message as the server returned it.
+///
+/// ```
+/// use toolfix::extract::Message;
+///
+/// let value = serde_json::json!({"content": "Hi", "reasoning_content": "hmm", "tool_calls": []});
+/// let m = Message::from_value(&value);
+/// assert_eq!((m.content, m.reasoning_content), ("Hi", Some("hmm")));
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 #[non_exhaustive]
 pub struct Message<'a> {
@@ -180,12 +190,22 @@ pub struct Message<'a> {
 
 impl<'a> Message<'a> {
     /// A message with this `content` only.
+    ///
+    /// ```
+    /// let m = toolfix::extract::Message::new("Hi");
+    /// assert_eq!(m.content, "Hi");
+    /// ```
     #[must_use]
     pub fn new(content: &'a str) -> Self {
         Message { content, reasoning_content: None, tool_calls: None }
     }
 
     /// This message with a `reasoning_content`.
+    ///
+    /// ```
+    /// let m = toolfix::extract::Message::new("").with_reasoning_content("thinking");
+    /// assert_eq!(m.reasoning_content, Some("thinking"));
+    /// ```
     #[must_use]
     pub fn with_reasoning_content(mut self, reasoning: &'a str) -> Self {
         self.reasoning_content = Some(reasoning);
@@ -195,6 +215,13 @@ impl<'a> Message<'a> {
     /// The message in a JSON object with `content`, and optionally `reasoning_content`
     /// and `tool_calls` (an OpenAI assistant message, or a `toolfix extract --batch` line).
     /// A `content` that is not a string (null, or an array of parts) reads as empty.
+    ///
+    /// ```
+    /// let v = serde_json::json!({"content": null, "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]});
+    /// let m = toolfix::extract::Message::from_value(&v);
+    /// assert_eq!(m.content, "");
+    /// assert!(m.tool_calls.is_some());
+    /// ```
     #[must_use]
     pub fn from_value(value: &'a serde_json::Value) -> Self {
         Message {
@@ -205,6 +232,12 @@ impl<'a> Message<'a> {
     }
 
     /// This message with the server's parsed `tool_calls`.
+    ///
+    /// ```
+    /// let calls = serde_json::json!([{"name": "f", "arguments": {}}]);
+    /// let m = toolfix::extract::Message::new("").with_tool_calls(&calls);
+    /// assert_eq!(toolfix::extract::extract(&m, None).calls[0].name, "f");
+    /// ```
     #[must_use]
     pub fn with_tool_calls(mut self, tool_calls: &'a serde_json::Value) -> Self {
         self.tool_calls = Some(tool_calls);
@@ -213,6 +246,14 @@ impl<'a> Message<'a> {
 }
 
 /// Where reasoning blocks found in `content` go.
+///
+/// ```
+/// use toolfix::extract::{extract_with, Message, Options, ThinkBlocks};
+///
+/// let options = Options::default().with_think_blocks(ThinkBlocks::Move);
+/// let out = extract_with(&Message::new("<think>hmm</think>Hi"), None, &options);
+/// assert_eq!((&*out.content, out.reasoning_content.as_deref()), ("Hi", Some("hmm")));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ThinkBlocks {
@@ -224,6 +265,14 @@ pub enum ThinkBlocks {
 }
 
 /// When calls found in reasoning are used.
+///
+/// ```
+/// use toolfix::extract::{extract_with, Message, Options, ReasoningCalls};
+///
+/// let m = Message::new("").with_reasoning_content("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
+/// let never = Options::default().with_reasoning_calls(ReasoningCalls::Never);
+/// assert!(extract_with(&m, None, &never).calls.is_empty());
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReasoningCalls {
@@ -236,7 +285,39 @@ pub enum ReasoningCalls {
     Never,
 }
 
+/// What happens to a call that repeats one already taken (same name, same arguments up to
+/// key order, whitespace and number spelling).
+///
+/// ```
+/// use toolfix::extract::{extract_with, Message, Options, Repeats};
+///
+/// let one = "<tool_call>{\"name\": \"ping\", \"arguments\": {}}</tool_call>";
+/// let text = one.repeat(2);
+/// let m = Message::new(&text);
+/// assert_eq!(extract_with(&m, None, &Options::default()).calls.len(), 1);
+/// let keep = Options::default().with_repeats(Repeats::Keep);
+/// assert_eq!(extract_with(&m, None, &keep).calls.len(), 2);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Repeats {
+    /// Kept once, the repeats reported ([`NoteKind::Duplicate`]).
+    #[default]
+    Drop,
+    /// Kept, when in the same channel (tools that must run again); a call found in two
+    /// channels is still the same call, kept once.
+    Keep,
+}
+
 /// Extraction settings.
+///
+/// ```
+/// use toolfix::Limits;
+/// use toolfix::extract::{Options, ThinkBlocks};
+///
+/// let o = Options::default().with_think_blocks(ThinkBlocks::Move).with_limits(Limits::default().with_max_calls(4));
+/// assert_eq!(o.limits.max_calls, 4);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Options {
@@ -244,6 +325,10 @@ pub struct Options {
     pub think_blocks: ThinkBlocks,
     /// When calls found in reasoning are used.
     pub reasoning_calls: ReasoningCalls,
+    /// What happens to a repeated call.
+    pub repeats: Repeats,
+    /// The caps (text per channel, calls per reply, markup per call, depth).
+    pub limits: Limits,
 }
 
 impl Options {
@@ -260,20 +345,48 @@ impl Options {
         self.reasoning_calls = reasoning_calls;
         self
     }
+
+    /// These options with `repeats`.
+    #[must_use]
+    pub fn with_repeats(mut self, repeats: Repeats) -> Self {
+        self.repeats = repeats;
+        self
+    }
+
+    /// These options with `limits`.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
 }
 
 /// What kind of thing a [`Note`] reports.
+///
+/// ```
+/// use toolfix::extract::NoteKind;
+///
+/// assert_eq!(NoteKind::UnknownTool.as_str(), "unknown_tool");
+/// assert_eq!(serde_json::to_string(&NoteKind::Duplicate).unwrap(), "\"duplicate\"");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum NoteKind {
     /// JSON shaped like a call names a tool that was not offered: left as text.
     UnknownTool,
-    /// A call found in a second channel repeats one already found: dropped.
+    /// A call repeats one already taken (in this channel or another): dropped.
     Duplicate,
     /// Calls found in reasoning were not used, because another channel has calls.
     ReasoningCallsIgnored,
     /// Too many markers failed to parse: the rest of the text was left as prose.
     ScanBudgetExhausted,
+    /// The text is longer than [`Limits::max_text_bytes`]: the rest was left as prose.
+    TextTooLarge,
+    /// More calls than [`Limits::max_calls`]: the rest were dropped.
+    TooManyCalls,
+    /// Markup that may start a call ends no call within [`Limits::max_held_bytes`]: left
+    /// as prose.
+    CallTooLarge,
 }
 
 impl NoteKind {
@@ -285,12 +398,33 @@ impl NoteKind {
             NoteKind::Duplicate => "duplicate",
             NoteKind::ReasoningCallsIgnored => "reasoning_calls_ignored",
             NoteKind::ScanBudgetExhausted => "scan_budget_exhausted",
+            NoteKind::TextTooLarge => "text_too_large",
+            NoteKind::TooManyCalls => "too_many_calls",
+            NoteKind::CallTooLarge => "call_too_large",
         }
     }
 }
 
+impl Serialize for NoteKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 /// Something the extractor saw and did not turn into a call.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// ```
+/// use toolfix::extract::{extract, Message, NoteKind};
+///
+/// let text = "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]".repeat(2);
+/// let out = extract(&Message::new(&text), None);
+/// let note = &out.notes[0];
+/// assert_eq!((note.kind, note.name.as_deref()), (NoteKind::Duplicate, Some("f")));
+/// let json = serde_json::to_value(note).unwrap();
+/// assert_eq!(json["kind"], "duplicate");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Note {
     /// What happened.
     pub kind: NoteKind,
@@ -300,10 +434,26 @@ pub struct Note {
     pub name: Option<String>,
 }
 
+impl Note {
+    /// A note.
+    pub(crate) fn new(kind: NoteKind, span: Span, name: Option<String>) -> Self {
+        Note { kind, span, name }
+    }
+}
+
 /// The result of [`extract`].
+///
+/// ```
+/// use toolfix::extract::{extract, Message};
+///
+/// let out = extract(&Message::new("No call here."), None);
+/// assert!(out.calls.is_empty() && out.notes.is_empty());
+/// assert_eq!(out.content, "No call here.");
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Extraction<'a> {
-    /// The calls, first seen first, deduplicated; each has an id (the server's or the
+    /// The calls, first seen first, repeats dropped; each has an id (the server's or the
     /// format's, or a fresh deterministic `call_...`).
     pub calls: Vec<ExtractedCall<'a>>,
     /// `content` with call markup removed.
@@ -314,43 +464,17 @@ pub struct Extraction<'a> {
     pub notes: Vec<Note>,
 }
 
-impl Extraction<'_> {
-    /// The result in the shape of the CLI contract:
-    /// `{"tool_calls": [{"id", "name", "arguments", "format"}], "content", "reasoning_content"?}`.
-    /// Arguments that parse as JSON are embedded as values, others as their raw text.
-    #[must_use]
-    pub fn to_json(&self) -> serde_json::Value {
-        let calls: Vec<serde_json::Value> = self
-            .calls
-            .iter()
-            .map(|c| {
-                let arguments = serde_json::from_str::<serde_json::Value>(&c.arguments)
-                    .unwrap_or_else(|_| serde_json::Value::String(c.arguments.to_string()));
-                serde_json::json!({
-                    "id": c.id.as_deref(),
-                    "name": c.name,
-                    "arguments": arguments,
-                    "format": c.format.as_str(),
-                })
-            })
-            .collect();
-        let mut out = serde_json::json!({ "tool_calls": calls, "content": self.content });
-        if let (Some(r), Some(obj)) = (&self.reasoning_content, out.as_object_mut()) {
-            obj.insert("reasoning_content".into(), serde_json::Value::String(r.to_string()));
-        }
-        out
-    }
-}
-
-/// The formats the extractor recognises (every one has a parser wired in).
+/// The formats the extractor recognises (every one has a grammar in the registry).
+///
+/// ```
+/// use toolfix::extract::{supported_formats, Format};
+///
+/// assert_eq!(supported_formats().len(), Format::ALL.len());
+/// ```
 #[must_use]
 pub fn supported_formats() -> Vec<Format> {
     let mut out = vec![Format::Native];
-    for e in registry::REGISTRY {
-        if !out.contains(&e.format) {
-            out.push(e.format);
-        }
-    }
+    out.extend(registry::REGISTRY.iter().map(|s| s.format));
     out
 }
 
@@ -358,23 +482,41 @@ pub fn supported_formats() -> Vec<Format> {
 ///
 /// `tools`, when given, lets JSON found in prose become a call only when it names one of
 /// them, and lets raw-text parameters be typed through each tool's schema.
+///
+/// ```
+/// use toolfix::extract::{extract, Message};
+///
+/// let out = extract(&Message::new("<|python_tag|>{\"name\": \"f\", \"parameters\": {\"a\": 1}}"), None);
+/// assert_eq!(out.calls[0].arguments, "{\"a\": 1}");
+/// ```
 #[must_use]
 pub fn extract<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>) -> Extraction<'a> {
     extract_with(message, tools, &Options::default())
 }
 
 /// Find the calls in `message`.
+///
+/// ```
+/// use toolfix::Limits;
+/// use toolfix::extract::{extract_with, Message, NoteKind, Options};
+///
+/// let text = "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call><tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>";
+/// let options = Options::default().with_limits(Limits::default().with_max_calls(1));
+/// let out = extract_with(&Message::new(text), None, &options);
+/// assert_eq!(out.calls.len(), 1);
+/// assert_eq!(out.notes[0].kind, NoteKind::TooManyCalls);
+/// ```
 #[must_use]
 pub fn extract_with<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>, options: &Options) -> Extraction<'a> {
-    let cx = parsed::Cx { tools };
+    let cx = parsed::Cx::new(tools, options.limits);
     let content_scan = scan::scan(message.content, &cx, scan::Mode::Content, options.think_blocks == ThinkBlocks::Move);
     let reasoning_scan = message.reasoning_content.map(|r| scan::scan(r, &cx, scan::Mode::Reasoning, false));
     let native = message.tool_calls.map(native_calls).unwrap_or_default();
     assemble(message, native, content_scan, reasoning_scan, *options)
 }
 
-/// Put the channels together: calls in order, dedupe, ids, prose and reasoning text.
-pub(crate) fn assemble<'a>(
+/// Put the channels together: calls in order, repeats, ids, prose and reasoning text.
+fn assemble<'a>(
     message: &Message<'a>,
     native: Vec<ExtractedCall<'a>>,
     content_scan: scan::Scan<'a>,
@@ -392,7 +534,6 @@ pub(crate) fn assemble<'a>(
         many => Some(Cow::Owned(many.join("\n"))),
     };
 
-    let mut candidates = native;
     let to_call = |channel: Channel| {
         move |c: parsed::RawCall<'a>| ExtractedCall {
             name: c.name,
@@ -403,16 +544,15 @@ pub(crate) fn assemble<'a>(
             span: c.span,
         }
     };
+    let mut candidates = native;
     candidates.extend(content_scan.calls.into_iter().map(to_call(Channel::Content)));
     let mut reasoning_calls: Vec<ExtractedCall<'a>> =
-        content_scan.reasoning_calls.into_iter().map(to_call(Channel::Content)).collect();
-    for c in &mut reasoning_calls {
-        c.channel = Channel::Reasoning;
-    }
+        content_scan.reasoning_calls.into_iter().map(to_call(Channel::Reasoning)).collect();
     if let Some(rs) = reasoning_scan {
         notes.extend(rs.notes);
         reasoning_calls.extend(rs.reasoning_calls.into_iter().map(to_call(Channel::Reasoning)));
     }
+    reasoning_calls.truncate(options.limits.max_calls);
     let use_reasoning = match options.reasoning_calls {
         ReasoningCalls::WhenNoOther => candidates.is_empty(),
         ReasoningCalls::Always => true,
@@ -421,28 +561,37 @@ pub(crate) fn assemble<'a>(
     if use_reasoning {
         candidates.extend(reasoning_calls);
     } else if let Some(first) = reasoning_calls.first() {
-        notes.push(Note {
-            kind: NoteKind::ReasoningCallsIgnored,
-            span: first.span,
-            name: Some(first.name.to_string()),
-        });
+        notes.push(Note::new(NoteKind::ReasoningCallsIgnored, first.span, Some(first.name.to_string())));
     }
 
-    let calls = dedupe_calls(candidates, &mut notes);
+    let calls = keep_once(candidates, options, &mut notes);
     Extraction { calls, content, reasoning_content, notes }
 }
 
-/// Drop calls of a later channel that repeat a call of an earlier one; give ids.
-fn dedupe_calls<'a>(candidates: Vec<ExtractedCall<'a>>, notes: &mut Vec<Note>) -> Vec<ExtractedCall<'a>> {
+/// Drop repeated calls (see [`Repeats`]), cap the count, give ids.
+fn keep_once<'a>(
+    candidates: Vec<ExtractedCall<'a>>,
+    options: Options,
+    notes: &mut Vec<Note>,
+) -> Vec<ExtractedCall<'a>> {
     let mut calls: Vec<ExtractedCall<'a>> = Vec::with_capacity(candidates.len());
-    let mut keys: Vec<(String, Channel)> = Vec::with_capacity(candidates.len());
+    // Keys per channel, to tell a repeat in the same channel from one in another.
+    let mut seen: Vec<(Channel, dedupe::Seen)> = Vec::new();
     for c in candidates {
-        let key = dedupe::call_key(&c.name, &c.arguments);
-        if keys.iter().any(|(k, ch)| *k == key && *ch != c.channel) {
-            notes.push(Note { kind: NoteKind::Duplicate, span: c.span, name: Some(c.name.to_string()) });
+        let in_other = seen.iter().any(|(ch, s)| *ch != c.channel && s.contains(&c.name, &c.arguments));
+        let own = seen.iter().position(|(ch, _)| *ch == c.channel).unwrap_or_else(|| {
+            seen.push((c.channel, dedupe::Seen::default()));
+            seen.len() - 1
+        });
+        let in_own = seen.get_mut(own).is_some_and(|(_, s)| !s.take(&c.name, &c.arguments));
+        if in_other || (in_own && options.repeats == Repeats::Drop) {
+            notes.push(Note::new(NoteKind::Duplicate, c.span, Some(c.name.to_string())));
             continue;
         }
-        keys.push((key, c.channel));
+        if calls.len() >= options.limits.max_calls {
+            notes.push(Note::new(NoteKind::TooManyCalls, c.span, Some(c.name.to_string())));
+            break;
+        }
         calls.push(c);
     }
     for (i, c) in calls.iter_mut().enumerate() {

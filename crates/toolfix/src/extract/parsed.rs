@@ -1,22 +1,21 @@
 //! What one format parser returns to the extraction driver.
 //!
-//! Each format lives in its own file (`extract/<format>.rs`) and exposes:
+//! Every format is a row of the registry (`registry.rs`): its start markers and a
+//! grammar, either a declarative JSON row (`json_family.rs`) or a parser function:
 //!
 //! ```text
-//! /// Start markers that make the driver try this format at a position.
-//! pub(crate) const MARKERS: &[&str] = &["<tool_call>"];
-//! /// Parse the markup that starts at byte `at` of `text` (where one of MARKERS matched).
+//! /// Parse the markup that starts at byte `at` of `text` (where a start marker matched).
 //! /// `None` when this is not this format after all.
-//! pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>>;
+//! fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>>;
 //! ```
 //!
 //! `text` may be a view that ends before the message does (the driver runs a parser on
 //! growing views, see `scan.rs`, so that whole-text and streaming reads agree): a parser
-//! reads only `text`, treats its end like the end of the output (a call cut off there is
-//! recovered as cut off), and is a pure function of `(text, at, cx)`.
+//! reads only `text` from `at` on, treats its end like the end of the output (a call cut
+//! off there is marked [`RawCall::cut`]), and is a pure function of `(text, at, cx)`.
 
 use super::{Format, ToolLookup};
-use crate::Span;
+use crate::{Limits, Span};
 use std::borrow::Cow;
 
 /// What a format parser may consult.
@@ -24,11 +23,24 @@ use std::borrow::Cow;
 pub(crate) struct Cx<'t> {
     /// The tools offered to the model, when known.
     pub(crate) tools: Option<&'t dyn ToolLookup>,
+    /// The caps (depth of literals, among others).
+    pub(crate) limits: Limits,
+    /// The format whose own marker (a reasoning or prose wrapper that only it writes)
+    /// came last before this point of the text: tells formats with the same call markup
+    /// apart (`<tool_calls>[...]` after Apriel's `[BEGIN FINAL RESPONSE]` is Apriel's).
+    pub(crate) hint: Option<Format>,
+}
+
+impl<'t> Cx<'t> {
+    /// A context with these tools and limits and no hint.
+    pub(crate) fn new(tools: Option<&'t dyn ToolLookup>, limits: Limits) -> Self {
+        Cx { tools, limits, hint: None }
+    }
 }
 
 impl std::fmt::Debug for Cx<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Cx").field("tools", &self.tools.is_some()).finish()
+        f.debug_struct("Cx").field("tools", &self.tools.is_some()).field("hint", &self.hint).finish_non_exhaustive()
     }
 }
 
@@ -55,4 +67,26 @@ pub(crate) struct RawCall<'a> {
     pub(crate) format: Format,
     /// The call's own markup in `text`.
     pub(crate) span: Span,
+    /// The text ended inside the call, before the markup that closes it: more may have
+    /// been coming (more parameters, the rest of a value), so it is not a call to run.
+    pub(crate) cut: bool,
+}
+
+impl<'a> RawCall<'a> {
+    /// A complete call with no id.
+    pub(crate) fn new(name: Cow<'a, str>, arguments: Cow<'a, str>, format: Format, span: Span) -> Self {
+        RawCall { name, arguments, id: None, format, span, cut: false }
+    }
+
+    /// This call with an id.
+    pub(crate) fn with_id(mut self, id: Option<Cow<'a, str>>) -> Self {
+        self.id = id;
+        self
+    }
+
+    /// This call, marked cut off when `cut`.
+    pub(crate) fn cut_if(mut self, cut: bool) -> Self {
+        self.cut |= cut;
+        self
+    }
 }

@@ -3,14 +3,12 @@
 //! `True`/`False`/`None`, the JSON spellings too, dicts, lists and tuples, nested),
 //! turned into a JSON arguments object.
 //!
-//! Literals are read with an explicit stack (depth capped), in one forward pass. A call
+//! Literals are read with an explicit stack (depth capped by `Limits::max_depth`), in one
+//! forward pass. A call
 //! that does not parse (a bytes literal, `1e999`, broken quoting) is dropped and parsing
 //! resumes at the next call, so one bad sibling does not lose the good ones.
 
 use super::params::push_json_string;
-
-/// Deepest literal nesting read.
-const MAX_DEPTH: usize = 128;
 
 /// How calls are separated and the list closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +34,7 @@ pub(crate) struct PyCall<'a> {
 
 /// True when `text` at `pos` starts like a call: `name(` then `)` or `kw=`.
 pub(crate) fn looks_like_call(text: &str, pos: usize) -> bool {
-    let mut c = Cursor { text, pos };
+    let mut c = Cursor { text, pos, max_depth: 0 };
     c.ws();
     if c.dotted_ident().is_none() {
         return false;
@@ -59,8 +57,8 @@ pub(crate) fn looks_like_call(text: &str, pos: usize) -> bool {
 /// Reads calls from `pos` (after the `[` for [`Layout::List`]) until the list closes.
 /// Returns the calls that parsed and the position after the closer (or where reading
 /// stopped).
-pub(crate) fn parse_calls(text: &str, pos: usize, layout: Layout) -> (Vec<PyCall<'_>>, usize) {
-    let mut c = Cursor { text, pos };
+pub(crate) fn parse_calls(text: &str, pos: usize, layout: Layout, max_depth: usize) -> (Vec<PyCall<'_>>, usize) {
+    let mut c = Cursor { text, pos, max_depth };
     let mut calls = Vec::new();
     loop {
         c.ws_in(layout);
@@ -98,6 +96,8 @@ pub(crate) fn parse_calls(text: &str, pos: usize, layout: Layout) -> (Vec<PyCall
 struct Cursor<'a> {
     text: &'a str,
     pos: usize,
+    /// Deepest literal nesting read.
+    max_depth: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -281,7 +281,7 @@ impl<'a> Cursor<'a> {
                     if self.eat(b'}') {
                         out.push_str("{}");
                     } else {
-                        if stack.len() >= MAX_DEPTH {
+                        if stack.len() + 1 >= self.max_depth {
                             return None;
                         }
                         stack.push(Frame::Dict);
@@ -297,7 +297,7 @@ impl<'a> Cursor<'a> {
                     if self.eat(close) {
                         out.push_str("[]");
                     } else {
-                        if stack.len() >= MAX_DEPTH {
+                        if stack.len() + 1 >= self.max_depth {
                             return None;
                         }
                         stack.push(Frame::Seq(close));
@@ -484,7 +484,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn args(call: &str) -> Option<Value> {
-        let mut c = Cursor { text: call, pos: 0 };
+        let mut c = Cursor { text: call, pos: 0, max_depth: 128 };
         let (_, out) = c.call()?;
         Some(serde_json::from_str(&out).unwrap())
     }
@@ -526,12 +526,12 @@ mod tests {
     #[test]
     fn recovery() {
         let text = "bad(x=b'z'), get_weather(city='SF'), f(a='x 'y', b='z')]tail";
-        let (calls, end) = parse_calls(text, 0, Layout::List);
+        let (calls, end) = parse_calls(text, 0, Layout::List, 128);
         let names: Vec<_> = calls.iter().map(|c| c.name).collect();
         assert_eq!(names, vec!["get_weather"]);
         assert_eq!(&text[end..], "tail");
         let text = "f(a=1)\nbad(x=\ng(b=2)</function_calls>rest";
-        let (calls, end) = parse_calls(text, 0, Layout::Lines("</function_calls>"));
+        let (calls, end) = parse_calls(text, 0, Layout::Lines("</function_calls>"), 128);
         let names: Vec<_> = calls.iter().map(|c| c.name).collect();
         assert_eq!(names, vec!["f", "g"]);
         assert_eq!(&text[end..], "rest");

@@ -1,19 +1,20 @@
 //! One pass over one text, as a step machine: find the next marker (one Aho-Corasick
-//! automaton over every format's markers), try the parsers registered for it, track
-//! reasoning blocks.
+//! automaton over every format's markers), try the grammars registered for it, track
+//! reasoning blocks and the formats' own markers.
 //!
 //! The whole-text extractor runs the steps to the end. The streaming assembler runs the
 //! same steps on the text received so far and stops at the first step that more text
-//! could change, so both read a text the same way. To make that hold for any parser, a
+//! could change, so both read a text the same way. To make that hold for any grammar, a
 //! parser never sees "the rest of the text": it is run on views that end `CHECKPOINT`
-//! bytes after its marker, then twice as far, and so on; its call is taken from the first
-//! view in which it ends at least `MARGIN` bytes before the view does (or from the whole
-//! text), and it has failed when a view of `FAIL_MARGIN` bytes held nothing. A view is a
-//! function of the text, not of how it arrived, and a failed parse costs bounded work.
+//! bytes after its marker, then twice as far, and so on up to `Limits::max_held_bytes`;
+//! its call is taken from the first view in which it ends at least `MARGIN` bytes before
+//! the view does (or from the whole text), and it has failed when a view of `FAIL_MARGIN`
+//! bytes held nothing, or the largest view held no complete call. A view is a function of
+//! the text, not of how it arrived, and a failed parse costs bounded work.
 
 use super::brackets::{Brackets, Extent};
 use super::parsed::{Cx, Parsed, RawCall};
-use super::registry::{self, Kind, REASONING, REGISTRY};
+use super::registry::{self, Kind, REGISTRY, When};
 use super::{Format, Note, NoteKind};
 use crate::Span;
 use aho_corasick::Input;
@@ -43,13 +44,13 @@ pub(crate) enum Mode {
 
 /// A reasoning block being read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Block {
-    /// Index into `REASONING`.
+pub(crate) struct Block {
+    /// Index into `Dispatch::reasoning`.
     kind: usize,
     /// Start of the open marker.
-    start: usize,
+    pub(crate) start: usize,
     /// First byte after the open marker.
-    body: usize,
+    pub(crate) body: usize,
     /// Start of the close marker, once found.
     close: Option<usize>,
     /// Where to look for the close marker next.
@@ -70,13 +71,28 @@ pub(crate) struct State {
     block: Option<Block>,
     exhausted: bool,
     brackets: Brackets,
+    /// The format whose own marker came last (see `Cx::hint`).
+    hint: Option<Format>,
 }
 
 impl State {
-    /// Where the open block started, when it will move to the reasoning (all blocks when
+    /// The open reasoning block, when it moves to the reasoning (all blocks when
     /// `move_blocks`, Harmony's analysis channel always).
-    pub(crate) fn moving_block_start(&self, move_blocks: bool) -> Option<usize> {
-        self.block.filter(|b| move_blocks || always_moves(b.kind)).map(|b| b.start)
+    pub(crate) fn moving_block(&self, move_blocks: bool) -> Option<Block> {
+        self.block.filter(|b| move_blocks || always_moves(b.kind))
+    }
+
+    /// The text before `by` is dropped: shift every position down by `by` (`text` is the
+    /// text before the drop; nothing before `min(pos, by)` is needed again).
+    pub(crate) fn rebase(&mut self, text: &str, by: usize, max_depth: usize) {
+        self.brackets.rebase(text, by, max_depth);
+        self.pos = self.pos.saturating_sub(by);
+        if let Some(b) = self.block.as_mut() {
+            b.start = b.start.saturating_sub(by);
+            b.body = b.body.saturating_sub(by);
+            b.close = b.close.map(|c| c.saturating_sub(by));
+            b.search_from = b.search_from.saturating_sub(by);
+        }
     }
 }
 
@@ -95,7 +111,7 @@ pub(crate) enum Step<'a> {
     BlockEnd { moved: Option<(Span, Span)> },
     /// A marker that is not a call, or a failed parse: the text stays prose.
     Skip,
-    /// The failed-parse budget ran out at this byte: the rest is prose.
+    /// A limit was reached at this byte (failed parses, text size): the rest is prose.
     Exhausted(Note),
     /// The end of the text.
     End,
@@ -109,6 +125,19 @@ pub(crate) struct Read<'c, 't> {
     pub(crate) move_blocks: bool,
     /// True when no more text will come.
     pub(crate) is_final: bool,
+    /// Bytes of the text before `text[0]` (a stream drops what it decided).
+    pub(crate) base: usize,
+    /// Where markers stop being looked for: `Limits::max_text_bytes`, counted from the
+    /// real start of the text (see [`Read::new`]).
+    pub(crate) cap: usize,
+}
+
+impl<'c, 't> Read<'c, 't> {
+    /// How to read a text whose first `base` bytes were dropped.
+    pub(crate) fn new(cx: &'c Cx<'t>, mode: Mode, move_blocks: bool, is_final: bool, base: usize) -> Self {
+        let cap = cx.limits.max_text_bytes.saturating_sub(base);
+        Read { cx, mode, move_blocks, is_final, base, cap }
+    }
 }
 
 /// The next step from `st.pos`, or `None` when more text could change it (only when
@@ -123,10 +152,17 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         st.pos = len;
         return Some(Step::Prose);
     }
+    // Past the text cap, the rest is prose.
+    let cap = r.cap;
+    if len > cap && st.pos >= cap {
+        st.exhausted = true;
+        let at = r.base + st.pos;
+        return Some(Step::Exhausted(Note::new(NoteKind::TextTooLarge, Span::new(at, at), None)));
+    }
     // Inside a block: find its close marker (once).
     if let Some(b) = st.block.as_mut() {
         if b.close.is_none() {
-            let close_marker = REASONING.get(b.kind).map_or("", |(_, c)| *c);
+            let close_marker = d.reasoning.get(b.kind).map_or("", |r| r.think.close);
             match text.get(b.search_from..).and_then(|t| t.find(close_marker)) {
                 Some(i) => b.close = Some(b.search_from + i),
                 None => {
@@ -152,14 +188,16 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         }
         return r.is_final.then_some(Step::End);
     }
-    let found = d.automaton.find(Input::new(text).span(st.pos..limit));
+    // Markers are looked for before the text cap only.
+    let search_end = limit.min(cap.max(st.pos));
+    let found = d.automaton.find(Input::new(text).span(st.pos..search_end));
     let Some(m) = found else {
         // No marker: prose up to where a marker could still begin.
         let from = st.pos;
-        let to = if limit_is_end && !r.is_final {
+        let to = if limit_is_end && !r.is_final && search_end == limit {
             crate::span::floor_char_boundary(text, len.saturating_sub(d.longest.saturating_sub(1)).max(from))
         } else {
-            limit
+            search_end
         };
         if to <= from {
             return None;
@@ -181,55 +219,74 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         st.pos = m.start();
         return Some(Step::Prose);
     }
+    let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
     match d.kinds.get(m.pattern().as_usize()) {
         Some(Kind::ThinkOpen(k)) if r.mode == Mode::Content && block.is_none() => {
+            note_owner(st, d, *k);
             st.seen_open = true;
             st.block = Some(Block { kind: *k, start: m.start(), body: m.end(), close: None, search_from: m.end() });
             st.pos = m.end();
             Some(Step::Skip)
         }
-        Some(Kind::ThinkClose)
+        Some(Kind::ThinkClose(k))
             if r.mode == Mode::Content && block.is_none() && !st.seen_open && !st.forced_done && !st.touched =>
         {
+            note_owner(st, d, *k);
             st.forced_done = true;
             st.touched = true;
             st.pos = m.end();
             Some(Step::Forced { reasoning_end: m.start(), cut_end: m.end() })
         }
-        Some(Kind::Call(rows)) => {
-            let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
-            // Parsers inside a block see the text up to the block's end only.
-            let (result, failed) = try_rows(text, m.start(), rows, r, &mut st.brackets, limit)?;
-            if let Some((format, parsed)) = result {
-                st.failures += failed;
-                st.pos = parsed.end;
-                Some(accept(st, r, format, m.start(), parsed, in_reasoning))
-            } else {
-                {
-                    st.failures += failed;
-                    st.pos = next_boundary(text, m.start());
-                    if st.failures > FAILED_PARSE_BUDGET {
-                        st.exhausted = true;
-                        return Some(Step::Exhausted(Note {
-                            kind: NoteKind::ScanBudgetExhausted,
-                            span: Span::new(m.start(), len),
-                            name: None,
-                        }));
-                    }
-                    Some(Step::Skip)
-                }
-            }
+        Some(Kind::Wrapper(owner)) => {
+            st.hint = Some(*owner);
+            st.pos = m.end();
+            let cut = !in_reasoning && r.mode == Mode::Content;
+            st.touched |= cut;
+            Some(Step::Calls { region: Span::new(m.start(), m.end()), calls: Vec::new(), reasoning: in_reasoning, cut })
         }
-        _ => {
+        Some(Kind::Call(rows)) => {
+            // Parsers inside a block see the text up to the block's end only.
+            let tried = try_rows(text, m.start(), rows, r, st.hint, &mut st.brackets, limit)?;
+            st.failures += tried.failed;
+            if let Some((format, parsed)) = tried.found {
+                st.pos = parsed.end;
+                return Some(accept(st, r, format, m.start(), parsed, in_reasoning));
+            }
+            st.pos = next_boundary(text, m.start());
+            if st.failures > FAILED_PARSE_BUDGET {
+                st.exhausted = true;
+                let at = r.base + m.start();
+                return Some(Step::Exhausted(Note::new(NoteKind::ScanBudgetExhausted, Span::new(at, at), None)));
+            }
+            if tried.too_large {
+                let at = r.base + m.start();
+                let span = Span::new(at, at + r.cx.limits.max_held_bytes);
+                return Some(Step::Noted(Note::new(NoteKind::CallTooLarge, span, None)));
+            }
+            Some(Step::Skip)
+        }
+        Some(Kind::ThinkOpen(k) | Kind::ThinkClose(k)) => {
+            note_owner(st, d, *k);
+            st.pos = m.end();
+            Some(Step::Skip)
+        }
+        None => {
             st.pos = m.end();
             Some(Step::Skip)
         }
     }
 }
 
+/// A reasoning marker that one format alone writes names the format for what follows.
+fn note_owner(st: &mut State, d: &registry::Dispatch, k: usize) {
+    if let Some(owner) = d.reasoning.get(k).and_then(|r| r.owner) {
+        st.hint = Some(owner);
+    }
+}
+
 fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> Step<'a> {
     st.block = None;
-    let close_len = REASONING.get(b.kind).map_or(0, |(_, c)| c.len());
+    let close_len = registry::dispatch().and_then(|d| d.reasoning.get(b.kind)).map_or(0, |r| r.think.close.len());
     let (body_end, end) = match b.close {
         Some(c) => (c, c + close_len),
         None => (text.len(), text.len()),
@@ -243,9 +300,9 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
     Step::BlockEnd { moved }
 }
 
-/// Harmony's analysis channel is channel markup, never prose: it always moves.
+/// Channel markup (Harmony's analysis channel) is never prose: it always moves.
 fn always_moves(kind: usize) -> bool {
-    REASONING.get(kind).is_some_and(|(open, _)| *open == Some(registry::HARMONY_ANALYSIS))
+    registry::dispatch().and_then(|d| d.reasoning.get(kind)).is_some_and(|r| r.think.always_moves)
 }
 
 /// A decision that may have to wait for more text.
@@ -256,55 +313,83 @@ enum Decision<T> {
     Yes(T),
     /// No.
     No,
+    /// No: the markup may be a call, but no call ends within `Limits::max_held_bytes`.
+    TooLarge,
 }
 
-/// Try each registry row at `at`; the first parser that accepts wins. Also returns how
-/// many parsers failed. `None` when a row cannot decide before more text comes.
+/// What trying the rows at a marker gave.
+struct Tried<'a> {
+    found: Option<(Format, Parsed<'a>)>,
+    /// Parsers that failed.
+    failed: usize,
+    /// One of them failed only because the markup is longer than allowed.
+    too_large: bool,
+}
+
+/// Try each registry row at `at`; the first parser that accepts wins. `None` when a row
+/// cannot decide before more text comes.
 ///
-/// A parser is run on growing views of the text (`CHECKPOINT`, then doubling): its call is
-/// accepted from the first view where it ends at least `MARGIN` bytes before the view's
-/// end (or the view is the whole text), and it fails once it found nothing in a view of
-/// `FAIL_MARGIN` bytes. The whole-text scan and the stream run the same views, so both
-/// decide alike; a failed parse costs bounded work.
+/// A parser is run on growing views of the text (`CHECKPOINT`, then doubling, up to
+/// `Limits::max_held_bytes`): its call is accepted from the first view where it ends at
+/// least `MARGIN` bytes before the view's end (or the view is the whole text), and it
+/// fails once it found nothing in a view of `FAIL_MARGIN` bytes, or in the largest view.
+/// The whole-text scan and the stream run the same views, so both decide alike; a failed
+/// parse costs bounded work.
 fn try_rows<'a>(
     text: &'a str,
     at: usize,
     rows: &[usize],
     r: &Read<'_, '_>,
+    hint: Option<Format>,
     brackets: &mut Brackets,
     view_limit: usize,
-) -> Option<(Option<(Format, Parsed<'a>)>, usize)> {
-    let mut failed = 0;
+) -> Option<Tried<'a>> {
+    let mut tried = Tried { found: None, failed: 0, too_large: false };
     for &row in rows {
-        let Some(entry) = REGISTRY.get(row) else {
+        let Some(spec) = REGISTRY.get(row) else {
             continue;
         };
-        let first_view = match plausible(entry.format, text, at, r.is_final, brackets, view_limit) {
+        if let When::After(f) = spec.when {
+            if hint != Some(f) {
+                continue;
+            }
+        }
+        let first_view = match plausible(spec.format, text, at, r, brackets, view_limit) {
             Decision::Wait => return None,
-            Decision::No => continue,
+            Decision::No | Decision::TooLarge => continue,
             Decision::Yes(view) => view,
         };
-        match decide(text, at, entry.parse, r, view_limit, first_view) {
+        let cx = Cx { hint, ..*r.cx };
+        match decide(text, at, spec, &cx, r, view_limit, first_view) {
             Decision::Wait => return None,
-            Decision::Yes(p) => return Some((Some((entry.format, p)), failed)),
-            Decision::No => failed += 1,
+            Decision::Yes(p) => {
+                tried.found = Some((spec.format, p));
+                return Some(tried);
+            }
+            Decision::No => tried.failed += 1,
+            Decision::TooLarge => {
+                tried.failed += 1;
+                tried.too_large = true;
+            }
         }
     }
-    Some((None, failed))
+    Some(tried)
 }
 
 /// Run one parser over growing views (see `try_rows`).
 fn decide<'a>(
     text: &'a str,
     at: usize,
-    parse: registry::ParseFn,
+    spec: &registry::Spec,
+    cx: &Cx<'_>,
     r: &Read<'_, '_>,
     view_limit: usize,
     first_view: usize,
 ) -> Decision<Parsed<'a>> {
     let len = text.len();
     let longest = registry::dispatch().map_or(0, |d| d.longest);
-    let mut span = first_view.max(1);
+    let largest = cx.limits.max_held_bytes.max(1);
+    let mut span = first_view.clamp(1, largest);
     loop {
         let checkpoint = at.saturating_add(span);
         // In a stream, a view is read only once the text reaches past it (so that a marker
@@ -314,33 +399,36 @@ fn decide<'a>(
         }
         let end = crate::span::floor_char_boundary(text, checkpoint.min(view_limit).min(len));
         let whole = end >= view_limit.min(len) && (r.is_final || view_limit < len);
+        let last = span >= largest;
         let Some(view) = text.get(..end) else { return Decision::No };
-        match parse(view, at, r.cx) {
+        match spec.parse(view, at, cx) {
             Some(p) if p.end > at && p.end <= end && view.is_char_boundary(p.end) => {
                 if whole || p.end.saturating_add(MARGIN) <= end {
                     return Decision::Yes(p);
                 }
+                if last {
+                    return Decision::TooLarge;
+                }
             }
             _ => {
-                if whole || end >= at.saturating_add(FAIL_MARGIN) {
+                if whole || last || end >= at.saturating_add(FAIL_MARGIN) {
                     return Decision::No;
                 }
             }
         }
-        span = span.saturating_mul(2);
+        span = span.saturating_mul(2).min(largest);
     }
 }
 
-/// A cheap look at the text after a marker: `Some(false)` when the row's parser cannot
-/// succeed there (such looks do not count against the budget of failed parses), `None`
-/// when that cannot be told before more text comes.
-///
-/// When plausible, gives the size of the first view to parse in.
+/// A cheap look at the text after a marker: `No` when the row's parser cannot succeed
+/// there (such looks do not count against the budget of failed parses), `Wait` when that
+/// cannot be told before more text comes. When plausible, gives the size of the first
+/// view to parse in.
 fn plausible(
     format: Format,
     text: &str,
     at: usize,
-    is_final: bool,
+    r: &Read<'_, '_>,
     brackets: &mut Brackets,
     view_limit: usize,
 ) -> Decision<usize> {
@@ -352,7 +440,8 @@ fn plausible(
     }
     // JSON in prose is judged once it is complete, and only when it is complete.
     let Some(view) = text.get(..view_limit.min(text.len())) else { return Decision::No };
-    match brackets.extent(view, at, is_final || view_limit < text.len()) {
+    let is_final = r.is_final || view_limit < text.len();
+    match brackets.extent(view, at, is_final, r.cx.limits.max_depth) {
         None => Decision::Wait,
         Some(Extent::Closed(e)) => Decision::Yes(e - at + MARGIN),
         Some(Extent::Open | Extent::NotOpener) => Decision::No,
@@ -372,8 +461,8 @@ fn accept<'a>(
     if format == Format::Json {
         if let Some(tools) = r.cx.tools {
             if let Some(bad) = parsed.calls.iter().find(|c| !tools.is_known(&c.name)) {
-                let note = Note { kind: NoteKind::UnknownTool, span: region, name: Some(bad.name.to_string()) };
-                return Step::Noted(note);
+                let span = Span::new(r.base + region.start, r.base + region.end);
+                return Step::Noted(Note::new(NoteKind::UnknownTool, span, Some(bad.name.to_string())));
             }
         }
     }
@@ -410,7 +499,7 @@ pub(crate) struct Scan<'a> {
 
 /// Read a whole text.
 pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool) -> Scan<'a> {
-    let r = Read { cx, mode, move_blocks, is_final: true };
+    let r = Read::new(cx, mode, move_blocks, true, 0);
     let mut st = State::default();
     let mut out = Scan::default();
     while let Some(s) = step(text, &mut st, &r) {

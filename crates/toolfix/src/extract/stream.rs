@@ -1,5 +1,5 @@
-//! The streaming assembler: feed the `content` text as it arrives, get prose and calls
-//! back as events.
+//! The streaming assembler: feed the `content` text as it arrives, get prose, reasoning
+//! and calls back as events.
 //!
 //! Text that cannot be the start of call markup is released at once; a possible marker is
 //! held back until the parsers can decide; a complete call comes out as
@@ -26,14 +26,19 @@
 //! assert!(events.iter().any(|e| matches!(e, StreamEvent::Call(c) if c.name == "f")));
 //! ```
 //!
-//! Reasoning that was forced open (only `</think>` appears) is only known when its close
-//! marker arrives: the assembler then sends [`StreamEvent::ContentWasReasoning`], meaning
-//! every `Text` sent so far was reasoning. Calls found in reasoning are sent at
-//! [`finish`](StreamExtractor::finish), when it is known whether another channel had one.
+//! Memory stays proportional to the text not yet decided (at most
+//! [`Limits::max_held_bytes`](crate::Limits) of call markup and a marker), not to the
+//! stream: decided text is sent and dropped. Reasoning that moves out of `content` is sent
+//! as it is read, in [`StreamEvent::Reasoning`] pieces. Reasoning that was forced open
+//! (only `</think>` appears) is only known when its close marker arrives: the assembler
+//! then sends [`StreamEvent::ContentWasReasoning`], meaning every `Text` sent so far was
+//! reasoning. Calls found in reasoning are sent at [`finish`](StreamExtractor::finish),
+//! when it is known whether another channel had one.
 
+use super::dedupe::{self, Seen};
 use super::parsed::{Cx, RawCall};
 use super::scan::{self, Mode, Read, State, Step};
-use super::{Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, ThinkBlocks, ToolLookup, dedupe};
+use super::{Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, Repeats, ThinkBlocks, ToolLookup};
 use crate::Span;
 use std::borrow::Cow;
 
@@ -46,7 +51,10 @@ pub enum StreamEvent {
     /// Every `Text` sent so far was reasoning that had been forced open (only its close
     /// marker appeared).
     ContentWasReasoning,
-    /// A reasoning block moved out of `content` ([`ThinkBlocks::Move`]).
+    /// A piece of reasoning moved out of `content` ([`ThinkBlocks::Move`], and Harmony's
+    /// analysis channel always). Pieces concatenate to the reasoning text, the `\n`
+    /// between two blocks included; a block that starts sends a piece (maybe empty) at
+    /// once.
     Reasoning(String),
     /// A complete call.
     Call(ExtractedCall<'static>),
@@ -54,64 +62,67 @@ pub enum StreamEvent {
     Note(Note),
 }
 
-/// A push-style assembler for one `content` stream.
+/// A push-style assembler for one `content` (or `reasoning_content`) stream.
 pub struct StreamExtractor<'t> {
     tools: Option<&'t dyn ToolLookup>,
     options: Options,
+    /// The text not yet dropped: `text[0]` is byte `base` of the stream.
     text: String,
+    base: usize,
     /// Bytes of an unfinished UTF-8 character.
     pending: Vec<u8>,
     state: State,
-    /// Text before this byte has been sent or dropped.
+    /// Text before this byte (of `text`) has been sent or dropped.
     emitted: usize,
-    /// Ranges cut from the prose that lie at or after `emitted`.
+    /// Ranges (of `text`) cut from the prose that lie at or after `emitted`.
     cuts: Vec<Span>,
-    /// Keys of the calls sent, for the ordinal and the dedupe of reasoning calls.
-    keys: Vec<String>,
+    /// Keys of the calls sent.
+    seen: Seen,
+    /// Calls sent (content calls, then reasoning calls at the end).
+    sent: usize,
+    too_many: bool,
     reasoning_calls: Vec<ExtractedCall<'static>>,
     /// Do not step again before the text is this long (keeps re-tries linear).
     retry_at: usize,
     /// `content` or `reasoning_content`.
     mode: Mode,
+    /// The open reasoning block was announced (its first piece sent).
+    block_announced: bool,
+    /// Reasoning left this stream before (the next block starts with `\n`).
+    moved_any: bool,
 }
 
 impl std::fmt::Debug for StreamExtractor<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamExtractor")
-            .field("received", &self.text.len())
-            .field("emitted", &self.emitted)
-            .field("calls", &self.keys.len())
+            .field("received", &(self.base + self.text.len()))
+            .field("held", &self.text.len())
+            .field("calls", &self.sent)
             .finish_non_exhaustive()
     }
 }
 
-fn owned(c: RawCall<'_>, channel: Channel) -> ExtractedCall<'static> {
-    ExtractedCall {
-        name: Cow::Owned(c.name.into_owned()),
-        arguments: Cow::Owned(c.arguments.into_owned()),
-        id: c.id.map(|i| Cow::Owned(i.into_owned())),
-        format: c.format,
-        channel,
-        span: c.span,
-    }
-}
-
 impl<'t> StreamExtractor<'t> {
-    /// An assembler for one stream.
+    /// An assembler for one `content` stream.
     #[must_use]
     pub fn new(tools: Option<&'t dyn ToolLookup>, options: Options) -> Self {
         StreamExtractor {
             tools,
             options,
             text: String::new(),
+            base: 0,
             pending: Vec::new(),
             state: State::default(),
             emitted: 0,
             cuts: Vec::new(),
-            keys: Vec::new(),
+            seen: Seen::default(),
+            sent: 0,
+            too_many: false,
             reasoning_calls: Vec::new(),
             retry_at: 0,
             mode: Mode::Content,
+            block_announced: false,
+            moved_any: false,
         }
     }
 
@@ -119,12 +130,33 @@ impl<'t> StreamExtractor<'t> {
     /// unchanged; the calls found in it come at [`finish`](Self::finish) (channel
     /// `Reasoning`). Whether to use them is the caller's choice: with
     /// [`ReasoningCalls::WhenNoOther`], drop them when the `content` stream had calls.
+    ///
+    /// ```
+    /// use toolfix::extract::stream::{StreamEvent, StreamExtractor};
+    /// use toolfix::extract::Options;
+    ///
+    /// let mut s = StreamExtractor::for_reasoning(None, Options::default());
+    /// let mut events = s.push_str("Let me call <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
+    /// events.extend(s.finish());
+    /// assert!(events.iter().any(|e| matches!(e, StreamEvent::Call(c) if c.name == "f")));
+    /// ```
     #[must_use]
     pub fn for_reasoning(tools: Option<&'t dyn ToolLookup>, options: Options) -> Self {
         StreamExtractor { mode: Mode::Reasoning, ..StreamExtractor::new(tools, options) }
     }
 
     /// Feed the next bytes of the stream (a chunk may end inside a UTF-8 character).
+    ///
+    /// ```
+    /// use toolfix::extract::stream::{StreamEvent, StreamExtractor};
+    /// use toolfix::extract::Options;
+    ///
+    /// let mut s = StreamExtractor::new(None, Options::default());
+    /// let prose = "Plain words, nothing else. ".repeat(8);
+    /// let events = s.push(prose.as_bytes());
+    /// // Prose is sent at once, but for the last bytes: a marker could still start there.
+    /// assert!(matches!(&events[..], [StreamEvent::Text(t)] if prose.starts_with(t.as_str()) && t.len() > 64));
+    /// ```
     pub fn push(&mut self, chunk: &[u8]) -> Vec<StreamEvent> {
         self.pending.extend_from_slice(chunk);
         self.take_utf8(false);
@@ -135,46 +167,88 @@ impl<'t> StreamExtractor<'t> {
     }
 
     /// Feed the next text of the stream.
+    ///
+    /// ```
+    /// use toolfix::extract::stream::StreamExtractor;
+    /// use toolfix::extract::Options;
+    ///
+    /// let mut s = StreamExtractor::new(None, Options::default());
+    /// assert!(!s.push_str(&"plain prose. ".repeat(10)).is_empty());
+    /// ```
     pub fn push_str(&mut self, chunk: &str) -> Vec<StreamEvent> {
         self.push(chunk.as_bytes())
     }
 
     /// The stream ended: decide everything held back.
+    ///
+    /// ```
+    /// use toolfix::extract::stream::{StreamEvent, StreamExtractor};
+    /// use toolfix::extract::Options;
+    ///
+    /// let mut s = StreamExtractor::new(None, Options::default());
+    /// let _ = s.push_str("[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}}]");
+    /// let events = s.finish();
+    /// assert!(events.iter().any(|e| matches!(e, StreamEvent::Call(_))));
+    /// ```
     pub fn finish(mut self) -> Vec<StreamEvent> {
         self.take_utf8(true);
         let mut events = self.run(true);
         let use_reasoning = match self.options.reasoning_calls {
-            ReasoningCalls::WhenNoOther => self.keys.is_empty(),
+            ReasoningCalls::WhenNoOther => self.sent == 0,
             ReasoningCalls::Always => true,
             ReasoningCalls::Never => false,
         };
         let reasoning = std::mem::take(&mut self.reasoning_calls);
         if use_reasoning {
-            let content_keys = self.keys.len();
-            for mut c in reasoning {
-                let key = dedupe::call_key(&c.name, &c.arguments);
-                if self.keys.iter().take(content_keys).any(|k| *k == key) {
-                    events.push(StreamEvent::Note(Note {
-                        kind: NoteKind::Duplicate,
-                        span: c.span,
-                        name: Some(c.name.to_string()),
-                    }));
+            let content_seen = self.seen.clone();
+            for c in reasoning {
+                let repeat = match self.options.repeats {
+                    Repeats::Drop => !self.seen.take(&c.name, &c.arguments),
+                    Repeats::Keep => content_seen.contains(&c.name, &c.arguments),
+                };
+                if repeat {
+                    events.push(StreamEvent::Note(Note::new(NoteKind::Duplicate, c.span, Some(c.name.to_string()))));
                     continue;
                 }
-                if c.id.is_none() {
-                    c.id = Some(Cow::Owned(dedupe::fresh_id(&c.name, &c.arguments, self.keys.len())));
-                }
-                self.keys.push(key);
-                events.push(StreamEvent::Call(c));
+                self.send(c, &mut events);
             }
         } else if let Some(first) = reasoning.first() {
-            events.push(StreamEvent::Note(Note {
-                kind: NoteKind::ReasoningCallsIgnored,
-                span: first.span,
-                name: Some(first.name.to_string()),
-            }));
+            let name = Some(first.name.to_string());
+            events.push(StreamEvent::Note(Note::new(NoteKind::ReasoningCallsIgnored, first.span, name)));
         }
         events
+    }
+
+    /// Bytes of text held: received and not yet dropped (the text not yet decided, and up
+    /// to as much again of decided text waiting to be dropped in one go).
+    ///
+    /// ```
+    /// use toolfix::extract::stream::StreamExtractor;
+    /// use toolfix::extract::Options;
+    ///
+    /// let mut s = StreamExtractor::new(None, Options::default());
+    /// let _ = s.push_str(&"plain prose. ".repeat(10_000));
+    /// assert!(s.held() < 8192);
+    /// ```
+    #[must_use]
+    pub fn held(&self) -> usize {
+        self.text.len() + self.pending.len()
+    }
+
+    /// Send a call: an id when it has none, and the cap on calls per reply.
+    fn send(&mut self, mut c: ExtractedCall<'static>, events: &mut Vec<StreamEvent>) {
+        if self.sent >= self.options.limits.max_calls {
+            if !self.too_many {
+                self.too_many = true;
+                events.push(StreamEvent::Note(Note::new(NoteKind::TooManyCalls, c.span, Some(c.name.to_string()))));
+            }
+            return;
+        }
+        if c.id.is_none() {
+            c.id = Some(Cow::Owned(dedupe::fresh_id(&c.name, &c.arguments, self.sent)));
+        }
+        self.sent += 1;
+        events.push(StreamEvent::Call(c));
     }
 
     /// Move the complete UTF-8 prefix of `pending` into `text`.
@@ -214,9 +288,9 @@ impl<'t> StreamExtractor<'t> {
 
     fn run(&mut self, is_final: bool) -> Vec<StreamEvent> {
         let mut events = Vec::new();
-        let cx = Cx { tools: self.tools };
-        let read =
-            Read { cx: &cx, mode: self.mode, move_blocks: self.options.think_blocks == ThinkBlocks::Move, is_final };
+        let cx = Cx::new(self.tools, self.options.limits);
+        let move_blocks = self.options.think_blocks == ThinkBlocks::Move;
+        let read = Read::new(&cx, self.mode, move_blocks, is_final, self.base);
         let text_owned = std::mem::take(&mut self.text);
         let text = text_owned.as_str();
         loop {
@@ -233,71 +307,122 @@ impl<'t> StreamExtractor<'t> {
                         self.cuts.push(region);
                     }
                     for c in calls {
+                        let c = self.owned(c, if reasoning { Channel::Reasoning } else { Channel::Content });
                         if reasoning {
-                            self.reasoning_calls.push(owned(c, Channel::Reasoning));
-                        } else {
-                            let mut c = owned(c, Channel::Content);
-                            if c.id.is_none() {
-                                c.id = Some(Cow::Owned(dedupe::fresh_id(&c.name, &c.arguments, self.keys.len())));
+                            if self.reasoning_calls.len() < self.options.limits.max_calls {
+                                self.reasoning_calls.push(c);
                             }
-                            self.keys.push(dedupe::call_key(&c.name, &c.arguments));
-                            events.push(StreamEvent::Call(c));
+                        } else if !self.seen.take(&c.name, &c.arguments) && self.options.repeats == Repeats::Drop {
+                            events.push(StreamEvent::Note(Note::new(
+                                NoteKind::Duplicate,
+                                c.span,
+                                Some(c.name.to_string()),
+                            )));
+                        } else {
+                            self.send(c, &mut events);
                         }
                     }
                 }
                 Step::Noted(note) | Step::Exhausted(note) => events.push(StreamEvent::Note(note)),
                 Step::Forced { cut_end, .. } => {
                     events.push(StreamEvent::ContentWasReasoning);
+                    self.moved_any = true;
                     self.emitted = self.emitted.max(cut_end);
                 }
                 Step::BlockEnd { moved } => {
                     if let Some((cut, body)) = moved {
-                        // The block's text was held back (see `emit`): it leaves as reasoning.
-                        emit_to(text, &mut self.emitted, &mut self.cuts, cut.start, &mut events);
-                        events.push(StreamEvent::Reasoning(text.get(body.range()).unwrap_or("").to_owned()));
+                        self.emit(text, cut.start, Channel::Content, &mut events);
+                        self.announce(&mut events);
+                        self.emitted = self.emitted.max(body.start);
+                        self.emit(text, body.end, Channel::Reasoning, &mut events);
                         self.emitted = self.emitted.max(cut.end);
+                        self.block_announced = false;
                     }
                 }
             }
-            // Text before the current position is decided, except a block that may move.
-            let safe = match self.state_block_start() {
-                Some(start) => start.min(self.state.pos),
-                None => self.state.pos,
-            };
-            emit_to(text, &mut self.emitted, &mut self.cuts, safe, &mut events);
+            // Text before the current position is decided: prose, or the reasoning of a
+            // block that moves.
+            match self.state.moving_block(move_blocks) {
+                Some(b) if self.mode == Mode::Content => {
+                    self.emit(text, b.start, Channel::Content, &mut events);
+                    self.announce(&mut events);
+                    self.emitted = self.emitted.max(b.body);
+                    self.emit(text, self.state.pos, Channel::Reasoning, &mut events);
+                }
+                _ => self.emit(text, self.state.pos, Channel::Content, &mut events),
+            }
         }
         self.text = text_owned;
+        self.drop_decided();
         events
     }
 
-    /// Where a block that will move started, while inside it.
-    fn state_block_start(&self) -> Option<usize> {
-        self.state.moving_block_start(self.options.think_blocks == ThinkBlocks::Move)
+    /// A moving block starts: send its first piece (the separator from earlier reasoning).
+    fn announce(&mut self, events: &mut Vec<StreamEvent>) {
+        if !self.block_announced {
+            self.block_announced = true;
+            let sep = if self.moved_any { "\n" } else { "" };
+            self.moved_any = true;
+            events.push(StreamEvent::Reasoning(sep.to_owned()));
+        }
     }
-}
 
-/// Send the prose in `[emitted, to)`, without the cut ranges.
-fn emit_to(text: &str, emitted: &mut usize, cuts: &mut Vec<Span>, to: usize, events: &mut Vec<StreamEvent>) {
-    if to <= *emitted {
-        return;
-    }
-    let mut out = String::new();
-    let mut at = *emitted;
-    cuts.retain(|c| c.end > at);
-    for c in cuts.iter() {
-        if c.start >= to {
-            break;
+    /// Forget the text that is decided (sent, or cut), once it is worth the copy.
+    fn drop_decided(&mut self) {
+        let keep_from = self.emitted.min(self.state.pos);
+        if keep_from < 4096 || keep_from < self.text.len() / 2 {
+            return;
         }
-        if c.start > at {
-            out.push_str(text.get(at..c.start).unwrap_or(""));
+        let keep_from = crate::span::floor_char_boundary(&self.text, keep_from);
+        self.state.rebase(&self.text, keep_from, self.options.limits.max_depth);
+        self.text.drain(..keep_from);
+        self.base += keep_from;
+        self.emitted -= keep_from;
+        self.retry_at = self.retry_at.saturating_sub(keep_from);
+        self.cuts.retain(|c| c.end > keep_from);
+        for c in &mut self.cuts {
+            *c = Span::new(c.start.saturating_sub(keep_from), c.end - keep_from);
         }
-        at = at.max(c.end);
     }
-    if at < to {
-        out.push_str(text.get(at..to).unwrap_or(""));
+
+    /// A found call, owned, its span counted from the start of the stream.
+    fn owned(&self, c: RawCall<'_>, channel: Channel) -> ExtractedCall<'static> {
+        ExtractedCall {
+            name: Cow::Owned(c.name.into_owned()),
+            arguments: Cow::Owned(c.arguments.into_owned()),
+            id: c.id.map(|i| Cow::Owned(i.into_owned())),
+            format: c.format,
+            channel,
+            span: Span::new(c.span.start + self.base, c.span.end + self.base),
+        }
     }
-    *emitted = to.max(at);
-    if !out.is_empty() {
-        events.push(StreamEvent::Text(out));
+
+    /// Send the text in `[emitted, to)`, without the cut ranges, as prose or reasoning.
+    fn emit(&mut self, text: &str, to: usize, channel: Channel, events: &mut Vec<StreamEvent>) {
+        if to <= self.emitted {
+            return;
+        }
+        let mut out = String::with_capacity(to - self.emitted);
+        let mut at = self.emitted;
+        self.cuts.retain(|c| c.end > at);
+        for c in &self.cuts {
+            if c.start >= to {
+                break;
+            }
+            if c.start > at {
+                out.push_str(text.get(at..c.start).unwrap_or(""));
+            }
+            at = at.max(c.end);
+        }
+        if at < to {
+            out.push_str(text.get(at..to).unwrap_or(""));
+        }
+        self.emitted = to.max(at);
+        if !out.is_empty() {
+            events.push(match channel {
+                Channel::Reasoning => StreamEvent::Reasoning(out),
+                _ => StreamEvent::Text(out),
+            });
+        }
     }
 }

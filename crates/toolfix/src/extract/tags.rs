@@ -123,31 +123,6 @@ fn attr_value(value: &str) -> &str {
     value.get(..end).unwrap_or(value)
 }
 
-/// A tool name as written, with leaked markup, quotes and whitespace removed; `None` when
-/// nothing usable is left.
-pub(crate) fn clean_name(raw: &str) -> Option<&str> {
-    let mut name = raw.trim();
-    if let Some(lt) = name.find('<') {
-        name = name.get(..lt)?.trim_end();
-    }
-    name = name.trim_matches(['"', '\'', '`']).trim();
-    let ok = !name.is_empty()
-        && name.len() <= 256
-        && !name.chars().any(|c| c.is_whitespace() || matches!(c, '{' | '}' | '(' | ')' | '>'));
-    ok.then_some(name)
-}
-
-/// `pos` moved past ASCII whitespace.
-pub(crate) fn skip_ws(text: &str, pos: usize) -> usize {
-    let rest = text.get(pos..).unwrap_or("");
-    pos + (rest.len() - rest.trim_start().len())
-}
-
-/// True when `text` at `pos` starts with `prefix`.
-pub(crate) fn at(text: &str, pos: usize, prefix: &str) -> bool {
-    text.get(pos..).is_some_and(|rest| rest.starts_with(prefix))
-}
-
 /// Removes one framing newline after the open tag and one before the close tag.
 pub(crate) fn strip_framing(value: &str) -> &str {
     let value = value.strip_prefix("\r\n").or_else(|| value.strip_prefix('\n')).unwrap_or(value);
@@ -185,13 +160,5 @@ mod tests {
         assert_eq!(attr(" name='k'", "name"), Some("k"));
         assert_eq!(attr(" name=k other", "name"), Some("k"));
         assert_eq!(attr(" rename=\"x\"", "name"), None);
-    }
-
-    #[test]
-    fn names() {
-        assert_eq!(clean_name(" get_weather</arg_value>"), Some("get_weather"));
-        assert_eq!(clean_name("\"f\""), Some("f"));
-        assert_eq!(clean_name("   "), None);
-        assert_eq!(clean_name("two words"), None);
     }
 }

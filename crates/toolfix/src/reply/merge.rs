@@ -3,7 +3,7 @@
 //! repair each call, and run the storm guard, in the order calls are offered.
 
 use super::{CallStatus, FixOptions, FixedCall};
-use crate::extract::dedupe::call_key;
+use crate::canonical::call_key;
 use crate::extract::{Channel, ExtractedCall, Note, NoteKind, ReasoningCalls};
 use crate::guard::{Effect, GuardConfig, StormGuard, ToolPolicy, Verdict};
 use crate::pipeline::CallOutcome;

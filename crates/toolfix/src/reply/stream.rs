@@ -149,7 +149,8 @@ pub struct ReplyStream<'t> {
     /// What the whole reply will hold.
     content_text: String,
     reasoning_text: Option<String>,
-    moved: Vec<String>,
+    /// Reasoning moved out of the content (its pieces concatenate).
+    moved: Option<String>,
     notes: Vec<Note>,
 }
 
@@ -186,7 +187,7 @@ impl<'t> ReplyStream<'t> {
             content_done: false,
             content_text: String::new(),
             reasoning_text: None,
-            moved: Vec::new(),
+            moved: None,
             notes: Vec::new(),
         }
     }
@@ -316,11 +317,11 @@ impl<'t> ReplyStream<'t> {
                     out.push(ReplyEvent::Content(t));
                 }
                 StreamEvent::ContentWasReasoning => {
-                    self.moved.push(std::mem::take(&mut self.content_text));
+                    self.moved.get_or_insert_with(String::new).push_str(&std::mem::take(&mut self.content_text));
                     out.push(ReplyEvent::ContentWasReasoning);
                 }
                 StreamEvent::Reasoning(r) => {
-                    self.moved.push(r.clone());
+                    self.moved.get_or_insert_with(String::new).push_str(&r);
                     out.push(ReplyEvent::Reasoning(r));
                 }
                 StreamEvent::Call(c) if c.channel == Channel::Reasoning => self.reasoning_calls.push(c),

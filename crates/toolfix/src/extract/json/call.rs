@@ -4,11 +4,12 @@ use super::scan::{self, End, Object};
 use crate::Span;
 use crate::extract::Format;
 use crate::extract::parsed::RawCall;
+use crate::extract::text::{clean_name, skip_ws};
 use std::borrow::Cow;
 
 /// A call named `name` whose arguments are the JSON value starting at byte `body` of
-/// `text` (running to the end of the text when it was cut off), for markup that starts
-/// at `at`. The call's span ends where its arguments end.
+/// `text` (running to the end of the text, and marked cut, when it was cut off), for
+/// markup that starts at `at`. The call's span ends where its arguments end.
 pub(crate) fn body_call<'a>(
     text: &'a str,
     at: usize,
@@ -17,17 +18,12 @@ pub(crate) fn body_call<'a>(
     id: Option<Cow<'a, str>>,
     format: Format,
 ) -> Option<RawCall<'a>> {
-    let end = match scan::value_end(text, body)? {
-        End::Closed(e) => e,
-        End::Open => text.len(),
+    let (end, cut) = match scan::value_end(text, body)? {
+        End::Closed(e) => (e, false),
+        End::Open => (text.len(), true),
     };
-    Some(RawCall {
-        name: Cow::Borrowed(name),
-        arguments: Cow::Borrowed(text.get(body..end)?),
-        id,
-        format,
-        span: Span::new(at, end),
-    })
+    let call = RawCall::new(Cow::Borrowed(name), Cow::Borrowed(text.get(body..end)?), format, Span::new(at, end));
+    Some(call.with_id(id).cut_if(cut))
 }
 
 /// Which keys name the tool and hold its arguments in one format.
@@ -51,24 +47,6 @@ pub(crate) const ANY_SHAPE: Keys = Keys {
     args: &["arguments", "parameters", "tool_args", "args", "input"],
     args_optional: false,
 };
-
-/// The tool name as written, with markup that leaked into it removed
-/// (`get_weather</arg_value>` -> `get_weather`). `None` when nothing usable is left.
-pub(crate) fn clean_name(raw: &str) -> Option<&str> {
-    let cut = raw.find('<').map_or(raw, |i| raw.get(..i).unwrap_or(raw));
-    let name = cut.trim().trim_matches(|c| c == '"' || c == '\'' || c == '`').trim();
-    if name.is_empty() || name.len() > 256 || name.contains(['\n', '{', '}']) {
-        return None;
-    }
-    Some(name)
-}
-
-/// True when `name` looks like a tool name (no spaces): used for JSON found in prose.
-pub(crate) fn is_identifier_like(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/'))
-}
 
 /// How far the object that opens at `start` reaches, and whether it closed.
 pub(crate) fn object_extent(text: &str, start: usize) -> Option<(usize, bool)> {
@@ -141,7 +119,8 @@ pub(crate) fn call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Form
         None => return None,
     };
     let span = Span::new(start, outer.end);
-    Some(ObjectCall { call: RawCall { name, arguments, id, format, span }, end: outer.end, closed: outer.closed })
+    let call = RawCall::new(name, arguments, format, span).with_id(id).cut_if(!outer.closed);
+    Some(ObjectCall { call, end: outer.end, closed: outer.closed })
 }
 
 /// Fallback for objects not written as plain JSON (single quotes, bare keys, ...): salvage
@@ -166,7 +145,8 @@ fn salvaged_call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Format
         None => return None,
     };
     let span = Span::new(start, end);
-    Some(ObjectCall { call: RawCall { name, arguments, id, format, span }, end, closed })
+    let call = RawCall::new(name, arguments, format, span).with_id(id).cut_if(!closed);
+    Some(ObjectCall { call, end, closed })
 }
 
 /// Calls in the array that opens at byte `start` (a `[`).
@@ -187,7 +167,7 @@ pub(crate) fn calls_in_array<'a>(text: &'a str, start: usize, keys: &Keys, forma
     }
     let mut calls = Vec::new();
     let mut all_calls = true;
-    let mut i = scan::skip_ws(text, start + 1);
+    let mut i = skip_ws(text, start + 1);
     loop {
         match bytes.get(i) {
             None => {
@@ -215,9 +195,9 @@ pub(crate) fn calls_in_array<'a>(text: &'a str, start: usize, keys: &Keys, forma
             }
             Some(_) => return None,
         }
-        i = scan::skip_ws(text, i);
+        i = skip_ws(text, i);
         match bytes.get(i) {
-            Some(b',') => i = scan::skip_ws(text, i + 1),
+            Some(b',') => i = skip_ws(text, i + 1),
             Some(b']') => {
                 return Some(ArrayCalls { calls, end: i + 1, closed: true, all_calls });
             }
@@ -227,27 +207,6 @@ pub(crate) fn calls_in_array<'a>(text: &'a str, start: usize, keys: &Keys, forma
             Some(_) => return None,
         }
     }
-}
-
-/// `at + marker.len()` when `text[at..]` starts with `marker`.
-pub(crate) fn after(text: &str, at: usize, marker: &str) -> Option<usize> {
-    text.get(at..)?.starts_with(marker).then_some(at + marker.len())
-}
-
-/// `i` moved past `marker` (and the whitespace before it) when it follows; else `i`.
-pub(crate) fn skip_closer(text: &str, i: usize, marker: &str) -> usize {
-    let j = scan::skip_ws(text, i);
-    after(text, j, marker).unwrap_or(i)
-}
-
-/// Skip an opening code fence (```` ```json ```` and a newline) at `i`, if there is one.
-pub(crate) fn skip_fence_open(text: &str, i: usize) -> usize {
-    let Some(rest) = text.get(i..) else { return i };
-    let Some(after_ticks) = rest.strip_prefix("```") else {
-        return i;
-    };
-    let lang_len = after_ticks.bytes().take_while(u8::is_ascii_alphanumeric).count();
-    scan::skip_ws(text, i + 3 + lang_len)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! Linear in the bytes it looks at; no recursion (one depth counter).
 
 use crate::Span;
+use crate::extract::text::skip_ws;
 use std::borrow::Cow;
 
 /// Where a value that starts at some byte ends.
@@ -77,15 +78,6 @@ fn container_end(bytes: &[u8], start: usize) -> End {
         i += 1;
     }
     End::Open
-}
-
-/// The first byte at or after `i` that is not JSON whitespace.
-pub(crate) fn skip_ws(text: &str, mut i: usize) -> usize {
-    let bytes = text.as_bytes();
-    while bytes.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
-        i += 1;
-    }
-    i
 }
 
 /// One top-level field of an object as written.

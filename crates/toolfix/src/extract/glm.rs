@@ -1,8 +1,8 @@
-//! GLM-4.5/4.6: `<tool_call>N\n<arg_key>K</arg_key>\n<arg_value>raw</arg_value>\n</tool_call>`.
-//!
-//! The name runs to the first newline (GLM-4.6 sometimes writes a literal backslash-n
-//! instead). GLM-4.7 (`glm47`) drops the newline: `<tool_call>N<arg_key>K</arg_key>...`;
-//! both share this parser, each claiming its own shape. Values are raw text typed through
+//! GLM: `<tool_call>N\n<arg_key>K</arg_key>\n<arg_value>raw</arg_value>\n</tool_call>`
+//! (GLM-4.5/4.6, `parse45`: the name runs to the first newline, or a literal backslash-n
+//! GLM-4.6 sometimes writes) and `<tool_call>N<arg_key>K</arg_key><arg_value>raw</arg_value></tool_call>`
+//! (GLM-4.7, `parse47`: no newline after the name). One reader; each format claims its
+//! own shape. Values are raw text typed through
 //! the schema, whitespace kept. A missing `</tool_call>` (cut off) still yields the call;
 //! a `</tool_call>` inside a value is kept when `</arg_value>` follows before the next key.
 
@@ -10,20 +10,23 @@ use super::Format;
 use super::params::{Args, Untyped};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns};
+use super::text::clean_name;
 use crate::Span;
 use std::borrow::Cow;
 
-/// Start marker.
-pub(crate) const MARKERS: &[&str] = &["<tool_call>"];
-
 /// Parses a GLM-4.5 call (name then newline) at `at`.
-pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
+pub(crate) fn parse45<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
     parse_glm(text, at, cx, Format::Glm45)
+}
+
+/// Parses a GLM-4.7 call (name then `<arg_key>` or `</tool_call>`) at `at`.
+pub(crate) fn parse47<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
+    parse_glm(text, at, cx, Format::Glm47)
 }
 
 /// Parses one GLM call at `at` if its shape is that of `format` (`Glm45`: the name ends
 /// at a newline; `Glm47`: at `<arg_key>` or `</tool_call>`).
-pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
+fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
     let open = tags::tag_at(text, at, Ns::Plain).filter(|t| t.is_open("tool_call"))?;
     let body = text.get(open.end..)?;
     let name_len = body.find(['\n', '\r', '<', '\\']).unwrap_or(body.len());
@@ -32,7 +35,7 @@ pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Forma
         // `<tool_call> and </tool_call>` in a sentence: GLM writes the name right after the tag.
         return None;
     }
-    let name = tags::clean_name(raw_name)?;
+    let name = clean_name(raw_name)?;
     if !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/')) {
         return None;
     }
@@ -83,15 +86,13 @@ pub(crate) fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Forma
         // `<tool_call>name` and nothing else: too little to call it a call.
         return None;
     }
-    let end = end.unwrap_or(text.len());
-    let call = RawCall {
-        name: Cow::Borrowed(name),
-        arguments: Cow::Owned(args.finish()),
-        id: None,
-        format,
-        span: Span::new(at, end),
+    // The text ended before `</tool_call>`: more arguments may have been coming.
+    let (end, cut) = match end {
+        Some(end) => (end, false),
+        None => (text.len(), true),
     };
-    Some(Parsed { end, calls: vec![call] })
+    let call = RawCall::new(Cow::Borrowed(name), Cow::Owned(args.finish()), format, Span::new(at, end));
+    Some(Parsed { end, calls: vec![call.cut_if(cut)] })
 }
 
 /// True when the next thing at `pos`, past whitespace and literal `\n`, is a tag (or the
@@ -141,88 +142,5 @@ fn key_value(text: &str, from: usize) -> (Option<&str>, &str, usize) {
             fallback = Some(tag.start);
         }
         pos = tag.end;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{Value, json};
-
-    pub(super) fn calls(text: &str, format: Format) -> Vec<(String, Value)> {
-        let cx = Cx { tools: None };
-        let mut out = Vec::new();
-        let mut pos = 0;
-        while let Some(off) = text[pos..].find("<tool_call>") {
-            let at = pos + off;
-            match parse_glm(text, at, &cx, format) {
-                Some(p) => {
-                    for c in p.calls {
-                        assert_eq!(c.format, format);
-                        out.push((c.name.into_owned(), serde_json::from_str(&c.arguments).unwrap()));
-                    }
-                    pos = p.end;
-                }
-                None => pos = at + 1,
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn corpus_examples() {
-        let text = "<tool_call>get_current_weather\n    <arg_key>city</arg_key>\n    <arg_value>Dallas</arg_value>\n    <arg_key>state</arg_key>\n    <arg_value>TX</arg_value>\n    </tool_call>";
-        assert_eq!(
-            calls(text, Format::Glm45),
-            vec![("get_current_weather".into(), json!({"city": "Dallas", "state": "TX"}))]
-        );
-        let text = "<tool_call>get_current_time\n</tool_call>";
-        assert_eq!(calls(text, Format::Glm45), vec![("get_current_time".into(), json!({}))]);
-        let text = "<tool_call>calculate\n<arg_key>a</arg_key>\n<arg_value>42</arg_value>\n<arg_key>on</arg_key>\n<arg_value>true</arg_value>\n</tool_call>";
-        assert_eq!(calls(text, Format::Glm45), vec![("calculate".into(), json!({"a": 42, "on": true}))]);
-    }
-
-    #[test]
-    fn whitespace_and_quotes_kept() {
-        let text =
-            "<tool_call>send\n<arg_key>m</arg_key><arg_value>  Hello \"world\"\nNew line </arg_value></tool_call>";
-        assert_eq!(calls(text, Format::Glm45), vec![("send".into(), json!({"m": "  Hello \"world\"\nNew line "}))]);
-    }
-
-    #[test]
-    fn literal_backslash_n_and_escaped_json() {
-        let text = "<tool_call>todo\\n<arg_key>todos</arg_key>\\n<arg_value>[{\\\"id\\\": \\\"1\\\"}]</arg_value>\n</tool_call>";
-        assert_eq!(calls(text, Format::Glm45), vec![("todo".into(), json!({"todos": [{"id": "1"}]}))]);
-    }
-
-    #[test]
-    fn malformed() {
-        // Cut off: the call is kept.
-        let text = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>";
-        assert_eq!(calls(text, Format::Glm45), vec![("get_weather".into(), json!({"city": "Beijing"}))]);
-        // Start tag only, or prose after it.
-        assert_eq!(calls("<tool_call>   ", Format::Glm45), vec![]);
-        assert_eq!(calls("<tool_call>get_weather", Format::Glm47), vec![]);
-        assert_eq!(calls("<tool_call>{\"name\": \"f\"}</tool_call>", Format::Glm45), vec![]);
-        assert_eq!(calls("<tool_call>\n<function=f>\n</function></tool_call>", Format::Glm45), vec![]);
-        // A closer inside a value.
-        let text = "<tool_call>w\n<arg_key>s</arg_key><arg_value>a</tool_call>b</arg_value></tool_call>";
-        assert_eq!(calls(text, Format::Glm45), vec![("w".into(), json!({"s": "a</tool_call>b"}))]);
-    }
-
-    #[test]
-    fn prose_is_not_swallowed() {
-        assert_eq!(calls("<tool_call>Hello\nthere, this is prose.", Format::Glm45), vec![]);
-        let text = "<tool_call>f\n<arg_key>a</arg_key><arg_value>1</arg_value>\nNow the answer.";
-        let cx = Cx { tools: None };
-        let parsed = parse(text, 0, &cx).unwrap();
-        assert_eq!(&text[parsed.end..], "\nNow the answer.");
-    }
-
-    #[test]
-    fn shapes_are_disjoint() {
-        let text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value></tool_call>";
-        assert_eq!(calls(text, Format::Glm45), vec![]);
-        assert_eq!(calls(text, Format::Glm47).len(), 1);
     }
 }

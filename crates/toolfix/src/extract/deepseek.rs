@@ -1,14 +1,15 @@
 //! DeepSeek V3: `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>N\n```json\n{...}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>`.
 //!
-//! DeepSeek V3.1 (`deepseek_v31`) uses the same tokens with `N<｜tool▁sep｜>{...}`; both
-//! share this parser, which labels each call by its shape; each format's `parse` claims a
+//! DeepSeek V3.1 uses the same tokens with `N<｜tool▁sep｜>{...}`; both share this reader,
+//! which labels each call by its shape; each format (`parse_v3`, `parse_v31`) claims a
 //! section whose first call has its shape. Tokens are accepted with the full-width `｜` or
 //! ASCII `|`. Missing per-call markers, a missing section end and calls cut off at the
 //! end keep what was given (the JSON is returned as written; the driver salvages it).
 
 use super::Format;
+use super::json::scan::{End, value_end};
 use super::parsed::{Cx, Parsed, RawCall};
-use super::tags;
+use super::text::{clean_name, skip_ws};
 use crate::Span;
 use std::borrow::Cow;
 
@@ -16,9 +17,18 @@ use std::borrow::Cow;
 pub(crate) const MARKERS: &[&str] =
     &["<｜tool▁calls▁begin｜>", "<|tool▁calls▁begin|>", "<｜tool▁call▁begin｜>", "<|tool▁call▁begin|>"];
 
+/// DeepSeek's tool-output markers, dropped from the prose (their text is kept).
+pub(crate) const TOOL_OUTPUTS: &[&str] =
+    &["<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>"];
+
 /// Parses a DeepSeek V3 section (first call `function<｜tool▁sep｜>N` + fenced JSON) at `at`.
-pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
+pub(crate) fn parse_v3<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
     parse_deepseek(text, at, cx, Format::DeepseekV3)
+}
+
+/// Parses a DeepSeek V3.1 section (first call `N<｜tool▁sep｜>{json}`) at `at`.
+pub(crate) fn parse_v31<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
+    parse_deepseek(text, at, cx, Format::DeepseekV31)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +73,7 @@ fn next_tok(text: &str, from: usize) -> Option<(usize, Tok, usize)> {
 }
 
 /// Parses a section at `at` if its first call has the shape of `format`.
-pub(crate) fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
+fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format: Format) -> Option<Parsed<'a>> {
     let mut pos = match tok_at(text, at)? {
         (Tok::CallsBegin, end) => end,
         (Tok::CallBegin, _) => at,
@@ -72,7 +82,7 @@ pub(crate) fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format:
     let mut calls = Vec::new();
     let mut end = pos;
     loop {
-        let p = tags::skip_ws(text, pos);
+        let p = skip_ws(text, pos);
         let (body_start, call_start) = match tok_at(text, p) {
             Some((Tok::CallsEnd, after)) => {
                 end = after;
@@ -92,14 +102,14 @@ pub(crate) fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format:
             end = text.len();
             break;
         };
-        let (body_end, after) = match next_tok(text, after_sep) {
-            Some((i, Tok::CallEnd, e)) => (i, e),
-            Some((i, _, _)) => (i, i),
-            None => (text.len(), text.len()),
+        let (body_end, after, at_end) = match next_tok(text, after_sep) {
+            Some((i, Tok::CallEnd, e)) => (i, e, false),
+            Some((i, _, _)) => (i, i, false),
+            None => (text.len(), text.len(), true),
         };
         let header = text.get(body_start..sep).unwrap_or("");
         let body = text.get(after_sep..body_end).unwrap_or("");
-        calls.extend(call(header, body, Span::new(call_start, after)));
+        calls.extend(call(header, body, Span::new(call_start, after), at_end));
         end = after;
         pos = after;
     }
@@ -109,8 +119,9 @@ pub(crate) fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format:
     Some(Parsed { end, calls })
 }
 
-/// One call from the text before and after `<｜tool▁sep｜>`.
-fn call<'a>(header: &'a str, body: &'a str, span: Span) -> Option<RawCall<'a>> {
+/// One call from the text before and after `<｜tool▁sep｜>`; `at_end` when the text ended
+/// in its body (its arguments are then cut unless they are a complete JSON value).
+fn call<'a>(header: &'a str, body: &'a str, span: Span, at_end: bool) -> Option<RawCall<'a>> {
     let (format, name, args) = if header.trim() == "function" {
         let body = body.trim_start();
         let line_end = body.find('\n').unwrap_or(body.len());
@@ -119,15 +130,11 @@ fn call<'a>(header: &'a str, body: &'a str, span: Span) -> Option<RawCall<'a>> {
     } else {
         (Format::DeepseekV31, header, body)
     };
-    let name = tags::clean_name(name)?;
+    let name = clean_name(name)?;
     let args = strip_fence(args.trim());
-    Some(RawCall {
-        name: Cow::Borrowed(name),
-        arguments: Cow::Borrowed(if args.is_empty() { "{}" } else { args }),
-        id: None,
-        format,
-        span,
-    })
+    let cut = at_end && (args.is_empty() || value_end(args, 0) != Some(End::Closed(args.len())));
+    let args = if args.is_empty() { "{}" } else { args };
+    Some(RawCall::new(Cow::Borrowed(name), Cow::Borrowed(args), format, span).cut_if(cut))
 }
 
 /// The text inside a ```json fence (the closing fence may be missing).
@@ -138,53 +145,4 @@ fn strip_fence(text: &str) -> &str {
     let inner = inner.strip_prefix("json").unwrap_or(inner);
     let inner = inner.trim_end();
     inner.strip_suffix("```").unwrap_or(inner).trim()
-}
-
-#[cfg(test)]
-pub(super) mod tests {
-    use super::*;
-
-    pub(in super::super) fn calls(text: &str, format: Format) -> Vec<(String, String, Format)> {
-        let at = MARKERS.iter().filter_map(|m| text.find(m)).min().unwrap();
-        let cx = Cx { tools: None };
-        parse_deepseek(text, at, &cx, format)
-            .map(|p| p.calls.into_iter().map(|c| (c.name.into_owned(), c.arguments.into_owned(), c.format)).collect())
-            .unwrap_or_default()
-    }
-
-    const V3: Format = Format::DeepseekV3;
-
-    #[test]
-    fn fenced_calls() {
-        let text = "Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"}\n```<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>function<｜tool▁sep｜>search\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> after";
-        assert_eq!(
-            calls(text, V3),
-            vec![("get_weather".into(), "{\"city\": \"Tokyo\"}".into(), V3), ("search".into(), "{}".into(), V3)]
-        );
-        let cx = Cx { tools: None };
-        let at = text.find('<').unwrap();
-        assert_eq!(&text[parse(text, at, &cx).unwrap().end..], " after");
-    }
-
-    #[test]
-    fn ascii_bars_and_missing_fence_end() {
-        let text = "<|tool▁calls▁begin|><|tool▁call▁begin|>function<|tool▁sep|>f\n```json\n{\"a\": 1}<|tool▁call▁end|>";
-        assert_eq!(calls(text, V3), vec![("f".into(), "{\"a\": 1}".into(), V3)]);
-    }
-
-    #[test]
-    fn malformed() {
-        // Unclosed JSON is returned as written, for salvage.
-        let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Tokyo\"\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-        assert_eq!(calls(text, V3), vec![("get_weather".into(), "{\"city\": \"Tokyo\"".into(), V3)]);
-        // Per-call markers missing.
-        let text = "<｜tool▁calls▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{}\n```<｜tool▁calls▁end｜>";
-        assert_eq!(calls(text, V3), vec![("get_weather".into(), "{}".into(), V3)]);
-        // Cut off in the name.
-        assert_eq!(calls("<｜tool▁calls▁begin｜>get_weather", V3), vec![]);
-        // A V3.1 section is not V3.
-        let text =
-            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>foo<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
-        assert_eq!(calls(text, V3), vec![]);
-    }
 }
