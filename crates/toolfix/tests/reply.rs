@@ -381,3 +381,10 @@ fn streaming_equals_whole_at_every_split_point() {
         }
     }
 }
+
+#[test]
+fn the_stream_can_cross_await_points() {
+    fn assert_send<T: Send>() {}
+    assert_send::<ReplyStream<'static>>();
+    assert_send::<FixedReply>();
+}

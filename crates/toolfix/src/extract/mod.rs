@@ -106,7 +106,8 @@ pub enum Channel {
 /// assert_eq!(tools.names(), ["get_weather"]);
 /// assert!(tools.parameters("other").is_none());
 /// ```
-pub trait ToolLookup {
+/// `Sync`, so a [`ReplyStream`](crate::ReplyStream) that borrows one can cross `.await` points.
+pub trait ToolLookup: Sync {
     /// True when `name` is a tool the model was offered.
     fn is_known(&self, name: &str) -> bool;
     /// The `parameters` JSON Schema of tool `name`, when known.
@@ -116,7 +117,7 @@ pub trait ToolLookup {
     fn names(&self) -> Vec<&str>;
 }
 
-impl<S: std::hash::BuildHasher> ToolLookup for std::collections::HashMap<String, serde_json::Value, S> {
+impl<S: std::hash::BuildHasher + Sync> ToolLookup for std::collections::HashMap<String, serde_json::Value, S> {
     fn is_known(&self, name: &str) -> bool {
         self.contains_key(name)
     }
