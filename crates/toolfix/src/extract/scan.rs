@@ -155,9 +155,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     // Past the text cap, the rest is prose.
     let cap = r.cap;
     if len > cap && st.pos >= cap {
-        st.exhausted = true;
-        let at = r.base + st.pos;
-        return Some(Step::Exhausted(Note::new(NoteKind::TextTooLarge, Span::new(at, at), None)));
+        return Some(past_cap(st, r));
     }
     // Inside a block: find its close marker (once).
     if let Some(b) = st.block.as_mut() {
@@ -220,61 +218,87 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         return Some(Step::Prose);
     }
     let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
-    match d.kinds.get(m.pattern().as_usize()) {
-        Some(Kind::ThinkOpen(k)) if r.mode == Mode::Content && block.is_none() => {
+    let kind = d.kinds.get(m.pattern().as_usize());
+    let Some(Kind::Call(rows)) = kind else {
+        return Some(other_marker(st, r, d, kind, m.span(), block.is_some()));
+    };
+    // Parsers inside a block see the text up to the block's end only.
+    let mut too_large = false;
+    match try_rows(text, m.start(), rows, r, st, &mut too_large, limit) {
+        Rows::Wait => return None,
+        Rows::Found(format, parsed) => {
+            st.pos = parsed.end;
+            return Some(accept(st, r, format, m.start(), parsed, in_reasoning));
+        }
+        Rows::None => {}
+    }
+    st.pos = next_boundary(text, m.start());
+    if st.failures > FAILED_PARSE_BUDGET || too_large {
+        return Some(failed_note(st, r, m.start()));
+    }
+    Some(Step::Skip)
+}
+
+/// A marker that is not call markup: a reasoning block's, or a prose wrapper.
+#[cold]
+fn other_marker<'a>(
+    st: &mut State,
+    r: &Read<'_, '_>,
+    d: &registry::Dispatch,
+    kind: Option<&Kind>,
+    m: aho_corasick::Span,
+    in_block: bool,
+) -> Step<'a> {
+    let in_reasoning = in_block || r.mode == Mode::Reasoning;
+    st.pos = m.end;
+    match kind {
+        Some(Kind::ThinkOpen(k)) if r.mode == Mode::Content && !in_block => {
             note_owner(st, d, *k);
             st.seen_open = true;
-            st.block = Some(Block { kind: *k, start: m.start(), body: m.end(), close: None, search_from: m.end() });
-            st.pos = m.end();
-            Some(Step::Skip)
+            st.block = Some(Block { kind: *k, start: m.start, body: m.end, close: None, search_from: m.end });
+            Step::Skip
         }
         Some(Kind::ThinkClose(k))
-            if r.mode == Mode::Content && block.is_none() && !st.seen_open && !st.forced_done && !st.touched =>
+            if r.mode == Mode::Content && !in_block && !st.seen_open && !st.forced_done && !st.touched =>
         {
             note_owner(st, d, *k);
             st.forced_done = true;
             st.touched = true;
-            st.pos = m.end();
-            Some(Step::Forced { reasoning_end: m.start(), cut_end: m.end() })
+            Step::Forced { reasoning_end: m.start, cut_end: m.end }
         }
         Some(Kind::Wrapper(owner)) => {
             st.hint = Some(*owner);
-            st.pos = m.end();
             let cut = !in_reasoning && r.mode == Mode::Content;
             st.touched |= cut;
-            Some(Step::Calls { region: Span::new(m.start(), m.end()), calls: Vec::new(), reasoning: in_reasoning, cut })
-        }
-        Some(Kind::Call(rows)) => {
-            // Parsers inside a block see the text up to the block's end only.
-            let tried = try_rows(text, m.start(), rows, r, st.hint, &mut st.brackets, limit)?;
-            st.failures += tried.failed;
-            if let Some((format, parsed)) = tried.found {
-                st.pos = parsed.end;
-                return Some(accept(st, r, format, m.start(), parsed, in_reasoning));
-            }
-            st.pos = next_boundary(text, m.start());
-            if st.failures > FAILED_PARSE_BUDGET {
-                st.exhausted = true;
-                let at = r.base + m.start();
-                return Some(Step::Exhausted(Note::new(NoteKind::ScanBudgetExhausted, Span::new(at, at), None)));
-            }
-            if tried.too_large {
-                let at = r.base + m.start();
-                let span = Span::new(at, at + r.cx.limits.max_held_bytes);
-                return Some(Step::Noted(Note::new(NoteKind::CallTooLarge, span, None)));
-            }
-            Some(Step::Skip)
+            Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: in_reasoning, cut }
         }
         Some(Kind::ThinkOpen(k) | Kind::ThinkClose(k)) => {
             note_owner(st, d, *k);
-            st.pos = m.end();
-            Some(Step::Skip)
+            Step::Skip
         }
-        None => {
-            st.pos = m.end();
-            Some(Step::Skip)
-        }
+        Some(Kind::Call(_)) | None => Step::Skip,
     }
+}
+
+/// Markup at `at` that no grammar could read: the budget of failed parses ran out, or
+/// the markup is longer than a call may be.
+#[cold]
+fn failed_note<'a>(st: &mut State, r: &Read<'_, '_>, at: usize) -> Step<'a> {
+    let at = r.base + at;
+    if st.failures > FAILED_PARSE_BUDGET {
+        st.exhausted = true;
+        return Step::Exhausted(Note::new(NoteKind::ScanBudgetExhausted, Span::new(at, at), None));
+    }
+    let span = Span::new(at, at + r.cx.limits.max_held_bytes);
+    Step::Noted(Note::new(NoteKind::CallTooLarge, span, None))
+}
+
+/// The text is longer than `Limits::max_text_bytes` and the scan reached the cap.
+#[cold]
+fn past_cap<'a>(st: &mut State, r: &Read<'_, '_>) -> Step<'a> {
+    st.exhausted = true;
+    let at = r.base + st.pos;
+    Step::Exhausted(Note::new(NoteKind::TextTooLarge, Span::new(at, at), None))
 }
 
 /// A reasoning marker that one format alone writes names the format for what follows.
@@ -318,16 +342,17 @@ enum Decision<T> {
 }
 
 /// What trying the rows at a marker gave.
-struct Tried<'a> {
-    found: Option<(Format, Parsed<'a>)>,
-    /// Parsers that failed.
-    failed: usize,
-    /// One of them failed only because the markup is longer than allowed.
-    too_large: bool,
+enum Rows<'a> {
+    /// More text could change it (the state is as it was).
+    Wait,
+    /// This row read this markup.
+    Found(Format, Parsed<'a>),
+    /// No row read it.
+    None,
 }
 
-/// Try each registry row at `at`; the first parser that accepts wins. `None` when a row
-/// cannot decide before more text comes.
+/// Try each registry row at `at`; the first parser that accepts wins. Failed parsers are
+/// counted in `st.failures` (and `too_large` set when one failed for its size only).
 ///
 /// A parser is run on growing views of the text (`CHECKPOINT`, then doubling, up to
 /// `Limits::max_held_bytes`): its call is accepted from the first view where it ends at
@@ -340,11 +365,13 @@ fn try_rows<'a>(
     at: usize,
     rows: &[usize],
     r: &Read<'_, '_>,
-    hint: Option<Format>,
-    brackets: &mut Brackets,
+    st: &mut State,
+    too_large: &mut bool,
     view_limit: usize,
-) -> Option<Tried<'a>> {
-    let mut tried = Tried { found: None, failed: 0, too_large: false };
+) -> Rows<'a> {
+    let hint = st.hint;
+    // Counted only once decided: a row that must wait leaves the state as it was.
+    let mut failed = 0;
     for &row in rows {
         let Some(spec) = REGISTRY.get(row) else {
             continue;
@@ -354,26 +381,27 @@ fn try_rows<'a>(
                 continue;
             }
         }
-        let first_view = match plausible(spec.format, text, at, r, brackets, view_limit) {
-            Decision::Wait => return None,
+        let first_view = match plausible(spec.format, text, at, r, &mut st.brackets, view_limit) {
+            Decision::Wait => return Rows::Wait,
             Decision::No | Decision::TooLarge => continue,
             Decision::Yes(view) => view,
         };
         let cx = Cx { hint, ..*r.cx };
         match decide(text, at, spec, &cx, r, view_limit, first_view) {
-            Decision::Wait => return None,
+            Decision::Wait => return Rows::Wait,
             Decision::Yes(p) => {
-                tried.found = Some((spec.format, p));
-                return Some(tried);
+                st.failures += failed;
+                return Rows::Found(spec.format, p);
             }
-            Decision::No => tried.failed += 1,
+            Decision::No => failed += 1,
             Decision::TooLarge => {
-                tried.failed += 1;
-                tried.too_large = true;
+                failed += 1;
+                *too_large = true;
             }
         }
     }
-    Some(tried)
+    st.failures += failed;
+    Rows::None
 }
 
 /// Run one parser over growing views (see `try_rows`).
