@@ -404,7 +404,8 @@ impl Closing {
     pub(crate) fn frames(&self, answer: &Fixed, late: bool, summary: &Summary) -> Vec<Bytes> {
         let mut response = answer.response.clone();
         for (i, f) in answer.replies.iter().enumerate() {
-            if let Some(f) = f {
+            // As in a non-streaming answer: a reply left alone keeps the upstream's finish reason.
+            if let Some(f) = f.as_ref().filter(|f| ChatCompletions::changes(&answer.response, i, f)) {
                 ChatCompletions::apply(&mut response, i, f);
             }
         }
