@@ -26,6 +26,8 @@ mod dispatch;
 mod error;
 mod feedback;
 mod handlers;
+#[cfg(feature = "llm")]
+mod llm;
 
 #[cfg(feature = "tokio")]
 pub use backoff::TokioTimer;
@@ -33,3 +35,5 @@ pub use backoff::{Backoff, BoxFuture, Jitter, Timer};
 pub use dispatch::{Bounds, Call, Dispatcher, Effect, Outcome, Success, Turn};
 pub use error::{Error, ExecError, Severity, ToolError, Transience};
 pub use handlers::{Decide, Decision, FixAnswer, FixRequest, Fixer, Handlers, OnExecution, Sanitiser, text_fixer};
+#[cfg(feature = "llm")]
+pub use llm::LlmFixer;
