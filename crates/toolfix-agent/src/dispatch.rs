@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use toolfix::salvage::TextFix;
 use toolfix::{CallOutcome, Limits, Repair, Tool, ToolSet};
 
 /// What running a tool does to the world; it decides what recovery may do.
@@ -135,6 +136,8 @@ pub struct Success {
     pub output: Value,
     /// The arguments it ran with.
     pub arguments: Value,
+    /// The pipeline's text fixes (JSON syntax) on the arguments that ran.
+    pub text_fixes: Vec<TextFix>,
     /// The pipeline's schema repairs on the arguments that ran.
     pub repairs: Vec<Repair>,
     /// The fixer whose fix ran, if one was needed.
@@ -372,6 +375,7 @@ impl Dispatcher {
             }
         };
         let mut value = accepted.arguments().cloned().unwrap_or(Value::Null);
+        let text_fixes = accepted.report().text_fixes.clone();
         let mut repairs = accepted.repairs().to_vec();
         let mut sanitised = false;
         let mut retries = 0;
@@ -384,6 +388,7 @@ impl Dispatcher {
                         tool,
                         output,
                         arguments: value,
+                        text_fixes,
                         repairs,
                         fixed_by,
                         sanitised,
