@@ -115,6 +115,11 @@ impl CallOutcome {
         &self.report.notes
     }
 
+    /// The report and the refusal, to change (`extend`).
+    pub(crate) fn parts_mut(&mut self) -> (&mut Report, Option<&mut Refusal>) {
+        (&mut self.report, self.result.as_mut().err())
+    }
+
     /// Deserialize the accepted arguments into `T`.
     ///
     /// # Errors
@@ -263,7 +268,7 @@ impl Tool {
     /// Run the pipeline on a call to this tool, under `limits`.
     #[must_use]
     pub fn repair_call_with(&self, raw: &str, limits: &Limits) -> CallOutcome {
-        let outcome = run(self, raw, limits);
+        let outcome = crate::extend::after(self, raw, limits, run(self, raw, limits));
         outcome.report.trace();
         outcome
     }
@@ -297,7 +302,7 @@ fn accepted(
     }
 }
 
-fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
+pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let trimmed = raw.trim();
     let empty = trimmed.is_empty() || trimmed == "null";
     let source = if empty { "{}" } else { raw };

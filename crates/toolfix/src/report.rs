@@ -56,6 +56,14 @@ repair_kinds! {
     LinkUnwrapped => "link_unwrapped",
     /// A missing member of a partly given relational group filled from its default.
     RelationalDefault => "relational_default",
+    /// A property name matched by a field-name matcher registered on the set (`extend`).
+    ExtensionMatched => "extension_matched",
+    /// A value converted by a value coercer registered on the set (`extend`).
+    ExtensionCoerced => "extension_coerced",
+    /// A string rewritten by a format normaliser registered on the set (`extend`).
+    FormatNormalised => "format_normalised",
+    /// A property name matched by the opt-in uncertain mode: never certain (`extend`).
+    UncertainMatch => "uncertain_match",
 }
 
 /// One schema-level repair: what kind, where (a JSON pointer into the repaired

@@ -30,6 +30,8 @@ pub struct Tool {
     compiled: Arc<Compiled>,
     policy: Policy,
     read_only: bool,
+    /// Extension points registered on the set (`extend`).
+    ext: Option<Arc<crate::extend::Extensions>>,
 }
 
 struct Compiled {
@@ -99,6 +101,7 @@ impl Tool {
             }),
             policy,
             read_only,
+            ext: None,
         })
     }
 
@@ -174,6 +177,15 @@ impl Tool {
     /// True when some string property is tagged as a path or URL.
     pub(crate) fn has_tagged_strings(&self) -> bool {
         self.compiled.has_tagged_strings
+    }
+
+    /// The extension points registered on the set (`extend`).
+    pub(crate) fn extensions(&self) -> Option<&crate::extend::Extensions> {
+        self.ext.as_deref()
+    }
+
+    pub(crate) fn set_extensions(&mut self, ext: Option<Arc<crate::extend::Extensions>>) {
+        self.ext = ext;
     }
 }
 
@@ -388,6 +400,13 @@ impl ToolSet {
     /// When no tool has that exact name.
     pub fn with_read_only(self, name: &str, read_only: bool) -> Result<ToolSet> {
         self.with_tool(name, |tool| tool.read_only = read_only)
+    }
+
+    /// This set with `change` applied to every tool (`extend`).
+    pub(crate) fn with_every_tool(self, mut change: impl FnMut(&mut Tool)) -> ToolSet {
+        let mut inner = Arc::unwrap_or_clone(self.inner);
+        inner.tools.iter_mut().for_each(&mut change);
+        ToolSet { inner: Arc::new(inner) }
     }
 
     fn with_tool(self, name: &str, change: impl FnOnce(&mut Tool)) -> Result<ToolSet> {
