@@ -40,6 +40,7 @@ pub mod bind;
 mod canonical;
 pub mod check;
 mod error;
+pub mod extend;
 pub mod extract;
 pub mod feedback;
 pub mod flatten;
