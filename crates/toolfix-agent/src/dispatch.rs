@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use toolfix::extend::Extensions;
 use toolfix::salvage::TextFix;
 use toolfix::{CallOutcome, Limits, Repair, Tool, ToolSet};
 
@@ -225,6 +226,7 @@ pub struct Dispatcher {
     jitter: Jitter,
     bounds: Bounds,
     limits: Limits,
+    extensions: Option<Extensions>,
 }
 
 impl fmt::Debug for Dispatcher {
@@ -248,7 +250,17 @@ impl Dispatcher {
             jitter: Jitter::default(),
             bounds: Bounds::default(),
             limits: Limits::default(),
+            extensions: None,
         }
+    }
+
+    /// This dispatcher with library extension points (field-name matcher, value coercer,
+    /// format normalisers, refusal renderer, contract hints) on its tools.
+    #[must_use]
+    pub fn with_extensions(mut self, extensions: Extensions) -> Dispatcher {
+        self.tools = self.tools.with_extensions(extensions.clone());
+        self.extensions = Some(extensions);
+        self
     }
 
     /// This dispatcher with default handlers (per-tool ones override them field by field).
@@ -305,6 +317,9 @@ impl Dispatcher {
         if effect == Effect::ReadOnly {
             tools = tools.with_read_only(name, true)?;
         }
+        if let Some(ext) = &self.extensions {
+            tools = tools.with_extensions(ext.clone());
+        }
         let handler = Arc::new(handler);
         let run: Run = Arc::new(move |value: Value| {
             let handler = Arc::clone(&handler);
@@ -338,7 +353,8 @@ impl Dispatcher {
         &self.tools
     }
 
-    /// The tool definitions in OpenAI form (`{"type": "function", "function": {..}}`).
+    /// The tool definitions in OpenAI form (`{"type": "function", "function": {..}}`), each
+    /// description followed by the tool's contract hint.
     #[must_use]
     pub fn definitions(&self) -> Vec<Value> {
         self.tools
@@ -346,7 +362,7 @@ impl Dispatcher {
             .iter()
             .map(|t| {
                 serde_json::json!({"type": "function", "function": {
-                    "name": t.name(), "description": t.description(), "parameters": t.parameters_shown()}})
+                    "name": t.name(), "description": t.description_for_model(), "parameters": t.parameters_shown()}})
             })
             .collect()
     }

@@ -116,10 +116,11 @@ impl LlmFixer {
 
     async fn run(&self, request: FixRequest<'_>) -> FixAnswer {
         let tool = request.tool;
+        let contract = tool.contract().map(|c| format!("\nContract: {c}")).unwrap_or_default();
         let mut messages = vec![
             json!({"role": "system", "content": SYSTEM}),
             json!({"role": "user", "content": format!(
-                "Tool: {}\nDescription: {}\nJSON Schema of the arguments:\n{}\n\nOriginal arguments:\n{}\n\nWhy they were refused:\n{}",
+                "Tool: {}\nDescription: {}{contract}\nJSON Schema of the arguments:\n{}\n\nOriginal arguments:\n{}\n\nWhy they were refused:\n{}",
                 tool.name(), tool.description(), tool.parameters_shown(), request.raw, request.refusal.message)}),
         ];
         for _ in 0..self.attempts {

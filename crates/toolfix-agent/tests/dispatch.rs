@@ -406,3 +406,25 @@ fn definitions_come_from_the_types() {
     let mut d = d;
     assert!(d.register("write", "", Effect::Mutating, |_: Write| async { Ok::<_, ExecError>(()) }).is_err());
 }
+
+#[tokio::test]
+async fn library_extensions_apply_to_registered_tools() {
+    use toolfix::extend::Extensions;
+    let ran = counter();
+    let ext = Extensions::new()
+        .with_field_matcher(|given, _| (given == "body").then(|| "content".to_owned()))
+        .with_contract("write", "paths are absolute");
+    let mut d = Dispatcher::new(TokioTimer).with_extensions(ext);
+    let r = Arc::clone(&ran);
+    d.register("write", "Write a file.", Effect::Mutating, move |w: Write| {
+        r.fetch_add(1, Ordering::SeqCst);
+        async move { Ok::<_, ExecError>(w.content) }
+    })
+    .unwrap();
+    assert_eq!(d.definitions()[0]["function"]["description"], "Write a file.\n\nContract: paths are absolute");
+    let out = d.dispatch(&mut Turn::new(), &Call::new("write", r#"{"path": "/a", "body": "hi"}"#)).await;
+    let Outcome::Result(s) = out else { panic!("{out:?}") };
+    assert_eq!(s.repairs[0].kind.as_str(), "extension_matched");
+    let out = d.dispatch(&mut Turn::new(), &Call::new("write", r#"{"path": "/a"}"#)).await;
+    assert!(out.message_for_model().contains("Contract for `write`: paths are absolute"));
+}
