@@ -37,3 +37,7 @@ pub use error::{Error, ExecError, Severity, ToolError, Transience};
 pub use handlers::{Decide, Decision, FixAnswer, FixRequest, Fixer, Handlers, OnExecution, Sanitiser, text_fixer};
 #[cfg(feature = "llm")]
 pub use llm::LlmFixer;
+
+#[cfg(all(doctest, feature = "tokio", feature = "llm"))]
+#[doc = include_str!("../../../docs/agent.md")]
+struct AgentDocDoctests;
