@@ -131,13 +131,16 @@ pub(crate) fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> 
 /// A refusal for a tool name that does not resolve.
 pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
     let (name, hint) = match err {
-        NameError::Unknown { name, known } => (
-            name,
-            format!(
-                "call one of the tools offered: {}",
-                quote_all(&known.iter().take(MAX_OPTIONS).cloned().collect::<Vec<_>>())
-            ),
-        ),
+        NameError::Unknown { name, known, suggestions } => {
+            let offered = quote_all(&known.iter().take(MAX_OPTIONS).cloned().collect::<Vec<_>>());
+            let hint = match suggestions.as_slice() {
+                [] if known.is_empty() => "no tools are offered, so answer without calling one".to_owned(),
+                [] => format!("call one of the tools offered: {offered}"),
+                [one] => format!("did you mean `{one}`? Use the exact name of an offered tool: {offered}"),
+                many => format!("did you mean {}? Use the exact name of an offered tool: {offered}", quote_all(many)),
+            };
+            (name, hint)
+        }
         NameError::Ambiguous { name, candidates } => {
             (name, format!("the name could be {}; use the exact name", quote_all(candidates)))
         }

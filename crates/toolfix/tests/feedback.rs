@@ -62,3 +62,17 @@ fn unknown_and_ambiguous_tools() {
     let out = tools.repair_call("write_file", "{}");
     insta::assert_snapshot!("unknown_tool", out.refusal().unwrap().message);
 }
+
+#[test]
+fn unknown_tool_suggests_the_closest_names() {
+    let tools =
+        ToolSet::new(&[json!({"name": "get_weather"}), json!({"name": "get_forecast"}), json!({"name": "read_file"})])
+            .unwrap();
+    let out = tools.repair_call("get_wether", "{}");
+    assert_eq!(out.name(), "get_wether", "an unresolved name is reported as sent");
+    insta::assert_snapshot!("unknown_tool_did_you_mean", out.refusal().unwrap().message);
+    let none = tools.repair_call("launch_rocket", "{}");
+    assert!(!none.refusal().unwrap().message.contains("did you mean"));
+    let empty = ToolSet::new(&[]).unwrap().repair_call("anything", "{}");
+    assert!(empty.refusal().unwrap().message.contains("no tools are offered"), "{}", empty.refusal().unwrap().message);
+}
