@@ -44,7 +44,9 @@ where
 
 /// How far apart two normalised names are, when they are close at all (lower is closer).
 fn score(wanted: &[char], have: &[char]) -> Option<usize> {
-    let budget = (wanted.len().max(have.len()) / 4).max(1);
+    let longest = wanted.len().max(have.len());
+    // One edit per four characters; names of one or two characters must match exactly.
+    let budget = if longest < 3 { 0 } else { (longest / 4).max(1) };
     if let Some(d) = distance(wanted, have, budget) {
         return Some(d);
     }
@@ -106,6 +108,8 @@ mod tests {
         assert!(closest("delete_everything", names).is_empty());
         assert!(closest("", names).is_empty());
         assert!(closest("search", names).is_empty());
+        assert!(closest("y", ["x", "ab"]).is_empty(), "short names need an exact match");
+        assert_eq!(closest("Y", ["x", "y"]), ["y"]);
     }
 
     #[test]
