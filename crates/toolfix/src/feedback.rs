@@ -128,6 +128,60 @@ pub(crate) fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> 
     Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
 }
 
+/// A refusal for arguments that could not be read at all: over the size or depth limit
+/// (said so, with the figures: never "not JSON" for valid JSON that is only too big), or
+/// not JSON.
+pub(crate) fn unreadable(tool: &Tool, error: &crate::Error, raw: &str, limits: &crate::Limits) -> Refusal {
+    let kind = match error.kind() {
+        // A value deeper than serde_json's own cap fails late, as a syntax error.
+        crate::ErrorKind::Syntax if nesting_depth(raw) > limits.max_depth.min(crate::Limits::DEFAULT_MAX_DEPTH) => {
+            crate::ErrorKind::TooDeep
+        }
+        other => other,
+    };
+    let what = match kind {
+        crate::ErrorKind::InputTooLarge => format!(
+            "the arguments are too large ({} bytes, limit {}, raise `--max-input-bytes`), so they were not read; send shorter arguments",
+            raw.len(),
+            limits.max_input_bytes
+        ),
+        crate::ErrorKind::TooDeep => format!(
+            "the arguments nest too deeply (more than {} levels of arrays and objects), so they were not read; send flatter arguments",
+            limits.max_depth
+        ),
+        _ if tool.is_sensitive() => "the arguments are not JSON".to_owned(),
+        _ => match error.hint() {
+            Some(h) => format!("the arguments are not JSON ({}; {h})", error.message()),
+            None => format!("the arguments are not JSON ({})", error.message()),
+        },
+    };
+    let received = match kind {
+        crate::ErrorKind::InputTooLarge | crate::ErrorKind::TooDeep => None,
+        _ => Some(raw),
+    };
+    not_arguments(tool, &what, received)
+}
+
+/// The deepest nesting of arrays and objects in JSON text (brackets inside strings not
+/// counted).
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' if in_string => escaped = true,
+            b'"' => in_string = !in_string,
+            b'[' | b'{' if !in_string => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' if !in_string => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// A refusal for a tool name that does not resolve.
 pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
     let (name, hint) = match err {

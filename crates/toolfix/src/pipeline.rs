@@ -315,14 +315,7 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     }
     let salvaged = match salvage::salvage_with(source, limits) {
         Ok(s) => s,
-        Err(e) => {
-            let what = match e.hint() {
-                _ if tool.is_sensitive() => "the arguments are not JSON".to_owned(),
-                Some(h) => format!("the arguments are not JSON ({}; {h})", e.message()),
-                None => format!("the arguments are not JSON ({})", e.message()),
-            };
-            return rejected(tool.name(), Vec::new(), Vec::new(), feedback::not_arguments(tool, &what, Some(raw)));
-        }
+        Err(e) => return rejected(tool.name(), Vec::new(), Vec::new(), feedback::unreadable(tool, &e, raw, limits)),
     };
     let fixes = salvaged.fixes().to_vec();
     if tool.policy() == Policy::Strict && salvaged.is_truncated() {
@@ -331,7 +324,7 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let mut value = match salvaged.to_value() {
         Ok(v) => v,
         Err(e) => {
-            return rejected(tool.name(), fixes, Vec::new(), feedback::not_arguments(tool, e.message(), Some(raw)));
+            return rejected(tool.name(), fixes, Vec::new(), feedback::unreadable(tool, &e, raw, limits));
         }
     };
     if salvaged.has_truncated_string() && !tool.is_read_only() {
