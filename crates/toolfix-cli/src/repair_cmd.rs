@@ -29,7 +29,7 @@ pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
                     .and_then(tools::Tools::set),
             };
             match set.and_then(|set| call(set, line, &limits)) {
-                Ok(outcome) => answer.merge_line(&outcome.to_json_line()),
+                Ok(outcome) => answer.outcome(&outcome),
                 Err(msg) => answer
                     .value("ok", &Value::Bool(false))
                     .value("error", &serde_json::json!({"message": msg, "issues": []})),
@@ -86,9 +86,28 @@ fn report(outcome: &CallOutcome, verbose: bool) {
 }
 
 impl Obj {
-    /// Append the members of a one-line JSON object (`{...}`) written elsewhere.
-    pub(crate) fn merge_line(self, object: &str) -> Obj {
-        let inner = object.trim().strip_prefix('{').and_then(|s| s.strip_suffix('}')).unwrap_or("");
-        self.members(inner)
+    /// The members of one call's answer: `"ok":true,"arguments":<raw JSON>,"repairs":
+    /// [{"kind","path"}],"notes":[..]` or `"ok":false,"error":{"message","issues"}`. The
+    /// arguments are the accepted text as written (compacted only when it spans lines).
+    pub(crate) fn outcome(self, outcome: &CallOutcome) -> Obj {
+        match outcome.arguments_text() {
+            Some(text) => {
+                let repairs: Vec<Value> = outcome
+                    .repairs()
+                    .iter()
+                    .map(|r| serde_json::json!({"kind": r.kind.as_str(), "path": r.path}))
+                    .collect();
+                let obj = self.value("ok", &Value::Bool(true));
+                let obj = if text.contains(['\n', '\r']) {
+                    obj.raw("arguments", text)
+                } else {
+                    obj.members(&format!("\"arguments\":{text}"))
+                };
+                obj.value("repairs", &Value::Array(repairs)).value("notes", &serde_json::json!(outcome.notes()))
+            }
+            None => self
+                .value("ok", &Value::Bool(false))
+                .value("error", &serde_json::to_value(outcome.refusal()).unwrap_or_default()),
+        }
     }
 }

@@ -4,11 +4,11 @@
 //! Capped at [`MAX_MESSAGE_BYTES`], cut on a UTF-8 boundary.
 
 use crate::pointer::Moves;
-use crate::repair::{Problem, ProblemKind};
+use crate::report::CallNote;
 use crate::schema::view::{self, Types};
 use crate::schema::{NameError, Tool};
 use crate::span::{floor_char_boundary, shorten};
-use crate::validate::{Issue, Violation, ViolationKind};
+use crate::validate::{Issue, Problem, ProblemKind, Violation, ViolationKind};
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -19,12 +19,28 @@ const MAX_RECEIVED: usize = 80;
 const MAX_OPTIONS: usize = 12;
 
 /// A refused call: the message for the model and the issues as data.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+///
+/// ```
+/// let refusal = toolfix::Refusal::new("The tool `x` is not offered.", Vec::new());
+/// assert!(refusal.issues.is_empty());
+/// assert_eq!(toolfix::Refusal::default().message, "");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Refusal {
     /// The whole message, at most 4 KiB.
     pub message: String,
     /// One entry per failing place.
     pub issues: Vec<Issue>,
+}
+
+impl Refusal {
+    /// A refusal with `message` (capped at [`MAX_MESSAGE_BYTES`]) and `issues`: for front
+    /// ends that refuse a call for a reason of their own.
+    #[must_use]
+    pub fn new(message: impl Into<String>, issues: Vec<Issue>) -> Refusal {
+        Refusal { message: cap(message.into()), issues }
+    }
 }
 
 /// Build the refusal for a call whose (possibly partly repaired) `value` has `found`
@@ -225,14 +241,15 @@ pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
     Refusal { message: cap(text), issues: vec![issue] }
 }
 
-/// The note for an unknown property dropped under the lenient policy.
-pub(crate) fn dropped_note(path: &str) -> String {
-    format!("{path} is not a property of this tool and was ignored")
-}
-
-/// The note for a relational default that was filled.
-pub(crate) fn relational_note(field: &str, default: &Value, given: &[String]) -> String {
-    format!("`{field}` was not given, so it was set to its default {default} because {} was given", quote_all(given))
+/// The words of a note for the model.
+pub(crate) fn note(note: &CallNote) -> String {
+    match note {
+        CallNote::Dropped { path } => format!("{path} is not a property of this tool and was ignored"),
+        CallNote::Relational { field, default, given } => format!(
+            "`{field}` was not given, so it was set to its default {default} because {} was given",
+            quote_all(given)
+        ),
+    }
 }
 
 /// The message for a call the storm guard suppressed: what repeated, and a question about
