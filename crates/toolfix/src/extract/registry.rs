@@ -225,7 +225,14 @@ pub(crate) static REGISTRY: &[Spec] = &[
         end: &["<|call|>", "<|end|>"],
         grammar: Grammar::Parser(super::harmony::parse),
         reasoning: &[HARMONY_ANALYSIS],
-        wrappers: &["<|start|>assistant<|channel|>final<|message|>", "<|channel|>final<|message|>", "<|return|>"],
+        // A commentary message without a recipient is a preamble the user sees: prose.
+        wrappers: &[
+            "<|start|>assistant<|channel|>final<|message|>",
+            "<|channel|>final<|message|>",
+            "<|start|>assistant<|channel|>commentary<|message|>",
+            "<|channel|>commentary<|message|>",
+            "<|return|>",
+        ],
         ..BASE
     },
     Spec {

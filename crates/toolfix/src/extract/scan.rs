@@ -272,6 +272,12 @@ fn other_marker<'a>(
             st.touched |= cut;
             Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: in_reasoning, cut }
         }
+        // Channel markup (Harmony's `<|end|>` after a preamble) is never prose.
+        Some(Kind::ThinkClose(k)) if always_moves(*k) && !in_reasoning => {
+            note_owner(st, d, *k);
+            st.touched = true;
+            Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: false, cut: true }
+        }
         Some(Kind::ThinkOpen(k) | Kind::ThinkClose(k)) => {
             note_owner(st, d, *k);
             Step::Skip
