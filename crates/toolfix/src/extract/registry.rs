@@ -189,6 +189,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         end: &["<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>"],
         grammar: Grammar::Parser(super::deepseek::parse_v31),
         reasoning: &[THINK],
+        wrappers: super::deepseek::END_OF_SENTENCE,
         ..BASE
     },
     Spec {
