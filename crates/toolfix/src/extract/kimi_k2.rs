@@ -3,9 +3,10 @@
 //! then `<|tool_calls_section_end|>`.
 //!
 //! The id (`functions.N:IDX`, also written `N:IDX`) is the call id and carries the name.
-//! A bare counter id (`0`) names no tool: such a call is skipped, as is an id without
-//! `:IDX` (`functions.bad.0`). The section markers may be missing, and a call cut off at
-//! the end keeps its (partial) JSON; the driver salvages it.
+//! A bare counter id (`0`) names no tool: such a call is skipped (unless one declared tool
+//! fits), as is an id without `:IDX` (`functions.bad.0`) unless it names a declared tool.
+//! The section markers may be missing, and a call cut off at the end keeps its (partial)
+//! JSON; the driver salvages it.
 
 use super::Format;
 use super::json::scan::{End, value_end};
@@ -59,7 +60,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         let name = match name_from_id(id) {
             Some(name) => Some(Cow::Borrowed(name)),
             None if is_counter(id) => infer_name(cx, arguments).map(Cow::Owned),
-            None => None,
+            None => declared_without_index(cx, id).map(Cow::Borrowed),
         };
         if let Some(name) = name {
             let call = RawCall::new(name, Cow::Borrowed(arguments), Format::KimiK2, Span::new(p, after));
@@ -109,6 +110,13 @@ fn infer_name(cx: &Cx<'_>, arguments: &str) -> Option<String> {
     });
     let first = fits.next()?;
     fits.next().is_none().then(|| (*first).to_owned())
+}
+
+/// An id without `:IDX` (`functions.N`) that names a declared tool: that tool. Without
+/// tools, or for any other name, `None` (the id may be something else cut short).
+fn declared_without_index<'i>(cx: &Cx<'_>, id: &'i str) -> Option<&'i str> {
+    let name = clean_name(id.strip_prefix("functions.").unwrap_or(id))?;
+    cx.tools.is_some_and(|t| t.is_known(name)).then_some(name)
 }
 
 /// The tool name in a call id: `functions.N:IDX` or `N:IDX`. `None` for a bare counter
