@@ -132,7 +132,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         format: Format::FunctionaryV31,
         families: "Functionary v3.1; Llama 3.1 custom tool calls",
         start: &["<function="],
-        end: &["</function>"],
+        end: &["</function>", "<|eom_id|>", "<|eot_id|>"],
         grammar: json(&[], Fence::No, Body::Named(Name::Tag), NAME_ARGUMENTS, Empty::NotACall),
         ..BASE
     },
@@ -476,8 +476,8 @@ pub(crate) static REGISTRY: &[Spec] = &[
     // A bare `[` marker: after every marker that starts with a word.
     Spec {
         format: Format::Pythonic,
-        families: "Llama 3.2 / 4 pythonic, ToolACE, Gemma 3 (pythonic template)",
-        start: &["[", "<|python_start|>"],
+        families: "Llama 3.2 / 4 pythonic, ToolACE, Gemma 3 (pythonic template), Llama 3.1 built-in tools",
+        start: &["[", "<|python_start|>", super::pythonic::PYTHON_TAG],
         end: &["]", "<|python_end|>"],
         grammar: Grammar::Python(PyRow { close: "<|python_end|>", bare_list: true }),
         ..BASE
