@@ -195,7 +195,15 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::DeepseekV32Dsml,
         families: "DeepSeek V3.2",
-        start: &["<｜DSML｜function_calls", "<|DSML|function_calls", "<｜DSML｜invoke", "<|DSML|invoke"],
+        start: &[
+            "<｜DSML｜function_calls",
+            "<|DSML|function_calls",
+            "<｜DSML｜invoke",
+            "<|DSML|invoke",
+            "<｜｜DSML｜｜function_calls",
+            "<||DSML||function_calls",
+            "<｜｜DSML｜｜invoke",
+        ],
         end: &["</｜DSML｜invoke>", "</｜DSML｜function_calls>"],
         grammar: Grammar::Parser(super::dsml::parse_v32),
         reasoning: &[THINK],
@@ -204,7 +212,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::DeepseekV4Dsml,
         families: "DeepSeek V4, V4.1",
-        start: &["<｜DSML｜tool_calls", "<|DSML|tool_calls"],
+        start: &["<｜DSML｜tool_calls", "<|DSML|tool_calls", "<｜｜DSML｜｜tool_calls", "<||DSML||tool_calls"],
         end: &["</｜DSML｜invoke>", "</｜DSML｜tool_calls>"],
         grammar: Grammar::Parser(super::dsml::parse_v4),
         reasoning: &[THINK],
