@@ -263,6 +263,7 @@ proptest::proptest! {
                         | Format::Json
                         | Format::Hermes
                         | Format::FunctionaryV31
+                        | Format::Glued
                 );
                 if !borrows {
                     let value: Result<Value, _> = serde_json::from_str(&c.arguments);

@@ -124,6 +124,9 @@ formats! {
     /// Anthropic-style `<function_calls><invoke name=N><parameter name=K>` XML, leaked by
     /// models trained on it.
     FunctionCallsXml => "function_calls_xml",
+    /// A declared tool's name glued to its JSON arguments in prose: `N{json}`, `N={json}`,
+    /// `N(properties={json})`, `<function=N={json}>`.
+    Glued => "glued",
 }
 
 impl Format {

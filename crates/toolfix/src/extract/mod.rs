@@ -48,6 +48,7 @@ mod dsml;
 mod format;
 mod gemma4;
 mod glm;
+mod glued;
 mod harmony;
 mod invoke;
 mod json;

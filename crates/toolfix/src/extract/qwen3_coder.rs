@@ -205,9 +205,9 @@ fn unclosed(value: &str) -> &str {
     match tags::tag_at(trimmed, lt, Ns::Plain) {
         Some(tag) if tag.close && tag.end == trimmed.len() && tag.rest.trim().is_empty() && closer_like(tag.name) => {
             let head = trimmed.get(..lt).unwrap_or("");
-            let opened = head.match_indices('<').any(|(i, _)| {
-                tags::tag_at(head, i, Ns::Plain).is_some_and(|t| !t.close && t.name == tag.name)
-            });
+            let opened = head
+                .match_indices('<')
+                .any(|(i, _)| tags::tag_at(head, i, Ns::Plain).is_some_and(|t| !t.close && t.name == tag.name));
             if opened { value } else { head }
         }
         _ => value,

@@ -490,6 +490,14 @@ pub(crate) static REGISTRY: &[Spec] = &[
         grammar: Grammar::Python(PyRow { close: "<|python_end|>", bare_list: true }),
         ..BASE
     },
+    // Found at the `{` of its arguments by looking back (`scan.rs`), or at `<function=`.
+    Spec {
+        format: Format::Glued,
+        families: "any model writing a declared tool's name glued to its JSON arguments",
+        start: &["<function=", "<tool_call>", "<function_call>"],
+        grammar: Grammar::Parser(super::glued::parse),
+        ..BASE
+    },
     // JSON in prose: last, it is the least specific.
     Spec {
         format: Format::Json,
@@ -539,6 +547,8 @@ pub(crate) struct Dispatch {
     pub(crate) reasoning: Vec<Reasoning>,
     /// The longest marker, in bytes (how much a stream must hold back).
     pub(crate) longest: usize,
+    /// The row of `Format::Glued`.
+    pub(crate) glued: usize,
 }
 
 impl std::fmt::Debug for Dispatch {
@@ -613,7 +623,8 @@ fn build() -> Option<Dispatch> {
     }
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
     let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
-    Some(Dispatch { automaton, kinds, reasoning, longest })
+    let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
+    Some(Dispatch { automaton, kinds, reasoning, longest, glued })
 }
 
 /// A cheap look at the text after a marker: false when the row's grammar cannot succeed

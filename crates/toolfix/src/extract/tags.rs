@@ -116,7 +116,8 @@ pub(crate) fn attr<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
 fn attr_value(value: &str) -> &str {
     // Typographic quotes too (`name=“k”`, DeepSeek's DSML written through a word
     // processor): the value is the same.
-    for (open, close) in [('"', '"'), ('\'', '\''), ('“', '”'), ('”', '”'), ('‘', '’'), ('’', '’'), ('„', '“')] {
+    for (open, close) in [('"', '"'), ('\'', '\''), ('“', '”'), ('”', '”'), ('‘', '’'), ('’', '’'), ('„', '“')]
+    {
         if let Some(inner) = value.strip_prefix(open) {
             return inner.find(close).and_then(|end| inner.get(..end)).unwrap_or(inner);
         }
