@@ -264,6 +264,7 @@ proptest::proptest! {
                         | Format::Hermes
                         | Format::FunctionaryV31
                         | Format::Glued
+                        | Format::React
                 );
                 if !borrows {
                     let value: Result<Value, _> = serde_json::from_str(&c.arguments);

@@ -127,6 +127,10 @@ formats! {
     /// A declared tool's name glued to its JSON arguments in prose: `N{json}`, `N={json}`,
     /// `N(properties={json})`, `<function=N={json}>`.
     Glued => "glued",
+    /// ReAct: `Action: N` then `Action Input: {json}` (a declared tool).
+    React => "react",
+    /// MiniMax M2's plain-text form: `[TOOL_CALL] {tool => "N", args => {--k "v"}} [/TOOL_CALL]`.
+    MinimaxText => "minimax_text",
 }
 
 impl Format {

@@ -465,6 +465,22 @@ pub(crate) static REGISTRY: &[Spec] = &[
         ..BASE
     },
     Spec {
+        format: Format::React,
+        families: "models prompted with ReAct (`Action:` / `Action Input:`)",
+        start: &["Action:"],
+        grammar: Grammar::Parser(super::react::parse),
+        ..BASE
+    },
+    Spec {
+        format: Format::MinimaxText,
+        families: "MiniMax M2 (plain-text `[TOOL_CALL]` form)",
+        start: &["[TOOL_CALL]"],
+        end: &["[/TOOL_CALL]"],
+        grammar: Grammar::Parser(super::minimax_text::parse),
+        reasoning: &[THINK],
+        ..BASE
+    },
+    Spec {
         format: Format::Apertus,
         families: "Apertus",
         start: &["<|tools_prefix|>"],
