@@ -94,22 +94,9 @@ fn is_counter(id: &str) -> bool {
     !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The tool a bare counter id (`0`) must mean: the only tool offered, or the only one
-/// whose schema has every argument key. `None` when that is not unique (no guess).
+/// The tool a bare counter id (`0`) must mean (see `native::infer_name`).
 fn infer_name(cx: &Cx<'_>, arguments: &str) -> Option<String> {
-    let tools = cx.tools?;
-    let names = tools.names();
-    if let [only] = names.as_slice() {
-        return Some((*only).to_owned());
-    }
-    let value = crate::salvage::salvage(arguments).ok()?.to_value().ok()?;
-    let keys: Vec<&String> = value.as_object()?.keys().collect();
-    let mut fits = names.iter().filter(|name| {
-        let props = tools.parameters(name).and_then(|s| s.get("properties")).and_then(|p| p.as_object());
-        props.is_some_and(|props| keys.iter().all(|k| props.contains_key(k.as_str())))
-    });
-    let first = fits.next()?;
-    fits.next().is_none().then(|| (*first).to_owned())
+    super::native::infer_name(cx.tools?, arguments)
 }
 
 /// An id without `:IDX` (`functions.N`) that names a declared tool: that tool. Without
