@@ -130,8 +130,8 @@ pub(crate) static REGISTRY: &[Spec] = &[
     // `<function=N>{json}` before Qwen3-Coder's `<function=N><parameter=...>`.
     Spec {
         format: Format::FunctionaryV31,
-        families: "Functionary v3.1; Llama 3.1 custom tool calls",
-        start: &["<function="],
+        families: "Functionary v3.1; Llama 3.1 custom tool calls; Hermes models (`<function name=\"N\">`)",
+        start: &["<function=", "<function name="],
         end: &["</function>", "<|eom_id|>", "<|eot_id|>"],
         grammar: json(&[], Fence::No, Body::Named(Name::Tag), NAME_ARGUMENTS, Empty::NotACall),
         ..BASE
@@ -318,8 +318,10 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::Hermes,
         families: "Hermes 2 Pro / 3, Qwen2.5, Qwen3, QwQ, InternLM (Intern-S1)",
-        start: &["<tool_call>"],
-        end: &["</tool_call>"],
+        // The other wrappers Hermes models write around the same JSON (llama.cpp accepts
+        // them too).
+        start: &["<tool_call>", "<tools>", "<response>", "<xml><json>", "<json>"],
+        end: &["</tool_call>", "</tools>", "</response>", "</json></xml>", "</json>"],
         grammar: json(
             &[],
             Fence::Optional,
@@ -372,6 +374,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         format: Format::Granite20bFc,
         families: "granite-20b-functioncalling",
         start: &["<function_call>"],
+        end: &["</function_call>"],
         grammar: json(&[], Fence::No, Body::ArrayOrObject { junk: 0 }, NAME_ARGUMENTS, Empty::NotACall),
         ..BASE
     },
