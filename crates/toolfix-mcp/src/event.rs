@@ -11,7 +11,7 @@ use toolfix::{Refusal, Report};
 #[derive(Debug)]
 pub(crate) enum Event {
     /// A call forwarded repaired.
-    Repaired { tool: String, id: String, renamed_from: Option<String>, report: Report },
+    Repaired { tool: String, id: String, renamed_from: Option<String>, decoded: bool, report: Report },
     /// A call answered with a refusal, never forwarded.
     Refused { tool: String, id: String, refusal: Refusal },
     /// A repeated call answered by the storm guard, never forwarded.
@@ -55,8 +55,11 @@ impl Log {
 
     fn text(&self, event: &Event) -> String {
         match event {
-            Event::Repaired { tool, id, renamed_from, report } => {
+            Event::Repaired { tool, id, renamed_from, decoded, report } => {
                 let mut kinds: Vec<String> = Vec::new();
+                if *decoded {
+                    kinds.push("arguments_decoded".to_owned());
+                }
                 if let Some(from) = renamed_from {
                     kinds.push(format!("tool_renamed from `{from}`"));
                 }
@@ -92,7 +95,7 @@ impl Log {
 
     fn json(&self, event: &Event) -> Value {
         match event {
-            Event::Repaired { tool, id, renamed_from, report } => {
+            Event::Repaired { tool, id, renamed_from, decoded, report } => {
                 let repairs: Vec<Value> = report
                     .repairs
                     .iter()
@@ -106,7 +109,7 @@ impl Log {
                     })
                     .collect();
                 let fixes: Vec<&str> = report.text_fixes.iter().map(|f| f.kind.as_str()).collect();
-                json!({"event": "repaired", "tool": tool, "id": raw(id), "renamed_from": renamed_from,
+                json!({"event": "repaired", "tool": tool, "id": raw(id), "renamed_from": renamed_from, "arguments_decoded": decoded,
                     "text_fixes": fixes, "repairs": repairs})
             }
             Event::Refused { tool, id, refusal } => {

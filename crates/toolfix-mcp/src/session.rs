@@ -194,6 +194,7 @@ impl Session {
                     tool: tool.name().to_owned(),
                     id: id.get().to_owned(),
                     renamed_from: renamed.then(|| name.clone()),
+                    decoded: held.is_some(),
                     report: outcome.report().clone(),
                 });
                 ClientAction::Replace(new_line)
