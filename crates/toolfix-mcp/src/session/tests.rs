@@ -147,3 +147,63 @@ fn unanswered_requests_get_errors_with_their_own_ids() {
     let [e] = errors.as_slice() else { panic!("{errors:?}") };
     assert_eq!(text(e), "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"gone\"}}\n");
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Arguments the `search` tool accepts, written with arbitrary spacing and key order.
+    fn valid_arguments() -> impl Strategy<Value = String> {
+        let query = "[a-zA-Z0-9 \\\\\"é☃]{0,12}".prop_map(|s| Value::String(s).to_string());
+        let limit = prop::option::of(any::<i32>().prop_map(|n| n.to_string()));
+        let tags = prop::option::of(prop::collection::vec("[a-z\\\\n\"]{0,5}", 0..4).prop_map(|v| {
+            let items: Vec<String> = v.into_iter().map(|s| Value::String(s).to_string()).collect();
+            format!("[{}]", items.join(" , "))
+        }));
+        (query, limit, tags, prop::sample::select(vec!["", " ", "  ", "\t"]), any::<bool>()).prop_map(
+            |(query, limit, tags, ws, reverse)| {
+                let mut members = vec![format!("\"query\"{ws}:{ws}{query}")];
+                if let Some(l) = limit {
+                    members.push(format!("\"limit\":{ws}{l}"));
+                }
+                if let Some(t) = tags {
+                    members.push(format!("{ws}\"tags\":{t}"));
+                }
+                if reverse {
+                    members.reverse();
+                }
+                format!("{{{ws}{}{ws}}}", members.join(&format!(",{ws}")))
+            },
+        )
+    }
+
+    fn id() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            "[a-z0-9\\-]{0,10}".prop_map(|s| Value::String(s).to_string()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn valid_calls_come_out_byte_identical(arguments in valid_arguments(), id in id(),
+                                               meta in any::<bool>(), crlf in any::<bool>()) {
+            let mut s = session();
+            let meta = if meta { r#","_meta":{"progressToken":"t"}"# } else { "" };
+            let end = if crlf { "\r\n" } else { "\n" };
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search","arguments":{arguments}{meta}}}}}{end}"#
+            );
+            let mut events = Vec::new();
+            prop_assert!(matches!(s.on_client(line.as_bytes(), &mut events), ClientAction::Forward), "{}", line);
+            prop_assert!(events.is_empty());
+        }
+
+        #[test]
+        fn no_line_makes_the_session_panic_or_swallow_answers(line in any::<Vec<u8>>()) {
+            let mut s = session();
+            let _ = s.on_client(&line, &mut Vec::new());
+            prop_assert!(!s.on_server(&line).swallow);
+        }
+    }
+}
