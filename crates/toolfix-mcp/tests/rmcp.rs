@@ -7,7 +7,7 @@
 //!
 //! Run: `cargo test -p toolfix-mcp --test rmcp [-- FILTER]`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![expect(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult, PaginatedRequestParams,
