@@ -532,5 +532,5 @@ impl Dispatcher {
 }
 
 fn refusal_of(outcome: &CallOutcome) -> toolfix::Refusal {
-    outcome.refusal().cloned().unwrap_or_else(|| toolfix::Refusal { message: String::new(), issues: Vec::new() })
+    outcome.refusal().cloned().unwrap_or_else(|| toolfix::Refusal::new(String::new(), Vec::new()))
 }
