@@ -245,15 +245,10 @@ impl Tool {
     }
 }
 
-/// The pipeline's hook: an accepted outcome goes through untouched; a refused one gets the
-/// extensions' repairs (re-run through the pipeline), else the contract hint and renderer.
-#[inline]
-pub(crate) fn after(tool: &Tool, raw: &str, limits: &Limits, outcome: CallOutcome) -> CallOutcome {
-    if outcome.is_ok() { outcome } else { after_refusal(tool, raw, limits, outcome) }
-}
-
+/// The pipeline's hook for a refused outcome: the extensions' repairs (the result run
+/// through the pipeline again), else the contract hint and the refusal renderer.
 #[cold]
-fn after_refusal(tool: &Tool, raw: &str, limits: &Limits, mut outcome: CallOutcome) -> CallOutcome {
+pub(crate) fn after_refusal(tool: &Tool, raw: &str, limits: &Limits, outcome: &mut CallOutcome) {
     if let Some(ext) = tool.extensions().filter(|e| e.repairs_values())
         && let Some((value, repairs)) = extend_value(tool, ext, raw, limits, false)
     {
@@ -263,13 +258,14 @@ fn after_refusal(tool: &Tool, raw: &str, limits: &Limits, mut outcome: CallOutco
             report.text_fixes.splice(0..0, outcome.report().text_fixes.iter().copied());
             report.repairs.splice(0..0, repairs);
             report.outcome = Outcome::Repaired;
-            return again;
+            *outcome = again;
+            return;
         }
     }
     let contract = tool.contract();
     let renderer = tool.extensions().and_then(|e| e.renderer.as_ref());
     if contract.is_none() && renderer.is_none() {
-        return outcome;
+        return;
     }
     if let (_, Some(refusal)) = outcome.parts_mut() {
         if let Some(c) = contract {
@@ -283,7 +279,6 @@ fn after_refusal(tool: &Tool, raw: &str, limits: &Limits, mut outcome: CallOutco
             refusal.message.truncate(end);
         }
     }
-    outcome
 }
 
 /// The salvaged value of `raw` with the extensions applied at the failing places, and what

@@ -205,7 +205,10 @@ impl Tool {
     /// Run the pipeline on a call to this tool, under `limits`.
     #[must_use]
     pub fn repair_call_with(&self, raw: &str, limits: &Limits) -> CallOutcome {
-        let outcome = crate::extend::after(self, raw, limits, run(self, raw, limits));
+        let mut outcome = run(self, raw, limits);
+        if !outcome.is_ok() {
+            crate::extend::after_refusal(self, raw, limits, &mut outcome);
+        }
         outcome.report.trace();
         outcome
     }
