@@ -1,8 +1,6 @@
 //! Properties: whatever a fixer answers, the tool only ever runs with arguments its schema
 //! accepts; backoff delays never shrink and never pass the cap.
 
-#![expect(clippy::unwrap_used, reason = "tests")]
-
 use proptest::prelude::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
