@@ -37,8 +37,12 @@ use crate::validate::{ViolationKind, violations};
 use crate::{Limits, pointer, salvage};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
+
+/// Undeclared keys per object offered to the matchers (bounds the work on hostile input).
+const MAX_KEYS: usize = 64;
 
 /// Maps a key the schema does not declare (`given`) to a declared name, or `None`.
 pub type FieldMatcher = dyn Fn(&str, &[&str]) -> Option<String> + Send + Sync;
@@ -298,14 +302,11 @@ fn extend_value(
     let mut value = salvaged.to_value().ok()?;
     let root = tool.parameters();
     let mut repairs = Vec::new();
-    let mut objects: Vec<String> = Vec::new();
+    let mut objects: BTreeSet<String> = BTreeSet::new();
     for v in violations(tool.validator(), &value) {
         match v.kind {
             ViolationKind::Missing | ViolationKind::Unexpected => {
-                let parent = v.path.rsplit_once('/').map_or("", |(p, _)| p).to_owned();
-                if !objects.contains(&parent) {
-                    objects.push(parent);
-                }
+                objects.insert(v.path.rsplit_once('/').map_or("", |(p, _)| p).to_owned());
             }
             ViolationKind::Keyword(_) => {
                 let node = v.schema_path.as_deref().and_then(|p| root.pointer(p)).or_else(|| schema_at(root, &v.path));
@@ -346,7 +347,7 @@ fn convert(ext: &Extensions, root: &Value, node: &Value, value: &Value) -> Optio
     coerce(value, node).filter(|n| n != value).map(|n| (RepairKind::ExtensionCoerced, n))
 }
 
-/// Rename undeclared keys of `map` by the matcher, then (uncertain mode) fuzzily; a target
+/// Rename undeclared keys of `map` (the first [`MAX_KEYS`]) by the matcher, then (uncertain mode) fuzzily; a target
 /// must be declared, not given, and claimed by one key only.
 fn rename(
     ext: &Extensions,
@@ -361,7 +362,7 @@ fn rename(
     let declared: Vec<&str> = ov.properties.iter().map(|(k, _)| *k).collect();
     let free: Vec<&str> = declared.iter().copied().filter(|d| !map.contains_key(*d)).collect();
     let mut plan: Vec<(String, String, RepairKind)> = Vec::new();
-    for key in map.keys().filter(|k| ov.property(k).is_none()) {
+    for key in map.keys().filter(|k| ov.property(k).is_none()).take(MAX_KEYS) {
         let certain = ext.matcher.as_ref().and_then(|m| m(key, &declared)).filter(|t| free.contains(&t.as_str()));
         let found = match certain {
             Some(t) => Some((t, RepairKind::ExtensionMatched)),

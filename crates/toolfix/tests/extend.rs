@@ -120,3 +120,18 @@ fn uncertain_matches_are_never_certain() {
     // A call the pipeline accepts has no uncertain part.
     assert!(tools().repair_call_uncertain("book", r#"{"room": "A1", "date": "2025-01-02"}"#).1.is_none());
 }
+
+#[test]
+fn hostile_inputs_stay_bounded() {
+    use std::fmt::Write as _;
+    let tools = tools().with_extensions(Extensions::new().with_field_matcher(|_, _| Some("room".to_owned())));
+    let mut raw = String::from("{");
+    for i in 0..20_000 {
+        let _ = write!(raw, "\"roomx{i}\": {i},");
+    }
+    raw.push_str("\"date\": \"2025-01-02\"}");
+    assert!(!tools.repair_call("book", &raw).is_ok(), "every key claims `room`: no guess");
+    let (outcome, uncertain) = tools.repair_call_uncertain("book", &raw);
+    assert!(!outcome.is_ok());
+    assert!(uncertain.is_none());
+}
