@@ -347,8 +347,8 @@ fn convert(ext: &Extensions, root: &Value, node: &Value, value: &Value) -> Optio
     coerce(value, node).filter(|n| n != value).map(|n| (RepairKind::ExtensionCoerced, n))
 }
 
-/// Rename undeclared keys of `map` (the first [`MAX_KEYS`]) by the matcher, then (uncertain mode) fuzzily; a target
-/// must be declared, not given, and claimed by one key only.
+/// Rename undeclared keys of `map` (the first [`MAX_KEYS`]) by the matcher, then (uncertain
+/// mode) fuzzily; a target must be declared, not given, and claimed by one key only.
 fn rename(
     ext: &Extensions,
     root: &Value,
