@@ -97,6 +97,8 @@ async fn a_good_answer_is_validated_and_runs() {
     assert!(seen[0]["messages"][0]["content"].as_str().unwrap().contains("never invent"));
     let user = seen[0]["messages"][1]["content"].as_str().unwrap();
     assert!(user.contains(PROSE) && user.contains("\"required\"") && user.contains("refused"), "{user}");
+    insta::assert_snapshot!("system_prompt", seen[0]["messages"][0]["content"].as_str().unwrap());
+    insta::assert_snapshot!("user_prompt", user);
 }
 
 #[tokio::test]
