@@ -143,6 +143,9 @@ pub struct Success {
     pub repairs: Vec<Repair>,
     /// The fixer whose fix ran, if one was needed.
     pub fixed_by: Option<String>,
+    /// True when the arguments rest on an uncertain property-name match
+    /// ([`Handlers::accept_uncertain`], read-only tools only).
+    pub uncertain: bool,
     /// True when the sanitiser made the value bind.
     pub sanitised: bool,
     /// Retries after transient failures.
@@ -179,6 +182,27 @@ impl Outcome {
             },
             Outcome::Retry { message, .. } => message.clone(),
             Outcome::Escalation(e) | Outcome::HardStop(e) => e.message(),
+        }
+    }
+}
+
+/// Arguments the pipeline (or a fix) accepted, with how.
+struct Accepted {
+    value: Value,
+    text_fixes: Vec<TextFix>,
+    repairs: Vec<Repair>,
+    fixed_by: Option<String>,
+    uncertain: bool,
+}
+
+impl Accepted {
+    fn from(outcome: &CallOutcome, fixed_by: Option<String>) -> Accepted {
+        Accepted {
+            value: outcome.arguments().cloned().unwrap_or(Value::Null),
+            text_fixes: outcome.report().text_fixes.clone(),
+            repairs: outcome.repairs().to_vec(),
+            fixed_by,
+            uncertain: false,
         }
     }
 }
@@ -382,17 +406,15 @@ impl Dispatcher {
             return self.failed(turn, error);
         };
         let handlers = entry.handlers.over(&self.defaults);
-        let (accepted, fixed_by) = if first.is_ok() {
-            (first, None)
+        let accepted = if first.is_ok() {
+            Accepted::from(&first, None)
         } else {
-            match self.fix(turn, tool, call, &first, &handlers).await {
-                Ok((outcome, by)) => (outcome, Some(by)),
+            match self.fix(turn, tool, entry.effect, call, &first, &handlers).await {
+                Ok(accepted) => accepted,
                 Err(outcome) => return outcome,
             }
         };
-        let mut value = accepted.arguments().cloned().unwrap_or(Value::Null);
-        let text_fixes = accepted.report().text_fixes.clone();
-        let mut repairs = accepted.repairs().to_vec();
+        let Accepted { mut value, text_fixes, mut repairs, fixed_by, uncertain } = accepted;
         let mut sanitised = false;
         let mut retries = 0;
         let policy = handlers.execution.clone().unwrap_or_default();
@@ -407,6 +429,7 @@ impl Dispatcher {
                         text_fixes,
                         repairs,
                         fixed_by,
+                        uncertain,
                         sanitised,
                         retries,
                     });
@@ -479,10 +502,11 @@ impl Dispatcher {
         &self,
         turn: &mut Turn,
         tool: &Tool,
+        effect: Effect,
         call: &Call,
         refused: &CallOutcome,
         handlers: &Handlers,
-    ) -> Result<(CallOutcome, String), Outcome> {
+    ) -> Result<Accepted, Outcome> {
         let refusal = refusal_of(refused);
         let invalid = || ToolError::InvalidArgs {
             tool: tool.name().to_owned(),
@@ -509,10 +533,24 @@ impl Dispatcher {
                 FixAnswer::Fixed(text) => {
                     let again = self.tools.repair_call_with(tool.name(), &text, &self.limits);
                     if again.is_ok() {
-                        return Ok((again, fixer.name().to_owned()));
+                        return Ok(Accepted::from(&again, Some(fixer.name().to_owned())));
                     }
                 }
             }
+        }
+        // Last, for read-only tools whose handlers accept it: an uncertain name match.
+        if handlers.uncertain == Some(true)
+            && effect == Effect::ReadOnly
+            && !call.hit_token_limit
+            && let (_, Some(found)) = self.tools.repair_call_uncertain(tool.name(), &call.arguments)
+        {
+            return Ok(Accepted {
+                value: found.arguments().clone(),
+                text_fixes: refused.report().text_fixes.clone(),
+                repairs: found.repairs().to_vec(),
+                fixed_by: None,
+                uncertain: true,
+            });
         }
         Err(self.failed(turn, invalid()))
     }

@@ -195,6 +195,7 @@ pub struct Handlers {
     pub(crate) fixers: Option<Vec<Arc<dyn Fixer>>>,
     pub(crate) sanitiser: Option<Sanitiser>,
     pub(crate) execution: Option<OnExecution>,
+    pub(crate) uncertain: Option<bool>,
 }
 
 impl fmt::Debug for Handlers {
@@ -204,6 +205,7 @@ impl fmt::Debug for Handlers {
             .field("fixers", &names)
             .field("sanitiser", &self.sanitiser.is_some())
             .field("execution", &self.execution)
+            .field("uncertain", &self.uncertain)
             .finish()
     }
 }
@@ -243,12 +245,22 @@ impl Handlers {
         self
     }
 
+    /// Accept an uncertain property-name match (`ToolSet::repair_call_uncertain`) when the
+    /// pipeline and every fixer failed — for read-only tools only; the result is marked
+    /// [`Success::uncertain`](crate::Success::uncertain). Never on by default.
+    #[must_use]
+    pub fn accept_uncertain(mut self, accept: bool) -> Handlers {
+        self.uncertain = Some(accept);
+        self
+    }
+
     /// `self` where set, `default` elsewhere.
     pub(crate) fn over(&self, default: &Handlers) -> Handlers {
         Handlers {
             fixers: self.fixers.clone().or_else(|| default.fixers.clone()),
             sanitiser: self.sanitiser.clone().or_else(|| default.sanitiser.clone()),
             execution: self.execution.clone().or_else(|| default.execution.clone()),
+            uncertain: self.uncertain.or(default.uncertain),
         }
     }
 }

@@ -428,3 +428,25 @@ async fn library_extensions_apply_to_registered_tools() {
     let out = d.dispatch(&mut Turn::new(), &Call::new("write", r#"{"path": "/a"}"#)).await;
     assert!(out.message_for_model().contains("Contract for `write`: paths are absolute"));
 }
+
+#[tokio::test]
+async fn uncertain_matches_run_only_read_only_tools_that_accept_them_and_are_marked() {
+    let ran = counter();
+    let mut d = reader(&ran);
+    let typo = Call::new("read", r#"{"pth": "/etc/hosts"}"#);
+    // Not accepted by default.
+    assert!(matches!(d.dispatch(&mut Turn::new(), &typo).await, Outcome::Retry { .. }));
+    d.set_handlers("read", Handlers::new().accept_uncertain(true)).unwrap();
+    let out = d.dispatch(&mut Turn::new(), &typo).await;
+    let Outcome::Result(s) = out else { panic!("{out:?}") };
+    assert!(s.uncertain);
+    assert_eq!(s.repairs[0].kind.as_str(), "uncertain_match");
+    assert_eq!(s.output, "/etc/hosts");
+    // A tool that changes things never runs on an uncertain match, even when asked.
+    let wrote = counter();
+    let mut w = with_write(&wrote);
+    w.set_handlers("write", Handlers::new().accept_uncertain(true)).unwrap();
+    let out = w.dispatch(&mut Turn::new(), &Call::new("write", r#"{"pth": "/a", "content": "x"}"#)).await;
+    assert!(matches!(out, Outcome::Retry { .. }), "{out:?}");
+    assert_eq!(runs(&wrote), 0);
+}
