@@ -27,8 +27,9 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     let limits = args.io.limits();
     if args.io.batch {
         let mut input = args.io.open()?;
+        let mut scratch = String::new();
         batch::run(&mut input, batch::line_limit(limits.max_input_bytes), |line, answer| {
-            one(line, answer, &limits);
+            one(line, answer, &mut scratch, &limits);
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -60,21 +61,34 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
 
 /// Answer one batch line: `{"id","output":<value>,"fixes":[{"kind","span"}]}` or
 /// `{"id","error"}`.
-fn one(line: Line<'_>, answer: &mut String, limits: &toolfix::Limits) {
+fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolfix::Limits) {
     let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
     let mut obj = batch::answer(answer, envelope.id);
-    match envelope.input.map(|raw| serde_json::from_str::<Text<'_>>(raw.get())) {
-        None => obj.str("error", "missing `input`"),
-        Some(Err(_)) => obj.str("error", "`input` must be a string"),
-        Some(Ok(Text(text))) => match toolfix::salvage::salvage_with(&text, limits) {
-            Ok(s) => {
-                obj.raw("output", s.text());
-                push_fixes(obj.key("fixes"), s.fixes());
-                &mut obj
-            }
-            Err(e) => obj.str("error", &e.to_string()),
-        },
+    let Some(raw) = envelope.input else {
+        obj.str("error", "missing `input`").finish();
+        return;
     };
+    let owned;
+    let text = if let Some(text) = out::json_str(raw.get(), scratch) {
+        text
+    } else {
+        // Not a string, or an escape left to serde (surrogate pairs).
+        let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw.get()) else {
+            obj.str("error", "`input` must be a string").finish();
+            return;
+        };
+        owned = text;
+        &owned
+    };
+    match toolfix::salvage::salvage_with(text, limits) {
+        Ok(s) => {
+            obj.raw("output", s.text());
+            push_fixes(obj.key("fixes"), s.fixes());
+        }
+        Err(e) => {
+            obj.str("error", &e.to_string());
+        }
+    }
     obj.finish();
 }
 

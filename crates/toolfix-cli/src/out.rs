@@ -18,14 +18,17 @@ impl<'b> Obj<'b> {
         Obj { text, empty: true }
     }
 
-    /// Start member `key`; its value comes next.
+    /// Start member `key` (a name of the wire shapes: nothing to escape); its value comes
+    /// next.
     pub(crate) fn key(&mut self, key: &str) -> &mut String {
         if !self.empty {
             self.text.push(',');
         }
         self.empty = false;
-        push_quoted(self.text, key);
-        self.text.push(':');
+        // Keys are the CLI's own names: plain ASCII, nothing to escape.
+        self.text.push('"');
+        self.text.push_str(key);
+        self.text.push_str("\":");
         self.text
     }
 
@@ -80,31 +83,81 @@ impl<'b> Obj<'b> {
     }
 }
 
-/// `json` without layout whitespace, appended to `out`.
+/// `json` without layout whitespace, appended to `out` (as `toolfix::salvage::compact`,
+/// without a string of its own).
 pub(crate) fn push_compact(out: &mut String, json: &str) {
-    if json.bytes().any(|b| matches!(b, b' ' | b'\n' | b'\r' | b'\t')) {
-        out.push_str(&toolfix::salvage::compact(json));
-    } else {
-        out.push_str(json);
+    let b = json.as_bytes();
+    let mut copied = 0;
+    let mut i = 0;
+    let mut in_string = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_string = true;
+        } else if matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
+            out.push_str(json.get(copied..i).unwrap_or(""));
+            while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+                i += 1;
+            }
+            copied = i;
+            continue;
+        }
+        i += 1;
     }
+    out.push_str(json.get(copied..).unwrap_or(""));
+}
+
+/// The text of a JSON string literal `raw` (quotes included, as a `RawValue` holds it):
+/// borrowed when it has no escape, else unescaped into `scratch`. `None` when `raw` is not
+/// a string (or holds an escaped surrogate: then ask serde).
+pub(crate) fn json_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a str> {
+    let body = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let b = body.as_bytes();
+    let Some(first) = b.iter().position(|&c| c == b'\\') else { return Some(body) };
+    scratch.clear();
+    let mut copied = 0;
+    let mut i = first;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        scratch.push_str(body.get(copied..i)?);
+        let (ch, len) = match b.get(i + 1)? {
+            b'"' => ('"', 2),
+            b'\\' => ('\\', 2),
+            b'/' => ('/', 2),
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            b'u' => {
+                let code = u32::from_str_radix(body.get(i + 2..i + 6)?, 16).ok()?;
+                (char::from_u32(code)?, 6)
+            }
+            _ => return None,
+        };
+        scratch.push(ch);
+        i += len;
+        copied = i;
+    }
+    scratch.push_str(body.get(copied..)?);
+    Some(scratch)
 }
 
 /// `n` in decimal, appended to `out`.
 pub(crate) fn push_usize(out: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+    if n >= 10 {
+        push_usize(out, n / 10);
     }
-    for &d in &digits[i..] {
-        out.push(char::from(d));
-    }
+    out.push(char::from(b'0' + (n % 10) as u8));
 }
 
 /// `s` as a JSON string literal, appended to `out`, with U+2028/U+2029 escaped so no line
@@ -112,33 +165,46 @@ pub(crate) fn push_usize(out: &mut String, n: usize) {
 pub(crate) fn push_quoted(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
+    let b = s.as_bytes();
     let mut copied = 0;
-    for (i, c) in s.char_indices() {
-        let escape: Option<&str> = match c {
-            '"' => Some("\\\""),
-            '\\' => Some("\\\\"),
-            '\n' => Some("\\n"),
-            '\r' => Some("\\r"),
-            '\t' => Some("\\t"),
-            '\u{2028}' => Some("\\u2028"),
-            '\u{2029}' => Some("\\u2029"),
-            c if (c as u32) < 0x20 => Some(""),
-            _ => None,
-        };
-        if let Some(e) = escape {
-            out.push_str(&s[copied..i]);
-            if e.is_empty() {
-                let b = c as u32 as usize;
-                out.push_str("\\u00");
-                out.push(char::from(HEX[b >> 4]));
-                out.push(char::from(HEX[b & 15]));
-            } else {
-                out.push_str(e);
-            }
-            copied = i + c.len_utf8();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let escape: &str =
+            match c {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                0..0x20 => "",
+                // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+                0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
+                    if b[i + 2] == 0xA8 { "\\u2028" } else { "\\u2029" }
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+        out.push_str(s.get(copied..i).unwrap_or(""));
+        if escape.is_empty() {
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(c >> 4)]));
+            out.push(char::from(HEX[usize::from(c & 15)]));
+            i += 1;
+        } else if escape.starts_with("\\u2") {
+            out.push_str(escape);
+            i += 3;
+        } else {
+            out.push_str(escape);
+            i += 1;
         }
+        copied = i;
     }
-    out.push_str(&s[copied..]);
+    out.push_str(s.get(copied..).unwrap_or(""));
     out.push('"');
 }
 
@@ -215,4 +281,50 @@ fn stdout_is_file() -> bool {
 #[cfg(not(unix))]
 fn stdout_is_file() -> bool {
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_quoted_agrees_with_serde_and_escapes_line_separators() {
+        for s in [
+            "",
+            "plain",
+            "a\"b\\c",
+            "tab\tnl\nret\r",
+            "\u{1}\u{8}\u{c}\u{1f}\u{7f}",
+            "é👩‍💻",
+            "x\u{2028}y\u{2029}z\u{2027}",
+        ] {
+            let mut out = String::new();
+            push_quoted(&mut out, s);
+            assert_eq!(serde_json::from_str::<String>(&out).unwrap(), s);
+            assert!(!out.contains(['\u{2028}', '\u{2029}']), "{out}");
+            if !s.contains(['\u{2028}', '\u{2029}']) {
+                assert_eq!(out, serde_json::to_string(s).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn push_compact_agrees_with_the_library() {
+        for json in ["{}", "{ \"a\" : [1, 2.0],\n \"b c\": \"x y\" }", "[\"q\\\" \\\\\", 1 ]", " 1 ", "\"open"] {
+            let mut out = String::new();
+            push_compact(&mut out, json);
+            assert_eq!(out, toolfix::salvage::compact(json), "{json}");
+        }
+    }
+
+    #[test]
+    fn json_str_unescapes_as_serde_does() {
+        let mut scratch = String::new();
+        for raw in [r#""""#, r#""plain""#, r#""a\"b\\c\/d\b\f\n\r\t""#, r#""\u00e9\u0041""#] {
+            let ours = json_str(raw, &mut scratch).map(str::to_owned);
+            assert_eq!(ours, Some(serde_json::from_str::<String>(raw).unwrap()), "{raw}");
+        }
+        assert_eq!(json_str("12", &mut scratch), None);
+        assert_eq!(json_str(r#""\ud83d\ude00""#, &mut scratch), None);
+    }
 }
