@@ -284,3 +284,93 @@ fn fix_refuses_unclosed_calls_when_the_output_hit_the_token_limit() {
     let out = toolfix().args(["fix", "--hit-token-limit", "--tools", &tools]).write_stdin(cut).assert().code(1);
     assert!(stdout(&out).contains("\"status\":\"refused\""), "{}", stdout(&out));
 }
+
+#[test]
+fn harmony_markup_is_not_left_in_prose() {
+    for reply in [
+        "<|start|>assistant<|channel|>analysis<|message|>Need the file.<|end|><|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{\"path\": \"a\"}<|call|>",
+        "<|channel|>analysis<|message|>Need the file.<|end|><|start|>assistant<|channel|>final<|message|>It is there.<|return|>",
+        "<|start|>assistant<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}<|call|><|start|>assistant<|channel|>final<|message|>Done.<|return|>",
+    ] {
+        let out = toolfix().arg("extract").write_stdin(reply).assert().code(0);
+        let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let content = answer["content"].as_str().unwrap();
+        let reasoning = answer["reasoning_content"].as_str().unwrap_or("");
+        assert!(!content.contains("<|") && !content.contains("assistant"), "{reply}: {answer}");
+        assert!(!reasoning.contains("<|"), "{reply}: {answer}");
+    }
+}
+
+/// A small deterministic generator (xorshift), so a failure can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        usize::try_from(self.0 % n as u64).unwrap()
+    }
+}
+
+/// The lines the batch driver answers: split on `\n`, a final `\r` dropped, blank ones
+/// (ASCII whitespace only) skipped.
+fn answered_lines(input: &[u8]) -> usize {
+    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    if input.ends_with(b"\n") {
+        lines.pop();
+    }
+    lines.iter().filter(|l| !l.iter().all(u8::is_ascii_whitespace)).count()
+}
+
+#[test]
+fn mutated_json_lines_never_crash_hang_or_go_unanswered() {
+    let seeds: Vec<Vec<u8>> = ["json.jsonl", "repair.jsonl", "extract.jsonl"]
+        .iter()
+        .flat_map(|f| {
+            std::fs::read(examples(f)).unwrap().split(|&b| b == b'\n').map(<[u8]>::to_vec).collect::<Vec<_>>()
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    let noise: [&[u8]; 9] = [b"\xff", b"\xc3", b"\x00", b"\"", b"{", b"}", b"\\", b"\r", b"\xe2\x80\xa8"];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut input = Vec::new();
+    for _ in 0..400 {
+        let mut line = seeds[rng.below(seeds.len())].clone();
+        for _ in 0..=rng.below(4) {
+            let at = rng.below(line.len() + 1);
+            match rng.below(4) {
+                0 => line.truncate(at),
+                1 => {
+                    let n = noise[rng.below(noise.len())];
+                    line.splice(at..at, n.iter().copied());
+                }
+                2 if at < line.len() => line[at] ^= 1 << rng.below(8),
+                _ => {
+                    let end = (at + rng.below(8)).min(line.len());
+                    line.drain(at..end);
+                }
+            }
+        }
+        input.extend_from_slice(&line);
+        input.push(b'\n');
+    }
+    let expected = answered_lines(&input);
+    let tools = examples("tools.json");
+    for args in [
+        vec!["json", "--batch"],
+        vec!["repair", "--batch", "--tools", &tools],
+        vec!["extract", "--batch", "--tools", &tools],
+        vec!["fix", "--batch", "--tools", &tools],
+    ] {
+        let out = toolfix().args(&args).write_stdin(input.clone()).timeout(Duration::from_secs(60)).assert().code(0);
+        let text = stdout(&out);
+        assert_eq!(text.lines().count(), expected, "{args:?}");
+        for line in text.lines() {
+            let answer: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{args:?}: {e}: {line}"));
+            assert!(answer.get("id").is_some(), "{args:?}: {line}");
+        }
+        assert!(!String::from_utf8_lossy(&out.get_output().stderr).contains("panicked"), "{args:?}");
+    }
+}
