@@ -8,8 +8,10 @@
 //! closed stdout (`toolfix ... | head`) ends the run quietly.
 
 mod batch;
+mod check_cmd;
 mod extract_cmd;
 mod json_cmd;
+mod mcp_cmd;
 mod out;
 mod repair_cmd;
 mod serve_cmd;
@@ -42,10 +44,13 @@ enum Command {
     /// Find the calls in a model's reply, repair each against its tool's schema (or refuse
     /// it with a message for the model), and break storms of repeated calls.
     Fix(FixArgs),
-    /// Lint tool definitions: exit 1 listing every problem.
+    /// Lint tool definitions: every problem at its JSON pointer; exit 1 on an error, 0 with
+    /// warnings only.
     Check(CheckArgs),
     /// Run the OpenAI-compatible repair proxy in front of a model server.
     Serve(serve_cmd::ServeArgs),
+    /// Wrap a stdio MCP server: repair `tools/call` arguments against its own schemas.
+    Mcp(mcp_cmd::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -196,7 +201,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Repair(args) => repair_cmd::run(&args),
         Command::Extract(args) => extract_cmd::run(&args, None),
         Command::Fix(args) => extract_cmd::run(&args.reply, Some(&args)),
-        Command::Check(args) => repair_cmd::check(&args),
+        Command::Check(args) => check_cmd::run(&args),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(&args),
     }
 }

@@ -267,6 +267,14 @@ impl Stdout {
     }
 }
 
+/// Write `line` and a newline to stdout, as an error (not a panic, as `println!` would)
+/// when stdout is closed.
+pub(crate) fn print_line(line: &str) -> io::Result<()> {
+    let mut stdout = Stdout::new();
+    stdout.line(line)?;
+    stdout.finish()
+}
+
 #[cfg(unix)]
 fn stdout_is_file() -> bool {
     use std::os::fd::AsFd as _;

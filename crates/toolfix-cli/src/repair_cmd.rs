@@ -1,11 +1,11 @@
 //! `toolfix repair`: validate arguments against a tool's schema and repair them, or say
-//! what to fix. `toolfix check`: lint tool definitions.
+//! what to fix.
 
 use crate::batch::{self, Line};
 use crate::json_cmd::Text;
 use crate::out::{Obj, Stdout};
 use crate::tools::{self, Cache};
-use crate::{CheckArgs, RepairArgs, UNRECOVERED};
+use crate::{RepairArgs, UNRECOVERED};
 use anyhow::{Result, bail};
 use serde::Deserialize;
 use serde_json::Value;
@@ -132,31 +132,6 @@ fn report(outcome: &CallOutcome, verbose: bool) {
     }
     for n in outcome.notes() {
         eprintln!("note: {n}");
-    }
-}
-
-pub(crate) fn check(args: &CheckArgs) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.tools)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.tools.display()))?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", args.tools.display()))?;
-    let Some(defs) = tools::definitions(&value) else {
-        bail!("{} holds no tool list", args.tools.display());
-    };
-    let problems = toolfix::check::check(&defs);
-    for p in &problems {
-        let path = if p.path.is_empty() { String::new() } else { format!(" at {}", p.path) };
-        eprintln!("{}{path}: {} [{}]", p.tool, p.message, p.kind);
-    }
-    let mut stdout = Stdout::new();
-    stdout.line(&serde_json::to_string(&problems)?)?;
-    stdout.finish()?;
-    if problems.is_empty() {
-        eprintln!("{} tool definitions, no problems", defs.len());
-        Ok(ExitCode::SUCCESS)
-    } else {
-        eprintln!("{} problems in {} tool definitions", problems.len(), defs.len());
-        Ok(ExitCode::from(UNRECOVERED))
     }
 }
 
