@@ -291,6 +291,8 @@ fn harmony_markup_is_not_left_in_prose() {
         "<|start|>assistant<|channel|>analysis<|message|>Need the file.<|end|><|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{\"path\": \"a\"}<|call|>",
         "<|channel|>analysis<|message|>Need the file.<|end|><|start|>assistant<|channel|>final<|message|>It is there.<|return|>",
         "<|start|>assistant<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": 1}<|call|><|start|>assistant<|channel|>final<|message|>Done.<|return|>",
+        "<|start|>assistant<|channel|>final<|message|>Hi there.<|end|>",
+        "<|start|>assistant<|channel|>commentary<|message|>Checking.<|end|><|start|>assistant<|channel|>commentary to=functions.f<|message|>{\"a\": 1}<|call|>",
     ] {
         let out = toolfix().arg("extract").write_stdin(reply).assert().code(0);
         let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
