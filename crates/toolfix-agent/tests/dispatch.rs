@@ -450,3 +450,18 @@ async fn uncertain_matches_run_only_read_only_tools_that_accept_them_and_are_mar
     assert!(matches!(out, Outcome::Retry { .. }), "{out:?}");
     assert_eq!(runs(&wrote), 0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn retries_share_the_turn_bound() {
+    let policy = OnExecution::retry(Backoff::default(), 5);
+    let (d, starts) = flaky(Effect::Idempotent, u32::MAX, ExecError::transient("busy"), policy);
+    let d = d.with_bounds(Bounds::default().with_attempts_per_turn(2));
+    let mut turn = Turn::new();
+    let out = d.dispatch(&mut turn, &fetch()).await;
+    assert!(matches!(out, Outcome::Escalation(ToolError::Escalation { attempts: 3, .. })), "{out:?}");
+    assert_eq!(starts.lock().unwrap().len(), 3, "one run and the two retries the turn allows");
+    // The turn is spent: the next call gets no retry.
+    let out = d.dispatch(&mut turn, &fetch()).await;
+    assert!(matches!(out, Outcome::Escalation(ToolError::Escalation { attempts: 1, .. })), "{out:?}");
+    assert_eq!(starts.lock().unwrap().len(), 4);
+}
