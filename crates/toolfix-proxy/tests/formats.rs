@@ -184,5 +184,7 @@ async fn every_format_case_through_the_proxy_streaming_and_not() {
         }
         assert!(seen.done, "{}", case.id);
     }
-    assert!(streamed_differ.len() < 10, "{streamed_differ:?}");
+    // Forced-open reasoning rows (R1, Qwen3, Kimi: the template opens `<think>`), one or
+    // two per family.
+    assert!(streamed_differ.len() < 20, "{streamed_differ:?}");
 }

@@ -19,6 +19,10 @@
 //! | `pipeline-baseline`| serde_json parse + `jsonschema` `is_valid` on the same (baseline) |
 //! | `pipeline-damaged` | `ToolSet::repair_call` on 10,000 calls with type-level damage     |
 //! | `score`            | print how many small calls salvage to the intended value          |
+//! | `extract-100kb`    | `extract` over a 100 KB reply (reasoning, bracketed prose, calls)  |
+//! | `extract-stream`   | the same through `StreamExtractor` in 64-byte chunks              |
+//! | `extract-tools`    | `extract-100kb` with the tools declared                          |
+//! | `extract-stream-tools` | `extract-stream` with the tools declared                      |
 //!
 //! The first line of output is `units <n> <unit>`: the bytes or calls of one iteration.
 
@@ -120,9 +124,60 @@ fn run(workload: &str, iterations: usize) -> Result<(), String> {
                 }
             }
         }
+        "extract-100kb" | "extract-stream" | "extract-tools" | "extract-stream-tools" => {
+            use toolfix::extract::stream::StreamExtractor;
+            use toolfix::extract::{Message, Options, ToolLookup, extract};
+            let text = extract_reply(100 * 1024);
+            let declared: std::collections::HashMap<String, Value> = ["get_weather", "get_time", "search"]
+                .iter()
+                .map(|n| ((*n).to_owned(), json!({"type": "object"})))
+                .collect();
+            let tools = workload.ends_with("tools").then_some(&declared as &dyn ToolLookup);
+            println!("units {} bytes", text.len());
+            for _ in 0..iterations {
+                if workload.starts_with("extract-stream") {
+                    let mut s = StreamExtractor::new(tools, Options::default());
+                    let mut n = 0;
+                    for chunk in black_box(text.as_bytes()).chunks(64) {
+                        n += s.push(chunk).len();
+                    }
+                    black_box(n + s.finish().len());
+                } else {
+                    black_box(extract(&Message::new(black_box(&text)), tools).calls.len());
+                }
+            }
+        }
         _ => return Err(format!("unknown workload {workload:?}")),
     }
     Ok(())
+}
+
+/// The reply of `benches/extract.rs`: reasoning, prose full of brackets and braces, and
+/// calls in four formats, about `target` bytes.
+fn extract_reply(target: usize) -> String {
+    use std::fmt::Write as _;
+    let prose = "The quick brown fox [jumps] over {the} lazy dog; x < y > z, \"quoted\". ";
+    let mut s = String::from("<think>Plan: look up the weather, then the time. ");
+    s.push_str(&prose.repeat(60));
+    s.push_str("</think>\n");
+    let mut i = 0;
+    while s.len() < target {
+        s.push_str(&prose.repeat(120));
+        let _ = match i % 4 {
+            0 => write!(
+                s,
+                "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
+            ),
+            1 => writeln!(s, "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]"),
+            2 => write!(
+                s,
+                "<tool_call>\n<function=search>\n<parameter=q>\nweather {i}\n</parameter>\n</function>\n</tool_call>\n"
+            ),
+            _ => writeln!(s, "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```"),
+        };
+        i += 1;
+    }
+    s
 }
 
 fn main() -> ExitCode {

@@ -63,6 +63,8 @@ const fn think(open: &'static str, close: &'static str) -> Think {
 pub(crate) const THINK: Think = think("<think>", "</think>");
 const SEED_THINK: Think = think("<seed:think>", "</seed:think>");
 const MM_THINK: Think = think("<mm:think>", "</mm:think>");
+/// Kimi VL / K1.5 (SGLang's `KimiDetector`).
+const KIMI_THINK: Think = think("◁think▷", "◁/think▷");
 const COHERE_THINK: Think = think("<|START_THINKING|>", "<|END_THINKING|>");
 const GEMMA_THOUGHT: Think = think("<|channel>thought", "<channel|>");
 /// gpt-oss Harmony's analysis channel: reasoning written as channel markup.
@@ -224,11 +226,11 @@ pub(crate) static REGISTRY: &[Spec] = &[
     },
     Spec {
         format: Format::KimiK2,
-        families: "Kimi K2, K2 Thinking",
+        families: "Kimi K2, K2 Thinking (Kimi VL / K1.5 reasoning: `◁think▷`)",
         start: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
         end: &["<|tool_call_end|>", "<|tool_calls_section_end|>"],
         grammar: Grammar::Parser(super::kimi_k2::parse),
-        reasoning: &[THINK],
+        reasoning: &[THINK, KIMI_THINK],
         ..BASE
     },
     Spec {
