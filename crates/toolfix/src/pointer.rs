@@ -15,6 +15,12 @@ pub(crate) fn push(path: &mut String, key: &str) {
     }
 }
 
+/// Append array index `index` to `path`.
+pub(crate) fn push_index(path: &mut String, index: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(path, "/{index}");
+}
+
 /// `path` with `key` appended.
 pub(crate) fn join(path: &str, key: &str) -> String {
     let mut p = path.to_owned();
@@ -114,12 +120,15 @@ impl<'t> TextIndex<'t> {
         let frame = stack.last()?;
         if frame.is_object {
             let end = scan_string(b, i)?;
-            let key: String = serde_json::from_str(text.get(i..end)?).ok()?;
-            push(path, &key);
+            let quoted = text.get(i..end)?;
+            match quoted.get(1..quoted.len() - 1) {
+                Some(key) if !key.contains('\\') => push(path, key),
+                _ => push(path, &serde_json::from_str::<String>(quoted).ok()?),
+            }
             let colon = skip_ws(b, end);
             (b.get(colon) == Some(&b':')).then_some(colon + 1)
         } else {
-            push(path, &frame.index.to_string());
+            push_index(path, frame.index);
             Some(i)
         }
     }
@@ -189,61 +198,89 @@ const MAX_RENDER_DEPTH: usize = 256;
 /// Serialise `value`, copying the original text of every subtree that is unchanged
 /// since `original` (so numbers and escapes stay as written).
 pub(crate) fn render(value: &Value, original: &Value, index: &TextIndex<'_>, moves: &Moves) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(index.text.len() + 16);
     let mut path = String::new();
-    render_into(&mut out, value, original, index, moves, &mut path, 0);
+    let mut cx = Render { out: &mut out, original, index, moves };
+    cx.value(value, Some(original), &mut path, 0);
     out
 }
 
-fn render_into(
-    out: &mut String,
-    value: &Value,
-    original: &Value,
-    index: &TextIndex<'_>,
-    moves: &Moves,
-    path: &mut String,
-    depth: usize,
-) {
-    let origin = moves.origin(path);
-    if original.pointer(&origin) == Some(value)
-        && let Some(text) = index.text_at(&origin)
-    {
-        out.push_str(text);
-        return;
-    }
-    if depth > MAX_RENDER_DEPTH {
-        out.push_str(&value.to_string());
-        return;
-    }
-    let len = path.len();
-    match value {
-        Value::Object(map) => {
-            out.push('{');
-            for (n, (k, v)) in map.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push_str(": ");
-                push(path, k);
-                render_into(out, v, original, index, moves, path, depth + 1);
-                path.truncate(len);
-            }
-            out.push('}');
+struct Render<'r, 't> {
+    out: &'r mut String,
+    original: &'r Value,
+    index: &'r TextIndex<'t>,
+    moves: &'r Moves,
+}
+
+impl Render<'_, '_> {
+    /// Write `value`, now at `path`. `before` is the original value at `path` when there are
+    /// no moves (found walking alongside, without a pointer lookup).
+    fn value(&mut self, value: &Value, before: Option<&Value>, path: &mut String, depth: usize) {
+        let moved;
+        let (origin, before) = if self.moves.0.is_empty() {
+            (path.as_str(), before)
+        } else {
+            moved = self.moves.origin(path);
+            (moved.as_str(), self.original.pointer(&moved))
+        };
+        if before == Some(value)
+            && let Some(text) = self.index.text_at(origin)
+        {
+            self.out.push_str(text);
+            return;
         }
-        Value::Array(list) => {
-            out.push('[');
-            for (n, v) in list.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
-                }
-                push(path, &n.to_string());
-                render_into(out, v, original, index, moves, path, depth + 1);
-                path.truncate(len);
-            }
-            out.push(']');
+        if depth > MAX_RENDER_DEPTH {
+            self.scalar(value);
+            return;
         }
-        other => out.push_str(&other.to_string()),
+        let len = path.len();
+        match value {
+            Value::Object(map) => {
+                self.out.push('{');
+                for (n, (k, v)) in map.iter().enumerate() {
+                    if n > 0 {
+                        self.out.push_str(", ");
+                    }
+                    push_quoted(self.out, k);
+                    self.out.push_str(": ");
+                    push(path, k);
+                    let child = before.and_then(|b| b.as_object()).and_then(|m| m.get(k));
+                    self.value(v, child, path, depth + 1);
+                    path.truncate(len);
+                }
+                self.out.push('}');
+            }
+            Value::Array(list) => {
+                self.out.push('[');
+                for (n, v) in list.iter().enumerate() {
+                    if n > 0 {
+                        self.out.push_str(", ");
+                    }
+                    push_index(path, n);
+                    let child = before.and_then(|b| b.as_array()).and_then(|l| l.get(n));
+                    self.value(v, child, path, depth + 1);
+                    path.truncate(len);
+                }
+                self.out.push(']');
+            }
+            other => self.scalar(other),
+        }
+    }
+
+    fn scalar(&mut self, value: &Value) {
+        use std::fmt::Write as _;
+        let _ = write!(self.out, "{value}");
+    }
+}
+
+/// `key` as a JSON string.
+fn push_quoted(out: &mut String, key: &str) {
+    if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(key);
+        out.push('"');
+    } else {
+        out.push_str(&Value::String(key.to_owned()).to_string());
     }
 }
 
