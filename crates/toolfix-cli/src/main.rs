@@ -8,6 +8,7 @@ mod batch;
 mod check_cmd;
 mod extract_cmd;
 mod json_cmd;
+mod mcp_cmd;
 mod out;
 mod repair_cmd;
 mod serve_cmd;
@@ -45,6 +46,8 @@ enum Command {
     Check(CheckArgs),
     /// Run the OpenAI-compatible repair proxy in front of a model server.
     Serve(serve_cmd::ServeArgs),
+    /// Wrap a stdio MCP server: repair `tools/call` arguments against its own schemas.
+    Mcp(mcp_cmd::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -140,5 +143,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Fix(args) => extract_cmd::run(&args, extract_cmd::Mode::Fix),
         Command::Check(args) => check_cmd::run(&args),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(&args),
     }
 }
