@@ -6,6 +6,10 @@ use std::collections::HashMap;
 /// Append `key` to `path` as one escaped segment.
 pub(crate) fn push(path: &mut String, key: &str) {
     path.push('/');
+    if !key.contains(['~', '/']) {
+        path.push_str(key);
+        return;
+    }
     for c in key.chars() {
         match c {
             '~' => path.push_str("~0"),
@@ -37,7 +41,47 @@ pub(crate) fn is_within(inner: &str, outer: &str) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct TextIndex<'t> {
     text: &'t str,
-    spans: HashMap<String, (usize, usize)>,
+    spans: Spans,
+}
+
+/// Up to this many values, spans are looked up by comparing pointers in order (cheaper
+/// than hashing each for the small arguments of most calls); past it, by a hash map.
+const SCAN_SPANS: usize = 24;
+
+#[derive(Debug)]
+enum Spans {
+    Few(Vec<(String, (usize, usize))>),
+    Many(HashMap<String, (usize, usize)>),
+}
+
+impl Default for Spans {
+    fn default() -> Self {
+        Spans::Few(Vec::new())
+    }
+}
+
+impl Spans {
+    fn insert(&mut self, path: &str, span: (usize, usize)) {
+        match self {
+            Spans::Few(list) if list.len() < SCAN_SPANS => list.push((path.to_owned(), span)),
+            Spans::Few(list) => {
+                let mut map: HashMap<String, (usize, usize)> = std::mem::take(list).into_iter().collect();
+                map.insert(path.to_owned(), span);
+                *self = Spans::Many(map);
+            }
+            Spans::Many(map) => {
+                map.insert(path.to_owned(), span);
+            }
+        }
+    }
+
+    fn get(&self, path: &str) -> Option<(usize, usize)> {
+        match self {
+            // The last of equal pointers wins, as in the map (a key given twice).
+            Spans::Few(list) => list.iter().rev().find(|(p, _)| p == path).map(|(_, s)| *s),
+            Spans::Many(map) => map.get(path).copied(),
+        }
+    }
 }
 
 enum Step {
@@ -56,7 +100,7 @@ impl<'t> TextIndex<'t> {
     /// Index strict JSON text; `None` when it is not strict JSON as expected.
     pub(crate) fn build(text: &'t str) -> Option<TextIndex<'t>> {
         let b = text.as_bytes();
-        let mut spans = HashMap::new();
+        let mut spans = Spans::default();
         let mut stack: Vec<Frame> = Vec::new();
         let mut path = String::new();
         let mut i = 0;
@@ -82,7 +126,7 @@ impl<'t> TextIndex<'t> {
                     if end == i {
                         return None;
                     }
-                    spans.insert(path.clone(), (i, end));
+                    spans.insert(&path, (i, end));
                     i = end;
                     step = Step::After;
                 }
@@ -99,7 +143,7 @@ impl<'t> TextIndex<'t> {
                         }
                         b'}' | b']' => {
                             let frame = stack.pop()?;
-                            spans.insert(path.clone(), (frame.start, i + 1));
+                            spans.insert(&path, (frame.start, i + 1));
                             if let Some(parent) = stack.last() {
                                 path.truncate(parent.prefix_len);
                             }
@@ -135,7 +179,7 @@ impl<'t> TextIndex<'t> {
 
     /// The original text of the value at `pointer`.
     pub(crate) fn text_at(&self, pointer: &str) -> Option<&'t str> {
-        let &(s, e) = self.spans.get(pointer)?;
+        let (s, e) = self.spans.get(pointer)?;
         self.text.get(s..e)
     }
 }
@@ -298,6 +342,19 @@ mod tests {
         assert_eq!(idx.text_at("/e"), Some("{}"));
         assert_eq!(idx.text_at("/f"), Some("[]"));
         assert_eq!(idx.text_at(""), Some(text.trim()));
+    }
+
+    #[test]
+    fn index_spans_many_and_repeated() {
+        let members: Vec<String> = (0..40).map(|i| format!(r#""k{i}": {i}.0"#)).collect();
+        let text = format!(r#"{{{}, "k3": "last", "a/b": {{"c~d": 1}}}}"#, members.join(", "));
+        let idx = TextIndex::build(&text).unwrap();
+        assert!(matches!(idx.spans, Spans::Many(_)));
+        assert_eq!(idx.text_at("/k39"), Some("39.0"));
+        assert_eq!(idx.text_at("/k3"), Some(r#""last""#), "a key given twice: the last wins, as in the value");
+        assert_eq!(idx.text_at("/a~1b/c~0d"), Some("1"));
+        let few = TextIndex::build(r#"{"k": 1, "k": 2}"#).unwrap();
+        assert_eq!(few.text_at("/k"), Some("2"));
     }
 
     #[test]
