@@ -370,10 +370,13 @@ fn tool_hints(lint: &mut Lint<'_>, schema: &Value, definition: &Value) {
     let hints = ToolHints::read(schema, definition);
     let root_view = view::object_view(schema, schema);
     let names: Vec<&str> = root_view.properties.iter().map(|(k, _)| *k).collect();
+    // Where the hints are written (they may also come from the definition around it).
+    let holder =
+        ["x-toolfix", "dirge-hints"].into_iter().find(|ns| schema.get(*ns).is_some()).map(|ns| format!("/{ns}"));
     for name in hints.named_properties() {
         if root_view.property(name).is_none() {
             lint.push(
-                "/x-toolfix",
+                holder.as_deref().unwrap_or_default(),
                 Severity::Error,
                 "hint_names_missing_property",
                 did_you_mean(
