@@ -244,10 +244,11 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let trimmed = raw.trim();
     let empty = trimmed.is_empty() || trimmed == "null";
     let source = if empty { "{}" } else { raw };
-    // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once: an
-    // object the schema accepts, for a tool with no hint to check, is done (one parse, one
-    // validation); any other object skips salvage, which would return it untouched.
-    let strict = if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
+    // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once. An
+    // object the schema accepts, for a tool with no hint to check, is done: one parse, one
+    // validation. Otherwise the value stands for the salvaged text when salvage leaves it
+    // untouched.
+    let mut strict = if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
         serde_json::from_str::<Value>(raw).ok().filter(Value::is_object)
     } else {
         None
@@ -259,33 +260,31 @@ fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     {
         return accepted(tool, raw.to_owned(), strict.unwrap_or_default(), Vec::new(), Vec::new(), &[], true);
     }
-    let (fixes, mut value, truncated, mut untouched, mut text) = if let Some(value) = strict {
-        (Vec::new(), value, false, true, raw.to_owned())
-    } else {
-        let salvaged = match salvage::salvage_with(source, limits) {
-            Ok(s) => s,
-            Err(e) => {
-                return rejected(tool.name(), Vec::new(), Vec::new(), feedback::unreadable(tool, &e, raw, limits));
-            }
-        };
-        let fixes = salvaged.fixes().to_vec();
-        if tool.policy() == Policy::Strict && salvaged.is_truncated() {
-            return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, None, true));
-        }
-        let value = match salvaged.to_value() {
-            Ok(v) => v,
-            Err(e) => {
-                return rejected(tool.name(), fixes, Vec::new(), feedback::unreadable(tool, &e, raw, limits));
-            }
-        };
-        if salvaged.has_truncated_string() && !tool.is_read_only() {
-            let path = last_string_path(salvaged.text());
-            return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, path.as_deref(), false));
-        }
-        let truncated = salvaged.is_truncated();
-        let untouched = salvaged.is_untouched() && !empty;
-        (fixes, value, truncated, untouched, salvaged.into_text().into_owned())
+    let salvaged = match salvage::salvage_with(source, limits) {
+        Ok(s) => s,
+        Err(e) => return rejected(tool.name(), Vec::new(), Vec::new(), feedback::unreadable(tool, &e, raw, limits)),
     };
+    let fixes = salvaged.fixes().to_vec();
+    if tool.policy() == Policy::Strict && salvaged.is_truncated() {
+        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, None, true));
+    }
+    let parsed = match strict.take() {
+        Some(value) if salvaged.is_untouched() => Ok(value),
+        _ => salvaged.to_value(),
+    };
+    let mut value = match parsed {
+        Ok(v) => v,
+        Err(e) => {
+            return rejected(tool.name(), fixes, Vec::new(), feedback::unreadable(tool, &e, raw, limits));
+        }
+    };
+    if salvaged.has_truncated_string() && !tool.is_read_only() {
+        let path = last_string_path(salvaged.text());
+        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, path.as_deref(), false));
+    }
+    let truncated = salvaged.is_truncated();
+    let mut untouched = salvaged.is_untouched() && !empty;
+    let mut text = salvaged.into_text().into_owned();
     let mut repairs = Vec::new();
     // The whole arguments sent as a JSON string holding the object.
     let root = tool.parameters();
