@@ -212,16 +212,26 @@ fn own_types(node: &Value) -> Option<Types> {
             _ => Types::ANY,
         });
     }
-    let values: Vec<&Value> = match (key(obj, "enum"), key(obj, "const")) {
-        (Some(Value::Array(list)), _) => list.iter().collect(),
-        (_, Some(c)) => vec![c],
-        _ => return None,
-    };
-    Some(values.into_iter().fold(Types::default(), |acc, v| acc.union(Types::of(v))))
+    match (key(obj, "enum"), key(obj, "const")) {
+        (Some(Value::Array(list)), _) => Some(list.iter().fold(Types::default(), |acc, v| acc.union(Types::of(v)))),
+        (_, Some(c)) => Some(Types::of(c)),
+        _ => None,
+    }
+}
+
+/// True when `node` is an object schema with no `$ref` and no `allOf` / `anyOf` / `oneOf`:
+/// its branches are itself alone, found without building them.
+fn is_plain(node: &Value) -> bool {
+    node.as_object().is_some_and(|obj| {
+        obj.len() <= SCAN_KEYS && !obj.keys().any(|k| matches!(k.as_str(), "$ref" | "allOf" | "anyOf" | "oneOf"))
+    })
 }
 
 /// The types a node allows (`Types::ANY` when it does not say).
 pub(crate) fn types(root: &Value, node: &Value) -> Types {
+    if is_plain(node) {
+        return own_types(node).unwrap_or(Types::ANY);
+    }
     let b = branches(root, node);
     let mut t = Types::ANY;
     for n in &b.all {
@@ -284,12 +294,17 @@ impl<'a> ObjectView<'a> {
 /// The object view of a node: its own keywords merged with its `allOf` parts, plus the one
 /// object alternative of an `anyOf` / `oneOf` when there is exactly one.
 pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a> {
-    let b = branches(root, node);
-    let object_alts: Vec<&Value> = b.any.iter().copied().filter(|n| field(n, "properties").is_some()).collect();
-    let mut parts: Vec<&Value> = b.all.clone();
-    if object_alts.len() == 1 {
-        parts.extend(object_alts);
-    }
+    let parts: Vec<&Value> = if is_plain(node) {
+        vec![node]
+    } else {
+        let b = branches(root, node);
+        let object_alts: Vec<&Value> = b.any.iter().copied().filter(|n| field(n, "properties").is_some()).collect();
+        let mut parts = b.all;
+        if object_alts.len() == 1 {
+            parts.extend(object_alts);
+        }
+        parts
+    };
     let mut view = ObjectView { additional_allowed: true, ..ObjectView::default() };
     let one_part = parts.len() == 1;
     for n in parts {
@@ -329,6 +344,9 @@ pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a
 
 /// The items schema of an array node.
 pub(crate) fn items<'a>(root: &'a Value, node: &'a Value) -> Option<&'a Value> {
+    if is_plain(node) {
+        return field(node, "items").filter(|i| i.is_object() || i.is_boolean());
+    }
     let b = branches(root, node);
     b.all.iter().chain(b.any.iter()).find_map(|n| field(n, "items")).filter(|i| i.is_object() || i.is_boolean())
 }
