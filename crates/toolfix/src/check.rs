@@ -198,6 +198,7 @@ pub fn check(definitions: &[Value]) -> Vec<CheckProblem> {
 fn check_at(prefix: &str, definitions: &[Value]) -> Vec<CheckProblem> {
     let mut out = Vec::new();
     let mut names: Vec<(String, String)> = Vec::new();
+    let searches = std::cell::Cell::new(MAX_SEARCHES);
     for (i, def) in definitions.iter().enumerate() {
         let at = format!("{prefix}/{i}");
         if !def.is_object() {
@@ -242,7 +243,7 @@ fn check_at(prefix: &str, definitions: &[Value]) -> Vec<CheckProblem> {
         let Some(schema) = inner.get(key).filter(|s| !s.is_null()) else {
             continue;
         };
-        check_schema(name, &pointer::join(&at, key), schema, inner, &mut out);
+        check_schema(name, &pointer::join(&at, key), schema, inner, &mut out, &searches);
     }
     let mut groups: HashMap<String, Vec<&(String, String)>> = HashMap::new();
     for entry in &names {
@@ -292,16 +293,39 @@ struct Lint<'a> {
     at: &'a str,
     root: &'a Value,
     out: &'a mut Vec<CheckProblem>,
+    /// Name searches left for the document (each is bounded; their number is capped so
+    /// a hostile file stays linear).
+    searches: &'a std::cell::Cell<usize>,
 }
 
+/// The most "did you mean" searches over property names in one document.
+const MAX_SEARCHES: usize = 256;
+
 impl Lint<'_> {
+    /// The property names close to `name`, while the document's search budget lasts.
+    fn near<'c>(&self, name: &str, names: &[&'c str]) -> Vec<&'c str> {
+        let left = self.searches.get();
+        if left == 0 {
+            return Vec::new();
+        }
+        self.searches.set(left - 1);
+        closest(name, names.iter().copied())
+    }
+
     fn push(&mut self, path: &str, severity: Severity, kind: &'static str, message: String) {
         self.out.push(problem(self.tool, format!("{}{path}", self.at), severity, kind, message));
     }
 }
 
-fn check_schema(tool: &str, at: &str, schema: &Value, definition: &Value, out: &mut Vec<CheckProblem>) {
-    let mut lint = Lint { tool, at, root: schema, out };
+fn check_schema(
+    tool: &str,
+    at: &str,
+    schema: &Value,
+    definition: &Value,
+    out: &mut Vec<CheckProblem>,
+    searches: &std::cell::Cell<usize>,
+) {
+    let mut lint = Lint { tool, at, root: schema, out, searches };
     if !schema.is_object() && !schema.is_boolean() {
         lint.push("", Severity::Error, "schema_not_object", "the parameters schema must be a JSON object".to_owned());
         return;
@@ -370,16 +394,16 @@ fn tool_hints(lint: &mut Lint<'_>, schema: &Value, definition: &Value) {
     let hints = ToolHints::read(schema, definition);
     let root_view = view::object_view(schema, schema);
     let names: Vec<&str> = root_view.properties.iter().map(|(k, _)| *k).collect();
+    // Where the hints are written (they may also come from the definition around it).
+    let holder =
+        ["x-toolfix", "dirge-hints"].into_iter().find(|ns| schema.get(*ns).is_some()).map(|ns| format!("/{ns}"));
     for name in hints.named_properties() {
         if root_view.property(name).is_none() {
             lint.push(
-                "/x-toolfix",
+                holder.as_deref().unwrap_or_default(),
                 Severity::Error,
                 "hint_names_missing_property",
-                did_you_mean(
-                    format!("a hint names `{name}`, which is not a property"),
-                    &closest(name, names.iter().copied()),
-                ),
+                did_you_mean(format!("a hint names `{name}`, which is not a property"), &lint.near(name, &names)),
             );
         }
     }
@@ -501,10 +525,7 @@ fn check_node(lint: &mut Lint<'_>, path: &str, map: &Map<String, Value>) {
                     &format!("{}/{i}", pointer::join(path, "required")),
                     Severity::Error,
                     "required_missing_property",
-                    did_you_mean(
-                        format!("`required` names `{r}`, which is not a property"),
-                        &closest(r, names.iter().copied()),
-                    ),
+                    did_you_mean(format!("`required` names `{r}`, which is not a property"), &lint.near(r, &names)),
                 );
             }
         }
@@ -736,6 +757,17 @@ mod tests {
                 "description": "A", "x-toolfix": {"semantic": "path"}}}, "required": ["a"]}})])
             .is_empty()
         );
+    }
+
+    #[test]
+    fn wide_schemas_stay_bounded() {
+        let props: Map<String, Value> = (0..2000).map(|i| (format!("p{i}"), json!({"type": "string"}))).collect();
+        let required: Vec<String> = (0..2000).map(|i| format!("q{i}")).collect();
+        let problems = check(&[json!({"name": "wide", "parameters": {"type": "object", "properties": props,
+            "required": required}})]);
+        assert_eq!(problems.len(), 2000, "every problem is listed");
+        let suggested = problems.iter().filter(|p| p.message.contains("did you mean")).count();
+        assert!(suggested > 0 && suggested <= MAX_SEARCHES, "suggestions stop when the search budget is spent");
     }
 
     #[test]

@@ -252,17 +252,21 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     let trimmed = raw.trim();
     let empty = trimmed.is_empty() || trimmed == "null";
     let source = if empty { "{}" } else { raw };
-    // Fast path: strict JSON (serde_json refuses lone surrogates, as salvage does) that the
-    // schema accepts, for a tool with no hint to check: one parse, one validation.
-    if !empty
-        && raw.len() <= limits.max_input_bytes
-        && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH
+    // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once. An
+    // object the schema accepts, for a tool with no hint to check, is done: one parse, one
+    // validation. Otherwise the value stands for the salvaged text when salvage leaves it
+    // untouched.
+    let mut strict = if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
+        serde_json::from_str::<Value>(raw).ok().filter(Value::is_object)
+    } else {
+        None
+    };
+    if let Some(value) = &strict
         && !tool.hints().has_checks()
         && !tool.has_tagged_strings()
-        && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(raw)
-        && tool.is_valid(&value)
+        && tool.is_valid(value)
     {
-        return accepted(tool, raw.to_owned(), value, Vec::new(), Vec::new(), &[], true);
+        return accepted(tool, raw.to_owned(), strict.unwrap_or_default(), Vec::new(), Vec::new(), &[], true);
     }
     let salvaged = match salvage::salvage_with(source, limits) {
         Ok(s) => s,
@@ -272,7 +276,11 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     if tool.policy() == Policy::Strict && salvaged.is_truncated() {
         return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, None, true));
     }
-    let mut value = match salvaged.to_value() {
+    let parsed = match strict.take() {
+        Some(value) if salvaged.is_untouched() => Ok(value),
+        _ => salvaged.to_value(),
+    };
+    let mut value = match parsed {
         Ok(v) => v,
         Err(e) => {
             return rejected(tool.name(), fixes, Vec::new(), feedback::unreadable(tool, &e, raw, limits));

@@ -6,6 +6,10 @@ use std::collections::HashMap;
 /// Append `key` to `path` as one escaped segment.
 pub(crate) fn push(path: &mut String, key: &str) {
     path.push('/');
+    if !key.contains(['~', '/']) {
+        path.push_str(key);
+        return;
+    }
     for c in key.chars() {
         match c {
             '~' => path.push_str("~0"),
@@ -13,6 +17,12 @@ pub(crate) fn push(path: &mut String, key: &str) {
             c => path.push(c),
         }
     }
+}
+
+/// Append array index `index` to `path`.
+pub(crate) fn push_index(path: &mut String, index: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(path, "/{index}");
 }
 
 /// `path` with `key` appended.
@@ -31,7 +41,47 @@ pub(crate) fn is_within(inner: &str, outer: &str) -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct TextIndex<'t> {
     text: &'t str,
-    spans: HashMap<String, (usize, usize)>,
+    spans: Spans,
+}
+
+/// Up to this many values, spans are looked up by comparing pointers in order (cheaper
+/// than hashing each for the small arguments of most calls); past it, by a hash map.
+const SCAN_SPANS: usize = 24;
+
+#[derive(Debug)]
+enum Spans {
+    Few(Vec<(String, (usize, usize))>),
+    Many(HashMap<String, (usize, usize)>),
+}
+
+impl Default for Spans {
+    fn default() -> Self {
+        Spans::Few(Vec::new())
+    }
+}
+
+impl Spans {
+    fn insert(&mut self, path: &str, span: (usize, usize)) {
+        match self {
+            Spans::Few(list) if list.len() < SCAN_SPANS => list.push((path.to_owned(), span)),
+            Spans::Few(list) => {
+                let mut map: HashMap<String, (usize, usize)> = std::mem::take(list).into_iter().collect();
+                map.insert(path.to_owned(), span);
+                *self = Spans::Many(map);
+            }
+            Spans::Many(map) => {
+                map.insert(path.to_owned(), span);
+            }
+        }
+    }
+
+    fn get(&self, path: &str) -> Option<(usize, usize)> {
+        match self {
+            // The last of equal pointers wins, as in the map (a key given twice).
+            Spans::Few(list) => list.iter().rev().find(|(p, _)| p == path).map(|(_, s)| *s),
+            Spans::Many(map) => map.get(path).copied(),
+        }
+    }
 }
 
 enum Step {
@@ -50,7 +100,7 @@ impl<'t> TextIndex<'t> {
     /// Index strict JSON text; `None` when it is not strict JSON as expected.
     pub(crate) fn build(text: &'t str) -> Option<TextIndex<'t>> {
         let b = text.as_bytes();
-        let mut spans = HashMap::new();
+        let mut spans = Spans::default();
         let mut stack: Vec<Frame> = Vec::new();
         let mut path = String::new();
         let mut i = 0;
@@ -76,7 +126,7 @@ impl<'t> TextIndex<'t> {
                     if end == i {
                         return None;
                     }
-                    spans.insert(path.clone(), (i, end));
+                    spans.insert(&path, (i, end));
                     i = end;
                     step = Step::After;
                 }
@@ -93,7 +143,7 @@ impl<'t> TextIndex<'t> {
                         }
                         b'}' | b']' => {
                             let frame = stack.pop()?;
-                            spans.insert(path.clone(), (frame.start, i + 1));
+                            spans.insert(&path, (frame.start, i + 1));
                             if let Some(parent) = stack.last() {
                                 path.truncate(parent.prefix_len);
                             }
@@ -114,19 +164,22 @@ impl<'t> TextIndex<'t> {
         let frame = stack.last()?;
         if frame.is_object {
             let end = scan_string(b, i)?;
-            let key: String = serde_json::from_str(text.get(i..end)?).ok()?;
-            push(path, &key);
+            let quoted = text.get(i..end)?;
+            match quoted.get(1..quoted.len() - 1) {
+                Some(key) if !key.contains('\\') => push(path, key),
+                _ => push(path, &serde_json::from_str::<String>(quoted).ok()?),
+            }
             let colon = skip_ws(b, end);
             (b.get(colon) == Some(&b':')).then_some(colon + 1)
         } else {
-            push(path, &frame.index.to_string());
+            push_index(path, frame.index);
             Some(i)
         }
     }
 
     /// The original text of the value at `pointer`.
     pub(crate) fn text_at(&self, pointer: &str) -> Option<&'t str> {
-        let &(s, e) = self.spans.get(pointer)?;
+        let (s, e) = self.spans.get(pointer)?;
         self.text.get(s..e)
     }
 }
@@ -189,61 +242,89 @@ const MAX_RENDER_DEPTH: usize = 256;
 /// Serialise `value`, copying the original text of every subtree that is unchanged
 /// since `original` (so numbers and escapes stay as written).
 pub(crate) fn render(value: &Value, original: &Value, index: &TextIndex<'_>, moves: &Moves) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(index.text.len() + 16);
     let mut path = String::new();
-    render_into(&mut out, value, original, index, moves, &mut path, 0);
+    let mut cx = Render { out: &mut out, original, index, moves };
+    cx.value(value, Some(original), &mut path, 0);
     out
 }
 
-fn render_into(
-    out: &mut String,
-    value: &Value,
-    original: &Value,
-    index: &TextIndex<'_>,
-    moves: &Moves,
-    path: &mut String,
-    depth: usize,
-) {
-    let origin = moves.origin(path);
-    if original.pointer(&origin) == Some(value)
-        && let Some(text) = index.text_at(&origin)
-    {
-        out.push_str(text);
-        return;
-    }
-    if depth > MAX_RENDER_DEPTH {
-        out.push_str(&value.to_string());
-        return;
-    }
-    let len = path.len();
-    match value {
-        Value::Object(map) => {
-            out.push('{');
-            for (n, (k, v)) in map.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push_str(": ");
-                push(path, k);
-                render_into(out, v, original, index, moves, path, depth + 1);
-                path.truncate(len);
-            }
-            out.push('}');
+struct Render<'r, 't> {
+    out: &'r mut String,
+    original: &'r Value,
+    index: &'r TextIndex<'t>,
+    moves: &'r Moves,
+}
+
+impl Render<'_, '_> {
+    /// Write `value`, now at `path`. `before` is the original value at `path` when there are
+    /// no moves (found walking alongside, without a pointer lookup).
+    fn value(&mut self, value: &Value, before: Option<&Value>, path: &mut String, depth: usize) {
+        let moved;
+        let (origin, before) = if self.moves.0.is_empty() {
+            (path.as_str(), before)
+        } else {
+            moved = self.moves.origin(path);
+            (moved.as_str(), self.original.pointer(&moved))
+        };
+        if before == Some(value)
+            && let Some(text) = self.index.text_at(origin)
+        {
+            self.out.push_str(text);
+            return;
         }
-        Value::Array(list) => {
-            out.push('[');
-            for (n, v) in list.iter().enumerate() {
-                if n > 0 {
-                    out.push_str(", ");
-                }
-                push(path, &n.to_string());
-                render_into(out, v, original, index, moves, path, depth + 1);
-                path.truncate(len);
-            }
-            out.push(']');
+        if depth > MAX_RENDER_DEPTH {
+            self.scalar(value);
+            return;
         }
-        other => out.push_str(&other.to_string()),
+        let len = path.len();
+        match value {
+            Value::Object(map) => {
+                self.out.push('{');
+                for (n, (k, v)) in map.iter().enumerate() {
+                    if n > 0 {
+                        self.out.push_str(", ");
+                    }
+                    push_quoted(self.out, k);
+                    self.out.push_str(": ");
+                    push(path, k);
+                    let child = before.and_then(|b| b.as_object()).and_then(|m| m.get(k));
+                    self.value(v, child, path, depth + 1);
+                    path.truncate(len);
+                }
+                self.out.push('}');
+            }
+            Value::Array(list) => {
+                self.out.push('[');
+                for (n, v) in list.iter().enumerate() {
+                    if n > 0 {
+                        self.out.push_str(", ");
+                    }
+                    push_index(path, n);
+                    let child = before.and_then(|b| b.as_array()).and_then(|l| l.get(n));
+                    self.value(v, child, path, depth + 1);
+                    path.truncate(len);
+                }
+                self.out.push(']');
+            }
+            other => self.scalar(other),
+        }
+    }
+
+    fn scalar(&mut self, value: &Value) {
+        use std::fmt::Write as _;
+        let _ = write!(self.out, "{value}");
+    }
+}
+
+/// `key` as a JSON string.
+fn push_quoted(out: &mut String, key: &str) {
+    if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(key);
+        out.push('"');
+    } else {
+        out.push_str(&Value::String(key.to_owned()).to_string());
     }
 }
 
@@ -261,6 +342,19 @@ mod tests {
         assert_eq!(idx.text_at("/e"), Some("{}"));
         assert_eq!(idx.text_at("/f"), Some("[]"));
         assert_eq!(idx.text_at(""), Some(text.trim()));
+    }
+
+    #[test]
+    fn index_spans_many_and_repeated() {
+        let members: Vec<String> = (0..40).map(|i| format!(r#""k{i}": {i}.0"#)).collect();
+        let text = format!(r#"{{{}, "k3": "last", "a/b": {{"c~d": 1}}}}"#, members.join(", "));
+        let idx = TextIndex::build(&text).unwrap();
+        assert!(matches!(idx.spans, Spans::Many(_)));
+        assert_eq!(idx.text_at("/k39"), Some("39.0"));
+        assert_eq!(idx.text_at("/k3"), Some(r#""last""#), "a key given twice: the last wins, as in the value");
+        assert_eq!(idx.text_at("/a~1b/c~0d"), Some("1"));
+        let few = TextIndex::build(r#"{"k": 1, "k": 2}"#).unwrap();
+        assert_eq!(few.text_at("/k"), Some("2"));
     }
 
     #[test]

@@ -159,8 +159,8 @@ impl Report {
     /// Emit the `tracing` event for this report: `tool_call_repaired` (debug) or
     /// `tool_call_invalid` (info); nothing for an untouched call.
     pub fn trace(&self) {
-        let kinds: Vec<&str> = self.repairs.iter().map(|r| r.kind.as_str()).collect();
-        let kinds = kinds.join(",");
+        // Written only when the event is enabled.
+        let kinds = Kinds(&self.repairs);
         match self.outcome {
             Outcome::Untouched => {}
             Outcome::Repaired => {
@@ -170,6 +170,21 @@ impl Report {
                 tracing::info!(name: "tool_call_invalid", tool = %self.tool, kinds = %kinds, "tool_call_invalid");
             }
         }
+    }
+}
+
+/// The kinds of `repairs`, comma-separated, for a tracing field.
+struct Kinds<'r>(&'r [Repair]);
+
+impl std::fmt::Display for Kinds<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, r) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            f.write_str(r.kind.as_str())?;
+        }
+        Ok(())
     }
 }
 

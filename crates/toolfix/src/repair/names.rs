@@ -136,27 +136,39 @@ pub(super) fn nest_dot_keys(
     }
 }
 
-type NameTest<'t> = dyn Fn(&str, &Value) -> bool + 't;
-
 enum NameMatch<'a> {
     One(&'a str),
     Many(Vec<&'a str>),
     None,
 }
 
-fn match_name<'a>(root: &'a Value, ov: &ObjectView<'a>, key: &str) -> NameMatch<'a> {
+/// The properties of one object, with their normalised names, computed once per object.
+struct Names<'a> {
+    properties: Vec<(&'a str, &'a Value, String)>,
+}
+
+impl<'a> Names<'a> {
+    fn new(ov: &ObjectView<'a>) -> Names<'a> {
+        Names {
+            properties: ov.properties.iter().map(|&(name, schema)| (name, schema, view::normalise(name))).collect(),
+        }
+    }
+}
+
+fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str) -> NameMatch<'a> {
     let nk = view::normalise(key);
-    let levels: [&NameTest<'_>; 3] = [
-        &|_, schema| view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
-        &|name, _| view::normalise(name) == nk,
-        &|name, _| {
-            let np = view::normalise(name);
-            nk.chars().count() >= MIN_DERIVED && np != nk && (np.starts_with(&nk) || np.ends_with(&nk))
-        },
-    ];
-    for level in levels {
-        let found: Vec<&str> =
-            ov.properties.iter().filter(|(name, schema)| level(name, schema)).map(|(name, _)| *name).collect();
+    let derived = nk.chars().count() >= MIN_DERIVED;
+    for level in 0..3 {
+        let found: Vec<&str> = names
+            .properties
+            .iter()
+            .filter(|(_, schema, np)| match level {
+                0 => view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
+                1 => *np == nk,
+                _ => derived && *np != nk && (np.starts_with(&nk) || np.ends_with(&nk)),
+            })
+            .map(|(name, _, _)| *name)
+            .collect();
         match found.as_slice() {
             [] => {}
             [one] => return NameMatch::One(one),
@@ -179,8 +191,10 @@ fn rename(
         return;
     }
     let mut plan: Vec<(String, String)> = Vec::new();
+    let mut names: Option<Names<'_>> = None;
     for key in map.keys().filter(|k| ov.property(k).is_none()) {
-        match match_name(cx.root, ov, key) {
+        let names = names.get_or_insert_with(|| Names::new(ov));
+        match match_name(cx.root, names, key) {
             NameMatch::One(target) => {
                 if map.contains_key(target) || (ov.additional_allowed && !ov.is_required(target)) {
                     continue;

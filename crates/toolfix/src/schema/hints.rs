@@ -4,7 +4,14 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// How much repair a tool accepts.
+/// How much repair a tool accepts: set per tool with `x-toolfix.policy` in its schema or
+/// [`ToolSet::with_policy`](crate::ToolSet::with_policy).
+///
+/// ```
+/// use toolfix::Policy;
+/// assert_eq!(Policy::from_name("strict"), Some(Policy::Strict));
+/// assert_eq!(Policy::default().as_str(), "default");
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]

@@ -238,6 +238,17 @@ struct Inner {
 }
 
 /// Why a tool name did not resolve.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::schema::{NameError, ToolSet};
+///
+/// let tools = ToolSet::new(&[json!({"name": "get_weather"}), json!({"name": "read_file"})]).unwrap();
+/// match tools.tool("get_wether") {
+///     Err(NameError::Unknown { suggestions, .. }) => assert_eq!(suggestions, ["get_weather"]),
+///     other => panic!("{other:?}"),
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NameError {

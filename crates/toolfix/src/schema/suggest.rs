@@ -9,7 +9,10 @@
 use super::view::normalise;
 
 /// The longest name compared, in characters (longer ones are no typo).
-const MAX_LEN: usize = 128;
+const MAX_LEN: usize = 64;
+/// The most candidates compared: past them, no more are looked at (each comparison costs
+/// at most `MAX_LEN`² steps, so a search is bounded).
+const MAX_CANDIDATES: usize = 4096;
 /// The most suggestions returned.
 pub(crate) const MAX_SUGGESTIONS: usize = 3;
 
@@ -24,7 +27,7 @@ where
         return Vec::new();
     }
     let mut scored: Vec<(usize, &'c str)> = Vec::new();
-    for candidate in candidates {
+    for candidate in candidates.into_iter().take(MAX_CANDIDATES) {
         if candidate == name {
             continue;
         }

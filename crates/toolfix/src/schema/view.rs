@@ -7,6 +7,20 @@ use serde_json::Value;
 const MAX_HOPS: usize = 32;
 const MAX_BRANCHES: usize = 64;
 
+/// Up to this many keys, a schema node's keyword is found by comparing keys in order,
+/// cheaper than hashing the keyword (schema nodes hold a handful of keywords).
+const SCAN_KEYS: usize = 12;
+
+/// The value of keyword `name` in an object node.
+fn key<'a>(obj: &'a serde_json::Map<String, Value>, name: &str) -> Option<&'a Value> {
+    if obj.len() <= SCAN_KEYS { obj.iter().find_map(|(k, v)| (k == name).then_some(v)) } else { obj.get(name) }
+}
+
+/// The value of keyword `name` in a node, when it is an object.
+pub(crate) fn field<'a>(node: &'a Value, name: &str) -> Option<&'a Value> {
+    key(node.as_object()?, name)
+}
+
 /// A set of JSON types, as bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Types(u8);
@@ -94,7 +108,7 @@ impl Types {
 /// Follow local `$ref`s (`#`, `#/$defs/x`, `#/definitions/x`) from `node`.
 pub(crate) fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> &'a Value {
     for _ in 0..MAX_HOPS {
-        let Some(reference) = node.get("$ref").and_then(Value::as_str) else {
+        let Some(reference) = field(node, "$ref").and_then(Value::as_str) else {
             return node;
         };
         let Some(pointer) = reference.strip_prefix('#') else {
@@ -157,22 +171,30 @@ pub(crate) fn branches<'a>(root: &'a Value, node: &'a Value) -> Branches<'a> {
             }
             continue;
         };
-        let has_alts = obj.contains_key("anyOf") || obj.contains_key("oneOf");
+        // One pass over the node's own keys (few) instead of a hashed lookup per keyword.
+        let (mut all_of, mut any_of, mut one_of) = (None, None, None);
+        for (k, v) in obj {
+            match k.as_str() {
+                "allOf" => all_of = v.as_array(),
+                "anyOf" => any_of = v.as_array(),
+                "oneOf" => one_of = v.as_array(),
+                _ => {}
+            }
+        }
+        let has_alts = any_of.is_some() || one_of.is_some();
         if is_all {
             out.all.push(n);
         } else if !has_alts {
             out.any.push(n);
         }
-        if let Some(parts) = obj.get("allOf").and_then(Value::as_array) {
+        if let Some(parts) = all_of {
             for p in parts {
                 todo.push((resolve(root, p), is_all));
             }
         }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(parts) = obj.get(key).and_then(Value::as_array) {
-                for p in parts {
-                    todo.push((resolve(root, p), false));
-                }
+        for parts in [any_of, one_of].into_iter().flatten() {
+            for p in parts {
+                todo.push((resolve(root, p), false));
             }
         }
     }
@@ -181,7 +203,7 @@ pub(crate) fn branches<'a>(root: &'a Value, node: &'a Value) -> Branches<'a> {
 
 fn own_types(node: &Value) -> Option<Types> {
     let obj = node.as_object()?;
-    if let Some(t) = obj.get("type") {
+    if let Some(t) = key(obj, "type") {
         return Some(match t {
             Value::String(s) => Types::from_name(s),
             Value::Array(list) => {
@@ -190,16 +212,26 @@ fn own_types(node: &Value) -> Option<Types> {
             _ => Types::ANY,
         });
     }
-    let values: Vec<&Value> = match (obj.get("enum"), obj.get("const")) {
-        (Some(Value::Array(list)), _) => list.iter().collect(),
-        (_, Some(c)) => vec![c],
-        _ => return None,
-    };
-    Some(values.into_iter().fold(Types::default(), |acc, v| acc.union(Types::of(v))))
+    match (key(obj, "enum"), key(obj, "const")) {
+        (Some(Value::Array(list)), _) => Some(list.iter().fold(Types::default(), |acc, v| acc.union(Types::of(v)))),
+        (_, Some(c)) => Some(Types::of(c)),
+        _ => None,
+    }
+}
+
+/// True when `node` is an object schema with no `$ref` and no `allOf` / `anyOf` / `oneOf`:
+/// its branches are itself alone, found without building them.
+fn is_plain(node: &Value) -> bool {
+    node.as_object().is_some_and(|obj| {
+        obj.len() <= SCAN_KEYS && !obj.keys().any(|k| matches!(k.as_str(), "$ref" | "allOf" | "anyOf" | "oneOf"))
+    })
 }
 
 /// The types a node allows (`Types::ANY` when it does not say).
 pub(crate) fn types(root: &Value, node: &Value) -> Types {
+    if is_plain(node) {
+        return own_types(node).unwrap_or(Types::ANY);
+    }
     let b = branches(root, node);
     let mut t = Types::ANY;
     for n in &b.all {
@@ -225,9 +257,9 @@ pub(crate) fn enum_values<'a>(root: &'a Value, node: &'a Value) -> Option<Vec<&'
     let b = branches(root, node);
     let mut out: Option<Vec<&Value>> = None;
     for n in b.all.iter().chain(b.any.iter()) {
-        if let Some(list) = n.get("enum").and_then(Value::as_array) {
+        if let Some(list) = field(n, "enum").and_then(Value::as_array) {
             out.get_or_insert_with(Vec::new).extend(list.iter());
-        } else if let Some(c) = n.get("const") {
+        } else if let Some(c) = field(n, "const") {
             out.get_or_insert_with(Vec::new).push(c);
         } else if !b.any.is_empty() && b.any.iter().any(|x| std::ptr::eq(*x, *n)) {
             // An alternative without an enum allows other values: only report the enum
@@ -262,30 +294,48 @@ impl<'a> ObjectView<'a> {
 /// The object view of a node: its own keywords merged with its `allOf` parts, plus the one
 /// object alternative of an `anyOf` / `oneOf` when there is exactly one.
 pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a> {
-    let b = branches(root, node);
-    let object_alts: Vec<&Value> = b.any.iter().copied().filter(|n| n.get("properties").is_some()).collect();
-    let mut parts: Vec<&Value> = b.all.clone();
-    if object_alts.len() == 1 {
-        parts.extend(object_alts);
-    }
+    let parts: Vec<&Value> = if is_plain(node) {
+        vec![node]
+    } else {
+        let b = branches(root, node);
+        let object_alts: Vec<&Value> = b.any.iter().copied().filter(|n| field(n, "properties").is_some()).collect();
+        let mut parts = b.all;
+        if object_alts.len() == 1 {
+            parts.extend(object_alts);
+        }
+        parts
+    };
     let mut view = ObjectView { additional_allowed: true, ..ObjectView::default() };
+    let one_part = parts.len() == 1;
     for n in parts {
-        if let Some(props) = n.get("properties").and_then(Value::as_object) {
-            for (k, v) in props {
-                if view.property(k).is_none() {
-                    view.properties.push((k.as_str(), v));
+        let Some(obj) = n.as_object() else { continue };
+        let mut pattern = false;
+        for (k, v) in obj {
+            match k.as_str() {
+                "properties" => {
+                    if let Some(props) = v.as_object() {
+                        view.properties.reserve(props.len());
+                        for (name, schema) in props {
+                            // One part: names are unique already.
+                            if one_part || view.property(name).is_none() {
+                                view.properties.push((name.as_str(), schema));
+                            }
+                        }
+                    }
                 }
+                "required" => {
+                    if let Some(req) = v.as_array() {
+                        view.required.extend(req.iter().filter_map(Value::as_str));
+                    }
+                }
+                "additionalProperties" | "unevaluatedProperties" if v.as_bool() == Some(false) => {
+                    view.additional_allowed = false;
+                }
+                "patternProperties" => pattern = true,
+                _ => {}
             }
         }
-        if let Some(req) = n.get("required").and_then(Value::as_array) {
-            view.required.extend(req.iter().filter_map(Value::as_str));
-        }
-        for key in ["additionalProperties", "unevaluatedProperties"] {
-            if n.get(key).and_then(Value::as_bool) == Some(false) {
-                view.additional_allowed = false;
-            }
-        }
-        if n.get("patternProperties").is_some() {
+        if pattern {
             view.additional_allowed = true;
         }
     }
@@ -294,8 +344,11 @@ pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a
 
 /// The items schema of an array node.
 pub(crate) fn items<'a>(root: &'a Value, node: &'a Value) -> Option<&'a Value> {
+    if is_plain(node) {
+        return field(node, "items").filter(|i| i.is_object() || i.is_boolean());
+    }
     let b = branches(root, node);
-    b.all.iter().chain(b.any.iter()).find_map(|n| n.get("items")).filter(|i| i.is_object() || i.is_boolean())
+    b.all.iter().chain(b.any.iter()).find_map(|n| field(n, "items")).filter(|i| i.is_object() || i.is_boolean())
 }
 
 /// A property's hint under `x-toolfix` or `dirge-hints`.
@@ -303,7 +356,7 @@ pub(crate) fn prop_hint<'a>(root: &'a Value, node: &'a Value, key: &str) -> Opti
     let n = resolve(root, node);
     for holder in [node, n] {
         for ns in ["x-toolfix", "dirge-hints"] {
-            if let Some(v) = holder.get(ns).and_then(|h| h.get(key)) {
+            if let Some(v) = field(holder, ns).and_then(|h| field(h, key)) {
                 return Some(v);
             }
         }
@@ -320,7 +373,7 @@ pub(crate) fn is_path_or_url(root: &Value, node: &Value) -> bool {
 
 /// The declared aliases of a property.
 pub(crate) fn aliases<'a>(root: &'a Value, node: &'a Value) -> Vec<&'a str> {
-    match node.get("x-toolfix").and_then(|h| h.get("aliases")).or_else(|| prop_hint(root, node, "aliases")) {
+    match field(node, "x-toolfix").and_then(|h| field(h, "aliases")).or_else(|| prop_hint(root, node, "aliases")) {
         Some(Value::Array(list)) => list.iter().filter_map(Value::as_str).collect(),
         Some(Value::String(s)) => vec![s.as_str()],
         _ => Vec::new(),
