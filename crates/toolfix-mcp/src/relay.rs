@@ -5,6 +5,7 @@ use crate::lines::{Frame, Frames};
 use crate::session::{ClientAction, Session};
 use crate::{Config, Error, Log};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, Command};
@@ -60,6 +61,7 @@ where
     let server_in: Shared<Option<ChildStdin>> = Arc::new(Mutex::new(Some(server_in)));
     let client_out: Shared<W> = Arc::new(Mutex::new(client_out));
     let log = Arc::new(log);
+    let client_gone = Arc::new(AtomicBool::new(false));
 
     let mut upstream = tokio::spawn(client_to_server(
         Frames::new(BufReader::with_capacity(64 * 1024, client_in), config.max_message_bytes),
@@ -67,6 +69,7 @@ where
         Arc::clone(&server_in),
         Arc::clone(&client_out),
         Arc::clone(&log),
+        Arc::clone(&client_gone),
     ));
     let mut downstream = tokio::spawn(server_to_client(
         Frames::new(BufReader::with_capacity(64 * 1024, server_out), config.max_message_bytes),
@@ -77,11 +80,13 @@ where
     ));
 
     let grace = config.shutdown_grace;
-    let client_first = tokio::select! {
-        biased;
-        _ = &mut downstream => false,
-        _ = &mut upstream => true,
+    let server_output_ended = tokio::select! {
+        _ = &mut downstream => true,
+        _ = &mut upstream => false,
     };
+    // The client counts as first when it had closed its side by the time the server's
+    // output ended: a server that exits because its stdin closed is not a crash.
+    let client_first = client_gone.load(Ordering::SeqCst);
     if client_first {
         // The client task closed the server's stdin; give the server `grace` to finish.
         let deadline = tokio::time::Instant::now() + grace;
@@ -92,23 +97,18 @@ where
             None
         };
         // Whatever the server wrote before it went reaches the client.
-        let _ = tokio::time::timeout(grace, &mut downstream).await;
-        downstream.abort();
+        if !server_output_ended {
+            let _ = tokio::time::timeout(grace, &mut downstream).await;
+            downstream.abort();
+        }
+        // A client that closed only its writing side still reads the answers.
+        answer_pending(&session, &client_out).await;
         let code = status.and_then(|s| s.code()).unwrap_or(0);
         return Ok(Exit { ending: Ending::ClientClosed, code });
     }
     // The server closed its stdout: it is gone or going. Answer what it left unanswered.
     upstream.abort();
-    let errors = lock(&session).abandon("the MCP server exited before answering (toolfix mcp)");
-    {
-        let mut out = client_out.lock().await;
-        for line in errors {
-            if out.write_all(&line).await.is_err() {
-                break;
-            }
-        }
-        let _ = out.flush().await;
-    }
+    answer_pending(&session, &client_out).await;
     server_in.lock().await.take();
     let status = if let Ok(status) = tokio::time::timeout(grace, child.wait()).await {
         Some(status.map_err(Error::Io)?)
@@ -119,6 +119,18 @@ where
     let code = status.and_then(|s| s.code()).filter(|c| *c != 0).unwrap_or(1);
     log.write(&crate::event::Event::Warning(format!("the MCP server exited; exiting with {code}")));
     Ok(Exit { ending: Ending::ServerExited, code })
+}
+
+/// A JSON-RPC error for every request the server left unanswered.
+async fn answer_pending<W: AsyncWrite + Unpin>(session: &SyncMutex<Session>, client_out: &Mutex<W>) {
+    let errors = lock(session).abandon("the MCP server exited before answering (toolfix mcp)");
+    let mut out = client_out.lock().await;
+    for line in errors {
+        if out.write_all(&line).await.is_err() {
+            return;
+        }
+    }
+    let _ = out.flush().await;
 }
 
 fn lock(session: &SyncMutex<Session>) -> std::sync::MutexGuard<'_, Session> {
@@ -146,6 +158,7 @@ async fn client_to_server<R, W>(
     server_in: Shared<Option<ChildStdin>>,
     client_out: Shared<W>,
     log: Arc<Log>,
+    client_gone: Arc<AtomicBool>,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -177,6 +190,7 @@ async fn client_to_server<R, W>(
         }
     }
     // The client is gone: close the server's stdin so it can finish.
+    client_gone.store(true, Ordering::SeqCst);
     server_in.lock().await.take();
 }
 
