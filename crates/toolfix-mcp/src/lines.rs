@@ -115,7 +115,7 @@ mod tests {
                 match f {
                     Frame::Line(l) => {
                         proptest::prop_assert!(l.len() <= max + 1);
-                        proptest::prop_assert!(l.iter().filter(|b| **b == b'\n').count() <= 1);
+                        proptest::prop_assert!(memchr::memchr_iter(b'\n', l).count() <= 1);
                         joined.extend_from_slice(l);
                     }
                     Frame::Part(p) => joined.extend_from_slice(p),
