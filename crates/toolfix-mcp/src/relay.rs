@@ -61,15 +61,15 @@ where
     let server_in: Shared<Option<ChildStdin>> = Arc::new(Mutex::new(Some(server_in)));
     let client_out: Shared<W> = Arc::new(Mutex::new(client_out));
     let log = Arc::new(log);
-    let client_gone = Arc::new(AtomicBool::new(false));
+    let client_closed = Arc::new(AtomicBool::new(false));
 
     let mut upstream = tokio::spawn(client_to_server(
+        Arc::clone(&client_closed),
         Frames::new(BufReader::with_capacity(64 * 1024, client_in), config.max_message_bytes),
         Arc::clone(&session),
         Arc::clone(&server_in),
         Arc::clone(&client_out),
         Arc::clone(&log),
-        Arc::clone(&client_gone),
     ));
     let mut downstream = tokio::spawn(server_to_client(
         Frames::new(BufReader::with_capacity(64 * 1024, server_out), config.max_message_bytes),
@@ -80,14 +80,14 @@ where
     ));
 
     let grace = config.shutdown_grace;
-    let server_output_ended = tokio::select! {
-        _ = &mut downstream => true,
-        _ = &mut upstream => false,
+    let (client_first, downstream_done) = tokio::select! {
+        biased;
+        _ = &mut downstream => (false, true),
+        _ = &mut upstream => (true, false),
     };
-    // The client counts as first when it had closed its side by the time the server's
-    // output ended: a server that exits because its stdin closed is not a crash.
-    let client_first = client_gone.load(Ordering::SeqCst);
-    if client_first {
+    // The server's output may end first only because the client closed its input and the
+    // server finished: that is the client's ending, not a crash.
+    if client_first || client_closed.load(Ordering::Acquire) {
         // The client task closed the server's stdin; give the server `grace` to finish.
         let deadline = tokio::time::Instant::now() + grace;
         let status = if let Ok(status) = tokio::time::timeout_at(deadline, child.wait()).await {
@@ -97,18 +97,20 @@ where
             None
         };
         // Whatever the server wrote before it went reaches the client.
-        if !server_output_ended {
+        if !downstream_done {
             let _ = tokio::time::timeout(grace, &mut downstream).await;
             downstream.abort();
         }
-        // A client that closed only its writing side still reads the answers.
-        answer_pending(&session, &client_out).await;
+        upstream.abort();
+        // A client that closed its input may still read: what the server left unanswered
+        // gets an error, as when the server goes first.
+        answer_abandoned(&session, &client_out).await;
         let code = status.and_then(|s| s.code()).unwrap_or(0);
         return Ok(Exit { ending: Ending::ClientClosed, code });
     }
     // The server closed its stdout: it is gone or going. Answer what it left unanswered.
     upstream.abort();
-    answer_pending(&session, &client_out).await;
+    answer_abandoned(&session, &client_out).await;
     server_in.lock().await.take();
     let status = if let Ok(status) = tokio::time::timeout(grace, child.wait()).await {
         Some(status.map_err(Error::Io)?)
@@ -121,13 +123,16 @@ where
     Ok(Exit { ending: Ending::ServerExited, code })
 }
 
-/// A JSON-RPC error for every request the server left unanswered.
-async fn answer_pending<W: AsyncWrite + Unpin>(session: &SyncMutex<Session>, client_out: &Mutex<W>) {
+/// Every client request the server left unanswered gets a JSON-RPC error.
+async fn answer_abandoned<W: AsyncWrite + Unpin>(session: &SyncMutex<Session>, client_out: &Mutex<W>) {
     let errors = lock(session).abandon("the MCP server exited before answering (toolfix mcp)");
+    if errors.is_empty() {
+        return;
+    }
     let mut out = client_out.lock().await;
     for line in errors {
         if out.write_all(&line).await.is_err() {
-            return;
+            break;
         }
     }
     let _ = out.flush().await;
@@ -153,12 +158,12 @@ async fn send_server(to: &Mutex<Option<ChildStdin>>, bytes: &[u8]) -> std::io::R
 }
 
 async fn client_to_server<R, W>(
+    closed: Arc<AtomicBool>,
     mut frames: Frames<BufReader<R>>,
     session: Arc<SyncMutex<Session>>,
     server_in: Shared<Option<ChildStdin>>,
     client_out: Shared<W>,
     log: Arc<Log>,
-    client_gone: Arc<AtomicBool>,
 ) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
@@ -190,7 +195,7 @@ async fn client_to_server<R, W>(
         }
     }
     // The client is gone: close the server's stdin so it can finish.
-    client_gone.store(true, Ordering::SeqCst);
+    closed.store(true, Ordering::Release);
     server_in.lock().await.take();
 }
 
