@@ -29,8 +29,14 @@ impl<'a> Envelope<'a> {
 pub(crate) struct CallParams<'a> {
     #[serde(borrow)]
     pub(crate) name: &'a RawValue,
-    #[serde(borrow, default)]
+    /// `Some("null")` for `"arguments": null`, so a repair replaces it in place.
+    #[serde(borrow, default, deserialize_with = "present")]
     pub(crate) arguments: Option<&'a RawValue>,
+}
+
+/// A member that is present, `null` included.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
 }
 
 /// The result of `tools/list`.

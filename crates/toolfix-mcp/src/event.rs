@@ -144,3 +144,48 @@ fn shown(v: Option<&Value>) -> String {
 fn raw(id: &str) -> Value {
     serde_json::from_str(id).unwrap_or_else(|_| Value::String(id.to_owned()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{ClientAction, Session};
+
+    /// The events of one repaired, one refused and one stopped call, as a real session makes them.
+    fn events() -> Vec<Event> {
+        let mut s = Session::new(&crate::Config::default());
+        let mut events = Vec::new();
+        s.on_client(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, &mut events);
+        let list = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "write_note", "inputSchema": {
+            "type": "object", "properties": {"path": {"type": "string"}, "count": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}}}, "required": ["path"], "additionalProperties": false}}]}});
+        s.on_server(list.to_string().as_bytes());
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Write_Note","arguments":{"path":"secret.txt","count":"3","tags":"[\"x\"]"}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_note","arguments":{"count":"three"}}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"write_note","arguments":{"path":"a"}}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write_note","arguments":{"path":"a"}}}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"write_note","arguments":{"path":"a"}}}"#,
+        ];
+        for line in lines {
+            let _: ClientAction = s.on_client(line.as_bytes(), &mut events);
+        }
+        events
+    }
+
+    #[test]
+    fn what_people_read() {
+        let mut out = String::new();
+        for verbose in [false, true] {
+            let log = Log::new(verbose);
+            let _ = writeln!(out, "verbose: {verbose}");
+            for e in &events() {
+                let _ = writeln!(out, "{}", log.text(e));
+                let _ = writeln!(out, "{}", log.json(e));
+            }
+        }
+        // Values stay out of the default lines.
+        let default = out.split("verbose: true").next().unwrap_or_default();
+        assert!(!default.contains("secret.txt") && !default.contains("three"));
+        insta::assert_snapshot!(out);
+    }
+}

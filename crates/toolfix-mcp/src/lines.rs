@@ -102,4 +102,40 @@ mod tests {
         // Exactly at the cap is a line.
         assert_eq!(all(b"abcd\n", 4, 2).await, vec![Frame::Line(b"abcd\n".to_vec())]);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn frames_put_back_together_give_the_input(input in proptest::collection::vec(
+            proptest::sample::select(vec![b'a', b'b', b'\n', b'{']), 0..200),
+            max in 0usize..20, capacity in 1usize..16) {
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let frames = runtime.block_on(all(&input, max, capacity));
+            let mut joined = Vec::new();
+            for f in &frames {
+                match f {
+                    Frame::Line(l) => {
+                        proptest::prop_assert!(l.len() <= max + 1);
+                        proptest::prop_assert!(memchr::memchr_iter(b'\n', l).count() <= 1);
+                        joined.extend_from_slice(l);
+                    }
+                    Frame::Part(p) => joined.extend_from_slice(p),
+                    Frame::Eof => {}
+                }
+            }
+            proptest::prop_assert_eq!(&joined, &input);
+            // Every line within the cap comes whole.
+            let whole: Vec<&[u8]> = input
+                .split_inclusive(|b| *b == b'\n')
+                .filter(|l| l.len() - usize::from(l.ends_with(b"\n")) <= max)
+                .collect();
+            let lines: Vec<&[u8]> = frames
+                .iter()
+                .filter_map(|f| match f {
+                    Frame::Line(l) => Some(l.as_slice()),
+                    _ => None,
+                })
+                .collect();
+            proptest::prop_assert_eq!(lines, whole);
+        }
+    }
 }

@@ -160,7 +160,7 @@ impl Session {
             // Not (yet) listed, or its schema did not compile here: the server decides.
             Err(_) => return ClientAction::Forward,
         };
-        let raw = call.arguments.map_or("{}", RawValue::get);
+        let raw = call.arguments.map(RawValue::get).filter(|a| *a != "null").unwrap_or("{}");
         // MCP arguments are an object: a string holds the model's text, which the pipeline
         // reads as it would a model's output (fences, cut-off values and all).
         let held = raw.starts_with('"').then(|| serde_json::from_str::<String>(raw).ok()).flatten();

@@ -70,6 +70,38 @@ fn repairable_arguments_are_spliced_into_the_line() {
 }
 
 #[test]
+fn null_or_absent_arguments_are_an_empty_object() {
+    let mut s = Session::new(&Config::default().with_guard_enabled(false));
+    let list = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+        {"name": "now", "inputSchema": {"type": "object"}},
+        {"name": "stamp", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}]}});
+    client(&mut s, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    s.on_server(list.to_string().as_bytes());
+    for line in [
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"now"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"now","arguments":null}}"#,
+    ] {
+        assert!(matches!(client(&mut s, line), ClientAction::Forward), "{line}");
+    }
+    for line in [
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"stamp"}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"stamp","arguments":null}}"#,
+    ] {
+        assert!(matches!(client(&mut s, line), ClientAction::Answer(_)), "{line}");
+    }
+    // Renamed with arguments null: the null is replaced in place, never a second key.
+    let ClientAction::Replace(new) =
+        client(&mut s, r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"NOW","arguments":null}}"#)
+    else {
+        panic!("not replaced")
+    };
+    assert_eq!(
+        text(&new),
+        "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"now\",\"arguments\":null}}\n"
+    );
+}
+
+#[test]
 fn unrepairable_arguments_are_answered_by_the_wrapper() {
     let mut s = session();
     let mut events = Vec::new();
