@@ -130,7 +130,7 @@ fn fix_call(
 ) -> Obj {
     let obj = obj.str("format", call.format.as_str());
     let outcome = match set.map(Tools::set) {
-        Some(Ok(set)) => set.repair_call_with(&call.name, &call.arguments, limits),
+        Some(Ok(set)) => set.repair_call_with(&call.name, &call.arguments, &toolfix::CallOptions::from(*limits)),
         Some(Err(why)) => {
             return obj
                 .value("ok", &Value::Bool(false))

@@ -41,7 +41,7 @@ pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
         bail!("give the tool definitions with --tools FILE")
     };
     let Some(name) = args.tool.as_deref() else { bail!("give the tool name with --tool NAME") };
-    let outcome = set.repair_call_with(name, &input, &limits);
+    let outcome = set.repair_call_with(name, &input, &toolfix::CallOptions::from(limits));
     report(&outcome, args.report);
     if let Some(text) = outcome.arguments_text() {
         let mut stdout = std::io::stdout().lock();
@@ -66,7 +66,7 @@ fn call(set: &ToolSet, line: &Line<'_>, limits: &toolfix::Limits) -> Result<Call
         Some(_) => line.raw("arguments").unwrap_or("null").to_owned(),
         None => String::new(),
     };
-    Ok(set.repair_call_with(&name, &raw, limits))
+    Ok(set.repair_call_with(&name, &raw, &toolfix::CallOptions::from(*limits)))
 }
 
 fn report(outcome: &CallOutcome, verbose: bool) {

@@ -143,13 +143,25 @@ fn several_values() {
 
 #[test]
 fn truncation() {
-    check("{\"a\": \"cut", "{\"a\": \"cut\"}", &[K::TruncatedString, K::TruncatedContainer]);
-    check("{\"a\": [1, 2", "{\"a\": [1, 2]}", &[K::TruncatedContainer]);
-    check("{\"a\":", "{\"a\": null}", &[K::TruncatedKey, K::TruncatedContainer]);
-    check("{\"a\": 1, \"b", "{\"a\": 1 }", &[K::TruncatedKey, K::TrailingComma, K::TruncatedContainer]);
-    check("[1, tr", "[1 ]", &[K::TruncatedToken, K::TrailingComma, K::TruncatedContainer]);
-    check("[1.5e", "[1.5]", &[K::TruncatedToken, K::TruncatedContainer]);
-    check("{\"a\": \"x\\", "{\"a\": \"x\"}", &[K::TruncatedToken, K::TruncatedString, K::TruncatedContainer]);
+    // Every value that touches the cut is reported as uncertain, with its kind.
+    check("{\"a\": \"cut", "{\"a\": \"cut\"}", &[K::UncertainString, K::TruncatedString, K::TruncatedContainer]);
+    check("{\"a\": [1, 2", "{\"a\": [1, 2]}", &[K::UncertainContainer, K::UncertainNumber, K::TruncatedContainer]);
+    check("{\"a\":", "{\"a\": null}", &[K::UncertainKey, K::TruncatedKey, K::TruncatedContainer]);
+    check(
+        "{\"a\": 1, \"b",
+        "{\"a\": 1 }",
+        &[K::UncertainKey, K::TruncatedKey, K::TrailingComma, K::TruncatedContainer],
+    );
+    check("[1, tr", "[1 ]", &[K::UncertainLiteral, K::TruncatedToken, K::TrailingComma, K::TruncatedContainer]);
+    check("[1.5e", "[1.5]", &[K::UncertainNumber, K::TruncatedToken, K::TruncatedContainer]);
+    check(
+        "{\"a\": \"x\\",
+        "{\"a\": \"x\"}",
+        &[K::UncertainString, K::TruncatedToken, K::TruncatedString, K::TruncatedContainer],
+    );
+    // Only closers missing after a complete value: closed, nothing uncertain.
+    check("{\"a\": [1, \"x\"", "{\"a\": [1, \"x\"]}", &[K::TruncatedContainer]);
+    check("{\"a\": true", "{\"a\": true}", &[K::TruncatedContainer]);
     let out = salvage("{\"path\": \"/tmp/a\", \"content\": \"hello wor").unwrap();
     assert!(out.has_truncated_string());
     let out = salvage("{\"a\": [1, 2").unwrap();

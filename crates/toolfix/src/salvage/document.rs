@@ -78,6 +78,7 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
         }));
     }
     let mut edits = p.edits;
+    edits.cut = p.cut;
     settle_values(src, &mut edits, &values, jsonp);
     Ok(edits)
 }
@@ -252,7 +253,8 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
         i += ch_len.max(1);
     }
     map.push(end);
-    let inner = parse(&text, max_depth, false)?;
+    let mut inner = parse(&text, max_depth, false)?;
+    p.cut = inner.cut.take().map(|t| t.mapped(|x| map.get(x).copied().unwrap_or(end)));
     let (out, fixes) = inner.finish(&text);
     let out = out.trim().to_owned();
     p.edits.replace(s, end, Cow::Owned(out), Some(K::EscapedJson));

@@ -38,12 +38,17 @@
 //! an explicit stack, runs in time linear in the input, and does not panic.
 
 mod document;
+mod dupes;
 mod edits;
 mod fix;
 mod lex;
 mod parser;
+mod truncation;
 
+pub(crate) use dupes::parse_value;
+pub use dupes::{DuplicateKey, duplicate_keys};
 pub use fix::{FixKind, TextFix};
+pub use truncation::{Truncation, Uncertain, UncertainKind};
 
 use crate::{Error, ErrorKind, Limits, Result};
 use std::borrow::Cow;
@@ -53,6 +58,7 @@ use std::borrow::Cow;
 pub struct Salvaged<'a> {
     text: Cow<'a, str>,
     fixes: Vec<TextFix>,
+    truncation: Option<Truncation>,
 }
 
 impl<'a> Salvaged<'a> {
@@ -84,6 +90,14 @@ impl<'a> Salvaged<'a> {
     #[must_use]
     pub fn is_truncated(&self) -> bool {
         self.fixes.iter().any(|f| f.kind.is_truncation())
+    }
+
+    /// How the text ended, when it ended with something open (an array, an object or a
+    /// string) that salvage closed: the cut position, whether the text shows that more was
+    /// coming, and the values that touch the cut. `None` for text that was complete.
+    #[must_use]
+    pub fn truncation(&self) -> Option<&Truncation> {
+        self.truncation.as_ref()
     }
 
     /// True when a string value was cut off mid-way ([`FixKind::TruncatedString`]).
@@ -135,17 +149,18 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
         && serde_json::from_str::<serde::de::IgnoredAny>(input).is_ok()
         && !may_hold_surrogate_escape(input)
     {
-        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() });
+        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None });
     }
-    let edits = document::parse(input, limits.max_depth, true)?;
+    let mut edits = document::parse(input, limits.max_depth, true)?;
     if edits.is_empty() {
-        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() });
+        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None });
     }
+    let truncation = edits.cut.take();
     let (text, fixes) = edits.finish(input);
     if text.trim().is_empty() {
         return Err(Error::new(ErrorKind::NoJson, "no JSON value found"));
     }
-    Ok(Salvaged { text: Cow::Owned(text), fixes })
+    Ok(Salvaged { text: Cow::Owned(text), fixes, truncation })
 }
 
 /// `serde_json`'s own nesting limit: deeper valid input goes through the lenient parser,

@@ -9,7 +9,8 @@ use super::edits::Edits;
 use super::lex::{
     ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws, value_starts,
 };
-use crate::{Error, ErrorKind, Result};
+use super::truncation::{Truncation, Uncertain, UncertainKind};
+use crate::{Error, ErrorKind, Result, Span};
 
 /// What kind of container a frame is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +48,8 @@ struct Frame {
     pending_comma: Option<usize>,
     /// End of the last member, where a missing comma goes.
     last_end: usize,
+    /// Start of the last key (to name the member at a cut).
+    key_start: usize,
     /// End of the last key, where a missing colon goes.
     key_end: usize,
     /// A comma was seen (tuples: decides array vs. plain value).
@@ -86,6 +89,10 @@ pub(super) struct Parser<'a> {
     max_depth: usize,
     /// The frame closed last (to reopen it after a premature `}`).
     last_closed: Option<(Frame, usize)>,
+    /// A token that ran into the end of input: its kind, start, and whether it was kept.
+    pub(super) cut_token: Option<(UncertainKind, usize, bool)>,
+    /// How the input ended, when it ended with something open.
+    pub(super) cut: Option<Truncation>,
 }
 
 impl<'a> Parser<'a> {
@@ -99,6 +106,8 @@ impl<'a> Parser<'a> {
             stack: Vec::with_capacity(16),
             max_depth,
             last_closed: None,
+            cut_token: None,
+            cut: None,
         }
     }
 
@@ -111,6 +120,8 @@ impl<'a> Parser<'a> {
     pub(super) fn reset_stack(&mut self) {
         self.stack.clear();
         self.last_closed = None;
+        self.cut_token = None;
+        self.cut = None;
     }
 
     fn at(&self, i: usize) -> Option<u8> {
@@ -169,6 +180,7 @@ impl<'a> Parser<'a> {
     /// Parse one top-level value starting at `self.pos` (after trivia).
     pub(super) fn value(&mut self) -> Result<ValueSpan> {
         let start = self.pos;
+        self.cut_token = None;
         self.start_value(Ctx::Top)?;
         loop {
             if self.stack.is_empty() {
@@ -285,6 +297,7 @@ impl<'a> Parser<'a> {
             count: 0,
             pending_comma: None,
             last_end: open + 1,
+            key_start: open + 1,
             key_end: open + 1,
             saw_comma: false,
             last_was_string: false,
@@ -364,6 +377,7 @@ impl<'a> Parser<'a> {
         let end = self.pos;
         let f = self.top();
         f.state = State::Colon;
+        f.key_start = i;
         f.key_end = end;
         f.pending_comma = None;
         Ok(())
@@ -585,6 +599,7 @@ impl<'a> Parser<'a> {
 
     /// The input ended with frames open: close them all.
     fn close_at_eof(&mut self) {
+        self.record_cut();
         let end = self.end;
         let mut noted = false;
         while let Some(f) = self.stack.last().copied() {
@@ -608,6 +623,80 @@ impl<'a> Parser<'a> {
             self.close_frame(end);
         }
         self.pos = end;
+    }
+
+    /// The input ended with frames open: decide whether it was evidently cut, find the
+    /// values that touch the cut, and report them.
+    #[cold]
+    fn record_cut(&mut self) {
+        let end = self.end;
+        let Some(&top) = self.stack.last() else { return };
+        let token = self.cut_token.take();
+        let evident = token.is_some()
+            || matches!(top.state, State::Colon | State::Value)
+            || (top.state == State::Open && (top.pending_comma.is_some() || top.count == 0));
+        let mut uncertain = Vec::new();
+        let mut path = String::new();
+        let n = self.stack.len();
+        for idx in 0..n {
+            let f = self.stack[idx];
+            if idx > 0 && f.kind != Kind::Wrapper {
+                let kind = if f.kind == Kind::Object { UncertainKind::Object } else { UncertainKind::Array };
+                uncertain.push(Uncertain { kind, span: Span::new(f.open, end), pointer: path.clone(), kept: true });
+            }
+            if idx + 1 < n {
+                self.push_segment(&mut path, f, f.count);
+            }
+        }
+        match token {
+            Some((kind, start, kept)) => {
+                // A value cut to nothing in an object leaves its key, with `null`.
+                let kept = kept || (top.kind == Kind::Object && kind != UncertainKind::Key);
+                if kind != UncertainKind::Key {
+                    let index = if kept { top.count.saturating_sub(1) } else { top.count };
+                    self.push_segment(&mut path, top, index);
+                }
+                uncertain.push(Uncertain { kind, span: Span::new(start, end), pointer: path, kept });
+            }
+            None if top.kind == Kind::Object && matches!(top.state, State::Colon | State::Value) => {
+                self.push_segment(&mut path, top, 0);
+                let span = Span::new(top.key_start, end);
+                uncertain.push(Uncertain { kind: UncertainKind::Key, span, pointer: path, kept: true });
+            }
+            None => {}
+        }
+        if evident {
+            for u in &uncertain {
+                self.edits.note(u.span.start, u.span.end, u.kind.fix_kind());
+            }
+        }
+        self.cut = Some(Truncation { at: end, evident, uncertain });
+    }
+
+    /// The input ended inside a top-level string: the whole value is uncertain.
+    #[cold]
+    pub(super) fn record_top_cut(&mut self, open: usize) {
+        let span = Span::new(open, self.end);
+        self.edits.note(open, self.end, UncertainKind::String.fix_kind());
+        let uncertain = vec![Uncertain { kind: UncertainKind::String, span, pointer: String::new(), kept: true }];
+        self.cut = Some(Truncation { at: self.end, evident: true, uncertain });
+    }
+
+    /// Append to `path` the step into frame `f`'s current member (element `index` of an
+    /// array).
+    fn push_segment(&self, path: &mut String, f: Frame, index: usize) {
+        match f.kind {
+            Kind::Object => {
+                let raw = self.src.get(f.key_start..f.key_end).unwrap_or("");
+                let key = match serde_json::from_str::<String>(raw) {
+                    Ok(k) if raw.starts_with('"') => k,
+                    _ => raw.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '“' | '”' | '‘' | '’' | '„')).to_owned(),
+                };
+                crate::pointer::push(path, &key);
+            }
+            Kind::Array | Kind::Tuple => crate::pointer::push(path, &index.to_string()),
+            Kind::Wrapper => {}
+        }
     }
 
     /// After the top-level value closed with `}`: `{"a": 1}, "b": 2}` closed too early.

@@ -6,6 +6,7 @@ use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex_to_decimal, hex4, ident_then_colon, is_ident, is_ident_start,
     is_json_number, is_ws, key_or_cut_key, key_then_colon, open_quote, quoted_closes, skip_ws, value_starts,
 };
+use crate::salvage::truncation::UncertainKind;
 use crate::{ErrorKind, Result};
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters
@@ -306,6 +307,7 @@ impl Parser<'_> {
             // inserted before it).
             self.edits.rollback(checkpoint, open);
             self.forget_missing_comma();
+            self.cut_token = Some((UncertainKind::Key, open, false));
             self.edits.delete(open, self.end, Some(K::TruncatedKey));
             self.pos = self.end;
             return Ok(None);
@@ -325,11 +327,17 @@ impl Parser<'_> {
             // `["`: an element cut before its first character carries nothing.
             self.edits.rollback(checkpoint, open);
             self.forget_missing_comma();
+            self.cut_token = Some((UncertainKind::String, open, false));
             self.edits.delete(open, self.end, Some(K::TruncatedString));
             self.pos = self.end;
             return Ok(None);
         }
         self.edits.insert(self.end, "\"", Some(K::TruncatedString));
+        if ctx == Ctx::Top {
+            self.record_top_cut(open);
+        } else {
+            self.cut_token = Some((UncertainKind::String, open, true));
+        }
         self.pos = self.end;
         Ok(Some(self.end))
     }
@@ -468,6 +476,10 @@ impl Parser<'_> {
             return Ok(());
         }
         if is_json_number(tok) {
+            if j == self.end {
+                // A number that runs into the end may be cut: `5` for `50`.
+                self.cut_token = Some((UncertainKind::Number, start, true));
+            }
             self.value_done(j, false);
             return Ok(());
         }
@@ -487,6 +499,7 @@ impl Parser<'_> {
 
     /// A number cut off by the end of input: keep what is complete, cut back the rest.
     fn number_at_eof(&mut self, start: usize, end: usize, ctx: Ctx) -> Result<()> {
+        self.cut_token = Some((UncertainKind::Number, start, true));
         let mut k = end;
         while k > start && matches!(self.b[k - 1], b'.' | b'e' | b'E' | b'+' | b'-' | b'_' | b'x' | b'X') {
             k -= 1;
@@ -507,6 +520,7 @@ impl Parser<'_> {
             return Err(self.error(ErrorKind::NoJson, "input ends inside a number", start));
         }
         if k == start {
+            self.cut_token = Some((UncertainKind::Number, start, false));
             // In an object the key stays (it gets `null`), and so does its comma.
             if ctx != Ctx::ObjValue {
                 self.forget_missing_comma();
@@ -569,6 +583,7 @@ impl Parser<'_> {
             if ctx != Ctx::ObjValue {
                 self.forget_missing_comma();
             }
+            self.cut_token = Some((UncertainKind::Literal, start, false));
             self.edits.delete(start, j, Some(K::TruncatedToken));
             self.pos = j;
             return Ok(());
@@ -630,6 +645,7 @@ impl Parser<'_> {
         if j >= self.end && !self.stack.is_empty() {
             // Unquoted text that runs into the end of input may have been cut.
             self.edits.note(e, e, K::TruncatedString);
+            self.cut_token = Some((UncertainKind::String, start, true));
         }
         self.value_done(e, true);
         Ok(())
