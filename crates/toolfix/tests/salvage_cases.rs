@@ -159,8 +159,11 @@ fn truncation() {
         "{\"a\": \"x\"}",
         &[K::UncertainString, K::TruncatedToken, K::TruncatedString, K::TruncatedContainer],
     );
-    // Only closers missing after a complete value: closed, nothing uncertain.
-    check("{\"a\": [1, \"x\"", "{\"a\": [1, \"x\"]}", &[K::TruncatedContainer]);
+    // Only the top-level closer missing after a complete value: closed, nothing uncertain.
+    check("{\"a\": [1, \"x\"]", "{\"a\": [1, \"x\"]}", &[K::TruncatedContainer]);
+    check("[\"x\", true", "[\"x\", true]", &[K::TruncatedContainer]);
+    // An array left open inside may lack elements.
+    check("{\"a\": [true", "{\"a\": [true]}", &[K::UncertainContainer, K::TruncatedContainer]);
     check("{\"a\": true", "{\"a\": true}", &[K::TruncatedContainer]);
     let out = salvage("{\"path\": \"/tmp/a\", \"content\": \"hello wor").unwrap();
     assert!(out.has_truncated_string());

@@ -120,12 +120,18 @@ fn brackets_and_separators_at_the_cut_are_evident() {
     let (evident, list, _) = cut(r#"{"q": {"a": 1, "b": [1, 2], "#);
     assert!(evident);
     assert_eq!(list, vec![(U::Object, "/q".to_owned(), true)]);
-    // Closers missing after a complete value: not evident, but the open object is listed.
-    let (evident, list, _) = cut(r#"{"q": {"a": "x""#);
+    // Closers missing after a complete value: only the top-level one is a dropped brace;
+    // an array or object left open inside may lack members.
+    for input in [r#"{"q": {"a": "x""#, r#"{"q": ["x", true"#] {
+        let (evident, list, _) = cut(input);
+        assert!(evident, "{input}");
+        assert_eq!(list[0].1, "/q");
+        let out = salvage(input).unwrap();
+        assert!(out.fixes().iter().any(|f| f.kind == FixKind::UncertainContainer));
+    }
+    let (evident, list, _) = cut(r#"{"q": {"a": "x"}"#);
     assert!(!evident);
-    assert_eq!(list, vec![(U::Object, "/q".to_owned(), true)]);
-    let out = salvage(r#"{"q": {"a": "x""#).unwrap();
-    assert!(!out.fixes().iter().any(|f| f.kind == FixKind::UncertainContainer));
+    assert!(list.is_empty());
 }
 
 #[test]

@@ -27,9 +27,28 @@
 //!
 //! Output cut off by a token limit is closed: open strings, arrays and objects are closed,
 //! a dangling `"key":` gets `null`, and an incomplete number or literal is cut back rather
-//! than guessed. When a string value was cut, the result carries a
-//! [`FixKind::TruncatedString`] fix, and [`Salvaged::has_truncated_string`] is true: later
-//! stages refuse to hand such a value to a tool with side effects.
+//! than guessed. [`Salvaged::truncation`] then says how the text ended:
+//!
+//! - **evidently cut** ([`Truncation::is_evident`]) when it ends inside a token (string,
+//!   number, literal, key), right after `,` or `:`, or right after an opening bracket
+//!   (`{"ids": [` is not an empty list); or
+//! - **only closers missing** when it ends right after a complete value (models often drop
+//!   the last brace).
+//!
+//! Every value that touches the cut is **uncertain** ([`Truncation::uncertain`], with kind,
+//! span and JSON pointer): a string cut off, a number (`7` may be `70`; `7.`, `-`, `1e`), a
+//! literal (`tr`, `fal`, `nu`), a key with no value, and each array or object left open
+//! below the top level. When the text is evidently cut they are also reported in the
+//! fixes ([`FixKind::UncertainNumber`] and the like). The call pipeline refuses a cut call
+//! to a tool that may change things, and treats "only closers missing" as cut too when
+//! the caller says the output hit the token limit
+//! ([`CallOptions::hit_token_limit`](crate::CallOptions)).
+//!
+//! # Duplicate keys
+//!
+//! `{"a": 1, "a": 2}` is legal JSON, but parsers disagree on which value wins.
+//! [`duplicate_keys`] lists every key given twice in strict JSON text; the call pipeline
+//! refuses tool arguments that give one key different values.
 //!
 //! # Untrusted input
 //!

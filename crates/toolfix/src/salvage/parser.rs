@@ -629,12 +629,21 @@ impl<'a> Parser<'a> {
     /// values that touch the cut, and report them.
     #[cold]
     fn record_cut(&mut self) {
+        let token = self.cut_token.take();
+        self.record_cut_with(token, true);
+    }
+
+    /// As [`Parser::record_cut`], for `token` (finished as a value when `done`).
+    #[cold]
+    pub(super) fn record_cut_with(&mut self, token: Option<(UncertainKind, usize, bool)>, done: bool) {
         let end = self.end;
         let Some(&top) = self.stack.last() else { return };
-        let token = self.cut_token.take();
+        // Only the top-level closer missing is a dropped brace; an array or object left
+        // open inside may lack members, so its value is not the one the model meant.
         let evident = token.is_some()
             || matches!(top.state, State::Colon | State::Value)
-            || (top.state == State::Open && (top.pending_comma.is_some() || top.count == 0));
+            || (top.state == State::Open && (top.pending_comma.is_some() || top.count == 0))
+            || self.stack.iter().skip(1).any(|f| f.kind != Kind::Wrapper);
         let mut uncertain = Vec::new();
         let mut path = String::new();
         let n = self.stack.len();
@@ -653,7 +662,7 @@ impl<'a> Parser<'a> {
                 // A value cut to nothing in an object leaves its key, with `null`.
                 let kept = kept || (top.kind == Kind::Object && kind != UncertainKind::Key);
                 if kind != UncertainKind::Key {
-                    let index = if kept { top.count.saturating_sub(1) } else { top.count };
+                    let index = if kept && done { top.count.saturating_sub(1) } else { top.count };
                     self.push_segment(&mut path, top, index);
                 }
                 uncertain.push(Uncertain { kind, span: Span::new(start, end), pointer: path, kept });

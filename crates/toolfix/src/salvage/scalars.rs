@@ -313,9 +313,11 @@ impl Parser<'_> {
             return Ok(None);
         }
         if let Some(end) = self.closers_at_tail(content) {
-            // `{"key": "value}`: the closers are real, the closing quote is missing.
+            // `{"key": "value}`: the closers are real, the closing quote is missing. Or
+            // the text was cut inside `"value}"`: either way the string touches the end.
             self.edits.rollback(checkpoint, end);
             self.edits.insert(end, "\"", Some(K::MissingQuote));
+            self.record_cut_with(Some((UncertainKind::String, open, true)), false);
             self.pos = end;
             return Ok(Some(end));
         }
