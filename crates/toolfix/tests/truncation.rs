@@ -148,6 +148,22 @@ fn nested_pointers_are_escaped() {
 }
 
 #[test]
+fn keys_are_named_however_they_were_quoted() {
+    for (input, pointer) in [
+        (r#"{"x": 1, "a\"b": 5"#, "/a\"b"),
+        (r#"{"x": 1, "a\\": 5"#, "/a\\"),
+        ("{'k': 5", "/k"),
+        ("{k: 5", "/k"),
+        ("{x: 1, long_key: 5", "/long_key"),
+        ("{\u{201c}k\u{201d}: 5", "/k"),
+        (r#"{"x": {"y": 1}, "k": tr"#, "/k"),
+    ] {
+        let (_, list, _) = cut(input);
+        assert_eq!(list.last().map(|u| u.1.as_str()), Some(pointer), "{input}");
+    }
+}
+
+#[test]
 fn complete_text_has_no_truncation() {
     for input in [r#"{"a": 1}"#, "{'a': 1,}", "```json\n{\"a\": [1, 2]}\n```", "[1, 2] and more"] {
         assert!(salvage(input).unwrap().truncation().is_none(), "{input}");

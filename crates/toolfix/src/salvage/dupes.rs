@@ -4,6 +4,7 @@
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
+use std::cell::Cell;
 use std::fmt;
 
 /// A key given more than once in one object of strict JSON text.
@@ -35,7 +36,7 @@ impl DuplicateKey {
 /// ```
 #[must_use]
 pub fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {
-    let mut track = Track { on: true, seen: false, path: String::new(), found: Vec::new() };
+    let mut track = Track { path: String::new(), found: Vec::new() };
     let mut de = serde_json::Deserializer::from_str(text);
     match ValueSeed(&mut track).deserialize(&mut de) {
         Ok(_) => track.found,
@@ -46,17 +47,90 @@ pub fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {
 /// Parse strict JSON `text` into a value (last value wins, as `serde_json` does), and say
 /// whether some object gives a key twice. Costs what `serde_json::from_str` costs.
 pub(crate) fn parse_value(text: &str) -> serde_json::Result<(Value, bool)> {
-    let mut track = Track { on: false, seen: false, path: String::new(), found: Vec::new() };
+    let seen = Cell::new(false);
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = ValueSeed(&mut track).deserialize(&mut de)?;
+    let value = Fast(&seen).deserialize(&mut de)?;
     de.end()?;
-    Ok((value, track.seen))
+    Ok((value, seen.get()))
 }
 
+/// The hot path: a value as `serde_json` builds it, and a flag set on a repeated key.
+#[derive(Clone, Copy)]
+struct Fast<'a>(&'a Cell<bool>);
+
+impl<'de> DeserializeSeed<'de> for Fast<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Fast<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        self.deserialize(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut list = Vec::new();
+        while let Some(v) = seq.next_element_seed(self)? {
+            list.push(v);
+        }
+        Ok(Value::Array(list))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            let value = access.next_value_seed(self)?;
+            if map.insert(key, value).is_some() {
+                self.0.set(true);
+            }
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// The slow pass, once a duplicate is known: pointers and values.
 struct Track {
-    /// Keep pointers and values (the slow pass, once a duplicate is known).
-    on: bool,
-    seen: bool,
     path: String,
     found: Vec<DuplicateKey>,
 }
@@ -119,9 +193,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let mut list = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         loop {
             let len = track.path.len();
-            if track.on {
-                crate::pointer::push(&mut track.path, &list.len().to_string());
-            }
+            crate::pointer::push(&mut track.path, &list.len().to_string());
             let next = seq.next_element_seed(ValueSeed(track))?;
             track.path.truncate(len);
             match next {
@@ -137,11 +209,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let mut map = Map::new();
         while let Some(key) = access.next_key::<String>()? {
             let len = track.path.len();
-            if track.on {
-                crate::pointer::push(&mut track.path, &key);
-            }
+            crate::pointer::push(&mut track.path, &key);
             let value = access.next_value_seed(ValueSeed(track))?;
-            if track.on && map.contains_key(&key) {
+            if map.contains_key(&key) {
                 let pointer = track.path.clone();
                 if let Some(d) = track.found.iter_mut().find(|d| d.pointer == pointer) {
                     d.values.push(value.clone());
@@ -151,9 +221,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                 }
             }
             track.path.truncate(len);
-            if map.insert(key, value).is_some() {
-                track.seen = true;
-            }
+            map.insert(key, value);
         }
         Ok(Value::Object(map))
     }

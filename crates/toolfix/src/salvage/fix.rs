@@ -132,8 +132,6 @@ fix_kinds! {
     UncertainKey => "uncertain_key",
     /// An array or object left open at the cut of truncated text: it may lack members.
     UncertainContainer => "uncertain_container",
-    /// A key given twice in one object. Parsers disagree on which value wins.
-    DuplicateKey => "duplicate_key",
 }
 
 impl FixKind {

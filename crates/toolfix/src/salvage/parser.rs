@@ -48,8 +48,6 @@ struct Frame {
     pending_comma: Option<usize>,
     /// End of the last member, where a missing comma goes.
     last_end: usize,
-    /// Start of the last key (to name the member at a cut).
-    key_start: usize,
     /// End of the last key, where a missing colon goes.
     key_end: usize,
     /// A comma was seen (tuples: decides array vs. plain value).
@@ -297,7 +295,6 @@ impl<'a> Parser<'a> {
             count: 0,
             pending_comma: None,
             last_end: open + 1,
-            key_start: open + 1,
             key_end: open + 1,
             saw_comma: false,
             last_was_string: false,
@@ -377,7 +374,6 @@ impl<'a> Parser<'a> {
         let end = self.pos;
         let f = self.top();
         f.state = State::Colon;
-        f.key_start = i;
         f.key_end = end;
         f.pending_comma = None;
         Ok(())
@@ -669,7 +665,7 @@ impl<'a> Parser<'a> {
             }
             None if top.kind == Kind::Object && matches!(top.state, State::Colon | State::Value) => {
                 self.push_segment(&mut path, top, 0);
-                let span = Span::new(top.key_start, end);
+                let span = Span::new(self.key_start(top), end);
                 uncertain.push(Uncertain { kind: UncertainKind::Key, span, pointer: path, kept: true });
             }
             None => {}
@@ -691,12 +687,36 @@ impl<'a> Parser<'a> {
         self.cut = Some(Truncation { at: self.end, evident: true, uncertain });
     }
 
+    /// Where the last key of object frame `f` starts, found back from its end (only at a
+    /// cut, so the hot path keeps no record of it): the matching quote of a quoted key, the
+    /// first character of an unquoted one.
+    fn key_start(&self, f: Frame) -> usize {
+        let (b, floor, end) = (self.b, f.open + 1, f.key_end);
+        let Some(&last) = b.get(end.wrapping_sub(1)).filter(|_| end > floor) else { return end };
+        if matches!(last, b'"' | b'\'' | b'`') {
+            let mut k = end - 1;
+            while k > floor {
+                k -= 1;
+                let escaped = b[floor..k].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
+                if b[k] == last && !escaped {
+                    return k;
+                }
+            }
+            return floor;
+        }
+        let mut k = end;
+        while k > floor && (is_ident(b[k - 1]) || b[k - 1] == b'\\' || b[k - 1] >= 0x80) {
+            k -= 1;
+        }
+        k
+    }
+
     /// Append to `path` the step into frame `f`'s current member (element `index` of an
     /// array).
     fn push_segment(&self, path: &mut String, f: Frame, index: usize) {
         match f.kind {
             Kind::Object => {
-                let raw = self.src.get(f.key_start..f.key_end).unwrap_or("");
+                let raw = self.src.get(self.key_start(f)..f.key_end).unwrap_or("");
                 let key = match serde_json::from_str::<String>(raw) {
                     Ok(k) if raw.starts_with('"') => k,
                     _ => raw.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '“' | '”' | '‘' | '’' | '„')).to_owned(),
