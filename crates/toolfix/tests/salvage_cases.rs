@@ -199,3 +199,14 @@ fn regressions() {
         assert!(salvage(out.text()).unwrap().is_untouched(), "{input:?} -> {:?}", out.text());
     }
 }
+
+/// Issue 14 §9: invisible characters outside strings are removed and reported (a zero-width
+/// space before a value used to make the value unquoted text); inside strings they stay.
+#[test]
+fn invisible_characters() {
+    check("{\"a\":\u{200b} 1}", "{\"a\": 1}", &[K::StrayText]);
+    check("{\"a\": [1,\u{2060} 2]}", "{\"a\": [1, 2]}", &[K::StrayText]);
+    check("{\"a\":\u{200d}\u{200c}true}", "{\"a\":true}", &[K::StrayText]);
+    check("{\"a\":\u{3000}\"x\u{200b}y\"}", "{\"a\":\"x\u{200b}y\"}", &[K::StrayText]);
+    check("{\"x\u{200b}\": \"\u{200b}\"}", "{\"x\u{200b}\": \"\u{200b}\"}", &[]);
+}

@@ -154,7 +154,7 @@ impl<'a> Parser<'a> {
                     self.edits.delete(i, i + 1, Some(K::StrayText));
                     self.pos = i + 1;
                 }
-                0xC2 | 0xE2 | 0xEF => {
+                0xC2 | 0xE2 | 0xE3 | 0xEF => {
                     let n = unicode_space_len(self.b, i);
                     if n == 0 {
                         return;
@@ -806,13 +806,15 @@ fn closer_text(f: Frame) -> &'static str {
     }
 }
 
-/// Byte length of a non-JSON Unicode space at `i` (NBSP, BOM, U+2028/9, U+2000–200A,
-/// U+3000), or 0.
+/// Byte length of a non-JSON Unicode space or invisible character at `i` (NBSP, BOM,
+/// U+2028/9, U+2000–200A, zero-width space, non-joiner and joiner U+200B–200D, word joiner
+/// U+2060, U+3000), or 0.
 fn unicode_space_len(b: &[u8], i: usize) -> usize {
     match (b.get(i), b.get(i + 1), b.get(i + 2)) {
         (Some(0xC2), Some(0xA0), _) => 2,
         (Some(0xEF), Some(0xBB), Some(0xBF)) => 3,
-        (Some(0xE2), Some(0x80), Some(0x80..=0x8A | 0xA8 | 0xA9 | 0xAF)) => 3,
+        (Some(0xE2), Some(0x80), Some(0x80..=0x8D | 0xA8 | 0xA9 | 0xAF)) => 3,
+        (Some(0xE2), Some(0x81), Some(0xA0)) => 3,
         (Some(0xE3), Some(0x80), Some(0x80)) => 3,
         _ => 0,
     }
