@@ -300,6 +300,7 @@ impl Parser<'_> {
     }
 
     /// The input ended inside a string that opened at `open`.
+    #[cold]
     fn string_at_eof(&mut self, open: usize, qlen: usize, ctx: Ctx, checkpoint: usize) -> Result<Option<usize>> {
         let content = open + qlen;
         if ctx == Ctx::Key {
@@ -500,6 +501,7 @@ impl Parser<'_> {
     }
 
     /// A number cut off by the end of input: keep what is complete, cut back the rest.
+    #[cold]
     fn number_at_eof(&mut self, start: usize, end: usize, ctx: Ctx) -> Result<()> {
         self.cut_token = Some((UncertainKind::Number, start, true));
         let mut k = end;
