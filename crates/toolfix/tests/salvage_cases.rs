@@ -210,3 +210,21 @@ fn invisible_characters() {
     check("{\"a\":\u{3000}\"x\u{200b}y\"}", "{\"a\":\"x\u{200b}y\"}", &[K::StrayText]);
     check("{\"x\u{200b}\": \"\u{200b}\"}", "{\"x\u{200b}\": \"\u{200b}\"}", &[]);
 }
+
+/// Issue 14 §6: a placeholder where a key would be is dropped and reported, never a key
+/// (`{"a": 1, ...}` used to gain a `"..."` key with a `null` value).
+#[test]
+fn placeholder_is_never_a_key() {
+    check("{\"a\": 1, ...}", "{\"a\": 1 }", &[K::Ellipsis, K::TrailingComma]);
+    check("{\"a\": 1, \u{2026}, \"b\": 2}", "{\"a\": 1,  \"b\": 2}", &[K::Ellipsis]);
+    check("{..., \"a\": 1}", "{ \"a\": 1}", &[K::Ellipsis]);
+}
+
+/// Issue 14 §4/§5: `{a 'b'}` is a key and its value with the colon missing; it used to drop
+/// `a` as prose and invent `{"b": null}`. Prose before a quoted key is still dropped.
+#[test]
+fn unquoted_key_then_value() {
+    check("{a 'b'}", "{\"a\": \"b\"}", &[K::UnquotedKey, K::MissingColon, K::SingleQuotes]);
+    check("{a \"b\", c: 1}", "{\"a\": \"b\", \"c\": 1}", &[K::UnquotedKey, K::MissingColon]);
+    check("{\"a\": 1, NOTE \"b\": 2}", "{\"a\": 1, \"b\": 2}", &[K::StrayText]);
+}

@@ -237,6 +237,8 @@ impl<'a> Parser<'a> {
                 self.edits.delete(i, i + n, Some(K::Ellipsis));
                 self.pos = i + n;
             }
+            // `{"a": 1, ...}`: a placeholder where a key would be is dropped, never a key.
+            (Kind::Object, State::Open, _) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
             (Kind::Object, State::Open, _) => self.key()?,
             (Kind::Object, State::Colon, _) => self.colon()?,
             (Kind::Object, State::Value, b',') => {
@@ -348,20 +350,10 @@ impl<'a> Parser<'a> {
             }
             let k = skip_ws(self.b, j, self.end);
             match self.at(k) {
-                Some(b':' | b',' | b'}' | b'=') | None => {
-                    self.edits.insert(i, "\"", Some(K::UnquotedKey));
-                    for k in i..j {
-                        // `\u0061` is an escape JSON shares; any other backslash is literal,
-                        // and so is a surrogate's (a lone one would change on a second pass).
-                        let shared = self.at(k + 1) == Some(b'u')
-                            && hex4(self.b, k + 2).is_some_and(|v| !(0xD800..=0xDFFF).contains(&v));
-                        if self.b[k] == b'\\' && !shared {
-                            self.edits.insert(k, "\\", None);
-                        }
-                    }
-                    self.edits.insert(j, "\"", None);
-                    self.pos = j;
-                }
+                Some(b':' | b',' | b'}' | b'=') | None => self.quote_key(i, j),
+                // `{a 'b'}`: a word then a quoted value (not a quoted key) is a key whose
+                // colon is missing, not prose before a key.
+                _ if open_quote(self.b, k).is_some() && !key_then_colon(self.b, k, self.end) => self.quote_key(i, j),
                 _ => {
                     // Prose between members: `{"a": 1, NOTE "b": 2}`.
                     let stop = self.stray_end(k);
@@ -377,6 +369,22 @@ impl<'a> Parser<'a> {
         f.key_end = end;
         f.pending_comma = None;
         Ok(())
+    }
+
+    /// Quote the unquoted key at `i..j`.
+    fn quote_key(&mut self, i: usize, j: usize) {
+        self.edits.insert(i, "\"", Some(K::UnquotedKey));
+        for k in i..j {
+            // `\u0061` is an escape JSON shares; any other backslash is literal, and so is a
+            // surrogate's (a lone one would change on a second pass).
+            let shared =
+                self.at(k + 1) == Some(b'u') && hex4(self.b, k + 2).is_some_and(|v| !(0xD800..=0xDFFF).contains(&v));
+            if self.b[k] == b'\\' && !shared {
+                self.edits.insert(k, "\\", None);
+            }
+        }
+        self.edits.insert(j, "\"", None);
+        self.pos = j;
     }
 
     /// Where stray words end: before the next quote, bracket or comma.
