@@ -228,3 +228,19 @@ fn unquoted_key_then_value() {
     check("{a \"b\", c: 1}", "{\"a\": \"b\", \"c\": 1}", &[K::UnquotedKey, K::MissingColon]);
     check("{\"a\": 1, NOTE \"b\": 2}", "{\"a\": 1, \"b\": 2}", &[K::StrayText]);
 }
+
+/// Issue 14 §1: a top-level sequence of scalars is one array, in order, nothing dropped
+/// (`1,2,3` used to come back as `1`).
+#[test]
+fn top_level_sequences() {
+    check("1,2,3", "[1,2,3]", &[K::MultipleValues]);
+    check("1,1,2", "[1,1,2]", &[K::MultipleValues]);
+    check("\"a\", \"b\"", "[\"a\",\"b\"]", &[K::MultipleValues]);
+    check("1\n2\n3", "[1,2,3]", &[K::MultipleValues]);
+    check("true, false, null", "[true,false,null]", &[K::MultipleValues]);
+    check("{\"a\":1}, 2", "[{\"a\":1},2]", &[K::MultipleValues]);
+    // Identical documents are still one.
+    check("{\"a\":1}\n{\"a\":1}", "{\"a\":1}", &[K::DuplicateValue]);
+    // No comma between scalars on one line: the rest is prose.
+    check("42 is the answer", "42", &[K::SurroundingProse]);
+}
