@@ -244,3 +244,14 @@ fn top_level_sequences() {
     // No comma between scalars on one line: the rest is prose.
     check("42 is the answer", "42", &[K::SurroundingProse]);
 }
+
+/// Issue 14 §2: a top-level string with an unescaped inch mark is not cut at it.
+#[test]
+fn top_level_string_with_an_inner_quote() {
+    check("\"He is 6'2\" tall\"", "\"He is 6'2\\\" tall\"", &[K::InnerQuote]);
+    check("\"a 12\" pipe\"", "\"a 12\\\" pipe\"", &[K::InnerQuote]);
+    // Two strings, or a string then prose: the first string, as before.
+    check("\"a\" \"b\"", "\"a\"", &[K::SurroundingProse]);
+    check("\"abc\" and more prose", "\"abc\"", &[K::SurroundingProse]);
+    check("\"x\" tall, \"y\"", "\"x\"", &[K::SurroundingProse]);
+}

@@ -191,7 +191,7 @@ impl Parser<'_> {
         }
         let concat = || c == b'+' && open_quote(self.b, skip_ws(self.b, k + 1, self.end)).is_some();
         match ctx {
-            Ctx::Top => !(k == j && is_ident(c)),
+            Ctx::Top => !(k == j && is_ident(c)) && !(k > j && self.quote_ends_top_text(k)),
             Ctx::Key => {
                 if is_ident_start(c) || c.is_ascii_digit() {
                     // `"k"e"y": 1`: a word glued to another quote is still the key.
@@ -242,6 +242,25 @@ impl Parser<'_> {
                 _ => k > j && value_starts(self.b, k),
             },
         }
+    }
+
+    /// After a quote that would close a top-level string, at `k`: words, then a last quote
+    /// that ends the text (`"He is 6'2" tall"`). The quote was part of the text (an inch
+    /// mark), and the string runs to the last quote. Bounded: the rest is short, one line,
+    /// and holds no structure.
+    fn quote_ends_top_text(&self, k: usize) -> bool {
+        let rest = match self.b.get(k..self.end) {
+            Some(r) if r.len() <= LOOKAHEAD && is_ident_start(r[0]) => r,
+            _ => return false,
+        };
+        let mut e = rest.len();
+        while e > 0 && is_ws(rest[e - 1]) {
+            e -= 1;
+        }
+        let body = &rest[..e];
+        e > 1
+            && body.last() == Some(&b'"')
+            && body[..e - 1].iter().all(|&c| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r'))
     }
 
     /// An element cut to nothing by the end of input: the comma inserted before it goes.
