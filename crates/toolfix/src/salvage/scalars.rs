@@ -191,7 +191,7 @@ impl Parser<'_> {
         }
         let concat = || c == b'+' && open_quote(self.b, skip_ws(self.b, k + 1, self.end)).is_some();
         match ctx {
-            Ctx::Top => !(k == j && is_ident(c)) && !(k > j && self.quote_ends_top_text(k)),
+            Ctx::Top => !((k == j && is_ident(c)) || (k > j && self.quote_ends_top_text(k))),
             Ctx::Key => {
                 if is_ident_start(c) || c.is_ascii_digit() {
                     // `"k"e"y": 1`: a word glued to another quote is still the key.
