@@ -155,6 +155,5 @@ fn fix_call(
                 .value("error", &serde_json::json!({"message": s.message, "issues": []}));
         }
     }
-    let line = outcome.to_json_line();
-    obj.merge_line(&line)
+    obj.outcome(&outcome)
 }

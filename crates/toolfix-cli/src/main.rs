@@ -5,8 +5,10 @@
 //! errors. `--batch` switches to JSON Lines in and out (see `batch`).
 
 mod batch;
+mod check_cmd;
 mod extract_cmd;
 mod json_cmd;
+mod mcp_cmd;
 mod out;
 mod repair_cmd;
 mod serve_cmd;
@@ -39,10 +41,13 @@ enum Command {
     /// Extract, then salvage and repair each call against its tool's schema, and break
     /// storms of repeated calls.
     Fix(ExtractArgs),
-    /// Lint tool definitions: exit 1 listing every problem.
+    /// Lint tool definitions: every problem at its JSON pointer; exit 1 on an error, 0 with
+    /// warnings only.
     Check(CheckArgs),
     /// Run the OpenAI-compatible repair proxy in front of a model server.
     Serve(serve_cmd::ServeArgs),
+    /// Wrap a stdio MCP server: repair `tools/call` arguments against its own schemas.
+    Mcp(mcp_cmd::McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -136,7 +141,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Repair(args) => repair_cmd::run(&args),
         Command::Extract(args) => extract_cmd::run(&args, extract_cmd::Mode::Extract),
         Command::Fix(args) => extract_cmd::run(&args, extract_cmd::Mode::Fix),
-        Command::Check(args) => repair_cmd::check(&args),
+        Command::Check(args) => check_cmd::run(&args),
         Command::Serve(args) => serve_cmd::run(args),
+        Command::Mcp(args) => mcp_cmd::run(&args),
     }
 }

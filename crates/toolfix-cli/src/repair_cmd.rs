@@ -1,10 +1,10 @@
 //! `toolfix repair`: validate arguments against a tool's schema and repair them, or say
-//! what to fix. `toolfix check`: lint tool definitions.
+//! what to fix.
 
+use crate::RepairArgs;
 use crate::batch::{self, Line};
 use crate::out::Obj;
 use crate::tools::{self, Cache};
-use crate::{CheckArgs, RepairArgs};
 use anyhow::{Result, bail};
 use serde_json::Value;
 use std::io::Write;
@@ -29,7 +29,7 @@ pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
                     .and_then(tools::Tools::set),
             };
             match set.and_then(|set| call(set, line, &limits)) {
-                Ok(outcome) => answer.merge_line(&outcome.to_json_line()),
+                Ok(outcome) => answer.outcome(&outcome),
                 Err(msg) => answer
                     .value("ok", &Value::Bool(false))
                     .value("error", &serde_json::json!({"message": msg, "issues": []})),
@@ -85,32 +85,29 @@ fn report(outcome: &CallOutcome, verbose: bool) {
     }
 }
 
-pub(crate) fn check(args: &CheckArgs) -> Result<ExitCode> {
-    let text = std::fs::read_to_string(&args.tools)?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not JSON: {e}", args.tools.display()))?;
-    let Some(Value::Array(defs)) = tools::definitions(&value) else {
-        bail!("{} holds no tool list", args.tools.display());
-    };
-    let problems = toolfix::check::check(&defs);
-    for p in &problems {
-        let path = if p.path.is_empty() { String::new() } else { format!(" at {}", p.path) };
-        eprintln!("{}{path}: {} [{}]", p.tool, p.message, p.kind);
-    }
-    println!("{}", serde_json::to_string(&problems)?);
-    if problems.is_empty() {
-        eprintln!("{} tool definitions, no problems", defs.len());
-        Ok(ExitCode::SUCCESS)
-    } else {
-        eprintln!("{} problems in {} tool definitions", problems.len(), defs.len());
-        Ok(ExitCode::from(1))
-    }
-}
-
 impl Obj {
-    /// Append the members of a one-line JSON object (`{...}`) written elsewhere.
-    pub(crate) fn merge_line(self, object: &str) -> Obj {
-        let inner = object.trim().strip_prefix('{').and_then(|s| s.strip_suffix('}')).unwrap_or("");
-        self.members(inner)
+    /// The members of one call's answer: `"ok":true,"arguments":<raw JSON>,"repairs":
+    /// [{"kind","path"}],"notes":[..]` or `"ok":false,"error":{"message","issues"}`. The
+    /// arguments are the accepted text as written (compacted only when it spans lines).
+    pub(crate) fn outcome(self, outcome: &CallOutcome) -> Obj {
+        match outcome.arguments_text() {
+            Some(text) => {
+                let repairs: Vec<Value> = outcome
+                    .repairs()
+                    .iter()
+                    .map(|r| serde_json::json!({"kind": r.kind.as_str(), "path": r.path}))
+                    .collect();
+                let obj = self.value("ok", &Value::Bool(true));
+                let obj = if text.contains(['\n', '\r']) {
+                    obj.raw("arguments", text)
+                } else {
+                    obj.members(&format!("\"arguments\":{text}"))
+                };
+                obj.value("repairs", &Value::Array(repairs)).value("notes", &serde_json::json!(outcome.notes()))
+            }
+            None => self
+                .value("ok", &Value::Bool(false))
+                .value("error", &serde_json::to_value(outcome.refusal()).unwrap_or_default()),
+        }
     }
 }

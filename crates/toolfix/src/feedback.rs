@@ -4,12 +4,12 @@
 //! Capped at [`MAX_MESSAGE_BYTES`], cut on a UTF-8 boundary.
 
 use crate::pointer::Moves;
-use crate::repair::{Problem, ProblemKind};
+use crate::report::CallNote;
 use crate::salvage::{Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{NameError, Tool};
 use crate::span::{floor_char_boundary, shorten};
-use crate::validate::{Issue, Violation, ViolationKind};
+use crate::validate::{Issue, Problem, ProblemKind, Violation, ViolationKind};
 use serde::Serialize;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -20,12 +20,28 @@ const MAX_RECEIVED: usize = 80;
 const MAX_OPTIONS: usize = 12;
 
 /// A refused call: the message for the model and the issues as data.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+///
+/// ```
+/// let refusal = toolfix::Refusal::new("The tool `x` is not offered.", Vec::new());
+/// assert!(refusal.issues.is_empty());
+/// assert_eq!(toolfix::Refusal::default().message, "");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Refusal {
     /// The whole message, at most 4 KiB.
     pub message: String,
     /// One entry per failing place.
     pub issues: Vec<Issue>,
+}
+
+impl Refusal {
+    /// A refusal with `message` (capped at [`MAX_MESSAGE_BYTES`]) and `issues`: for front
+    /// ends that refuse a call for a reason of their own.
+    #[must_use]
+    pub fn new(message: impl Into<String>, issues: Vec<Issue>) -> Refusal {
+        Refusal { message: cap(message.into()), issues }
+    }
 }
 
 /// Build the refusal for a call whose (possibly partly repaired) `value` has `found`
@@ -202,16 +218,73 @@ pub(crate) fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> 
     Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
 }
 
+/// A refusal for arguments that could not be read at all: over the size or depth limit
+/// (said so, with the figures: never "not JSON" for valid JSON that is only too big), or
+/// not JSON.
+pub(crate) fn unreadable(tool: &Tool, error: &crate::Error, raw: &str, limits: &crate::Limits) -> Refusal {
+    let kind = match error.kind() {
+        // A value deeper than serde_json's own cap fails late, as a syntax error.
+        crate::ErrorKind::Syntax if nesting_depth(raw) > limits.max_depth.min(crate::Limits::DEFAULT_MAX_DEPTH) => {
+            crate::ErrorKind::TooDeep
+        }
+        other => other,
+    };
+    let what = match kind {
+        crate::ErrorKind::InputTooLarge => format!(
+            "the arguments are too large ({} bytes, limit {}, raise `--max-input-bytes`), so they were not read; send shorter arguments",
+            raw.len(),
+            limits.max_input_bytes
+        ),
+        crate::ErrorKind::TooDeep => format!(
+            "the arguments nest too deeply (more than {} levels of arrays and objects), so they were not read; send flatter arguments",
+            limits.max_depth
+        ),
+        _ if tool.is_sensitive() => "the arguments are not JSON".to_owned(),
+        _ => match error.hint() {
+            Some(h) => format!("the arguments are not JSON ({}; {h})", error.message()),
+            None => format!("the arguments are not JSON ({})", error.message()),
+        },
+    };
+    let received = match kind {
+        crate::ErrorKind::InputTooLarge | crate::ErrorKind::TooDeep => None,
+        _ => Some(raw),
+    };
+    not_arguments(tool, &what, received)
+}
+
+/// The deepest nesting of arrays and objects in JSON text (brackets inside strings not
+/// counted).
+fn nesting_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in text.bytes() {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' if in_string => escaped = true,
+            b'"' => in_string = !in_string,
+            b'[' | b'{' if !in_string => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' if !in_string => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// A refusal for a tool name that does not resolve.
 pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
     let (name, hint) = match err {
-        NameError::Unknown { name, known } => (
-            name,
-            format!(
-                "call one of the tools offered: {}",
-                quote_all(&known.iter().take(MAX_OPTIONS).cloned().collect::<Vec<_>>())
-            ),
-        ),
+        NameError::Unknown { name, known, suggestions } => {
+            let offered = quote_all(&known.iter().take(MAX_OPTIONS).cloned().collect::<Vec<_>>());
+            let hint = match suggestions.as_slice() {
+                [] if known.is_empty() => "no tools are offered, so answer without calling one".to_owned(),
+                [] => format!("call one of the tools offered: {offered}"),
+                [one] => format!("did you mean `{one}`? Use the exact name of an offered tool: {offered}"),
+                many => format!("did you mean {}? Use the exact name of an offered tool: {offered}", quote_all(many)),
+            };
+            (name, hint)
+        }
         NameError::Ambiguous { name, candidates } => {
             (name, format!("the name could be {}; use the exact name", quote_all(candidates)))
         }
@@ -242,14 +315,21 @@ pub(crate) fn unknown_tool(err: &NameError) -> Refusal {
     Refusal { message: cap(text), issues: vec![issue] }
 }
 
-/// The note for an unknown property dropped under the lenient policy.
-pub(crate) fn dropped_note(path: &str) -> String {
-    format!("{path} is not a property of this tool and was ignored")
-}
-
-/// The note for a relational default that was filled.
-pub(crate) fn relational_note(field: &str, default: &Value, given: &[String]) -> String {
-    format!("`{field}` was not given, so it was set to its default {default} because {} was given", quote_all(given))
+/// The words of a note for the model.
+pub(crate) fn note(note: &CallNote) -> String {
+    match note {
+        CallNote::Dropped { path } => format!("{path} is not a property of this tool and was ignored"),
+        CallNote::Relational { field, default, given } => format!(
+            "`{field}` was not given, so it was set to its default {default} because {} was given",
+            quote_all(given)
+        ),
+        CallNote::CutDropped { path } => {
+            format!("your output was cut off at {path}: that optional value was dropped, since it may be incomplete")
+        }
+        CallNote::DuplicateKept { path, times } => {
+            format!("the key {path} was given {times} times with the same value: it is kept once")
+        }
+    }
 }
 
 /// The message for a call the storm guard suppressed: what repeated, and a question about

@@ -8,7 +8,7 @@
 //!
 //! 1. [`extract`]: find tool calls in every channel and model format;
 //! 2. [`salvage`]: lenient JSON with a report of every text fix;
-//! 3. [`validate`] and [`repair`]: check against the tool's schema ([`ToolSet`]), repair
+//! 3. [`validate`] and repair: check against the tool's schema ([`ToolSet`]), repair
 //!    only where it disagreed, or refuse with a message for the model ([`feedback`]);
 //! 4. [`bind`]: into a typed Rust value;
 //! 5. [`guard`]: break loops of repeated calls.
@@ -47,7 +47,7 @@ pub mod guard;
 mod limits;
 pub mod pipeline;
 mod pointer;
-pub mod repair;
+mod repair;
 pub mod reply;
 pub mod report;
 pub mod salvage;

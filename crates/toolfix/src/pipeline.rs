@@ -27,7 +27,7 @@
 use crate::feedback::{self, Refusal};
 use crate::pointer::{Moves, TextIndex, render};
 use crate::repair::{self, Ctx};
-use crate::report::{Outcome, Repair, RepairKind, Report};
+use crate::report::{CallNote, Outcome, Repair, RepairKind, Report};
 use crate::salvage::{self, Truncation};
 use crate::schema::view::{self, Types};
 use crate::schema::{Policy, Tool, ToolSet};
@@ -35,7 +35,6 @@ use crate::validate::violations;
 use crate::{Limits, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::fmt::Write as _;
 
 /// What became of one call: arguments the schema accepts, or a refusal; and the report.
 #[derive(Clone, Debug)]
@@ -124,99 +123,37 @@ impl CallOutcome {
     pub fn bind<T: DeserializeOwned>(&self) -> Result<T> {
         crate::bind::bind_value(self.arguments(), self.refusal())
     }
+}
 
-    /// One line of the CLI contract (without `id`): `{"ok":true,"arguments":<raw
-    /// JSON>,"repairs":[{"kind","path"}],"notes":[..]}` or
-    /// `{"ok":false,"error":{"message","issues":[..]}}`.
-    #[must_use]
-    pub fn to_json_line(&self) -> String {
-        self.to_json_line_with_id(None)
-    }
-
-    /// As [`CallOutcome::to_json_line`], with `"id"` first when given.
-    #[must_use]
-    pub fn to_json_line_with_id(&self, id: Option<&Value>) -> String {
-        let mut out = String::from("{");
-        if let Some(id) = id {
-            let _ = write!(out, "\"id\":{id},");
-        }
+impl serde::Serialize for CallOutcome {
+    /// `{"name","outcome","arguments"?: <raw JSON>,"error"?: {"message","issues"},"report":
+    /// {...}}`: the arguments are the accepted text itself on one line (layout outside
+    /// strings dropped), so numbers, escapes and key order survive.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::ToolSet;
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "t", "parameters": {"type": "object"}})]).unwrap();
+    /// let out = tools.repair_call("t", "{\"n\": 1.50}");
+    /// let line = serde_json::to_string(&out).unwrap();
+    /// assert!(line.starts_with(r#"{"name":"t","outcome":"untouched","arguments":{"n":1.50}"#));
+    /// ```
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut s = serializer.serialize_struct("CallOutcome", 4)?;
+        s.serialize_field("name", self.name())?;
+        s.serialize_field("outcome", &self.outcome())?;
         match &self.result {
             Ok(a) => {
-                let repairs: Vec<Value> = self
-                    .report
-                    .repairs
-                    .iter()
-                    .map(|r| serde_json::json!({"kind": r.kind.as_str(), "path": r.path}))
-                    .collect();
-                let compact = compact_text(&a.text, &a.value);
-                let _ = write!(
-                    out,
-                    "\"ok\":true,\"arguments\":{compact},\"repairs\":{},\"notes\":{}",
-                    Value::Array(repairs),
-                    serde_json::to_string(&self.report.notes).unwrap_or_else(|_| "[]".to_owned())
-                );
+                let raw = serde_json::value::RawValue::from_string(crate::salvage::compact(&a.text))
+                    .map_err(serde::ser::Error::custom)?;
+                s.serialize_field("arguments", &raw)?;
             }
-            Err(r) => {
-                let _ = write!(
-                    out,
-                    "\"ok\":false,\"error\":{}",
-                    serde_json::to_string(r).unwrap_or_else(|_| "{}".to_owned())
-                );
-            }
+            Err(r) => s.serialize_field("error", r)?,
         }
-        out.push('}');
-        out
-    }
-}
-
-/// The arguments text on one line: as written when it has no raw newline (JSON strings
-/// cannot hold one), otherwise re-rendered without the layout.
-fn compact_text(text: &str, value: &Value) -> String {
-    if !text.contains(['\n', '\r']) {
-        return text.to_owned();
-    }
-    let Some(index) = TextIndex::build(text) else {
-        return value.to_string();
-    };
-    // Rendering a copy of the value changes only layout: every leaf is copied as written.
-    let mut out = String::new();
-    compact_leaves(&mut out, value, &index, &mut String::new(), 0);
-    out
-}
-
-fn compact_leaves(out: &mut String, value: &Value, index: &TextIndex<'_>, path: &mut String, depth: usize) {
-    let len = path.len();
-    match value {
-        Value::Object(map) if depth < 256 => {
-            out.push('{');
-            for (n, (k, v)) in map.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                crate::pointer::push(path, k);
-                compact_leaves(out, v, index, path, depth + 1);
-                path.truncate(len);
-            }
-            out.push('}');
-        }
-        Value::Array(list) if depth < 256 => {
-            out.push('[');
-            for (n, v) in list.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                crate::pointer::push(path, &n.to_string());
-                compact_leaves(out, v, index, path, depth + 1);
-                path.truncate(len);
-            }
-            out.push(']');
-        }
-        other => match index.text_at(path) {
-            Some(t) if !other.is_object() && !other.is_array() => out.push_str(t),
-            _ => out.push_str(&other.to_string()),
-        },
+        s.serialize_field("report", &self.report)?;
+        s.end()
     }
 }
 
@@ -337,12 +274,18 @@ fn accepted(
     value: Value,
     text_fixes: Vec<crate::salvage::TextFix>,
     repairs: Vec<Repair>,
-    notes: Vec<String>,
+    notes: &[crate::report::CallNote],
     untouched: bool,
 ) -> CallOutcome {
     let outcome = if untouched { Outcome::Untouched } else { Outcome::Repaired };
     CallOutcome {
-        report: Report { tool: tool.name().to_owned(), outcome, text_fixes, repairs, notes },
+        report: Report {
+            tool: tool.name().to_owned(),
+            outcome,
+            text_fixes,
+            repairs,
+            notes: notes.iter().map(feedback::note).collect(),
+        },
         result: Ok(Accepted { text, value }),
     }
 }
@@ -362,18 +305,11 @@ fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
         && let Ok((value @ Value::Object(_), false)) = salvage::parse_value(raw)
         && tool.is_valid(&value)
     {
-        return accepted(tool, raw.to_owned(), value, Vec::new(), Vec::new(), Vec::new(), true);
+        return accepted(tool, raw.to_owned(), value, Vec::new(), Vec::new(), &[], true);
     }
     let salvaged = match salvage::salvage_with(source, limits) {
         Ok(s) => s,
-        Err(e) => {
-            let what = match e.hint() {
-                _ if tool.is_sensitive() => "the arguments are not JSON".to_owned(),
-                Some(h) => format!("the arguments are not JSON ({}; {h})", e.message()),
-                None => format!("the arguments are not JSON ({})", e.message()),
-            };
-            return rejected(tool.name(), Vec::new(), Vec::new(), feedback::not_arguments(tool, &what, Some(raw)));
-        }
+        Err(e) => return rejected(tool.name(), Vec::new(), Vec::new(), feedback::unreadable(tool, &e, raw, limits)),
     };
     let fixes = salvaged.fixes().to_vec();
     if tool.policy() == Policy::Strict && salvaged.is_truncated() {
@@ -382,8 +318,8 @@ fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
     let (mut value, dupes) = match salvage::parse_value(salvaged.text()) {
         Ok(v) => v,
         Err(e) => {
-            let what = format!("repaired JSON does not fit a value: {e}");
-            return rejected(tool.name(), fixes, Vec::new(), feedback::not_arguments(tool, &what, Some(raw)));
+            let e = crate::Error::new(crate::ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"));
+            return rejected(tool.name(), fixes, Vec::new(), feedback::unreadable(tool, &e, raw, limits));
         }
     };
     // Truncation (issue 9 §1): evidently cut, or unclosed when the output hit the limit.
@@ -437,7 +373,7 @@ fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
     }
     if tool.is_valid(&value) {
         if !tool.hints().has_checks() && !tool.has_tagged_strings() {
-            return accepted(tool, text, value, fixes, repairs, notes, untouched);
+            return accepted(tool, text, value, fixes, repairs, &notes, untouched);
         }
         let original = value.clone();
         let mut cx = Ctx::new(tool, &[], limits.max_depth);
@@ -452,7 +388,7 @@ fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
             );
         }
         if cx.repairs.is_empty() {
-            return accepted(tool, text, value, fixes, repairs, notes, untouched);
+            return accepted(tool, text, value, fixes, repairs, &notes, untouched);
         }
         if !tool.is_valid(&value) {
             let found = violations(tool.validator(), &value);
@@ -466,7 +402,7 @@ fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
         repairs.extend(cx.repairs);
         let rendered = render_text(&text, &value, &original, &cx.moves);
         notes.extend(cx.notes);
-        return accepted(tool, rendered, value, fixes, repairs, notes, false);
+        return accepted(tool, rendered, value, fixes, repairs, &notes, false);
     }
     let found = violations(tool.validator(), &value);
     let index = TextIndex::build(&text);
@@ -489,14 +425,19 @@ fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
     };
     repairs.extend(out.repairs);
     notes.extend(out.notes);
-    accepted(tool, rendered, out.value, fixes, repairs, notes, false)
+    accepted(tool, rendered, out.value, fixes, repairs, &notes, false)
 }
 
 /// A cut call to a read-only tool: the complete values are kept, the outermost uncertain
 /// value (the top-level member that holds the cut) is dropped when it is optional, and the
 /// call is refused when it is required (or named by a hint, or the schema is too complex
 /// to tell).
-fn drop_uncertain(tool: &Tool, cut: &Truncation, value: &mut Value, notes: &mut Vec<String>) -> Result<bool, Refusal> {
+fn drop_uncertain(
+    tool: &Tool,
+    cut: &Truncation,
+    value: &mut Value,
+    notes: &mut Vec<CallNote>,
+) -> Result<bool, Refusal> {
     let Some(u) = cut.uncertain().iter().find(|u| u.kept && !u.pointer.is_empty()) else {
         return Ok(false);
     };
@@ -517,15 +458,12 @@ fn drop_uncertain(tool: &Tool, cut: &Truncation, value: &mut Value, notes: &mut 
     if map.shift_remove(&key).is_none() {
         return Err(refuse());
     }
-    notes.push(format!(
-        "your output was cut off by the token limit at {}: that optional value was dropped, since it may be incomplete",
-        u.pointer
-    ));
+    notes.push(CallNote::CutDropped { path: u.pointer.clone() });
     Ok(true)
 }
 
 /// Arguments that give a key twice: refused when the values differ, else kept once.
-fn settle_duplicates(tool: &Tool, text: &mut String, value: &Value, notes: &mut Vec<String>) -> Result<(), Refusal> {
+fn settle_duplicates(tool: &Tool, text: &mut String, value: &Value, notes: &mut Vec<CallNote>) -> Result<(), Refusal> {
     let found = salvage::duplicate_keys(text);
     if let Some(d) = found.iter().find(|d| !d.values_agree()) {
         let values: Vec<String> =
@@ -533,11 +471,7 @@ fn settle_duplicates(tool: &Tool, text: &mut String, value: &Value, notes: &mut 
         return Err(feedback::duplicate_key(tool, &d.pointer, &values));
     }
     for d in &found {
-        notes.push(format!(
-            "the key {} was given {} times with the same value: it is kept once",
-            d.pointer,
-            d.values.len()
-        ));
+        notes.push(CallNote::DuplicateKept { path: d.pointer.clone(), times: d.values.len() });
     }
     // Render again every object that gave a key twice (the rest is copied as written).
     let mut original = value.clone();

@@ -61,6 +61,7 @@ repair_kinds! {
 /// One schema-level repair: what kind, where (a JSON pointer into the repaired
 /// arguments), and the value before and after (`None` for absent).
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Repair {
     /// What was repaired.
     pub kind: RepairKind,
@@ -84,6 +85,37 @@ impl Repair {
     ) -> Repair {
         Repair { kind, path: path.into(), before, after }
     }
+}
+
+/// A note for the model about a repair, as data: `feedback` writes its words.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum CallNote {
+    /// An unknown property dropped under the lenient policy, at `path`.
+    Dropped {
+        /// Where the property was.
+        path: String,
+    },
+    /// `field` filled from its `default` because the fields `given` of its group were.
+    Relational {
+        /// The field filled.
+        field: String,
+        /// The value it was given.
+        default: Value,
+        /// The fields of its group that were given.
+        given: Vec<String>,
+    },
+    /// An optional value that touched the cut of truncated text, dropped (read-only tool).
+    CutDropped {
+        /// Where the value was.
+        path: String,
+    },
+    /// A key given `times` times with the same value, kept once.
+    DuplicateKept {
+        /// Where the key is.
+        path: String,
+        /// How many times it was given.
+        times: usize,
+    },
 }
 
 /// How a call ended.
@@ -113,6 +145,7 @@ impl Outcome {
 
 /// What happened to one call.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The tool's declared name (or the name as sent, when it did not resolve).
     pub tool: String,

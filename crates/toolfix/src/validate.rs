@@ -6,7 +6,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// One reason a call was refused, for people and models.
+///
+/// ```
+/// let issue = toolfix::Issue::new("/path", "string").with_hint("send a path");
+/// assert_eq!(issue.received, None);
+/// assert_eq!(issue.hint.as_deref(), Some("send a path"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Issue {
     /// JSON pointer into the arguments (`""` for the whole call).
     pub path: String,
@@ -16,6 +23,29 @@ pub struct Issue {
     pub received: Option<String>,
     /// A concrete fix.
     pub hint: Option<String>,
+}
+
+impl Issue {
+    /// An issue at `path` (a JSON pointer into the arguments) where the schema expected
+    /// `expected`.
+    #[must_use]
+    pub fn new(path: impl Into<String>, expected: impl Into<String>) -> Issue {
+        Issue { path: path.into(), expected: expected.into(), received: None, hint: None }
+    }
+
+    /// This issue with what was received.
+    #[must_use]
+    pub fn with_received(mut self, received: impl Into<String>) -> Issue {
+        self.received = Some(received.into());
+        self
+    }
+
+    /// This issue with a concrete fix.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Issue {
+        self.hint = Some(hint.into());
+        self
+    }
 }
 
 /// What a validator error says, before feedback turns it into words.
@@ -44,6 +74,36 @@ impl ViolationKind {
     /// True for errors that cover a whole subtree rather than a point.
     pub(crate) fn is_coarse(&self) -> bool {
         matches!(self, ViolationKind::Alternatives)
+    }
+}
+
+/// Something repair could not settle, kept for the refusal message.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Problem {
+    pub(crate) path: String,
+    pub(crate) kind: ProblemKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ProblemKind {
+    /// A key matches several properties (or several keys one property).
+    AmbiguousName(Vec<String>),
+    /// An enum value matches several options when case or separators are ignored.
+    AmbiguousEnum(Vec<String>),
+    /// A string that starts like JSON but does not parse.
+    UnparseableJson,
+    /// A string with a fractional part where an integer is wanted.
+    Fractional,
+    /// A dotted key gives a value where one is already given.
+    DotConflict(String),
+    /// No member of a `required_any` group is present.
+    RequiredAny(Vec<String>),
+}
+
+impl ProblemKind {
+    /// Problems that refuse the call even when the result validates.
+    pub(crate) fn is_fatal(&self) -> bool {
+        matches!(self, ProblemKind::DotConflict(_) | ProblemKind::RequiredAny(_))
     }
 }
 

@@ -62,3 +62,39 @@ fn unknown_and_ambiguous_tools() {
     let out = tools.repair_call("write_file", "{}");
     insta::assert_snapshot!("unknown_tool", out.refusal().unwrap().message);
 }
+
+#[test]
+fn unknown_tool_suggests_the_closest_names() {
+    let tools =
+        ToolSet::new(&[json!({"name": "get_weather"}), json!({"name": "get_forecast"}), json!({"name": "read_file"})])
+            .unwrap();
+    let out = tools.repair_call("get_wether", "{}");
+    assert_eq!(out.name(), "get_wether", "an unresolved name is reported as sent");
+    insta::assert_snapshot!("unknown_tool_did_you_mean", out.refusal().unwrap().message);
+    let none = tools.repair_call("launch_rocket", "{}");
+    assert!(!none.refusal().unwrap().message.contains("did you mean"));
+    let empty = ToolSet::new(&[]).unwrap().repair_call("anything", "{}");
+    assert!(empty.refusal().unwrap().message.contains("no tools are offered"), "{}", empty.refusal().unwrap().message);
+}
+
+#[test]
+fn over_the_limits_is_said_so_never_not_json() {
+    let tools = ToolSet::new(&[json!({"name": "save", "parameters": {"type": "object"}})]).unwrap();
+    let limits = toolfix::Limits::default().with_max_input_bytes(64);
+    let big = format!(r#"{{"text": "{}"}}"#, "a".repeat(100));
+    let out = tools.tool("save").unwrap().repair_call_with(&big, &toolfix::CallOptions::from(limits));
+    let message = &out.refusal().unwrap().message;
+    assert!(message.contains("too large (112 bytes, limit 64, raise `--max-input-bytes`)"), "{message}");
+    assert!(!message.contains("not JSON"), "{message}");
+    assert!(!message.contains("aaaa"), "the text is not echoed: {message}");
+    insta::assert_snapshot!("too_large", message);
+
+    let deep = format!(r#"{{"a": {}1{}}}"#, "[".repeat(300), "]".repeat(300));
+    let out = tools.repair_call("save", &deep);
+    let message = &out.refusal().unwrap().message;
+    assert!(message.contains("nest too deeply (more than 128 levels"), "{message}");
+    assert!(!message.contains("not JSON"), "{message}");
+
+    let prose = tools.repair_call("save", "I will save it now.");
+    assert!(prose.refusal().unwrap().message.contains("not JSON"));
+}

@@ -263,6 +263,8 @@ proptest::proptest! {
                         | Format::Json
                         | Format::Hermes
                         | Format::FunctionaryV31
+                        | Format::Glued
+                        | Format::React
                 );
                 if !borrows {
                     let value: Result<Value, _> = serde_json::from_str(&c.arguments);

@@ -4,7 +4,7 @@
 #![expect(clippy::unwrap_used, reason = "tests")]
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use toolfix::report::{Outcome, RepairKind, Stats};
 use toolfix::{Policy, ToolSet};
 
@@ -32,23 +32,27 @@ fn unchanged_numbers_keep_their_text_next_to_a_repair() {
 }
 
 #[test]
-fn contract_lines() {
+fn outcomes_serialize_with_the_raw_arguments() {
     let t = tools();
     let ok = t.repair_call("release", "{\n  \"version\": \"1\",\n  \"ratio\": 1.50\n}");
     assert_eq!(ok.outcome(), Outcome::Untouched);
-    assert_eq!(
-        ok.to_json_line_with_id(Some(&json!(7))),
-        r#"{"id":7,"ok":true,"arguments":{"version":"1","ratio":1.50},"repairs":[],"notes":[]}"#
+    let line = serde_json::to_string(&ok).unwrap();
+    assert!(
+        line.starts_with(
+            r#"{"name":"release","outcome":"untouched","arguments":{"version":"1","ratio":1.50},"report":"#
+        ),
+        "{line}"
     );
     let fixed = t.repair_call("release", r#"{"version": 2}"#);
-    let line: Value = serde_json::from_str(&fixed.to_json_line()).unwrap();
-    assert_eq!(
-        line,
-        json!({"ok": true, "arguments": {"version": "2"}, "repairs": [{"kind": "coerced_scalar", "path": "/version"}], "notes": []})
-    );
+    let line = serde_json::to_value(&fixed).unwrap();
+    assert_eq!(line["arguments"], json!({"version": "2"}));
+    assert_eq!(line["outcome"], "repaired");
+    assert_eq!(line["report"]["repairs"][0]["kind"], "coerced_scalar");
+    assert_eq!(line["report"]["repairs"][0]["path"], "/version");
     let bad = t.repair_call("release", r#"{"build": "x"}"#);
-    let line: Value = serde_json::from_str(&bad.to_json_line()).unwrap();
-    assert_eq!(line["ok"], json!(false));
+    let line = serde_json::to_value(&bad).unwrap();
+    assert_eq!(line["outcome"], "rejected");
+    assert!(line.get("arguments").is_none());
     let issues = line["error"]["issues"].as_array().unwrap();
     assert!(issues.iter().any(|i| i["path"] == "/build" && i["received"] == "\"x\""));
     assert!(issues.iter().any(|i| i["path"] == "/version" && i["received"].is_null()));

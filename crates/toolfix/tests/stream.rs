@@ -127,6 +127,28 @@ fn every_case_streams_like_whole_text() {
     }
 }
 
+/// The family cases (issue 13) at every split point: in two pieces, and in three pieces
+/// with the second one byte long.
+#[test]
+fn family_cases_stream_like_whole_text_at_every_split() {
+    let cases = common::load_cases("tests/fixtures/formats/own_markup_cases.jsonl");
+    let mut n = 0;
+    for case in cases.iter().filter(|c| c.id.starts_with("toolfix/family/")) {
+        n += 1;
+        let tools = case.tools.as_ref().map(|t| t as &dyn ToolLookup);
+        let options = Options::default();
+        let expected = whole(&case.content, tools, options);
+        let bytes = case.content.as_bytes();
+        for at in 1..bytes.len() {
+            let (a, b) = bytes.split_at(at);
+            assert_eq!(streamed(&[a, b], tools, options), expected, "{}: split at {at}", case.id);
+            let (b1, b2) = b.split_at(1);
+            assert_eq!(streamed(&[a, b1, b2], tools, options), expected, "{}: split at {at}, {}", case.id, at + 1);
+        }
+    }
+    assert!(n >= 90, "{n} family cases");
+}
+
 /// A long reply: reasoning, prose with braces and brackets, several calls far apart.
 pub(crate) fn long_reply(target: usize) -> String {
     let prose = "The quick brown fox [jumps] over {the} lazy dog; x < y > z. ";

@@ -13,9 +13,24 @@ use super::text::{clean_name, skip_ws};
 use crate::Span;
 use std::borrow::Cow;
 
-/// Start markers: the section, or a call when the section marker is missing.
-pub(crate) const MARKERS: &[&str] =
-    &["<｜tool▁calls▁begin｜>", "<|tool▁calls▁begin|>", "<｜tool▁call▁begin｜>", "<|tool▁call▁begin|>"];
+/// Start markers: the section, or a call when the section marker is missing. R1 and its
+/// distills also write the section token with `_`, spaces or `\_` for `▁`, or as
+/// `<｜tool▁calls｜>` (llama.cpp accepts the same variants).
+pub(crate) const MARKERS: &[&str] = &[
+    "<｜tool▁calls▁begin｜>",
+    "<|tool▁calls▁begin|>",
+    "<｜tool▁call▁begin｜>",
+    "<|tool▁call▁begin|>",
+    "<｜tool_calls_begin｜>",
+    "<｜tool calls begin｜>",
+    "<｜tool\\_calls\\_begin｜>",
+    "<｜tool▁calls｜>",
+    "<|tool_calls_begin|>",
+    "<|tool calls begin|>",
+];
+
+/// The end-of-sentence token R1 leaves after its calls: dropped from the prose.
+pub(crate) const END_OF_SENTENCE: &[&str] = &["<｜end▁of▁sentence｜>", "<|end▁of▁sentence|>"];
 
 /// DeepSeek's tool-output markers, dropped from the prose (their text is kept).
 pub(crate) const TOOL_OUTPUTS: &[&str] =
@@ -40,24 +55,39 @@ enum Tok {
     Sep,
 }
 
-/// The DeepSeek token at `pos`, and the position after it.
+/// The DeepSeek token at `pos`, and the position after it. Words are separated by `▁`
+/// (or `_`, a space, `\_`); `<｜tool▁calls｜>` opens a section too.
 fn tok_at(text: &str, pos: usize) -> Option<(Tok, usize)> {
     let rest = text.get(pos..)?.strip_prefix('<')?;
     let inner = rest.strip_prefix('｜').or_else(|| rest.strip_prefix('|'))?;
-    for (name, tok) in [
-        ("tool▁calls▁begin", Tok::CallsBegin),
-        ("tool▁calls▁end", Tok::CallsEnd),
-        ("tool▁call▁begin", Tok::CallBegin),
-        ("tool▁call▁end", Tok::CallEnd),
-        ("tool▁sep", Tok::Sep),
-    ] {
-        if let Some(after) = inner.strip_prefix(name) {
-            let after = after.strip_prefix('｜').or_else(|| after.strip_prefix('|'))?;
-            let after = after.strip_prefix('>')?;
-            return Some((tok, text.len() - after.len()));
+    let inner = inner.strip_prefix("tool")?;
+    let (tok, after) = if let Some(after) = word(inner, "sep") {
+        (Tok::Sep, after)
+    } else if let Some(after) = word(inner, "calls") {
+        match word(after, "begin") {
+            Some(after) => (Tok::CallsBegin, after),
+            None => match word(after, "end") {
+                Some(after) => (Tok::CallsEnd, after),
+                None => (Tok::CallsBegin, after),
+            },
         }
-    }
-    None
+    } else if let Some(after) = word(inner, "call") {
+        match word(after, "begin") {
+            Some(after) => (Tok::CallBegin, after),
+            None => (Tok::CallEnd, word(after, "end")?),
+        }
+    } else {
+        return None;
+    };
+    let after = after.strip_prefix('｜').or_else(|| after.strip_prefix('|'))?;
+    let after = after.strip_prefix('>')?;
+    Some((tok, text.len() - after.len()))
+}
+
+/// `text` after a word separator and `w`.
+fn word<'t>(text: &'t str, w: &str) -> Option<&'t str> {
+    let after = ["▁", "_", " ", "\\_"].iter().find_map(|s| text.strip_prefix(s))?;
+    after.strip_prefix(w)
 }
 
 /// The next token at or after `from`: its start, kind and end.
@@ -109,6 +139,10 @@ fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format: Format) ->
         };
         let header = text.get(body_start..sep).unwrap_or("");
         let body = text.get(after_sep..body_end).unwrap_or("");
+        if body.contains("<steptml:") {
+            // Step-3 writes the same tokens (with `_`) around its `<steptml:invoke>`.
+            return None;
+        }
         calls.extend(call(header, body, Span::new(call_start, after), at_end));
         end = after;
         pos = after;

@@ -124,6 +124,13 @@ formats! {
     /// Anthropic-style `<function_calls><invoke name=N><parameter name=K>` XML, leaked by
     /// models trained on it.
     FunctionCallsXml => "function_calls_xml",
+    /// A declared tool's name glued to its JSON arguments in prose: `N{json}`, `N={json}`,
+    /// `N(properties={json})`, `<function=N={json}>`.
+    Glued => "glued",
+    /// ReAct: `Action: N` then `Action Input: {json}` (a declared tool).
+    React => "react",
+    /// MiniMax M2's plain-text form: `[TOOL_CALL] {tool => "N", args => {--k "v"}} [/TOOL_CALL]`.
+    MinimaxText => "minimax_text",
 }
 
 impl Format {

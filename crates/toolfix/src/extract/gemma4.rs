@@ -4,7 +4,8 @@
 //! other values are JSON-like scalars (`3`, `true`, `null`; Python's `True`/`None` too),
 //! objects and arrays nest. A bare word value is kept as a string. Read with an explicit
 //! stack (depth capped). A call cut off at the end is closed where it stopped; the end
-//! marker may be missing. Several `call:` in one block, or repeated blocks, are read.
+//! marker may be missing. Several `call:` in one block, or repeated blocks, are read. A
+//! declared tool's name without `call:` before it is read too.
 
 use super::Format;
 use super::params::{number_text, push_json_string};
@@ -34,10 +35,15 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
             if is_at(text, q, ",") {
                 q = skip_ws(text, q + 1);
             }
-            if !is_at(text, q, "call:") {
+            let from = if is_at(text, q, "call:") {
+                q + "call:".len()
+            } else if names_declared_tool(text, q, cx) {
+                // `call:` left out before a declared tool's name.
+                q
+            } else {
                 break;
-            }
-            let Some((name, args, after, cut)) = read_call(text, q + "call:".len(), cx.limits.max_depth) else {
+            };
+            let Some((name, args, after, cut)) = read_call(text, from, cx.limits.max_depth) else {
                 break;
             };
             let call = RawCall::new(Cow::Borrowed(name), Cow::Owned(args), Format::Gemma4, Span::new(q, after));
@@ -56,6 +62,14 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         return None;
     }
     Some(Parsed { end, calls })
+}
+
+/// True when `N{` at `pos` names a tool the request declared.
+fn names_declared_tool(text: &str, pos: usize, cx: &Cx<'_>) -> bool {
+    let Some(tools) = cx.tools else { return false };
+    let rest = text.get(pos..).unwrap_or("");
+    let len = rest.bytes().take(super::text::MAX_NAME + 1).take_while(|b| *b != b'{').count();
+    rest.as_bytes().get(len) == Some(&b'{') && rest.get(..len).is_some_and(|n| tools.is_known(n))
 }
 
 /// `N{...}` from `pos`: the name, the arguments JSON text, the position after `}`, and

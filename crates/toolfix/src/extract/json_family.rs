@@ -207,7 +207,20 @@ fn array_or_object<'a>(text: &'a str, i: usize, junk: usize, row: &JsonRow, f: F
         }
         Some(b'{') => {
             if let Some(oc) = call_at(text, i, &row.keys, f) {
-                return Read::of(oc.end, vec![oc.call]);
+                let (mut end, mut calls) = (oc.end, vec![oc.call]);
+                // Mistral: `{call}, {call}` without the list's brackets.
+                while junk > 0 && calls.len() < MAX_BODY_CALLS {
+                    let k = skip_ws(text, end);
+                    let Some(next) = (text.as_bytes().get(k) == Some(&b','))
+                        .then(|| skip_ws(text, k + 1))
+                        .and_then(|k| call_at(text, k, &row.keys, f))
+                    else {
+                        break;
+                    };
+                    end = next.end;
+                    calls.push(next.call);
+                }
+                return Read::of(end, calls);
             }
         }
         _ => {}
@@ -312,24 +325,7 @@ fn named(text: &str, at: usize, open: usize, rule: Name, format: Format) -> Opti
             }
             (name, nl + 1, None)
         }
-        Name::Token => {
-            let len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')).count();
-            let name = clean_name(rest.get(..len)?).filter(|n| is_identifier_like(n))?;
-            let mut i = open + len;
-            let mut id = None;
-            if let Some(j) = after(text, i, "[CALL_ID]") {
-                let id_len = text.get(j..)?.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
-                id = text.get(j..j + id_len).map(Cow::Borrowed);
-                i = j + id_len;
-            }
-            i = after(text, i, "[ARGS]").unwrap_or(i);
-            let j = skip_ws(text, i);
-            if text.as_bytes().get(j) != Some(&b'{') {
-                // A name with no arguments: the markup is dropped, no call is made.
-                return Some(Read::of(i, Vec::new()));
-            }
-            (name, j, id)
-        }
+        Name::Token => return mistral_v11(text, at, open, format),
     };
     i = skip_ws(text, i);
     if text.as_bytes().get(i) != Some(&b'{') {
@@ -338,3 +334,63 @@ fn named(text: &str, at: usize, open: usize, rule: Name, format: Format) -> Opti
     let call = super::json::call::body_call(text, at, i, name, id, format)?;
     Some(Read::of(call.span.end, vec![call]))
 }
+
+/// A Mistral v11 name and its `[CALL_ID]id` and `[ARGS]` tokens at `i`: the name, the id
+/// and where the arguments start (`None` for no name).
+fn v11_head(text: &str, i: usize) -> Option<(&str, Option<Cow<'_, str>>, usize, bool)> {
+    let rest = text.get(i..)?;
+    let len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')).count();
+    let name = clean_name(rest.get(..len)?).filter(|n| is_identifier_like(n))?;
+    let mut i = i + len;
+    let mut id = None;
+    if let Some(j) = after(text, i, "[CALL_ID]") {
+        let id_len = text.get(j..)?.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        id = text.get(j..j + id_len).map(Cow::Borrowed);
+        i = j + id_len;
+    }
+    let args = after(text, i, "[ARGS]");
+    Some((name, id, args.unwrap_or(i), args.is_some()))
+}
+
+/// Mistral v11: `NAME[CALL_ID]id[ARGS]{json}` (tokens optional), then more calls in the
+/// same body: `NAME2[ARGS]{json}` (the `[ARGS]` token required after the first), or
+/// another complete `{json}` for the same tool (two calls' arguments written back to
+/// back). A name with no arguments after it is markup.
+fn mistral_v11(text: &str, at: usize, open: usize, format: Format) -> Option<Read<'_>> {
+    let (name, id, i, _) = v11_head(text, open)?;
+    let j = skip_ws(text, i);
+    if text.as_bytes().get(j) != Some(&b'{') {
+        // A name with no arguments: the markup is dropped, no call is made.
+        return Some(Read::of(i, Vec::new()));
+    }
+    let first = super::json::call::body_call(text, at, j, name, id, format)?;
+    let mut end = first.span.end;
+    let mut last = (name, first.cut);
+    let mut calls = vec![first];
+    while !last.1 && calls.len() < MAX_BODY_CALLS {
+        let k = skip_ws(text, end);
+        let k = if text.as_bytes().get(k) == Some(&b',') { skip_ws(text, k + 1) } else { k };
+        let next = if text.as_bytes().get(k) == Some(&b'{') {
+            // The same tool again: only a complete object.
+            super::json::call::body_call(text, k, k, last.0, None, format).filter(|c| !c.cut)
+        } else {
+            match v11_head(text, k) {
+                Some((n, id, a, true)) => {
+                    let b = skip_ws(text, a);
+                    (text.as_bytes().get(b) == Some(&b'{'))
+                        .then(|| super::json::call::body_call(text, k, b, n, id, format))
+                        .flatten()
+                }
+                _ => None,
+            }
+        };
+        let Some(call) = next else { break };
+        end = call.span.end;
+        last = (if let Cow::Borrowed(n) = call.name { n } else { last.0 }, call.cut);
+        calls.push(call);
+    }
+    Some(Read::of(end, calls))
+}
+
+/// Most calls read from one Mistral v11 body.
+const MAX_BODY_CALLS: usize = 256;

@@ -3,9 +3,10 @@
 //! then `<|tool_calls_section_end|>`.
 //!
 //! The id (`functions.N:IDX`, also written `N:IDX`) is the call id and carries the name.
-//! A bare counter id (`0`) names no tool: such a call is skipped, as is an id without
-//! `:IDX` (`functions.bad.0`). The section markers may be missing, and a call cut off at
-//! the end keeps its (partial) JSON; the driver salvages it.
+//! A bare counter id (`0`) names no tool: such a call is skipped (unless one declared tool
+//! fits), as is an id without `:IDX` (`functions.bad.0`) unless it names a declared tool.
+//! The section markers may be missing, and a call cut off at the end keeps its (partial)
+//! JSON; the driver salvages it.
 
 use super::Format;
 use super::json::scan::{End, value_end};
@@ -59,7 +60,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         let name = match name_from_id(id) {
             Some(name) => Some(Cow::Borrowed(name)),
             None if is_counter(id) => infer_name(cx, arguments).map(Cow::Owned),
-            None => None,
+            None => declared_without_index(cx, id).map(Cow::Borrowed),
         };
         if let Some(name) = name {
             let call = RawCall::new(name, Cow::Borrowed(arguments), Format::KimiK2, Span::new(p, after));
@@ -93,22 +94,16 @@ fn is_counter(id: &str) -> bool {
     !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The tool a bare counter id (`0`) must mean: the only tool offered, or the only one
-/// whose schema has every argument key. `None` when that is not unique (no guess).
+/// The tool a bare counter id (`0`) must mean (see `native::infer_name`).
 fn infer_name(cx: &Cx<'_>, arguments: &str) -> Option<String> {
-    let tools = cx.tools?;
-    let names = tools.names();
-    if let [only] = names.as_slice() {
-        return Some((*only).to_owned());
-    }
-    let value = crate::salvage::salvage(arguments).ok()?.to_value().ok()?;
-    let keys: Vec<&String> = value.as_object()?.keys().collect();
-    let mut fits = names.iter().filter(|name| {
-        let props = tools.parameters(name).and_then(|s| s.get("properties")).and_then(|p| p.as_object());
-        props.is_some_and(|props| keys.iter().all(|k| props.contains_key(k.as_str())))
-    });
-    let first = fits.next()?;
-    fits.next().is_none().then(|| (*first).to_owned())
+    super::native::infer_name(cx.tools?, arguments)
+}
+
+/// An id without `:IDX` (`functions.N`) that names a declared tool: that tool. Without
+/// tools, or for any other name, `None` (the id may be something else cut short).
+fn declared_without_index<'i>(cx: &Cx<'_>, id: &'i str) -> Option<&'i str> {
+    let name = clean_name(id.strip_prefix("functions.").unwrap_or(id))?;
+    cx.tools.is_some_and(|t| t.is_known(name)).then_some(name)
 }
 
 /// The tool name in a call id: `functions.N:IDX` or `N:IDX`. `None` for a bare counter

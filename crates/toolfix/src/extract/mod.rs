@@ -48,6 +48,7 @@ mod dsml;
 mod format;
 mod gemma4;
 mod glm;
+mod glued;
 mod harmony;
 mod invoke;
 mod json;
@@ -55,11 +56,14 @@ mod json_family;
 mod json_text;
 mod kimi_k2;
 mod minimax_m3;
+mod minimax_text;
+mod native;
 mod params;
 mod parsed;
 mod pycall;
 mod pythonic;
 mod qwen3_coder;
+mod react;
 mod registry;
 mod scan;
 mod step3;
@@ -67,6 +71,8 @@ pub mod stream;
 mod tags;
 mod text;
 
+/// Keys of the calls taken so far (repeats in a stream of server calls).
+pub(crate) use dedupe::Seen as CallsSeen;
 pub use format::Format;
 
 use crate::{Limits, Span};
@@ -512,7 +518,7 @@ pub fn extract_with<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>, o
     let cx = parsed::Cx::new(tools, options.limits);
     let content_scan = scan::scan(message.content, &cx, scan::Mode::Content, options.think_blocks == ThinkBlocks::Move);
     let reasoning_scan = message.reasoning_content.map(|r| scan::scan(r, &cx, scan::Mode::Reasoning, false));
-    let native = message.tool_calls.map(native_calls).unwrap_or_default();
+    let native = message.tool_calls.map(|t| native_calls(t, tools)).unwrap_or_default();
     assemble(message, native, content_scan, reasoning_scan, *options)
 }
 
@@ -621,30 +627,35 @@ fn cut<'a>(text: &'a str, removed: &[Span]) -> Cow<'a, str> {
 }
 
 /// The calls the server already parsed.
-fn native_calls(value: &serde_json::Value) -> Vec<ExtractedCall<'_>> {
+fn native_calls<'a>(value: &'a serde_json::Value, tools: Option<&dyn ToolLookup>) -> Vec<ExtractedCall<'a>> {
     let Some(items) = value.as_array() else {
         return Vec::new();
     };
-    items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| {
-            let f = item.get("function").filter(|f| f.is_object()).unwrap_or(item);
-            let name = f.get("name")?.as_str()?;
-            let arguments = match f.get("arguments") {
-                Some(serde_json::Value::String(s)) => Cow::Borrowed(s.as_str()),
-                None | Some(serde_json::Value::Null) => Cow::Borrowed("{}"),
-                Some(v) => Cow::Owned(v.to_string()),
-            };
-            let id = item.get("id").and_then(|v| v.as_str()).map(Cow::Borrowed);
-            Some(ExtractedCall {
-                name: Cow::Borrowed(name),
-                arguments,
-                id,
-                format: Format::Native,
-                channel: Channel::ToolCalls,
-                span: Span::at(i),
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let f = item.get("function").filter(|f| f.is_object()).unwrap_or(item);
+        let Some(name) = f.get("name").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        let arguments = match f.get("arguments") {
+            Some(serde_json::Value::String(s)) => Cow::Borrowed(s.as_str()),
+            None | Some(serde_json::Value::Null) => Cow::Borrowed("{}"),
+            Some(v) => Cow::Owned(v.to_string()),
+        };
+        let id = item.get("id").and_then(|v| v.as_str()).map(Cow::Borrowed);
+        out.extend(native::calls(Cow::Borrowed(name), arguments, id, i, tools));
+    }
+    out
+}
+
+/// The calls one server-parsed call stands for (see `native.rs`): what a stream of
+/// `tool_calls` deltas gives once a call is complete, as the whole reply does.
+pub(crate) fn native_call<'a>(
+    name: Cow<'a, str>,
+    arguments: Cow<'a, str>,
+    id: Option<Cow<'a, str>>,
+    index: usize,
+    tools: Option<&dyn ToolLookup>,
+) -> Vec<ExtractedCall<'a>> {
+    native::calls(name, arguments, id, index, tools)
 }

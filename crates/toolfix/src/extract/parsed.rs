@@ -29,12 +29,17 @@ pub(crate) struct Cx<'t> {
     /// came last before this point of the text: tells formats with the same call markup
     /// apart (`<tool_calls>[...]` after Apriel's `[BEGIN FINAL RESPONSE]` is Apriel's).
     pub(crate) hint: Option<Format>,
+    /// How far before a `{` a declared tool's name glued to it is looked for (0 without
+    /// tools; see `glued.rs`).
+    pub(crate) lookback: usize,
 }
 
 impl<'t> Cx<'t> {
     /// A context with these tools and limits and no hint.
     pub(crate) fn new(tools: Option<&'t dyn ToolLookup>, limits: Limits) -> Self {
-        Cx { tools, limits, hint: None }
+        let lookback =
+            tools.map_or(0, |t| t.names().iter().map(|n| n.len()).max().unwrap_or(0) + super::glued::LOOKBACK_SLACK);
+        Cx { tools, limits, hint: None, lookback }
     }
 }
 

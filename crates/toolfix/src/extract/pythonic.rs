@@ -43,19 +43,38 @@ pub(crate) fn parse<'a>(row: &PyRow, spec: &Spec, text: &'a str, at: usize, cx: 
         }
         (calls, end)
     } else {
+        // Llama 3.1's built-in tools: `<|python_tag|>brave_search.call(query="x")<|eom_id|>`.
+        let builtin = marker == PYTHON_TAG;
+        let close = if builtin { EOM } else { row.close };
         let p = skip_ws(text, at + marker.len());
-        let (calls, end) = if is_at(text, p, "[") && pycall::looks_like_call(text, p + 1) {
+        let (mut calls, end) = if is_at(text, p, "[") && pycall::looks_like_call(text, p + 1) {
             pycall::parse_calls(text, p + 1, Layout::List, depth)
         } else if pycall::looks_like_call(text, p) {
-            pycall::parse_calls(text, p, Layout::Lines(row.close), depth)
+            pycall::parse_calls(text, p, Layout::Lines(close), depth)
         } else {
             return None;
         };
+        if builtin {
+            // Code for the code interpreter (`print(end="")`) is not a call: a built-in
+            // tool is called as `N.call(...)`, a declared one by its name.
+            calls.retain_mut(|c| match c.name.strip_suffix(".call") {
+                Some(name) => {
+                    c.name = name;
+                    true
+                }
+                None => cx.tools.is_some_and(|t| t.is_known(c.name)),
+            });
+        }
         let q = skip_ws(text, end);
-        (calls, if is_at(text, q, row.close) { q + row.close.len() } else { end })
+        (calls, if is_at(text, q, close) { q + close.len() } else { end })
     };
     to_parsed(calls, end, spec)
 }
+
+/// Llama 3's tag before a built-in tool call (its JSON calls are `llama3_json`'s).
+pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
+/// The end of a Llama 3 message that waits for a tool's output.
+const EOM: &str = "<|eom_id|>";
 
 fn to_parsed<'a>(calls: Vec<PyCall<'a>>, end: usize, spec: &Spec) -> Option<Parsed<'a>> {
     if calls.is_empty() {

@@ -156,26 +156,67 @@ fn starts_call(tag: &Tag<'_>, dialect: &Dialect) -> bool {
 /// The raw value of a parameter whose text starts at `from`, and where parsing goes on.
 fn param_value<'a>(text: &'a str, from: usize, dialect: &Dialect) -> (&'a str, usize) {
     // A closer of the call inside the value ends it only if no `</parameter>` follows
-    // before the next parameter or call.
+    // before the next parameter or call; a `</parameter>` followed by text (not markup)
+    // is part of the value when another `</parameter>` follows before them.
     let mut fallback: Option<usize> = None;
     let mut pos = from;
     loop {
         let Some(tag) = tags::next_tag(text, pos, Ns::Plain) else {
             let stop = fallback.unwrap_or(text.len());
-            return (text.get(from..stop).unwrap_or(""), stop);
+            return (unclosed(text.get(from..stop).unwrap_or("")), stop);
         };
-        if tag.is_close("parameter") {
+        if tag.is_close("parameter") && (markup_or_end(text, tag.end) || !closer_follows(text, tag.end, dialect)) {
             return (text.get(from..tag.start).unwrap_or(""), tag.end);
         }
         if tag.is_open("parameter") || starts_call(&tag, dialect) {
             let stop = fallback.unwrap_or(tag.start);
-            return (text.get(from..stop).unwrap_or(""), stop);
+            return (unclosed(text.get(from..stop).unwrap_or("")), stop);
         }
         if fallback.is_none() && (tag.is_close("function") || tag.is_close(dialect.block)) {
             fallback = Some(tag.start);
         }
         pos = tag.end;
     }
+}
+
+/// True when another `</parameter>` comes after `from` before the next parameter or call.
+fn closer_follows(text: &str, from: usize, dialect: &Dialect) -> bool {
+    let mut pos = from;
+    while let Some(tag) = tags::next_tag(text, pos, Ns::Plain) {
+        if tag.is_close("parameter") {
+            return true;
+        }
+        if tag.is_open("parameter") || starts_call(&tag, dialect) || tag.is_close(dialect.block) {
+            return false;
+        }
+        pos = tag.end;
+    }
+    false
+}
+
+/// A value that its `</parameter>` did not close, without a mismatched closing tag at its
+/// end (`</param>`, `</arg_value>`): that tag was the model's closer, not the value's text.
+/// Other tags (`</div>`), and one whose element opens in the value, stay.
+fn unclosed(value: &str) -> &str {
+    let trimmed = value.trim_end();
+    let Some(lt) = trimmed.rfind("</") else {
+        return value;
+    };
+    match tags::tag_at(trimmed, lt, Ns::Plain) {
+        Some(tag) if tag.close && tag.end == trimmed.len() && tag.rest.trim().is_empty() && closer_like(tag.name) => {
+            let head = trimmed.get(..lt).unwrap_or("");
+            let opened = head
+                .match_indices('<')
+                .any(|(i, _)| tags::tag_at(head, i, Ns::Plain).is_some_and(|t| !t.close && t.name == tag.name));
+            if opened { value } else { head }
+        }
+        _ => value,
+    }
+}
+
+/// A tag name a model writes for `</parameter>`.
+fn closer_like(name: &str) -> bool {
+    name.starts_with("param") || name.starts_with("arg") || name == "value"
 }
 
 /// Past a broken call: after its `</tool_call>` (or `</function>`), or at the next call.

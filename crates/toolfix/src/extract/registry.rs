@@ -130,9 +130,9 @@ pub(crate) static REGISTRY: &[Spec] = &[
     // `<function=N>{json}` before Qwen3-Coder's `<function=N><parameter=...>`.
     Spec {
         format: Format::FunctionaryV31,
-        families: "Functionary v3.1; Llama 3.1 custom tool calls",
-        start: &["<function="],
-        end: &["</function>"],
+        families: "Functionary v3.1; Llama 3.1 custom tool calls; Hermes models (`<function name=\"N\">`)",
+        start: &["<function=", "<function name="],
+        end: &["</function>", "<|eom_id|>", "<|eot_id|>"],
         grammar: json(&[], Fence::No, Body::Named(Name::Tag), NAME_ARGUMENTS, Empty::NotACall),
         ..BASE
     },
@@ -189,12 +189,21 @@ pub(crate) static REGISTRY: &[Spec] = &[
         end: &["<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>"],
         grammar: Grammar::Parser(super::deepseek::parse_v31),
         reasoning: &[THINK],
+        wrappers: super::deepseek::END_OF_SENTENCE,
         ..BASE
     },
     Spec {
         format: Format::DeepseekV32Dsml,
         families: "DeepSeek V3.2",
-        start: &["<｜DSML｜function_calls", "<|DSML|function_calls", "<｜DSML｜invoke", "<|DSML|invoke"],
+        start: &[
+            "<｜DSML｜function_calls",
+            "<|DSML|function_calls",
+            "<｜DSML｜invoke",
+            "<|DSML|invoke",
+            "<｜｜DSML｜｜function_calls",
+            "<||DSML||function_calls",
+            "<｜｜DSML｜｜invoke",
+        ],
         end: &["</｜DSML｜invoke>", "</｜DSML｜function_calls>"],
         grammar: Grammar::Parser(super::dsml::parse_v32),
         reasoning: &[THINK],
@@ -203,7 +212,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::DeepseekV4Dsml,
         families: "DeepSeek V4, V4.1",
-        start: &["<｜DSML｜tool_calls", "<|DSML|tool_calls"],
+        start: &["<｜DSML｜tool_calls", "<|DSML|tool_calls", "<｜｜DSML｜｜tool_calls", "<||DSML||tool_calls"],
         end: &["</｜DSML｜invoke>", "</｜DSML｜tool_calls>"],
         grammar: Grammar::Parser(super::dsml::parse_v4),
         reasoning: &[THINK],
@@ -225,7 +234,14 @@ pub(crate) static REGISTRY: &[Spec] = &[
         end: &["<|call|>", "<|end|>"],
         grammar: Grammar::Parser(super::harmony::parse),
         reasoning: &[HARMONY_ANALYSIS],
-        wrappers: &["<|start|>assistant<|channel|>final<|message|>", "<|channel|>final<|message|>", "<|return|>"],
+        // A commentary message without a recipient is a preamble the user sees: prose.
+        wrappers: &[
+            "<|start|>assistant<|channel|>final<|message|>",
+            "<|channel|>final<|message|>",
+            "<|start|>assistant<|channel|>commentary<|message|>",
+            "<|channel|>commentary<|message|>",
+            "<|return|>",
+        ],
         ..BASE
     },
     Spec {
@@ -302,8 +318,10 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::Hermes,
         families: "Hermes 2 Pro / 3, Qwen2.5, Qwen3, QwQ, InternLM (Intern-S1)",
-        start: &["<tool_call>"],
-        end: &["</tool_call>"],
+        // The other wrappers Hermes models write around the same JSON (llama.cpp accepts
+        // them too).
+        start: &["<tool_call>", "<tools>", "<response>", "<xml><json>", "<json>"],
+        end: &["</tool_call>", "</tools>", "</response>", "</json></xml>", "</json>"],
         grammar: json(
             &[],
             Fence::Optional,
@@ -356,6 +374,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         format: Format::Granite20bFc,
         families: "granite-20b-functioncalling",
         start: &["<function_call>"],
+        end: &["</function_call>"],
         grammar: json(&[], Fence::No, Body::ArrayOrObject { junk: 0 }, NAME_ARGUMENTS, Empty::NotACall),
         ..BASE
     },
@@ -449,6 +468,22 @@ pub(crate) static REGISTRY: &[Spec] = &[
         ..BASE
     },
     Spec {
+        format: Format::React,
+        families: "models prompted with ReAct (`Action:` / `Action Input:`)",
+        start: &["Action:"],
+        grammar: Grammar::Parser(super::react::parse),
+        ..BASE
+    },
+    Spec {
+        format: Format::MinimaxText,
+        families: "MiniMax M2 (plain-text `[TOOL_CALL]` form)",
+        start: &["[TOOL_CALL]"],
+        end: &["[/TOOL_CALL]"],
+        grammar: Grammar::Parser(super::minimax_text::parse),
+        reasoning: &[THINK],
+        ..BASE
+    },
+    Spec {
         format: Format::Apertus,
         families: "Apertus",
         start: &["<|tools_prefix|>"],
@@ -468,10 +503,18 @@ pub(crate) static REGISTRY: &[Spec] = &[
     // A bare `[` marker: after every marker that starts with a word.
     Spec {
         format: Format::Pythonic,
-        families: "Llama 3.2 / 4 pythonic, ToolACE, Gemma 3 (pythonic template)",
-        start: &["[", "<|python_start|>"],
+        families: "Llama 3.2 / 4 pythonic, ToolACE, Gemma 3 (pythonic template), Llama 3.1 built-in tools",
+        start: &["[", "<|python_start|>", super::pythonic::PYTHON_TAG],
         end: &["]", "<|python_end|>"],
         grammar: Grammar::Python(PyRow { close: "<|python_end|>", bare_list: true }),
+        ..BASE
+    },
+    // Found at the `{` of its arguments by looking back (`scan.rs`), or at `<function=`.
+    Spec {
+        format: Format::Glued,
+        families: "any model writing a declared tool's name glued to its JSON arguments",
+        start: &["<function=", "<tool_call>", "<function_call>"],
+        grammar: Grammar::Parser(super::glued::parse),
         ..BASE
     },
     // JSON in prose: last, it is the least specific.
@@ -523,6 +566,8 @@ pub(crate) struct Dispatch {
     pub(crate) reasoning: Vec<Reasoning>,
     /// The longest marker, in bytes (how much a stream must hold back).
     pub(crate) longest: usize,
+    /// The row of `Format::Glued`.
+    pub(crate) glued: usize,
 }
 
 impl std::fmt::Debug for Dispatch {
@@ -597,7 +642,8 @@ fn build() -> Option<Dispatch> {
     }
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
     let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
-    Some(Dispatch { automaton, kinds, reasoning, longest })
+    let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
+    Some(Dispatch { automaton, kinds, reasoning, longest, glued })
 }
 
 /// A cheap look at the text after a marker: false when the row's grammar cannot succeed

@@ -193,7 +193,8 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         // No marker: prose up to where a marker could still begin.
         let from = st.pos;
         let to = if limit_is_end && !r.is_final && search_end == limit {
-            crate::span::floor_char_boundary(text, len.saturating_sub(d.longest.saturating_sub(1)).max(from))
+            let hold = d.longest.max(r.cx.lookback);
+            crate::span::floor_char_boundary(text, len.saturating_sub(hold.saturating_sub(1)).max(from))
         } else {
             search_end
         };
@@ -203,21 +204,35 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         st.pos = to;
         return Some(Step::Prose);
     };
-    if limit_is_end && !r.is_final && m.start() + d.longest > len {
+    let hold = d.longest.max(r.cx.lookback);
+    if limit_is_end && !r.is_final && m.start() + hold > len {
         // A longer marker may still start here, or at any byte from which a marker could
-        // run past the end of the text so far.
-        let safe = crate::span::floor_char_boundary(text, (len + 1).saturating_sub(d.longest).min(m.start()));
+        // run past the end of the text so far (or a tool name glued to a `{` be cut).
+        let mut safe = crate::span::floor_char_boundary(text, (len + 1).saturating_sub(hold).min(m.start()));
+        if r.cx.tools.is_some() && text.as_bytes().get(m.start()) == Some(&b'{') {
+            // Not into a tool name glued to this `{`.
+            if let Some(g) = super::glued::name_before(text, st.pos, m.start(), r.cx) {
+                safe = safe.min(g);
+            }
+        }
         if safe > st.pos {
             st.pos = safe;
             return Some(Step::Prose);
         }
         return None;
     }
+    let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
     if m.start() > st.pos {
+        if r.cx.tools.is_some() && text.as_bytes().get(m.start()) == Some(&b'{') {
+            match glued(text, st, r, d, m.start(), limit, in_reasoning) {
+                Decision::Wait => return None,
+                Decision::Yes(step) => return Some(step),
+                Decision::No | Decision::TooLarge => {}
+            }
+        }
         st.pos = m.start();
         return Some(Step::Prose);
     }
-    let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
     let kind = d.kinds.get(m.pattern().as_usize());
     let Some(Kind::Call(rows)) = kind else {
         return Some(other_marker(st, r, d, kind, m.span(), block.is_some()));
@@ -237,6 +252,36 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         return Some(failed_note(st, r, m.start()));
     }
     Some(Step::Skip)
+}
+
+/// A declared tool's name glued to the `{` at `brace` (`glued.rs`): prose up to the name,
+/// or the call read from it. `No` when there is none (or it does not parse).
+#[cold]
+fn glued<'a>(
+    text: &'a str,
+    st: &mut State,
+    r: &Read<'_, '_>,
+    d: &registry::Dispatch,
+    brace: usize,
+    limit: usize,
+    in_reasoning: bool,
+) -> Decision<Step<'a>> {
+    let Some(start) = super::glued::name_before(text, st.pos, brace, r.cx) else {
+        return Decision::No;
+    };
+    if start > st.pos {
+        st.pos = start;
+        return Decision::Yes(Step::Prose);
+    }
+    let mut too_large = false;
+    match try_rows(text, start, &[d.glued], r, st, &mut too_large, limit) {
+        Rows::Wait => Decision::Wait,
+        Rows::Found(format, parsed) => {
+            st.pos = parsed.end;
+            Decision::Yes(accept(st, r, format, start, parsed, in_reasoning))
+        }
+        Rows::None => Decision::No,
+    }
 }
 
 /// A marker that is not call markup: a reasoning block's, or a prose wrapper.
@@ -271,6 +316,12 @@ fn other_marker<'a>(
             let cut = !in_reasoning && r.mode == Mode::Content;
             st.touched |= cut;
             Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: in_reasoning, cut }
+        }
+        // Channel markup (Harmony's `<|end|>` after a preamble) is never prose.
+        Some(Kind::ThinkClose(k)) if always_moves(*k) && !in_reasoning => {
+            note_owner(st, d, *k);
+            st.touched = true;
+            Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: false, cut: true }
         }
         Some(Kind::ThinkOpen(k) | Kind::ThinkClose(k)) => {
             note_owner(st, d, *k);

@@ -114,9 +114,12 @@ pub(crate) fn attr<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
 }
 
 fn attr_value(value: &str) -> &str {
-    for quote in ['"', '\''] {
-        if let Some(inner) = value.strip_prefix(quote) {
-            return inner.find(quote).and_then(|end| inner.get(..end)).unwrap_or(inner);
+    // Typographic quotes too (`name=“k”`, DeepSeek's DSML written through a word
+    // processor): the value is the same.
+    for (open, close) in [('"', '"'), ('\'', '\''), ('“', '”'), ('”', '”'), ('‘', '’'), ('’', '’'), ('„', '“')]
+    {
+        if let Some(inner) = value.strip_prefix(open) {
+            return inner.find(close).and_then(|end| inner.get(..end)).unwrap_or(inner);
         }
     }
     let end = value.find(|c: char| c.is_whitespace() || c == '/').unwrap_or(value.len());
@@ -160,5 +163,7 @@ mod tests {
         assert_eq!(attr(" name='k'", "name"), Some("k"));
         assert_eq!(attr(" name=k other", "name"), Some("k"));
         assert_eq!(attr(" rename=\"x\"", "name"), None);
+        assert_eq!(attr(" name=“k” string=“true”", "name"), Some("k"));
+        assert_eq!(attr(" name=“k” string=“true”", "string"), Some("true"));
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{Ctx, ProblemKind};
 use crate::pointer;
-use crate::report::RepairKind;
+use crate::report::{CallNote, RepairKind};
 use crate::schema::{Tool, view};
 use serde_json::Value;
 
@@ -30,7 +30,11 @@ pub(crate) fn apply_hints(cx: &mut Ctx<'_>, tool: &Tool, value: &mut Value) {
             };
             map.insert(field.clone(), default.clone());
             cx.record(RepairKind::RelationalDefault, &pointer::join("", field), None, Some(default.clone()));
-            cx.notes.push(crate::feedback::relational_note(field, default, &given_names));
+            cx.notes.push(CallNote::Relational {
+                field: field.clone(),
+                default: default.clone(),
+                given: given_names.clone(),
+            });
         }
     }
     for group in &hints.required_any {

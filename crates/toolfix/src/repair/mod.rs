@@ -12,40 +12,11 @@ mod shape;
 pub(crate) use hints::apply_hints;
 
 use crate::pointer::{self, Moves, TextIndex};
-use crate::report::{Repair, RepairKind};
+use crate::report::{CallNote, Repair, RepairKind};
 use crate::schema::{Policy, Tool, view};
+pub(crate) use crate::validate::{Problem, ProblemKind};
 use crate::validate::{Violation, violations};
 use serde_json::Value;
-
-/// Something repair could not settle, kept for the refusal message.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Problem {
-    pub(crate) path: String,
-    pub(crate) kind: ProblemKind,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum ProblemKind {
-    /// A key matches several properties (or several keys one property).
-    AmbiguousName(Vec<String>),
-    /// An enum value matches several options when case or separators are ignored.
-    AmbiguousEnum(Vec<String>),
-    /// A string that starts like JSON but does not parse.
-    UnparseableJson,
-    /// A string with a fractional part where an integer is wanted.
-    Fractional,
-    /// A dotted key gives a value where one is already given.
-    DotConflict(String),
-    /// No member of a `required_any` group is present.
-    RequiredAny(Vec<String>),
-}
-
-impl ProblemKind {
-    /// Problems that refuse the call even when the result validates.
-    pub(crate) fn is_fatal(&self) -> bool {
-        matches!(self, ProblemKind::DotConflict(_) | ProblemKind::RequiredAny(_))
-    }
-}
 
 /// State of one repair run.
 pub(crate) struct Ctx<'a> {
@@ -56,7 +27,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) repairs: Vec<Repair>,
     pub(crate) problems: Vec<Problem>,
     pub(crate) moves: Moves,
-    pub(crate) notes: Vec<String>,
+    pub(crate) notes: Vec<CallNote>,
     index: Option<&'a TextIndex<'a>>,
     original: Option<&'a Value>,
     max_depth: usize,
@@ -122,7 +93,7 @@ pub(crate) struct Repaired {
     pub(crate) repairs: Vec<Repair>,
     pub(crate) problems: Vec<Problem>,
     pub(crate) moves: Moves,
-    pub(crate) notes: Vec<String>,
+    pub(crate) notes: Vec<CallNote>,
 }
 
 const WRAPPERS: [&str; 4] = ["arguments", "input", "parameters", "args"];

@@ -4,7 +4,7 @@
 
 use super::{Ctx, ProblemKind, repair_value};
 use crate::pointer;
-use crate::report::RepairKind;
+use crate::report::{CallNote, RepairKind};
 use crate::schema::Policy;
 use crate::schema::view::{self, ObjectView, Types};
 use serde_json::{Map, Value};
@@ -38,8 +38,8 @@ pub(super) fn repair_object<'a>(
         for k in unknown {
             let before = map.shift_remove(&k);
             let at = pointer::join(path, &k);
-            cx.notes.push(crate::feedback::dropped_note(&at));
             cx.record(RepairKind::UnknownFieldDropped, &at, before, None);
+            cx.notes.push(CallNote::Dropped { path: at });
         }
     }
     let len = path.len();

@@ -440,9 +440,13 @@ pub fn fix_reply(
     // decided below, with the server's calls counted), then the server's calls.
     let text_options = options.extract.with_reasoning_calls(ReasoningCalls::Always);
     let text = extract::extract_with(&reply.text_message(), lookup, &text_options);
-    let native = match reply.tool_calls {
-        Some(calls) => extract::extract(&Message::new("").with_tool_calls(calls), lookup).calls,
-        None => Vec::new(),
+    // The server's calls: a repeat kept once (and reported) unless the policy keeps them.
+    let (native, mut native_notes) = match reply.tool_calls {
+        Some(calls) => {
+            let x = extract::extract_with(&Message::new("").with_tool_calls(calls), lookup, &options.extract);
+            (x.calls, x.notes)
+        }
+        None => (Vec::new(), Vec::new()),
     };
     let mut merge = merge::Merge::new(tools, options, history);
     let hit = reply.hit_token_limit();
@@ -465,6 +469,7 @@ pub fn fix_reply(
     merge.offer_reasoning(reasoning_calls, hit);
     let (calls, mut notes) = merge.finish();
     let mut all_notes = text.notes;
+    all_notes.append(&mut native_notes);
     all_notes.append(&mut notes);
     Ok(FixedReply {
         calls,

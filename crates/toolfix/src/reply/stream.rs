@@ -34,8 +34,8 @@
 use super::merge::Merge;
 use super::{FixOptions, FixedCall, FixedReply, check_size};
 use crate::extract::stream::{StreamEvent, StreamExtractor};
-use crate::extract::{Channel, ExtractedCall, Format, Note, ReasoningCalls, ToolLookup};
-use crate::{Result, Span, ToolSet};
+use crate::extract::{CallsSeen, Channel, ExtractedCall, Note, NoteKind, ReasoningCalls, Repeats, ToolLookup};
+use crate::{Result, ToolSet};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -144,6 +144,8 @@ pub struct ReplyStream<'t> {
     reasoning_calls: Vec<ExtractedCall<'static>>,
     natives: Vec<Native>,
     natives_seen: usize,
+    /// The server's calls taken so far (a repeat is kept once, as the whole reply does).
+    native_keys: CallsSeen,
     /// The server's calls have started: the content before them is decided.
     content_done: bool,
     /// What the whole reply will hold.
@@ -184,6 +186,7 @@ impl<'t> ReplyStream<'t> {
             reasoning_calls: Vec::new(),
             natives: Vec::new(),
             natives_seen: 0,
+            native_keys: CallsSeen::default(),
             content_done: false,
             content_text: String::new(),
             reasoning_text: None,
@@ -372,19 +375,20 @@ impl<'t> ReplyStream<'t> {
         done.sort_by_key(|n| n.index);
         let last = done.len().saturating_sub(1);
         for (i, n) in done.into_iter().enumerate() {
-            if n.name.is_empty() {
-                continue;
-            }
-            let call = ExtractedCall {
-                name: Cow::Owned(n.name),
-                arguments: Cow::Owned(n.arguments.unwrap_or_else(|| "{}".to_owned())),
-                id: n.id.map(Cow::Owned),
-                format: Format::Native,
-                channel: Channel::ToolCalls,
-                span: Span::at(n.index),
-            };
-            if let Some(fixed) = self.merge.offer(call, hit && before.is_none() && i == last) {
-                out.push(ReplyEvent::Call(Box::new(fixed.clone())));
+            let arguments = Cow::Owned(n.arguments.unwrap_or_else(|| "{}".to_owned()));
+            // Read as the whole reply reads them (a name inferred, merged calls split).
+            let calls =
+                crate::extract::native_call(Cow::Owned(n.name), arguments, n.id.map(Cow::Owned), n.index, self.lookup);
+            let pieces = calls.len();
+            for (j, call) in calls.into_iter().enumerate() {
+                if !self.native_keys.take(&call.name, &call.arguments) && self.options.extract.repeats == Repeats::Drop
+                {
+                    self.notes.push(Note::new(NoteKind::Duplicate, call.span, Some(call.name.to_string())));
+                    continue;
+                }
+                if let Some(fixed) = self.merge.offer(call, hit && before.is_none() && i == last && j + 1 == pieces) {
+                    out.push(ReplyEvent::Call(Box::new(fixed.clone())));
+                }
             }
         }
     }

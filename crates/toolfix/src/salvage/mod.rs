@@ -156,7 +156,11 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
     if input.len() > limits.max_input_bytes {
         return Err(Error::new(
             ErrorKind::InputTooLarge,
-            format!("input is {} bytes, over the limit of {} bytes", input.len(), limits.max_input_bytes),
+            format!(
+                "input is too large ({} bytes, limit {}, raise `--max-input-bytes`)",
+                input.len(),
+                limits.max_input_bytes
+            ),
         ));
     }
     if input.trim().is_empty() {

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 /// How much repair a tool accepts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Policy {
     /// Exact names, no coercion, no truncation closing: for payments and deletions.
     Strict,

@@ -14,6 +14,7 @@
 //! ```
 
 mod hints;
+pub(crate) mod suggest;
 pub(crate) mod view;
 
 pub(crate) use hints::ToolHints;
@@ -234,6 +235,9 @@ pub enum NameError {
         name: String,
         /// The tools there are.
         known: Vec<String>,
+        /// The registered names closest to `name` ("did you mean …"), best first; empty
+        /// when none is close.
+        suggestions: Vec<String>,
     },
     /// Two or more tools match the name after normalising (or by alias).
     Ambiguous {
@@ -255,7 +259,14 @@ pub enum NameError {
 impl std::fmt::Display for NameError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            NameError::Unknown { name, .. } => write!(f, "no tool is named `{name}`"),
+            NameError::Unknown { name, suggestions, .. } => {
+                write!(f, "no tool is named `{name}`")?;
+                match suggestions.as_slice() {
+                    [] => Ok(()),
+                    [one] => write!(f, "; did you mean `{one}`?"),
+                    many => write!(f, "; did you mean one of `{}`?", many.join("`, `")),
+                }
+            }
             NameError::Ambiguous { name, candidates } => {
                 write!(f, "tool name `{name}` could be any of {}", candidates.join(", "))
             }
@@ -458,10 +469,19 @@ impl ToolSet {
                 _ => {}
             }
         }
-        Err(NameError::Unknown {
-            name: name.to_owned(),
-            known: inner.tools.iter().map(|t| t.name().to_owned()).collect(),
-        })
+        let known: Vec<String> = inner.tools.iter().map(|t| t.name().to_owned()).collect();
+        let aliases = inner.tools.iter().flat_map(|t| t.hints().aliases.iter().map(String::as_str));
+        let mut suggestions: Vec<String> = Vec::new();
+        for close in suggest::closest(name.trim(), known.iter().map(String::as_str).chain(aliases)) {
+            // An alias suggests the tool it names.
+            let tool = inner.tools.iter().find(|t| t.name() == close || t.hints().aliases.iter().any(|a| a == close));
+            if let Some(t) = tool
+                && !suggestions.iter().any(|s| s == t.name())
+            {
+                suggestions.push(t.name().to_owned());
+            }
+        }
+        Err(NameError::Unknown { name: name.to_owned(), known, suggestions })
     }
 }
 
@@ -512,6 +532,26 @@ mod tests {
         }
         assert_eq!(set.tool("listDir").unwrap().name(), "ls");
         assert!(matches!(set.tool("write"), Err(NameError::Unknown { .. })));
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_closest() {
+        let set = ToolSet::new(&[
+            bare("get_weather"),
+            bare("read_file"),
+            json!({"name": "ls", "inputSchema": {"type": "object", "x-toolfix": {"aliases": ["list_directory"]}}}),
+        ])
+        .unwrap();
+        let Err(NameError::Unknown { suggestions, known, .. }) = set.tool("get_wether") else { panic!() };
+        assert_eq!(suggestions, ["get_weather"]);
+        assert_eq!(known.len(), 3);
+        let err = set.tool("weather").unwrap_err();
+        assert_eq!(err.to_string(), "no tool is named `weather`; did you mean `get_weather`?");
+        let Err(NameError::Unknown { suggestions, .. }) = set.tool("list_directorie") else { panic!() };
+        assert_eq!(suggestions, ["ls"]);
+        let Err(NameError::Unknown { suggestions, .. }) = set.tool("launch_rocket") else { panic!() };
+        assert!(suggestions.is_empty());
+        assert_eq!(set.tool("launch_rocket").unwrap_err().to_string(), "no tool is named `launch_rocket`");
     }
 
     #[test]

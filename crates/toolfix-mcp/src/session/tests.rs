@@ -1,0 +1,209 @@
+use super::*;
+use serde_json::json;
+
+fn tools_page() -> Value {
+    json!({"tools": [
+        {"name": "search", "inputSchema": {"type": "object", "properties": {
+            "query": {"type": "string"}, "limit": {"type": "integer"},
+            "tags": {"type": "array", "items": {"type": "string"}}},
+            "required": ["query"], "additionalProperties": false},
+         "annotations": {"readOnlyHint": true}},
+        {"name": "delete_file", "inputSchema": {"type": "object", "properties": {
+            "path": {"type": "string"}}, "required": ["path"], "additionalProperties": false}}
+    ]})
+}
+
+fn session() -> Session {
+    let mut s = Session::new(&Config::default());
+    let mut events = Vec::new();
+    assert!(matches!(
+        s.on_client(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, &mut events),
+        ClientAction::Forward
+    ));
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": tools_page()}).to_string();
+    let step = s.on_server(answer.as_bytes());
+    assert!(!step.swallow);
+    assert_eq!(s.tools().tools().len(), 2);
+    s
+}
+
+fn client(s: &mut Session, line: &str) -> ClientAction {
+    s.on_client(line.as_bytes(), &mut Vec::new())
+}
+
+fn text(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn valid_calls_and_other_messages_are_forwarded_as_they_came() {
+    let mut s = session();
+    for line in [
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query": "rust" ,"limit":5}}}"#,
+        r#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"unlisted","arguments":{"a":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"prompts/list"}"#,
+        "not json at all",
+        "",
+    ] {
+        assert!(matches!(client(&mut s, line), ClientAction::Forward), "{line}");
+    }
+}
+
+#[test]
+fn repairable_arguments_are_spliced_into_the_line() {
+    let mut s = session();
+    let line = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"rust","limit":"5","tags":"[\"a\"]"},"_meta":{"progressToken":7}}}"#;
+    let ClientAction::Replace(new) = client(&mut s, line) else { panic!("not replaced") };
+    assert_eq!(
+        text(&new),
+        "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"arguments\":{\"query\": \"rust\", \"limit\": 5, \"tags\": [\"a\"]},\"_meta\":{\"progressToken\":7}}}\n"
+    );
+    // A renamed tool and arguments sent as a string holding JSON.
+    let line =
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"Search","arguments":"{\"query\":\"x\"}"}}"#;
+    let ClientAction::Replace(new) = client(&mut s, line) else { panic!("not replaced") };
+    assert_eq!(
+        text(&new),
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"search\",\"arguments\":{\"query\":\"x\"}}}\n"
+    );
+}
+
+#[test]
+fn unrepairable_arguments_are_answered_by_the_wrapper() {
+    let mut s = session();
+    let mut events = Vec::new();
+    let line = r#"{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"delete_file","arguments":{}}}"#;
+    let ClientAction::Answer(answer) = s.on_client(line.as_bytes(), &mut events) else { panic!("not answered") };
+    let v: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(v["id"], "a-1");
+    assert_eq!(v["result"]["isError"], true);
+    assert!(v["result"]["content"][0]["text"].as_str().unwrap().contains("/path"));
+    assert!(matches!(events.as_slice(), [Event::Refused { .. }]));
+    // Nothing is pending for it: a server crash must not answer it twice.
+    assert!(s.abandon("gone").is_empty());
+}
+
+#[test]
+fn a_cut_off_value_for_a_tool_with_side_effects_is_refused() {
+    let mut s = session();
+    let line = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"delete_file","arguments":"{\"path\": \"/tmp/a"}}"#;
+    assert!(matches!(client(&mut s, line), ClientAction::Answer(_)));
+}
+
+#[test]
+fn repeated_calls_to_a_tool_with_side_effects_are_stopped() {
+    let mut s = session();
+    let call = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"delete_file","arguments":{{"path":"a"}}}}}}"#
+        )
+    };
+    assert!(matches!(client(&mut s, &call(1)), ClientAction::Forward));
+    assert!(matches!(client(&mut s, &call(2)), ClientAction::Forward));
+    let ClientAction::Answer(a) = client(&mut s, &call(3)) else { panic!("not stopped") };
+    assert!(text(&a).contains("\"isError\":true"));
+    // Read-only tools are not stopped.
+    let read = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search","arguments":{"query":"a"}}}"#;
+    for _ in 0..5 {
+        assert!(matches!(client(&mut s, read), ClientAction::Forward));
+    }
+}
+
+#[test]
+fn list_changed_makes_the_wrapper_list_the_tools_itself() {
+    let mut s = session();
+    let step = s.on_server(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+    assert!(!step.swallow);
+    let [request] = step.requests.as_slice() else { panic!("no request") };
+    let request: Value = serde_json::from_slice(request).unwrap();
+    assert_eq!(request["method"], "tools/list");
+    let id = request["id"].clone();
+    assert!(id.as_str().unwrap().starts_with("toolfix-mcp/"));
+    let page = json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "only", "inputSchema": {"type": "object",
+        "properties": {"n": {"type": "integer"}}}}], "nextCursor": "p2"}});
+    let step = s.on_server(page.to_string().as_bytes());
+    assert!(step.swallow);
+    let [next] = step.requests.as_slice() else { panic!("no next page") };
+    let next: Value = serde_json::from_slice(next).unwrap();
+    assert_eq!(next["params"]["cursor"], "p2");
+    let page = json!({"jsonrpc": "2.0", "id": next["id"], "result": {"tools": [{"name": "two", "inputSchema": {"type": "object"}}]}});
+    let step = s.on_server(page.to_string().as_bytes());
+    assert!(step.swallow && step.requests.is_empty());
+    let names: Vec<&str> = s.tools().tools().iter().map(Tool::name).collect();
+    assert_eq!(names, ["only", "two"]);
+}
+
+#[test]
+fn unanswered_requests_get_errors_with_their_own_ids() {
+    let mut s = session();
+    client(&mut s, r#"{"jsonrpc":"2.0","id":"s\u0031","method":"ping"}"#);
+    client(
+        &mut s,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":"a"}}}"#,
+    );
+    s.on_server(br#"{"jsonrpc":"2.0","id":"s1","result":{}}"#);
+    let errors = s.abandon("gone");
+    let [e] = errors.as_slice() else { panic!("{errors:?}") };
+    assert_eq!(text(e), "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"gone\"}}\n");
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Arguments the `search` tool accepts, written with arbitrary spacing and key order.
+    fn valid_arguments() -> impl Strategy<Value = String> {
+        let query = "[a-zA-Z0-9 \\\\\"é☃]{0,12}".prop_map(|s| Value::String(s).to_string());
+        let limit = prop::option::of(any::<i32>().prop_map(|n| n.to_string()));
+        let tags = prop::option::of(prop::collection::vec("[a-z\\\\n\"]{0,5}", 0..4).prop_map(|v| {
+            let items: Vec<String> = v.into_iter().map(|s| Value::String(s).to_string()).collect();
+            format!("[{}]", items.join(" , "))
+        }));
+        (query, limit, tags, prop::sample::select(vec!["", " ", "  ", "\t"]), any::<bool>()).prop_map(
+            |(query, limit, tags, ws, reverse)| {
+                let mut members = vec![format!("\"query\"{ws}:{ws}{query}")];
+                if let Some(l) = limit {
+                    members.push(format!("\"limit\":{ws}{l}"));
+                }
+                if let Some(t) = tags {
+                    members.push(format!("{ws}\"tags\":{t}"));
+                }
+                if reverse {
+                    members.reverse();
+                }
+                format!("{{{ws}{}{ws}}}", members.join(&format!(",{ws}")))
+            },
+        )
+    }
+
+    fn id() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<i64>().prop_map(|n| n.to_string()),
+            "[a-z0-9\\-]{0,10}".prop_map(|s| Value::String(s).to_string()),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn valid_calls_come_out_byte_identical(arguments in valid_arguments(), id in id(),
+                                               meta in any::<bool>(), crlf in any::<bool>()) {
+            let mut s = session();
+            let meta = if meta { r#","_meta":{"progressToken":"t"}"# } else { "" };
+            let end = if crlf { "\r\n" } else { "\n" };
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search","arguments":{arguments}{meta}}}}}{end}"#
+            );
+            let mut events = Vec::new();
+            prop_assert!(matches!(s.on_client(line.as_bytes(), &mut events), ClientAction::Forward), "{}", line);
+            prop_assert!(events.is_empty());
+        }
+
+        #[test]
+        fn no_line_makes_the_session_panic_or_swallow_answers(line in any::<Vec<u8>>()) {
+            let mut s = session();
+            let _ = s.on_client(&line, &mut Vec::new());
+            prop_assert!(!s.on_server(&line).swallow);
+        }
+    }
+}
