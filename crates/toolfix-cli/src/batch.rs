@@ -1,72 +1,145 @@
 //! The JSON Lines driver shared by every `--batch` subcommand.
 //!
-//! One output line per non-blank input line, in order, carrying the input's `id`. A line
-//! that is not a JSON object gets an error line; nothing a line holds stops the run.
+//! It reads one line, answers it, and reads the next, so it works as a co-process and on
+//! endless input in constant memory: one line buffer and one answer buffer, both reused.
+//! One output line per non-blank input line, in order, carrying the input's `id`. Blank
+//! lines are skipped. A line that is not valid UTF-8, not a JSON object, or longer than
+//! the line limit gets an error line `{"id":null,"line":N,"error":"..."}` and the batch
+//! goes on: nothing a line holds stops the run.
 
-use crate::out::Obj;
+use crate::out::{Obj, Stdout};
 use anyhow::Result;
-use serde_json::Value;
+use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::collections::HashMap;
-use std::io::Write;
+use std::io::{self, BufRead, BufReader, Read};
 
-/// One input line: its members, each kept as the raw JSON text it was written as.
-#[derive(Debug)]
+/// Where batch lines come from: a file or stdin, read through one buffer.
+pub(crate) type Input = BufReader<Box<dyn Read>>;
+
+/// One input line, as the driver hands it to a subcommand.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Line<'a> {
-    members: HashMap<String, &'a RawValue>,
+    /// The text of the line, without its newline.
+    pub(crate) text: &'a str,
+    /// Its number, from 1.
+    pub(crate) number: usize,
 }
 
 impl<'a> Line<'a> {
-    /// The raw JSON text of member `key`.
-    pub(crate) fn raw(&self, key: &str) -> Option<&'a str> {
-        self.members.get(key).map(|r| r.get())
-    }
-
-    /// Member `key` as a value.
-    pub(crate) fn value(&self, key: &str) -> Option<Value> {
-        self.raw(key).and_then(|t| serde_json::from_str(t).ok())
-    }
-
-    /// Member `key` as a string, or an error naming it.
-    pub(crate) fn str(&self, key: &str) -> Result<String, String> {
-        match self.value(key) {
-            Some(Value::String(s)) => Ok(s),
-            Some(_) => Err(format!("`{key}` must be a string")),
-            None => Err(format!("missing `{key}`")),
+    /// The line read as the envelope `T`, or the error line to answer with.
+    pub(crate) fn parse<T: Deserialize<'a>>(&self, answer: &mut String) -> Option<T> {
+        // A derived envelope would also read a JSON array (as the members in order).
+        if !self.text.trim_start().starts_with('{') {
+            let what = match serde_json::from_str::<&RawValue>(self.text) {
+                Ok(_) => "JSON, but not an object".to_owned(),
+                Err(e) => format!("not a JSON object: {e}"),
+            };
+            error_line(answer, self.number, &format!("line {} is {what}", self.number));
+            return None;
+        }
+        match serde_json::from_str::<T>(self.text) {
+            Ok(envelope) => Some(envelope),
+            Err(e) => {
+                let what = if e.is_data() { "not a valid request" } else { "not a JSON object" };
+                error_line(answer, self.number, &format!("line {} is {what}: {e}", self.number));
+                None
+            }
         }
     }
 }
 
-/// Run `handle` over each line of `input`; it gets the line and an answer object that
-/// already holds the line's `id`, and returns the finished answer.
-pub(crate) fn run<F>(input: &str, mut handle: F) -> Result<()>
+/// Start the answer to a line: `{"id":<the line's id, or null>`.
+pub(crate) fn answer<'b>(answer: &'b mut String, id: Option<&RawValue>) -> Obj<'b> {
+    let mut obj = Obj::new(answer);
+    match id {
+        Some(id) => obj.raw("id", id.get()),
+        None => obj.raw_line("id", "null"),
+    };
+    obj
+}
+
+/// The answer to a line that could not be read.
+fn error_line(answer: &mut String, number: usize, message: &str) {
+    answer.clear();
+    let mut obj = Obj::new(answer);
+    obj.raw_line("id", "null").usize("line", number).str("error", message).finish();
+}
+
+/// The longest line read, for inputs of `max_input_bytes`: room for the text written as a
+/// JSON string (escapes) and for the other members (tools, history).
+pub(crate) fn line_limit(max_input_bytes: usize) -> usize {
+    max_input_bytes.saturating_mul(4).max(1 << 20)
+}
+
+/// Answer every line of `input` with `handle`, which writes one JSON object into the
+/// (cleared) answer buffer. Returns on end of input or on an I/O error.
+pub(crate) fn run<F>(input: &mut Input, limit: usize, mut handle: F) -> Result<()>
 where
-    F: FnMut(&Line<'_>, Obj) -> Obj,
+    F: FnMut(Line<'_>, &mut String),
 {
-    let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
-    for line in input.split('\n') {
-        if line.trim().is_empty() {
-            continue;
+    let mut out = Stdout::new();
+    let mut buf = Vec::with_capacity(4096);
+    let mut answer = String::with_capacity(4096);
+    let mut number = 0;
+    loop {
+        buf.clear();
+        let Some(length) = read_line(input, &mut buf, limit)? else { break };
+        number += 1;
+        answer.clear();
+        if length > limit {
+            let message =
+                format!("line {number} is too large ({length} bytes, limit {limit} bytes; raise `--max-input-bytes`)");
+            error_line(&mut answer, number, &message);
+        } else {
+            let bytes = buf.strip_suffix(b"\r").unwrap_or(&buf);
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match std::str::from_utf8(bytes) {
+                Ok(text) => handle(Line { text, number }, &mut answer),
+                Err(e) => {
+                    let message = format!("line {number} is not valid UTF-8 (at byte {})", e.valid_up_to());
+                    error_line(&mut answer, number, &message);
+                }
+            }
         }
-        let answer = match serde_json::from_str::<HashMap<String, &RawValue>>(line) {
-            Ok(members) => {
-                let line = Line { members };
-                let id = line.raw("id").unwrap_or("null");
-                handle(&line, Obj::new().raw("id", id)).finish()
-            }
-            Err(e) => {
-                let id = serde_json::from_str::<Value>(line).ok().and_then(|v| v.get("id").cloned());
-                let msg = if id.is_some() || line.trim_start().starts_with('{') {
-                    format!("line is not a valid request: {e}")
-                } else {
-                    format!("line is not a JSON object: {e}")
-                };
-                Obj::new().value("id", &id.unwrap_or(Value::Null)).str("error", &msg).finish()
-            }
-        };
-        writeln!(w, "{answer}")?;
+        out.line(&answer)?;
+        out.answered(has_line(input))?;
     }
-    w.flush()?;
+    out.finish()?;
     Ok(())
+}
+
+/// True when a whole next line is already buffered (reading it will not block).
+fn has_line(input: &Input) -> bool {
+    memchr::memchr(b'\n', input.buffer()).is_some()
+}
+
+/// Read one line into `buf` (without its `\n`), keeping at most `limit + 1` bytes of it;
+/// returns the line's whole length, or `None` at the end of input.
+fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>, limit: usize) -> io::Result<Option<usize>> {
+    let mut length = 0usize;
+    let mut any = false;
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(any.then_some(length));
+        }
+        any = true;
+        let (take, end) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i, true),
+            None => (available.len(), false),
+        };
+        let room = (limit + 1).saturating_sub(buf.len());
+        buf.extend_from_slice(&available[..take.min(room)]);
+        length = length.saturating_add(take);
+        input.consume(if end { take + 1 } else { take });
+        if end {
+            return Ok(Some(length));
+        }
+    }
 }

@@ -16,17 +16,17 @@ pub(crate) fn run(args: &CheckArgs) -> Result<ExitCode> {
         Err(e) => {
             let message = format!("{file} is not JSON: {e}");
             eprintln!("{file}: error: {message}");
-            println!(
-                "{}",
-                serde_json::json!([{"pointer": "", "severity": "error", "kind": "not_json", "message": message}])
-            );
+            crate::out::print_line(
+                &serde_json::json!([{"pointer": "", "severity": "error", "kind": "not_json", "message": message}])
+                    .to_string(),
+            )?;
             return Ok(ExitCode::from(1));
         }
     };
     for p in &problems {
         eprintln!("{}", line(&file.to_string(), p));
     }
-    println!("{}", serde_json::to_string(&problems)?);
+    crate::out::print_line(&serde_json::to_string(&problems)?)?;
     let errors = problems.iter().filter(|p| p.is_error()).count();
     let warnings = problems.len() - errors;
     match (errors, warnings) {

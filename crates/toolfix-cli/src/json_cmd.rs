@@ -1,32 +1,50 @@
 //! `toolfix json`: lenient JSON salvage.
 
-use crate::JsonArgs;
-use crate::batch;
-use crate::out;
+use crate::batch::{self, Line};
+use crate::out::{self, Stdout};
+use crate::{JsonArgs, UNRECOVERED};
 use anyhow::Result;
-use std::io::Write;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::process::ExitCode;
+use toolfix::salvage::TextFix;
+
+/// A batch line: `{"id"?, "input": "<text>"}`; other members are ignored.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    input: Option<&'a RawValue>,
+}
+
+/// A JSON string, borrowed from the line when it has no escapes.
+#[derive(Deserialize)]
+pub(crate) struct Text<'a>(#[serde(borrow)] pub(crate) Cow<'a, str>);
 
 pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
-    let input = args.io.read()?;
     let limits = args.io.limits();
     if args.io.batch {
-        batch::run(&input, |line, answer| match line.str("input") {
-            Err(msg) => answer.str("error", &msg),
-            Ok(text) => match toolfix::salvage::salvage_with(&text, &limits) {
-                Ok(s) => answer.raw("output", s.text()).value("fixes", &out::fixes(s.fixes())),
-                Err(e) => answer.str("error", &e.to_string()),
-            },
+        let mut input = args.io.open()?;
+        let mut scratch = String::new();
+        batch::run(&mut input, batch::line_limit(limits.max_input_bytes), |line, answer| {
+            one(line, answer, &mut scratch, &limits);
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    let input = match args.io.read(limits.max_input_bytes)? {
+        Ok(text) => text,
+        Err(size) => {
+            eprintln!("{}", crate::repair_cmd::too_large(size, limits.max_input_bytes));
+            return Ok(ExitCode::from(UNRECOVERED));
+        }
+    };
     match toolfix::salvage::salvage_with(&input, &limits) {
         Ok(s) => {
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(s.text().as_bytes())?;
-            if !s.text().ends_with('\n') {
-                stdout.write_all(b"\n")?;
-            }
+            let mut stdout = Stdout::new();
+            stdout.text(s.text())?;
+            stdout.finish()?;
             if args.report {
                 for f in s.fixes() {
                     eprintln!("{} at {} {:?}", f.kind, f.span, input.get(f.span.range()).unwrap_or(""));
@@ -36,7 +54,58 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
         }
         Err(e) => {
             eprintln!("error: {}", e.report());
-            Ok(ExitCode::from(1))
+            Ok(ExitCode::from(UNRECOVERED))
         }
     }
+}
+
+/// Answer one batch line: `{"id","output":<value>,"fixes":[{"kind","span"}]}` or
+/// `{"id","error"}`.
+fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolfix::Limits) {
+    let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
+    let mut obj = batch::answer(answer, envelope.id);
+    let Some(raw) = envelope.input else {
+        obj.str("error", "missing `input`").finish();
+        return;
+    };
+    let owned;
+    let text = if let Some(text) = out::json_str(raw.get(), scratch) {
+        text
+    } else {
+        // Not a string, or an escape left to serde (surrogate pairs).
+        let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw.get()) else {
+            obj.str("error", "`input` must be a string").finish();
+            return;
+        };
+        owned = text;
+        &owned
+    };
+    match toolfix::salvage::salvage_with(text, limits) {
+        Ok(s) => {
+            obj.raw("output", s.text());
+            push_fixes(obj.key("fixes"), s.fixes());
+        }
+        Err(e) => {
+            obj.str("error", &e.to_string());
+        }
+    }
+    obj.finish();
+}
+
+/// The fixes of a salvage as a JSON array of `{"kind","span":[start,end]}`.
+pub(crate) fn push_fixes(out: &mut String, fixes: &[TextFix]) {
+    out.push('[');
+    for (i, f) in fixes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"kind\":\"");
+        out.push_str(f.kind.as_str());
+        out.push_str("\",\"span\":[");
+        out::push_usize(out, f.span.start);
+        out.push(',');
+        out::push_usize(out, f.span.end);
+        out.push_str("]}");
+    }
+    out.push(']');
 }

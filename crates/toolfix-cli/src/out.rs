@@ -1,82 +1,338 @@
-//! Writing JSON output lines that embed raw JSON text (so numbers and key order survive).
+//! Writing the CLI's output: JSON objects built member by member into a reused buffer
+//! (raw JSON text embedded as written, so numbers and key order survive), and stdout
+//! itself, buffered, flushed per answer when a reader may be waiting on it.
 
-use serde_json::Value;
-use std::fmt::Write as _;
+use std::io::{self, Write};
 
-/// One JSON object written key by key.
+/// One JSON object written member by member into `text`.
 #[derive(Debug)]
-pub(crate) struct Obj {
-    text: String,
+pub(crate) struct Obj<'b> {
+    text: &'b mut String,
+    empty: bool,
 }
 
-impl Obj {
-    pub(crate) fn new() -> Self {
-        Obj { text: String::from("{") }
+impl<'b> Obj<'b> {
+    /// Start an object at the end of `text`.
+    pub(crate) fn new(text: &'b mut String) -> Self {
+        text.push('{');
+        Obj { text, empty: true }
     }
 
-    fn key(&mut self, key: &str) {
-        if self.text.len() > 1 {
+    /// Start member `key` (a name of the wire shapes: nothing to escape); its value comes
+    /// next.
+    pub(crate) fn key(&mut self, key: &str) -> &mut String {
+        if !self.empty {
             self.text.push(',');
         }
-        self.text.push_str(&quote(key));
-        self.text.push(':');
+        self.empty = false;
+        // Keys are the CLI's own names: plain ASCII, nothing to escape.
+        self.text.push('"');
+        self.text.push_str(key);
+        self.text.push_str("\":");
+        self.text
     }
 
-    /// A member whose value is already strict JSON text (compacted here).
-    pub(crate) fn raw(mut self, key: &str, json: &str) -> Self {
-        self.key(key);
-        self.text.push_str(&toolfix::salvage::compact(json));
+    /// A member whose value is strict JSON text (compacted onto one line here).
+    pub(crate) fn raw(&mut self, key: &str, json: &str) -> &mut Self {
+        let text = self.key(key);
+        push_compact(text, json);
         self
     }
 
-    /// A member with a `serde_json` value.
-    pub(crate) fn value(mut self, key: &str, value: &Value) -> Self {
-        self.key(key);
-        let _ = write!(self.text, "{value}");
+    /// A member whose value is strict JSON text, kept as written when it is on one line
+    /// (arguments keep the model's bytes), compacted otherwise.
+    pub(crate) fn raw_as_written(&mut self, key: &str, json: &str) -> &mut Self {
+        if json.contains(['\n', '\r']) { self.raw(key, json) } else { self.raw_line(key, json) }
+    }
+
+    /// A member whose value is JSON text already on one line.
+    pub(crate) fn raw_line(&mut self, key: &str, json: &str) -> &mut Self {
+        self.key(key).push_str(json);
         self
     }
 
     /// A string member.
-    pub(crate) fn str(mut self, key: &str, s: &str) -> Self {
-        self.key(key);
-        self.text.push_str(&quote(s));
+    pub(crate) fn str(&mut self, key: &str, s: &str) -> &mut Self {
+        let text = self.key(key);
+        push_quoted(text, s);
         self
     }
 
-    /// Append already-written members (`"k":v,...`).
-    pub(crate) fn members(mut self, members: &str) -> Self {
-        if members.is_empty() {
-            return self;
-        }
-        if self.text.len() > 1 {
-            self.text.push(',');
-        }
-        self.text.push_str(members);
+    /// A member holding anything serde can write.
+    pub(crate) fn ser<T: serde::Serialize + ?Sized>(&mut self, key: &str, value: &T) -> &mut Self {
+        let json = serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned());
+        self.raw_line(key, &escape_line_separators(json))
+    }
+
+    /// A boolean member.
+    pub(crate) fn bool(&mut self, key: &str, b: bool) -> &mut Self {
+        self.key(key).push_str(if b { "true" } else { "false" });
         self
     }
 
-    pub(crate) fn finish(mut self) -> String {
+    /// A number member.
+    pub(crate) fn usize(&mut self, key: &str, n: usize) -> &mut Self {
+        let text = self.key(key);
+        push_usize(text, n);
+        self
+    }
+
+    /// Close the object.
+    pub(crate) fn finish(&mut self) {
         self.text.push('}');
-        self.text
     }
 }
 
-/// `s` as a JSON string literal, with U+2028/U+2029 escaped so no line splitter breaks it.
-pub(crate) fn quote(s: &str) -> String {
-    let q = Value::String(s.to_owned()).to_string();
-    if q.contains(['\u{2028}', '\u{2029}']) {
-        q.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
+/// `json` without layout whitespace, appended to `out` (as `toolfix::salvage::compact`,
+/// without a string of its own).
+pub(crate) fn push_compact(out: &mut String, json: &str) {
+    let b = json.as_bytes();
+    let mut copied = 0;
+    let mut i = 0;
+    let mut in_string = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_string {
+            match c {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if c == b'"' {
+            in_string = true;
+        } else if matches!(c, b' ' | b'\n' | b'\r' | b'\t') {
+            out.push_str(json.get(copied..i).unwrap_or(""));
+            while i < b.len() && matches!(b[i], b' ' | b'\n' | b'\r' | b'\t') {
+                i += 1;
+            }
+            copied = i;
+            continue;
+        }
+        i += 1;
+    }
+    out.push_str(json.get(copied..).unwrap_or(""));
+}
+
+/// The text of a JSON string literal `raw` (quotes included, as a `RawValue` holds it):
+/// borrowed when it has no escape, else unescaped into `scratch`. `None` when `raw` is not
+/// a string (or holds an escaped surrogate: then ask serde).
+pub(crate) fn json_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a str> {
+    let body = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let b = body.as_bytes();
+    let Some(first) = b.iter().position(|&c| c == b'\\') else { return Some(body) };
+    scratch.clear();
+    let mut copied = 0;
+    let mut i = first;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        scratch.push_str(body.get(copied..i)?);
+        let (ch, len) = match b.get(i + 1)? {
+            b'"' => ('"', 2),
+            b'\\' => ('\\', 2),
+            b'/' => ('/', 2),
+            b'b' => ('\u{8}', 2),
+            b'f' => ('\u{c}', 2),
+            b'n' => ('\n', 2),
+            b'r' => ('\r', 2),
+            b't' => ('\t', 2),
+            b'u' => {
+                let code = u32::from_str_radix(body.get(i + 2..i + 6)?, 16).ok()?;
+                (char::from_u32(code)?, 6)
+            }
+            _ => return None,
+        };
+        scratch.push(ch);
+        i += len;
+        copied = i;
+    }
+    scratch.push_str(body.get(copied..)?);
+    Some(scratch)
+}
+
+/// `n` in decimal, appended to `out`.
+pub(crate) fn push_usize(out: &mut String, n: usize) {
+    if n >= 10 {
+        push_usize(out, n / 10);
+    }
+    out.push(char::from(b'0' + (n % 10) as u8));
+}
+
+/// `s` as a JSON string literal, appended to `out`, with U+2028/U+2029 escaped so no line
+/// splitter breaks the line.
+pub(crate) fn push_quoted(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    let b = s.as_bytes();
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let escape: &str =
+            match c {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                0..0x20 => "",
+                // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+                0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => {
+                    if b[i + 2] == 0xA8 { "\\u2028" } else { "\\u2029" }
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+        out.push_str(s.get(copied..i).unwrap_or(""));
+        if escape.is_empty() {
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(c >> 4)]));
+            out.push(char::from(HEX[usize::from(c & 15)]));
+            i += 1;
+        } else if escape.starts_with("\\u2") {
+            out.push_str(escape);
+            i += 3;
+        } else {
+            out.push_str(escape);
+            i += 1;
+        }
+        copied = i;
+    }
+    out.push_str(s.get(copied..).unwrap_or(""));
+    out.push('"');
+}
+
+/// serde_json writes U+2028/U+2029 as themselves; a JSON Lines reader that splits on
+/// Unicode line breaks would cut the line there.
+fn escape_line_separators(json: String) -> String {
+    if json.contains(['\u{2028}', '\u{2029}']) {
+        json.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029")
     } else {
-        q
+        json
     }
 }
 
-/// The fixes of a salvage as a JSON array of `{"kind","span"}`.
-pub(crate) fn fixes(fixes: &[toolfix::salvage::TextFix]) -> Value {
-    Value::Array(
-        fixes
-            .iter()
-            .map(|f| serde_json::json!({"kind": f.kind.as_str(), "span": [f.span.start, f.span.end]}))
-            .collect(),
-    )
+/// Stdout, buffered. Answers are flushed one by one when stdout is not a regular file (a
+/// pipe, a terminal, a co-process's reader), so a reader never waits on a full buffer.
+pub(crate) struct Stdout {
+    w: io::BufWriter<io::StdoutLock<'static>>,
+    to_file: bool,
+}
+
+impl std::fmt::Debug for Stdout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stdout").field("to_file", &self.to_file).finish_non_exhaustive()
+    }
+}
+
+impl Stdout {
+    pub(crate) fn new() -> Self {
+        Stdout { w: io::BufWriter::with_capacity(64 * 1024, io::stdout().lock()), to_file: stdout_is_file() }
+    }
+
+    /// Write `line` and a newline.
+    pub(crate) fn line(&mut self, line: &str) -> io::Result<()> {
+        self.w.write_all(line.as_bytes())?;
+        self.w.write_all(b"\n")
+    }
+
+    /// Write `text`, with a newline unless it ends with one.
+    pub(crate) fn text(&mut self, text: &str) -> io::Result<()> {
+        self.w.write_all(text.as_bytes())?;
+        if !text.ends_with('\n') {
+            self.w.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// The end of an answer. Not a regular file: flush, unless `more` says the next line
+    /// is already at hand (so a co-process, which sends one line and waits, gets each
+    /// answer at once). A regular file: only the buffer's size decides.
+    pub(crate) fn answered(&mut self, more: bool) -> io::Result<()> {
+        if !self.to_file && !more {
+            self.w.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Flush what is left.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// Write `line` and a newline to stdout, as an error (not a panic, as `println!` would)
+/// when stdout is closed.
+pub(crate) fn print_line(line: &str) -> io::Result<()> {
+    let mut stdout = Stdout::new();
+    stdout.line(line)?;
+    stdout.finish()
+}
+
+#[cfg(unix)]
+fn stdout_is_file() -> bool {
+    use std::os::fd::AsFd as _;
+    io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| std::fs::File::from(fd).metadata().ok())
+        .is_some_and(|m| m.is_file())
+}
+
+#[cfg(not(unix))]
+fn stdout_is_file() -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_quoted_agrees_with_serde_and_escapes_line_separators() {
+        for s in [
+            "",
+            "plain",
+            "a\"b\\c",
+            "tab\tnl\nret\r",
+            "\u{1}\u{8}\u{c}\u{1f}\u{7f}",
+            "é👩‍💻",
+            "x\u{2028}y\u{2029}z\u{2027}",
+        ] {
+            let mut out = String::new();
+            push_quoted(&mut out, s);
+            assert_eq!(serde_json::from_str::<String>(&out).unwrap(), s);
+            assert!(!out.contains(['\u{2028}', '\u{2029}']), "{out}");
+            if !s.contains(['\u{2028}', '\u{2029}']) {
+                assert_eq!(out, serde_json::to_string(s).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn push_compact_agrees_with_the_library() {
+        for json in ["{}", "{ \"a\" : [1, 2.0],\n \"b c\": \"x y\" }", "[\"q\\\" \\\\\", 1 ]", " 1 ", "\"open"] {
+            let mut out = String::new();
+            push_compact(&mut out, json);
+            assert_eq!(out, toolfix::salvage::compact(json), "{json}");
+        }
+    }
+
+    #[test]
+    fn json_str_unescapes_as_serde_does() {
+        let mut scratch = String::new();
+        for raw in [r#""""#, r#""plain""#, r#""a\"b\\c\/d\b\f\n\r\t""#, r#""\u00e9\u0041""#] {
+            let ours = json_str(raw, &mut scratch).map(str::to_owned);
+            assert_eq!(ours, Some(serde_json::from_str::<String>(raw).unwrap()), "{raw}");
+        }
+        assert_eq!(json_str("12", &mut scratch), None);
+        assert_eq!(json_str(r#""\ud83d\ude00""#, &mut scratch), None);
+    }
 }

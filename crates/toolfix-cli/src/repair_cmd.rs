@@ -1,72 +1,122 @@
 //! `toolfix repair`: validate arguments against a tool's schema and repair them, or say
 //! what to fix.
 
-use crate::RepairArgs;
 use crate::batch::{self, Line};
-use crate::out::Obj;
+use crate::json_cmd::Text;
+use crate::out::{Obj, Stdout};
 use crate::tools::{self, Cache};
+use crate::{RepairArgs, UNRECOVERED};
 use anyhow::{Result, bail};
+use serde::Deserialize;
 use serde_json::Value;
-use std::io::Write;
+use serde_json::value::RawValue;
 use std::process::ExitCode;
 use toolfix::{CallOutcome, ToolSet};
 
+/// A batch line: `{"id"?, "tool", "arguments": "<text>" | <value>, "tools"?}`.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool: Option<&'a RawValue>,
+    #[serde(borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tools: Option<&'a RawValue>,
+}
+
 pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
     let file_tools = args.tools.as_deref().map(tools::load).transpose()?;
-    if let Some(Err(why)) = file_tools.as_ref().map(tools::Tools::set) {
-        bail!("{why}");
-    }
-    let input = args.io.read()?;
     let limits = args.io.limits();
     if args.io.batch {
+        let mut input = args.io.open()?;
         let mut cache = Cache::default();
-        batch::run(&input, |line, answer| {
-            let set = match line.raw("tools") {
-                Some(raw) => cache.get(raw).and_then(tools::Tools::set),
-                None => file_tools
-                    .as_ref()
-                    .ok_or_else(|| "no tools: give `tools` or --tools".to_owned())
-                    .and_then(tools::Tools::set),
-            };
-            match set.and_then(|set| call(set, line, &limits)) {
-                Ok(outcome) => answer.outcome(&outcome),
-                Err(msg) => answer
-                    .value("ok", &Value::Bool(false))
-                    .value("error", &serde_json::json!({"message": msg, "issues": []})),
-            }
+        batch::run(&mut input, batch::line_limit(limits.max_input_bytes), |line, answer| {
+            one(line, answer, file_tools.as_ref(), &mut cache, &limits);
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(set) = file_tools.as_ref().map(tools::Tools::set).transpose().map_err(anyhow::Error::msg)? else {
-        bail!("give the tool definitions with --tools FILE")
-    };
+    let Some(set) = file_tools.as_ref() else { bail!("give the tool definitions with --tools FILE") };
     let Some(name) = args.tool.as_deref() else { bail!("give the tool name with --tool NAME") };
+    let input = match args.io.read(limits.max_input_bytes)? {
+        Ok(text) => text,
+        Err(size) => {
+            eprintln!("{}", too_large(size, limits.max_input_bytes));
+            return Ok(ExitCode::from(UNRECOVERED));
+        }
+    };
     let outcome = set.repair_call_with(name, &input, &toolfix::CallOptions::from(limits));
     report(&outcome, args.report);
     if let Some(text) = outcome.arguments_text() {
-        let mut stdout = std::io::stdout().lock();
-        stdout.write_all(text.as_bytes())?;
-        if !text.ends_with('\n') {
-            stdout.write_all(b"\n")?;
-        }
+        let mut stdout = Stdout::new();
+        stdout.text(text)?;
+        stdout.finish()?;
         Ok(ExitCode::SUCCESS)
     } else {
         if let Some(refusal) = outcome.refusal() {
             eprintln!("{}", refusal.message);
         }
-        Ok(ExitCode::from(1))
+        Ok(ExitCode::from(UNRECOVERED))
     }
 }
 
+/// Answer one batch line: the outcome's members (see [`push_outcome`]).
+fn one(line: Line<'_>, answer: &mut String, file_tools: Option<&ToolSet>, cache: &mut Cache, limits: &toolfix::Limits) {
+    let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
+    let mut obj = batch::answer(answer, envelope.id);
+    let set = match envelope.tools {
+        Some(raw) => cache.get(raw.get(), line.number),
+        None => file_tools.ok_or_else(|| "no tools: give `tools` or --tools".to_owned()),
+    };
+    match set.and_then(|set| call(set, &envelope, limits)) {
+        Ok(outcome) => push_outcome(&mut obj, &outcome),
+        Err(msg) => push_error(&mut obj, &msg),
+    }
+    obj.finish();
+}
+
 /// Run one batch line: `tool` and `arguments` (text, or a JSON value kept as written).
-fn call(set: &ToolSet, line: &Line<'_>, limits: &toolfix::Limits) -> Result<CallOutcome, String> {
-    let name = line.str("tool")?;
-    let raw = match line.value("arguments") {
-        Some(Value::String(s)) => s,
-        Some(_) => line.raw("arguments").unwrap_or("null").to_owned(),
-        None => String::new(),
+fn call(set: &ToolSet, envelope: &Envelope<'_>, limits: &toolfix::Limits) -> Result<CallOutcome, String> {
+    let name = match envelope.tool.map(|raw| serde_json::from_str::<Text<'_>>(raw.get())) {
+        Some(Ok(Text(name))) => name,
+        Some(Err(_)) => return Err("`tool` must be a string".to_owned()),
+        None => return Err("missing `tool`".to_owned()),
+    };
+    let raw = match envelope.arguments {
+        Some(raw) => match serde_json::from_str::<Text<'_>>(raw.get()) {
+            Ok(Text(text)) => text,
+            Err(_) => raw.get().into(),
+        },
+        None => "".into(),
     };
     Ok(set.repair_call_with(&name, &raw, &toolfix::CallOptions::from(*limits)))
+}
+
+/// A call's outcome as answer members: `"ok":true,"arguments":<JSON>,"repairs":[{"kind",
+/// "path"}],"notes":[...]` or `"ok":false,"error":{"message","issues"}`.
+pub(crate) fn push_outcome(obj: &mut Obj<'_>, outcome: &CallOutcome) {
+    match (outcome.arguments_text(), outcome.refusal()) {
+        (Some(text), _) => {
+            obj.bool("ok", true).raw_as_written("arguments", text);
+            let repairs: Vec<Value> = outcome
+                .repairs()
+                .iter()
+                .map(|r| serde_json::json!({"kind": r.kind.as_str(), "path": r.path}))
+                .collect();
+            obj.ser("repairs", &repairs).ser("notes", outcome.notes());
+        }
+        (None, Some(refusal)) => {
+            obj.bool("ok", false).ser("error", refusal);
+        }
+        (None, None) => push_error(obj, "the call was not accepted"),
+    }
+}
+
+/// A refusal that comes from the line, not from the call: `"ok":false,"error":{"message",
+/// "issues":[]}`.
+pub(crate) fn push_error(obj: &mut Obj<'_>, message: &str) {
+    obj.bool("ok", false).ser("error", &serde_json::json!({"message": message, "issues": []}));
 }
 
 fn report(outcome: &CallOutcome, verbose: bool) {
@@ -85,29 +135,8 @@ fn report(outcome: &CallOutcome, verbose: bool) {
     }
 }
 
-impl Obj {
-    /// The members of one call's answer: `"ok":true,"arguments":<raw JSON>,"repairs":
-    /// [{"kind","path"}],"notes":[..]` or `"ok":false,"error":{"message","issues"}`. The
-    /// arguments are the accepted text as written (compacted only when it spans lines).
-    pub(crate) fn outcome(self, outcome: &CallOutcome) -> Obj {
-        match outcome.arguments_text() {
-            Some(text) => {
-                let repairs: Vec<Value> = outcome
-                    .repairs()
-                    .iter()
-                    .map(|r| serde_json::json!({"kind": r.kind.as_str(), "path": r.path}))
-                    .collect();
-                let obj = self.value("ok", &Value::Bool(true));
-                let obj = if text.contains(['\n', '\r']) {
-                    obj.raw("arguments", text)
-                } else {
-                    obj.members(&format!("\"arguments\":{text}"))
-                };
-                obj.value("repairs", &Value::Array(repairs)).value("notes", &serde_json::json!(outcome.notes()))
-            }
-            None => self
-                .value("ok", &Value::Bool(false))
-                .value("error", &serde_json::to_value(outcome.refusal()).unwrap_or_default()),
-        }
-    }
+/// The message for a single-mode input over the limit (`size` is what was read: one byte
+/// over).
+pub(crate) fn too_large(size: usize, limit: usize) -> String {
+    format!("error: the input is too large (over {} bytes, limit {limit}; raise `--max-input-bytes`)", size - 1)
 }

@@ -1,94 +1,60 @@
 //! Tool definitions: from `--tools FILE` or inline per batch line, compiled once each.
+//!
+//! A definition whose schema does not compile does not take the others down: it is
+//! reported once on stderr, and calls to it are refused as the definition's fault.
 
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 use toolfix::ToolSet;
-use toolfix::extract::ToolLookup;
 
 /// Read a tool file: a JSON array of definitions, or an object with a `tools` array (an
 /// OpenAI request body).
-pub(crate) fn load(path: &Path) -> Result<Tools> {
+pub(crate) fn load(path: &Path) -> Result<ToolSet> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let value: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
     let defs = definitions(&value).with_context(|| format!("{} holds no tool list", path.display()))?;
-    Ok(Tools::compile(&defs))
+    Ok(compile(&defs, &path.display().to_string()))
 }
 
 /// The tool list inside `value`: the array itself, or its `tools` member.
-pub(crate) fn definitions(value: &Value) -> Option<Value> {
+pub(crate) fn definitions(value: &Value) -> Option<Vec<Value>> {
     match value {
-        Value::Array(_) => Some(value.clone()),
-        Value::Object(o) => o.get("tools").filter(|t| t.is_array()).cloned(),
+        Value::Array(list) => Some(list.clone()),
+        Value::Object(o) => o.get("tools").and_then(Value::as_array).cloned(),
         _ => None,
     }
 }
 
-/// Tool definitions as compiled: a [`ToolSet`], or, when a schema does not compile, only
-/// the names and schemas (enough to find and type calls, not to repair them).
-#[derive(Debug)]
-pub(crate) enum Tools {
-    Set(ToolSet),
-    Loose { schemas: HashMap<String, Value>, why: String },
-}
-
-impl Tools {
-    /// Compile `defs`, falling back to the loose form.
-    pub(crate) fn compile(defs: &Value) -> Tools {
-        match ToolSet::from_value(defs) {
-            Ok(set) => Tools::Set(set),
-            Err(e) => {
-                let schemas = defs
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|d| {
-                        let inner = d.get("function").filter(|f| f.is_object()).unwrap_or(d);
-                        let name = inner.get("name")?.as_str()?.to_owned();
-                        let params = inner
-                            .get("parameters")
-                            .or_else(|| inner.get("inputSchema"))
-                            .cloned()
-                            .unwrap_or(Value::Null);
-                        Some((name, params))
-                    })
-                    .collect();
-                Tools::Loose { schemas, why: e.to_string() }
-            }
-        }
+/// Compile `defs`, reporting the definitions that do not compile on stderr.
+fn compile(defs: &[Value], source: &str) -> ToolSet {
+    let (set, errors) = ToolSet::new_partial(defs);
+    for e in errors {
+        eprintln!("toolfix: {source}: {e}");
     }
-
-    /// The compiled set, or why there is none.
-    pub(crate) fn set(&self) -> Result<&ToolSet, String> {
-        match self {
-            Tools::Set(set) => Ok(set),
-            Tools::Loose { why, .. } => Err(why.clone()),
-        }
-    }
-
-    /// What the extractor may look up.
-    pub(crate) fn lookup(&self) -> &dyn ToolLookup {
-        match self {
-            Tools::Set(set) => set,
-            Tools::Loose { schemas, .. } => schemas,
-        }
-    }
+    set
 }
 
 /// Tool lists from inline `tools` members, compiled once each, keyed by their JSON text.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
-    sets: HashMap<String, Result<Tools, String>>,
+    sets: HashMap<String, Result<ToolSet, String>>,
 }
 
 impl Cache {
-    /// The tools written as `raw` JSON text.
-    pub(crate) fn get(&mut self, raw: &str) -> Result<&Tools, String> {
+    const MAX_SETS: usize = 64;
+
+    /// The tools written as `raw` JSON text on batch line `line`.
+    pub(crate) fn get(&mut self, raw: &str, line: usize) -> Result<&ToolSet, String> {
         if !self.sets.contains_key(raw) {
+            // Bounded on endless input with ever new tool lists.
+            if self.sets.len() >= Self::MAX_SETS {
+                self.sets.clear();
+            }
             let compiled = match serde_json::from_str::<Value>(raw) {
                 Ok(v) => match definitions(&v) {
-                    Some(defs) => Ok(Tools::compile(&defs)),
+                    Some(defs) => Ok(compile(&defs, &format!("line {line}: `tools`"))),
                     None => Err("`tools` must be an array of tool definitions".to_owned()),
                 },
                 Err(e) => Err(format!("`tools` is not JSON: {e}")),

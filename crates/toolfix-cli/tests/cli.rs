@@ -123,12 +123,13 @@ fn extract_keeps_going_when_a_schema_does_not_compile() {
 }
 
 #[test]
-fn extract_single_mode_exits_1_without_calls() {
+fn extract_single_mode_exits_0_on_prose_alone() {
     let out = toolfix()
         .arg("extract")
         .write_stdin("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>")
         .assert()
         .success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("\"name\":\"f\""));
-    toolfix().arg("extract").write_stdin("just prose").assert().code(1);
+    // Plain prose with no call is a valid answer.
+    toolfix().arg("extract").write_stdin("just prose").assert().code(0);
 }

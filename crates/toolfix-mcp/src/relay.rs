@@ -5,6 +5,7 @@ use crate::lines::{Frame, Frames};
 use crate::session::{ClientAction, Session};
 use crate::{Config, Error, Log};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, Command};
@@ -60,8 +61,10 @@ where
     let server_in: Shared<Option<ChildStdin>> = Arc::new(Mutex::new(Some(server_in)));
     let client_out: Shared<W> = Arc::new(Mutex::new(client_out));
     let log = Arc::new(log);
+    let client_closed = Arc::new(AtomicBool::new(false));
 
     let mut upstream = tokio::spawn(client_to_server(
+        Arc::clone(&client_closed),
         Frames::new(BufReader::with_capacity(64 * 1024, client_in), config.max_message_bytes),
         Arc::clone(&session),
         Arc::clone(&server_in),
@@ -77,12 +80,14 @@ where
     ));
 
     let grace = config.shutdown_grace;
-    let client_first = tokio::select! {
+    let (client_first, downstream_done) = tokio::select! {
         biased;
-        _ = &mut downstream => false,
-        _ = &mut upstream => true,
+        _ = &mut downstream => (false, true),
+        _ = &mut upstream => (true, false),
     };
-    if client_first {
+    // The server's output may end first only because the client closed its input and the
+    // server finished: that is the client's ending, not a crash.
+    if client_first || client_closed.load(Ordering::Acquire) {
         // The client task closed the server's stdin; give the server `grace` to finish.
         let deadline = tokio::time::Instant::now() + grace;
         let status = if let Ok(status) = tokio::time::timeout_at(deadline, child.wait()).await {
@@ -92,23 +97,20 @@ where
             None
         };
         // Whatever the server wrote before it went reaches the client.
-        let _ = tokio::time::timeout(grace, &mut downstream).await;
-        downstream.abort();
+        if !downstream_done {
+            let _ = tokio::time::timeout(grace, &mut downstream).await;
+            downstream.abort();
+        }
+        upstream.abort();
+        // A client that closed its input may still read: what the server left unanswered
+        // gets an error, as when the server goes first.
+        answer_abandoned(&session, &client_out).await;
         let code = status.and_then(|s| s.code()).unwrap_or(0);
         return Ok(Exit { ending: Ending::ClientClosed, code });
     }
     // The server closed its stdout: it is gone or going. Answer what it left unanswered.
     upstream.abort();
-    let errors = lock(&session).abandon("the MCP server exited before answering (toolfix mcp)");
-    {
-        let mut out = client_out.lock().await;
-        for line in errors {
-            if out.write_all(&line).await.is_err() {
-                break;
-            }
-        }
-        let _ = out.flush().await;
-    }
+    answer_abandoned(&session, &client_out).await;
     server_in.lock().await.take();
     let status = if let Ok(status) = tokio::time::timeout(grace, child.wait()).await {
         Some(status.map_err(Error::Io)?)
@@ -119,6 +121,21 @@ where
     let code = status.and_then(|s| s.code()).filter(|c| *c != 0).unwrap_or(1);
     log.write(&crate::event::Event::Warning(format!("the MCP server exited; exiting with {code}")));
     Ok(Exit { ending: Ending::ServerExited, code })
+}
+
+/// Every client request the server left unanswered gets a JSON-RPC error.
+async fn answer_abandoned<W: AsyncWrite + Unpin>(session: &SyncMutex<Session>, client_out: &Mutex<W>) {
+    let errors = lock(session).abandon("the MCP server exited before answering (toolfix mcp)");
+    if errors.is_empty() {
+        return;
+    }
+    let mut out = client_out.lock().await;
+    for line in errors {
+        if out.write_all(&line).await.is_err() {
+            break;
+        }
+    }
+    let _ = out.flush().await;
 }
 
 fn lock(session: &SyncMutex<Session>) -> std::sync::MutexGuard<'_, Session> {
@@ -141,6 +158,7 @@ async fn send_server(to: &Mutex<Option<ChildStdin>>, bytes: &[u8]) -> std::io::R
 }
 
 async fn client_to_server<R, W>(
+    closed: Arc<AtomicBool>,
     mut frames: Frames<BufReader<R>>,
     session: Arc<SyncMutex<Session>>,
     server_in: Shared<Option<ChildStdin>>,
@@ -177,6 +195,7 @@ async fn client_to_server<R, W>(
         }
     }
     // The client is gone: close the server's stdin so it can finish.
+    closed.store(true, Ordering::Release);
     server_in.lock().await.take();
 }
 

@@ -49,8 +49,14 @@ impl Adapter for ChatCompletions {
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
         let Some(choice) = choices(response).get(index) else { return false };
         let reply = Reply::from_choice(choice);
+        let natives = reply.tool_calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
         fixed.changed_calls()
             || fixed.calls.iter().any(|c| !c.status.is_usable())
+            // A server call dropped (a repeat kept once), split, or given a name changes the
+            // reply too: every call must be one of the originals as sent.
+            || served.len() != natives.len()
+            || served.iter().any(|c| !natives.iter().any(|o| same_call(c, o)))
             || reply.content != fixed.content
             || reply.reasoning_content != fixed.reasoning_content.as_deref()
     }
@@ -193,13 +199,16 @@ fn one_shot(request: &Value) -> Option<Value> {
 }
 
 /// A usable call in OpenAI shape; an untouched server call keeps its own object.
+/// True when the server call `original` is `call` as sent: same id, name and arguments text.
+fn same_call(call: &FixedCall, original: &Value) -> bool {
+    original.get("id").and_then(Value::as_str) == Some(call.id.as_str())
+        && original.pointer("/function/name").and_then(Value::as_str) == Some(call.name.as_str())
+        && original.pointer("/function/arguments").and_then(Value::as_str) == call.arguments_text()
+}
+
 pub(crate) fn call_value(call: &FixedCall, originals: &[Value]) -> Value {
     if call.channel == Channel::ToolCalls && call.status == toolfix::CallStatus::Untouched {
-        let same = originals.iter().find(|o| {
-            o.get("id").and_then(Value::as_str) == Some(call.id.as_str())
-                && o.pointer("/function/name").and_then(Value::as_str) == Some(call.name.as_str())
-        });
-        if let Some(o) = same {
+        if let Some(o) = originals.iter().find(|o| same_call(call, o)) {
             return o.clone();
         }
     }

@@ -68,6 +68,10 @@ const GEMMA_THOUGHT: Think = think("<|channel>thought", "<channel|>");
 /// gpt-oss Harmony's analysis channel: reasoning written as channel markup.
 const HARMONY_ANALYSIS: Think =
     Think { open: Some("<|channel|>analysis<|message|>"), close: "<|end|>", always_moves: true };
+/// The same with its role header, as a reply that starts a new message writes it (the
+/// header is markup, never prose).
+const HARMONY_ANALYSIS_MESSAGE: Think =
+    Think { open: Some("<|start|>assistant<|channel|>analysis<|message|>"), close: "<|end|>", always_moves: true };
 /// Apriel writes its reasoning, then `[BEGIN FINAL RESPONSE]`.
 const APRIEL_FINAL: Think = Think { open: None, close: "[BEGIN FINAL RESPONSE]", always_moves: false };
 
@@ -233,7 +237,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         start: &["<|start|>", "<|channel|>"],
         end: &["<|call|>", "<|end|>"],
         grammar: Grammar::Parser(super::harmony::parse),
-        reasoning: &[HARMONY_ANALYSIS],
+        reasoning: &[HARMONY_ANALYSIS_MESSAGE, HARMONY_ANALYSIS],
         // A commentary message without a recipient is a preamble the user sees: prose.
         wrappers: &[
             "<|start|>assistant<|channel|>final<|message|>",

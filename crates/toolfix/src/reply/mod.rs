@@ -391,10 +391,13 @@ impl FixedReply {
         }
     }
 
-    /// True when some call was recovered or repaired (not all untouched server calls).
+    /// True when some call was recovered or repaired (not all untouched server calls under
+    /// the names they were sent with).
     #[must_use]
     pub fn changed_calls(&self) -> bool {
-        self.calls.iter().any(|c| c.channel != Channel::ToolCalls || c.status != CallStatus::Untouched)
+        self.calls
+            .iter()
+            .any(|c| c.channel != Channel::ToolCalls || c.status != CallStatus::Untouched || c.written_name != c.name)
     }
 }
 
