@@ -255,3 +255,21 @@ fn top_level_string_with_an_inner_quote() {
     check("\"abc\" and more prose", "\"abc\"", &[K::SurroundingProse]);
     check("\"x\" tall, \"y\"", "\"x\"", &[K::SurroundingProse]);
 }
+
+/// Issue 14 §6: a placeholder where a value would be stands for no value: the member goes
+/// (reported), never a `"..."` string.
+#[test]
+fn placeholder_is_never_a_value() {
+    check("{\"a\": 1, \"b\": ..., \"c\": 2}", "{\"a\": 1,  \"c\": 2}", &[K::Ellipsis]);
+    check("{\"a\": 1, \"b\": ...}", "{\"a\": 1 }", &[K::Ellipsis, K::TrailingComma]);
+    check("{\"b\": \u{2026}, \"c\": 2}", "{ \"c\": 2}", &[K::Ellipsis]);
+    check("{\"b\": ...}", "{}", &[K::Ellipsis]);
+    // Not a placeholder: a number-like word stays a string, as before.
+    check("{\"v\": ...5}", "{\"v\": \"...5\"}", &[K::NumberAsString]);
+}
+
+/// Found by `damaged_json_output_is_strict`: a requoted key before a placeholder value.
+#[test]
+fn placeholder_value_after_a_requoted_key() {
+    check("{'}'...", "{}", &[K::Ellipsis, K::TruncatedContainer]);
+}

@@ -7,7 +7,8 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws, value_starts,
+    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, is_ws, key_then_colon, open_quote, skip_ws,
+    value_starts,
 };
 use super::truncation::{Truncation, Uncertain, UncertainKind};
 use crate::{Error, ErrorKind, Result, Span};
@@ -238,13 +239,14 @@ impl<'a> Parser<'a> {
                 self.pos = i + n;
             }
             // `{"a": 1, ...}`: a placeholder where a key would be is dropped, never a key.
-            (Kind::Object, State::Open, _) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
+            (Kind::Object, State::Open, b'.' | 0xE2) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
             (Kind::Object, State::Open, _) => self.key()?,
             (Kind::Object, State::Colon, _) => self.colon()?,
             (Kind::Object, State::Value, b',') => {
                 self.edits.insert(i, "null", Some(K::MissingValue));
                 self.value_done(i, false);
             }
+            (Kind::Object, State::Value, b'.' | 0xE2) if self.placeholder_value(frame, i) => {}
             (Kind::Object, State::Value, _) => self.start_value(Ctx::ObjValue)?,
             (Kind::Object, State::Next, _) => self.object_next()?,
             (_, State::Open, _) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
@@ -315,6 +317,37 @@ impl<'a> Parser<'a> {
             f.last_end = end;
             f.last_was_string = was_string;
         }
+    }
+
+    /// `{"a": 1, "b": ..., "c": 2}`: a placeholder where a value would be stands for no
+    /// value, so the member goes (reported), never a `"..."` string or a `null`. True
+    /// when it was one.
+    fn placeholder_value(&mut self, frame: Frame, i: usize) -> bool {
+        let n = ellipsis_len(self.b, i);
+        if n == 0 {
+            return false;
+        }
+        let j = skip_ws(self.b, i + n, self.end);
+        let end = match self.at(j) {
+            Some(b',') => j + 1,
+            Some(b'}') | None => i + n,
+            _ => return false,
+        };
+        let start = self.key_start(frame);
+        // The comma before the member is pending again: a trailing one is dropped.
+        let mut k = start;
+        while k > frame.open + 1 && is_ws(self.b[k - 1]) {
+            k -= 1;
+        }
+        let comma = (k > frame.open + 1 && self.b[k - 1] == b',').then(|| k - 1);
+        // The key's own fixes (requoting, a missing colon) go with it.
+        self.edits.clear_range(start, end);
+        self.edits.delete(start, end, Some(K::Ellipsis));
+        let f = self.top();
+        f.state = State::Open;
+        f.pending_comma = comma;
+        self.pos = end;
+        true
     }
 
     fn ellipsis(&mut self) {
