@@ -395,7 +395,8 @@ impl Dispatcher {
     /// bind), execution and the declared recovery. Every fix goes through the whole
     /// pipeline again and must validate; nothing unvalidated reaches a tool.
     pub async fn dispatch(&self, turn: &mut Turn, call: &Call) -> Outcome {
-        let first = self.tools.repair_call_with(&call.name, &call.arguments, &self.limits);
+        let options = toolfix::CallOptions::from(self.limits).with_hit_token_limit(call.hit_token_limit);
+        let first = self.tools.repair_call_with(&call.name, &call.arguments, &options);
         let (Some(entry), Ok(tool)) = (self.entries.get(first.name()), self.tools.tool(first.name())) else {
             let error = ToolError::InvalidArgs {
                 tool: call.name.clone(),
@@ -531,7 +532,8 @@ impl Dispatcher {
                     return Err(Outcome::Escalation(invalid().escalate(fixer.name(), why, Severity::Medium, attempts)));
                 }
                 FixAnswer::Fixed(text) => {
-                    let again = self.tools.repair_call_with(tool.name(), &text, &self.limits);
+                    let again =
+                        self.tools.repair_call_with(tool.name(), &text, &toolfix::CallOptions::from(self.limits));
                     if again.is_ok() {
                         return Ok(Accepted::from(&again, Some(fixer.name().to_owned())));
                     }

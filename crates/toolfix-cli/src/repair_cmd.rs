@@ -46,7 +46,7 @@ pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(UNRECOVERED));
         }
     };
-    let outcome = set.repair_call_with(name, &input, &limits);
+    let outcome = set.repair_call_with(name, &input, &toolfix::CallOptions::from(limits));
     report(&outcome, args.report);
     if let Some(text) = outcome.arguments_text() {
         let mut stdout = Stdout::new();
@@ -90,7 +90,7 @@ fn call(set: &ToolSet, envelope: &Envelope<'_>, limits: &toolfix::Limits) -> Res
         },
         None => "".into(),
     };
-    Ok(set.repair_call_with(&name, &raw, limits))
+    Ok(set.repair_call_with(&name, &raw, &toolfix::CallOptions::from(*limits)))
 }
 
 /// A call's outcome as answer members: `"ok":true,"arguments":<JSON>,"repairs":[{"kind",

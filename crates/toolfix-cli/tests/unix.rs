@@ -107,7 +107,10 @@ fn batch_line_over_the_limit_gets_an_error_line_and_the_batch_goes_on() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text:.300}");
     assert!(lines[0].starts_with("{\"id\":null,\"line\":1,\"error\":\"line 1 is too large"), "{}", lines[0]);
-    assert_eq!(lines[1], "{\"id\":2,\"output\":[1],\"fixes\":[{\"kind\":\"truncated_container\",\"span\":[2,2]}]}");
+    assert_eq!(
+        lines[1],
+        "{\"id\":2,\"output\":[1],\"fixes\":[{\"kind\":\"uncertain_number\",\"span\":[1,2]},{\"kind\":\"truncated_container\",\"span\":[2,2]}]}"
+    );
 }
 
 #[test]

@@ -313,7 +313,7 @@ impl Session {
 
 /// The pipeline on one call's arguments (the one place that picks the library's entry point).
 fn repair(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
-    tool.repair_call_with(raw, limits)
+    tool.repair_call_with(raw, &toolfix::CallOptions::from(*limits))
 }
 
 /// True when `raw` is strict JSON that the tool's schema accepts as it is.

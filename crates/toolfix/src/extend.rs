@@ -34,7 +34,8 @@ use crate::report::{Outcome, Repair, RepairKind};
 use crate::schema::view;
 use crate::schema::{Tool, ToolSet};
 use crate::validate::{ViolationKind, violations};
-use crate::{Limits, pointer, salvage};
+use crate::pipeline::CallOptions;
+use crate::{pointer, salvage};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -173,14 +174,14 @@ impl ToolSet {
         let Ok(tool) = self.tool(name) else {
             return (outcome, None);
         };
-        let limits = Limits::default();
+        let options = CallOptions::default();
         let none = Extensions::default();
         let ext = tool.extensions().unwrap_or(&none);
-        let uncertain = extend_value(tool, ext, raw, &limits, true).and_then(|(value, mut repairs)| {
+        let uncertain = extend_value(tool, ext, raw, &options, true).and_then(|(value, mut repairs)| {
             if !repairs.iter().any(|r| r.kind == RepairKind::UncertainMatch) {
                 return None;
             }
-            let again = run(tool, &value.to_string(), &limits);
+            let again = run(tool, &value.to_string(), &options);
             let arguments = again.arguments()?.clone();
             repairs.extend_from_slice(again.repairs());
             Some(UncertainCall { arguments, repairs })
@@ -252,11 +253,11 @@ impl Tool {
 /// The pipeline's hook for a refused outcome: the extensions' repairs (the result run
 /// through the pipeline again), else the contract hint and the refusal renderer.
 #[cold]
-pub(crate) fn after_refusal(tool: &Tool, raw: &str, limits: &Limits, outcome: &mut CallOutcome) {
+pub(crate) fn after_refusal(tool: &Tool, raw: &str, options: &CallOptions, outcome: &mut CallOutcome) {
     if let Some(ext) = tool.extensions().filter(|e| e.repairs_values())
-        && let Some((value, repairs)) = extend_value(tool, ext, raw, limits, false)
+        && let Some((value, repairs)) = extend_value(tool, ext, raw, options, false)
     {
-        let mut again = run(tool, &value.to_string(), limits);
+        let mut again = run(tool, &value.to_string(), options);
         if again.is_ok() {
             let (report, _) = again.parts_mut();
             report.text_fixes.splice(0..0, outcome.report().text_fixes.iter().copied());
@@ -286,20 +287,24 @@ pub(crate) fn after_refusal(tool: &Tool, raw: &str, limits: &Limits, outcome: &m
 }
 
 /// The salvaged value of `raw` with the extensions applied at the failing places, and what
-/// they did; `None` when they did nothing (or the text was cut off: that needs the model).
+/// they did; `None` when they did nothing, or the text was cut off or unclosed (that needs
+/// the model), or gives a key twice (which value the tool reads is not certain).
 fn extend_value(
     tool: &Tool,
     ext: &Extensions,
     raw: &str,
-    limits: &Limits,
+    options: &CallOptions,
     fuzzy: bool,
 ) -> Option<(Value, Vec<Repair>)> {
     let source = if raw.trim().is_empty() { "{}" } else { raw };
-    let salvaged = salvage::salvage_with(source, limits).ok()?;
-    if salvaged.is_truncated() {
+    let salvaged = salvage::salvage_with(source, &options.limits).ok()?;
+    if salvaged.is_truncated() || salvaged.truncation().is_some() {
         return None;
     }
-    let mut value = salvaged.to_value().ok()?;
+    let (mut value, dupes) = salvage::parse_value(salvaged.text()).ok()?;
+    if dupes {
+        return None;
+    }
     let root = tool.parameters();
     let mut repairs = Vec::new();
     let mut objects: BTreeSet<String> = BTreeSet::new();

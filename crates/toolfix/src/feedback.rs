@@ -5,6 +5,7 @@
 
 use crate::pointer::Moves;
 use crate::report::CallNote;
+use crate::salvage::{Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{NameError, Tool};
 use crate::span::{floor_char_boundary, shorten};
@@ -133,6 +134,79 @@ pub(crate) fn truncated(tool: &Tool, path: Option<&str>, strict: bool) -> Refusa
     Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
 }
 
+/// Why a cut-off call is refused.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CutRefusal<'a> {
+    /// The tool may change things: no cut-off call is run.
+    MayChangeThings,
+    /// A read-only tool, but the value at this pointer is required (or named by a hint).
+    Required(&'a str),
+}
+
+/// A refusal for a call whose text was cut off (issue 9 §1): says that the output was cut
+/// off, where, and what to send again.
+pub(crate) fn cut_off(tool: &Tool, cut: &Truncation, why: CutRefusal<'_>) -> Refusal {
+    let place = cut_place(cut);
+    let shorter = if cut.uncertain().last().is_some_and(|u| u.kind == UncertainKind::String) {
+        " (if a long text does not fit, split the work into smaller calls)"
+    } else {
+        ""
+    };
+    let (path, expected, hint) = match why {
+        CutRefusal::MayChangeThings => (
+            cut.pointer().to_owned(),
+            "the complete call".to_owned(),
+            format!(
+                "your output was cut off {place}; `{}` may change things, so a cut-off call is never run: send the whole call again with every value complete{shorter}",
+                tool.name()
+            ),
+        ),
+        CutRefusal::Required(pointer) => (
+            pointer.to_owned(),
+            "the complete value (required)".to_owned(),
+            format!(
+                "your output was cut off {place}; a required value that touches the cut is never passed on: send the call again with this value complete{shorter}"
+            ),
+        ),
+    };
+    let issue = Issue { path, expected, received: None, hint: Some(hint) };
+    Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
+}
+
+/// Where a cut is, in words: `inside the string at /content (byte 31)`.
+fn cut_place(cut: &Truncation) -> String {
+    let at = |p: &str| if p.is_empty() { "the top level".to_owned() } else { p.to_owned() };
+    let what = match cut.uncertain().last() {
+        Some(u) => match u.kind {
+            UncertainKind::String => format!("inside the string at {}", at(&u.pointer)),
+            UncertainKind::Number => {
+                format!("right after the number at {}, which may be longer than written", at(&u.pointer))
+            }
+            UncertainKind::Literal => format!("inside the literal at {}", at(&u.pointer)),
+            UncertainKind::Key if u.kept => format!("after the key {}, before its value", at(&u.pointer)),
+            UncertainKind::Key => format!("inside a key, in the object at {}", at(&u.pointer)),
+            UncertainKind::Array => format!("inside the array at {}", at(&u.pointer)),
+            _ => format!("inside the object at {}", at(&u.pointer)),
+        },
+        None => "before the arguments were complete".to_owned(),
+    };
+    format!("{what} (byte {})", cut.at())
+}
+
+/// A refusal for arguments that give one key twice with different values.
+pub(crate) fn duplicate_key(tool: &Tool, pointer: &str, values: &[String]) -> Refusal {
+    let received = if tool.is_sensitive() { None } else { Some(values.join(", then ")) };
+    let issue = Issue {
+        path: pointer.to_owned(),
+        expected: "one value per key".to_owned(),
+        received,
+        hint: Some(
+            "the key is given more than once with different values, and tools disagree on which one wins: send the call again with the key once".to_owned(),
+        ),
+    };
+    Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
+}
+
 /// A refusal for arguments that hold no JSON, or not an object.
 pub(crate) fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> Refusal {
     let issue = Issue {
@@ -249,6 +323,12 @@ pub(crate) fn note(note: &CallNote) -> String {
             "`{field}` was not given, so it was set to its default {default} because {} was given",
             quote_all(given)
         ),
+        CallNote::CutDropped { path } => {
+            format!("your output was cut off at {path}: that optional value was dropped, since it may be incomplete")
+        }
+        CallNote::DuplicateKept { path, times } => {
+            format!("the key {path} was given {times} times with the same value: it is kept once")
+        }
     }
 }
 
@@ -524,5 +604,46 @@ mod snapshots {
         .unwrap();
         insta::assert_snapshot!("truncated_write", truncated(&tool, Some("/content"), false).message);
         insta::assert_snapshot!("truncated_strict", truncated(&tool, None, true).message);
+    }
+
+    fn cut_of(text: &str) -> Truncation {
+        crate::salvage::salvage(text).unwrap().truncation().unwrap().clone()
+    }
+
+    #[test]
+    fn cut_off_messages() {
+        let tool = Tool::from_parts(
+            "transfer",
+            "",
+            json!({"type": "object", "properties": {"account": {"type": "string"}, "amount": {"type": "number"}}}),
+        )
+        .unwrap();
+        let may = CutRefusal::MayChangeThings;
+        insta::assert_snapshot!(
+            "cut_number",
+            cut_off(&tool, &cut_of(r#"{"account": "A-7", "amount": 50"#), may).message
+        );
+        insta::assert_snapshot!(
+            "cut_literal",
+            cut_off(&tool, &cut_of(r#"{"account": "A-7", "confirm": tr"#), may).message
+        );
+        insta::assert_snapshot!(
+            "cut_string",
+            cut_off(&tool, &cut_of(r#"{"account": "A-7", "memo": "rent for"#), may).message
+        );
+        insta::assert_snapshot!("cut_key", cut_off(&tool, &cut_of(r#"{"account": "A-7", "amount":"#), may).message);
+        insta::assert_snapshot!("cut_list", cut_off(&tool, &cut_of(r#"{"ids": ["#), may).message);
+        insta::assert_snapshot!("cut_comma", cut_off(&tool, &cut_of(r#"{"account": "A-7","#), may).message);
+        let required = CutRefusal::Required("/query");
+        insta::assert_snapshot!("cut_required", cut_off(&tool, &cut_of(r#"{"query": "hello wor"#), required).message);
+    }
+
+    #[test]
+    fn duplicate_key_message() {
+        let tool = Tool::from_parts("set_area", "", json!({"type": "object"})).unwrap();
+        insta::assert_snapshot!(
+            "duplicate_key",
+            duplicate_key(&tool, "/area", &["1800".to_owned(), "1801".to_owned()]).message
+        );
     }
 }

@@ -59,7 +59,7 @@ pub mod validate;
 pub use error::{Error, ErrorKind, Result};
 pub use feedback::Refusal;
 pub use limits::Limits;
-pub use pipeline::CallOutcome;
+pub use pipeline::{CallOptions, CallOutcome};
 pub use reply::{
     CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream, ToolCallDelta,
     fix_reply,

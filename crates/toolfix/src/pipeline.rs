@@ -27,8 +27,8 @@
 use crate::feedback::{self, Refusal};
 use crate::pointer::{Moves, TextIndex, render};
 use crate::repair::{self, Ctx};
-use crate::report::{Outcome, Repair, RepairKind, Report};
-use crate::salvage;
+use crate::report::{CallNote, Outcome, Repair, RepairKind, Report};
+use crate::salvage::{self, Truncation};
 use crate::schema::view::{self, Types};
 use crate::schema::{Policy, Tool, ToolSet};
 use crate::validate::violations;
@@ -162,18 +162,68 @@ impl serde::Serialize for CallOutcome {
     }
 }
 
+/// How to run the pipeline on one call: the limits, and whether the model's output was
+/// cut by the token limit.
+///
+/// When `hit_token_limit` is set (a `finish_reason` of `"length"`), every call whose text
+/// ended with something open counts as truncated, even when only closers are missing.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::{CallOptions, ToolSet};
+///
+/// let tools = ToolSet::new(&[json!({"name": "write_file", "parameters": {"type": "object",
+///     "properties": {"path": {"type": "string"}}}})]).unwrap();
+/// // Only the closing brace is missing: closed, as models often drop it.
+/// assert!(tools.repair_call("write_file", r#"{"path": "/a""#).is_ok());
+/// // But the output hit the token limit: a tool that may change things gets no cut-off call.
+/// let cut = CallOptions::default().with_hit_token_limit(true);
+/// assert!(!tools.repair_call_with("write_file", r#"{"path": "/a""#, &cut).is_ok());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CallOptions {
+    /// Size and depth limits.
+    pub limits: Limits,
+    /// The model's output stopped at the token limit (`finish_reason: "length"`).
+    pub hit_token_limit: bool,
+}
+
+impl CallOptions {
+    /// These options under `limits`.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// These options with `hit_token_limit` set as given.
+    #[must_use]
+    pub fn with_hit_token_limit(mut self, hit_token_limit: bool) -> Self {
+        self.hit_token_limit = hit_token_limit;
+        self
+    }
+}
+
+impl From<Limits> for CallOptions {
+    fn from(limits: Limits) -> Self {
+        CallOptions { limits, hit_token_limit: false }
+    }
+}
+
 impl ToolSet {
     /// Run the pipeline on a call to tool `name` with arguments as the model wrote them.
     #[must_use]
     pub fn repair_call(&self, name: &str, raw_arguments: &str) -> CallOutcome {
-        self.repair_call_with(name, raw_arguments, &Limits::default())
+        self.repair_call_with(name, raw_arguments, &CallOptions::default())
     }
 
-    /// As [`ToolSet::repair_call`], under `limits`.
+    /// As [`ToolSet::repair_call`], with `options` (limits, and whether the output hit the
+    /// token limit).
     #[must_use]
-    pub fn repair_call_with(&self, name: &str, raw_arguments: &str, limits: &Limits) -> CallOutcome {
+    pub fn repair_call_with(&self, name: &str, raw_arguments: &str, options: &CallOptions) -> CallOutcome {
         match self.tool(name) {
-            Ok(tool) => tool.repair_call_with(raw_arguments, limits),
+            Ok(tool) => tool.repair_call_with(raw_arguments, options),
             Err(e) => {
                 let declared = match &e {
                     crate::schema::NameError::Broken { name, .. } => name.as_str(),
@@ -199,15 +249,15 @@ impl Tool {
     /// Run the pipeline on a call to this tool, under the default [`Limits`].
     #[must_use]
     pub fn repair_call(&self, raw: &str) -> CallOutcome {
-        self.repair_call_with(raw, &Limits::default())
+        self.repair_call_with(raw, &CallOptions::default())
     }
 
-    /// Run the pipeline on a call to this tool, under `limits`.
+    /// Run the pipeline on a call to this tool, with `options`.
     #[must_use]
-    pub fn repair_call_with(&self, raw: &str, limits: &Limits) -> CallOutcome {
-        let mut outcome = run(self, raw, limits);
+    pub fn repair_call_with(&self, raw: &str, options: &CallOptions) -> CallOutcome {
+        let mut outcome = run(self, raw, options);
         if !outcome.is_ok() {
-            crate::extend::after_refusal(self, raw, limits, &mut outcome);
+            crate::extend::after_refusal(self, raw, options, &mut outcome);
         }
         outcome.report.trace();
         outcome
@@ -248,7 +298,8 @@ fn accepted(
     }
 }
 
-pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
+pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
+    let limits = &options.limits;
     let trimmed = raw.trim();
     let empty = trimmed.is_empty() || trimmed == "null";
     let source = if empty { "{}" } else { raw };
@@ -257,16 +308,17 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     // validation. Otherwise the value stands for the salvaged text when salvage leaves it
     // untouched.
     let mut strict = if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-        serde_json::from_str::<Value>(raw).ok().filter(Value::is_object)
+        salvage::parse_value(raw).ok().filter(|(value, _)| value.is_object())
     } else {
         None
     };
-    if let Some(value) = &strict
+    if let Some((value, false)) = &strict
         && !tool.hints().has_checks()
         && !tool.has_tagged_strings()
         && tool.is_valid(value)
     {
-        return accepted(tool, raw.to_owned(), strict.unwrap_or_default(), Vec::new(), Vec::new(), &[], true);
+        let value = strict.map(|(value, _)| value).unwrap_or_default();
+        return accepted(tool, raw.to_owned(), value, Vec::new(), Vec::new(), &[], true);
     }
     let salvaged = match salvage::salvage_with(source, limits) {
         Ok(s) => s,
@@ -277,22 +329,44 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, None, true));
     }
     let parsed = match strict.take() {
-        Some(value) if salvaged.is_untouched() => Ok(value),
-        _ => salvaged.to_value(),
+        Some(parsed) if salvaged.is_untouched() => Ok(parsed),
+        _ => salvage::parse_value(salvaged.text()),
     };
-    let mut value = match parsed {
+    let (mut value, dupes) = match parsed {
         Ok(v) => v,
         Err(e) => {
+            let e = crate::Error::new(crate::ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"));
             return rejected(tool.name(), fixes, Vec::new(), feedback::unreadable(tool, &e, raw, limits));
         }
     };
-    if salvaged.has_truncated_string() && !tool.is_read_only() {
+    // Truncation (issue 9 §1): evidently cut, or unclosed when the output hit the limit.
+    let cut = salvaged.truncation().filter(|t| t.is_evident() || options.hit_token_limit);
+    let mut notes = Vec::new();
+    let mut before_drop = None;
+    if let Some(cut) = cut {
+        if !tool.is_read_only() {
+            let refusal = feedback::cut_off(tool, cut, feedback::CutRefusal::MayChangeThings);
+            return rejected(tool.name(), fixes, Vec::new(), refusal);
+        }
+        let before = value.clone();
+        match drop_uncertain(tool, cut, &mut value, &mut notes) {
+            Ok(true) => before_drop = Some(before),
+            Ok(false) => {}
+            Err(refusal) => return rejected(tool.name(), fixes, Vec::new(), refusal),
+        }
+    } else if salvaged.has_truncated_string() && !tool.is_read_only() {
         let path = last_string_path(salvaged.text());
         return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, path.as_deref(), false));
     }
-    let truncated = salvaged.is_truncated();
-    let mut untouched = salvaged.is_untouched() && !empty;
+    let truncated = salvaged.is_truncated() || cut.is_some();
+    let mut untouched = salvaged.is_untouched() && !empty && notes.is_empty() && !dupes;
     let mut text = salvaged.into_text().into_owned();
+    if let Some(before) = before_drop {
+        text = render_text(&text, &value, &before, &Moves::default());
+    }
+    if dupes && let Err(refusal) = settle_duplicates(tool, &mut text, &value, &mut notes) {
+        return rejected(tool.name(), fixes, Vec::new(), refusal);
+    }
     let mut repairs = Vec::new();
     // The whole arguments sent as a JSON string holding the object.
     let root = tool.parameters();
@@ -301,7 +375,8 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         && s.trim_start().starts_with('{')
         && tool.policy() != Policy::Strict
         && let Ok(inner) = salvage::salvage_with(s, limits)
-        && let Ok(decoded @ Value::Object(_)) = inner.to_value()
+        && inner.truncation().is_none()
+        && let Ok((decoded @ Value::Object(_), false)) = salvage::parse_value(inner.text())
     {
         let inner_text = inner.text().to_owned();
         repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(value.clone()), None));
@@ -315,7 +390,7 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
     }
     if tool.is_valid(&value) {
         if !tool.hints().has_checks() && !tool.has_tagged_strings() {
-            return accepted(tool, text, value, fixes, repairs, &[], untouched);
+            return accepted(tool, text, value, fixes, repairs, &notes, untouched);
         }
         let original = value.clone();
         let mut cx = Ctx::new(tool, &[], limits.max_depth);
@@ -330,7 +405,7 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
             );
         }
         if cx.repairs.is_empty() {
-            return accepted(tool, text, value, fixes, repairs, &[], untouched);
+            return accepted(tool, text, value, fixes, repairs, &notes, untouched);
         }
         if !tool.is_valid(&value) {
             let found = violations(tool.validator(), &value);
@@ -343,7 +418,8 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         }
         repairs.extend(cx.repairs);
         let rendered = render_text(&text, &value, &original, &cx.moves);
-        return accepted(tool, rendered, value, fixes, repairs, &cx.notes, false);
+        notes.extend(cx.notes);
+        return accepted(tool, rendered, value, fixes, repairs, &notes, false);
     }
     let found = violations(tool.validator(), &value);
     let index = TextIndex::build(&text);
@@ -365,7 +441,67 @@ pub(crate) fn run(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
         None => out.value.to_string(),
     };
     repairs.extend(out.repairs);
-    accepted(tool, rendered, out.value, fixes, repairs, &out.notes, false)
+    notes.extend(out.notes);
+    accepted(tool, rendered, out.value, fixes, repairs, &notes, false)
+}
+
+/// A cut call to a read-only tool: the complete values are kept, the outermost uncertain
+/// value (the top-level member that holds the cut) is dropped when it is optional, and the
+/// call is refused when it is required (or named by a hint, or the schema is too complex
+/// to tell).
+fn drop_uncertain(
+    tool: &Tool,
+    cut: &Truncation,
+    value: &mut Value,
+    notes: &mut Vec<CallNote>,
+) -> Result<bool, Refusal> {
+    let Some(u) = cut.uncertain().iter().find(|u| u.kept && !u.pointer.is_empty()) else {
+        return Ok(false);
+    };
+    let refuse = || feedback::cut_off(tool, cut, feedback::CutRefusal::Required(&u.pointer));
+    let key = match u.pointer.strip_prefix('/') {
+        Some(rest) if !rest.contains('/') => rest.replace("~1", "/").replace("~0", "~"),
+        _ => return Err(refuse()),
+    };
+    let root = tool.parameters();
+    let listed = root.get("required").and_then(Value::as_array).is_some_and(|r| r.iter().any(|k| *k == *key));
+    let complex = ["$ref", "allOf", "anyOf", "oneOf", "if", "dependentRequired", "dependentSchemas"]
+        .iter()
+        .any(|k| root.get(*k).is_some());
+    if listed || complex || tool.hints().named_properties().any(|p| p == key) {
+        return Err(refuse());
+    }
+    let Some(map) = value.as_object_mut() else { return Err(refuse()) };
+    if map.shift_remove(&key).is_none() {
+        return Err(refuse());
+    }
+    notes.push(CallNote::CutDropped { path: u.pointer.clone() });
+    Ok(true)
+}
+
+/// Arguments that give a key twice: refused when the values differ, else kept once.
+fn settle_duplicates(tool: &Tool, text: &mut String, value: &Value, notes: &mut Vec<CallNote>) -> Result<(), Refusal> {
+    let found = salvage::duplicate_keys(text);
+    if let Some(d) = found.iter().find(|d| !d.values_agree()) {
+        let values: Vec<String> =
+            d.values.iter().map(|v| crate::span::shorten(&v.to_string(), 80).into_owned()).collect();
+        return Err(feedback::duplicate_key(tool, &d.pointer, &values));
+    }
+    for d in &found {
+        notes.push(CallNote::DuplicateKept { path: d.pointer.clone(), times: d.values.len() });
+    }
+    // Render again every object that gave a key twice (the rest is copied as written).
+    let mut original = value.clone();
+    for d in &found {
+        // A marker member makes the object (and those around it) differ, so it is
+        // rendered member by member, each member's text copied as written.
+        let parent = d.pointer.rsplit_once('/').map_or("", |(p, _)| p);
+        if let Some(map) = original.pointer_mut(parent).and_then(Value::as_object_mut) {
+            map.insert("\u{0}duplicate".to_owned(), Value::Null);
+        }
+    }
+    *text = render_text(text, value, &original, &Moves::default());
+    Ok(())
 }
 
 fn render_text(text: &str, value: &Value, original: &Value, moves: &Moves) -> String {

@@ -112,6 +112,18 @@ pub(crate) enum CallNote {
         /// The fields of its group that were given.
         given: Vec<String>,
     },
+    /// An optional value that touched the cut of truncated text, dropped (read-only tool).
+    CutDropped {
+        /// Where the value was.
+        path: String,
+    },
+    /// A key given `times` times with the same value, kept once.
+    DuplicateKept {
+        /// Where the key is.
+        path: String,
+        /// How many times it was given.
+        times: usize,
+    },
 }
 
 /// How a call ended.

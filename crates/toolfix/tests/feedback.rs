@@ -82,7 +82,7 @@ fn over_the_limits_is_said_so_never_not_json() {
     let tools = ToolSet::new(&[json!({"name": "save", "parameters": {"type": "object"}})]).unwrap();
     let limits = toolfix::Limits::default().with_max_input_bytes(64);
     let big = format!(r#"{{"text": "{}"}}"#, "a".repeat(100));
-    let out = tools.tool("save").unwrap().repair_call_with(&big, &limits);
+    let out = tools.tool("save").unwrap().repair_call_with(&big, &toolfix::CallOptions::from(limits));
     let message = &out.refusal().unwrap().message;
     assert!(message.contains("too large (112 bytes, limit 64, raise `--max-input-bytes`)"), "{message}");
     assert!(!message.contains("not JSON"), "{message}");

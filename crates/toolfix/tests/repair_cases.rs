@@ -1,4 +1,4 @@
-//! The 105 hand-written repair cases (fixtures/repair/cases.jsonl) through the pipeline.
+//! The 106 hand-written repair cases (fixtures/repair/cases.jsonl) through the pipeline.
 #![expect(clippy::unwrap_used, reason = "tests")]
 
 use serde_json::Value;
@@ -60,6 +60,6 @@ fn every_case_passes() {
             failures.push(format!("{}: {e}", case["id"].as_str().unwrap()));
         }
     }
-    assert_eq!(n, 105);
+    assert_eq!(n, 106);
     assert!(failures.is_empty(), "{} of {n} cases fail:\n{}", failures.len(), failures.join("\n"));
 }

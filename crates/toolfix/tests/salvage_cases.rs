@@ -143,13 +143,28 @@ fn several_values() {
 
 #[test]
 fn truncation() {
-    check("{\"a\": \"cut", "{\"a\": \"cut\"}", &[K::TruncatedString, K::TruncatedContainer]);
-    check("{\"a\": [1, 2", "{\"a\": [1, 2]}", &[K::TruncatedContainer]);
-    check("{\"a\":", "{\"a\": null}", &[K::TruncatedKey, K::TruncatedContainer]);
-    check("{\"a\": 1, \"b", "{\"a\": 1 }", &[K::TruncatedKey, K::TrailingComma, K::TruncatedContainer]);
-    check("[1, tr", "[1 ]", &[K::TruncatedToken, K::TrailingComma, K::TruncatedContainer]);
-    check("[1.5e", "[1.5]", &[K::TruncatedToken, K::TruncatedContainer]);
-    check("{\"a\": \"x\\", "{\"a\": \"x\"}", &[K::TruncatedToken, K::TruncatedString, K::TruncatedContainer]);
+    // Every value that touches the cut is reported as uncertain, with its kind.
+    check("{\"a\": \"cut", "{\"a\": \"cut\"}", &[K::UncertainString, K::TruncatedString, K::TruncatedContainer]);
+    check("{\"a\": [1, 2", "{\"a\": [1, 2]}", &[K::UncertainContainer, K::UncertainNumber, K::TruncatedContainer]);
+    check("{\"a\":", "{\"a\": null}", &[K::UncertainKey, K::TruncatedKey, K::TruncatedContainer]);
+    check(
+        "{\"a\": 1, \"b",
+        "{\"a\": 1 }",
+        &[K::UncertainKey, K::TruncatedKey, K::TrailingComma, K::TruncatedContainer],
+    );
+    check("[1, tr", "[1 ]", &[K::UncertainLiteral, K::TruncatedToken, K::TrailingComma, K::TruncatedContainer]);
+    check("[1.5e", "[1.5]", &[K::UncertainNumber, K::TruncatedToken, K::TruncatedContainer]);
+    check(
+        "{\"a\": \"x\\",
+        "{\"a\": \"x\"}",
+        &[K::UncertainString, K::TruncatedToken, K::TruncatedString, K::TruncatedContainer],
+    );
+    // Only the top-level closer missing after a complete value: closed, nothing uncertain.
+    check("{\"a\": [1, \"x\"]", "{\"a\": [1, \"x\"]}", &[K::TruncatedContainer]);
+    check("[\"x\", true", "[\"x\", true]", &[K::TruncatedContainer]);
+    // An array left open inside may lack elements.
+    check("{\"a\": [true", "{\"a\": [true]}", &[K::UncertainContainer, K::TruncatedContainer]);
+    check("{\"a\": true", "{\"a\": true}", &[K::TruncatedContainer]);
     let out = salvage("{\"path\": \"/tmp/a\", \"content\": \"hello wor").unwrap();
     assert!(out.has_truncated_string());
     let out = salvage("{\"a\": [1, 2").unwrap();
@@ -183,4 +198,78 @@ fn regressions() {
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());
         assert!(salvage(out.text()).unwrap().is_untouched(), "{input:?} -> {:?}", out.text());
     }
+}
+
+/// Issue 14 §9: invisible characters outside strings are removed and reported (a zero-width
+/// space before a value used to make the value unquoted text); inside strings they stay.
+#[test]
+fn invisible_characters() {
+    check("{\"a\":\u{200b} 1}", "{\"a\": 1}", &[K::StrayText]);
+    check("{\"a\": [1,\u{2060} 2]}", "{\"a\": [1, 2]}", &[K::StrayText]);
+    check("{\"a\":\u{200d}\u{200c}true}", "{\"a\":true}", &[K::StrayText]);
+    check("{\"a\":\u{3000}\"x\u{200b}y\"}", "{\"a\":\"x\u{200b}y\"}", &[K::StrayText]);
+    check("{\"x\u{200b}\": \"\u{200b}\"}", "{\"x\u{200b}\": \"\u{200b}\"}", &[]);
+}
+
+/// Issue 14 §6: a placeholder where a key would be is dropped and reported, never a key
+/// (`{"a": 1, ...}` used to gain a `"..."` key with a `null` value).
+#[test]
+fn placeholder_is_never_a_key() {
+    check("{\"a\": 1, ...}", "{\"a\": 1 }", &[K::Ellipsis, K::TrailingComma]);
+    check("{\"a\": 1, \u{2026}, \"b\": 2}", "{\"a\": 1,  \"b\": 2}", &[K::Ellipsis]);
+    check("{..., \"a\": 1}", "{ \"a\": 1}", &[K::Ellipsis]);
+}
+
+/// Issue 14 §4/§5: `{a 'b'}` is a key and its value with the colon missing; it used to drop
+/// `a` as prose and invent `{"b": null}`. Prose before a quoted key is still dropped.
+#[test]
+fn unquoted_key_then_value() {
+    check("{a 'b'}", "{\"a\": \"b\"}", &[K::UnquotedKey, K::MissingColon, K::SingleQuotes]);
+    check("{a \"b\", c: 1}", "{\"a\": \"b\", \"c\": 1}", &[K::UnquotedKey, K::MissingColon]);
+    check("{\"a\": 1, NOTE \"b\": 2}", "{\"a\": 1, \"b\": 2}", &[K::StrayText]);
+}
+
+/// Issue 14 §1: a top-level sequence of scalars is one array, in order, nothing dropped
+/// (`1,2,3` used to come back as `1`).
+#[test]
+fn top_level_sequences() {
+    check("1,2,3", "[1,2,3]", &[K::MultipleValues]);
+    check("1,1,2", "[1,1,2]", &[K::MultipleValues]);
+    check("\"a\", \"b\"", "[\"a\",\"b\"]", &[K::MultipleValues]);
+    check("1\n2\n3", "[1,2,3]", &[K::MultipleValues]);
+    check("true, false, null", "[true,false,null]", &[K::MultipleValues]);
+    check("{\"a\":1}, 2", "[{\"a\":1},2]", &[K::MultipleValues]);
+    // Identical documents are still one.
+    check("{\"a\":1}\n{\"a\":1}", "{\"a\":1}", &[K::DuplicateValue]);
+    // No comma between scalars on one line: the rest is prose.
+    check("42 is the answer", "42", &[K::SurroundingProse]);
+}
+
+/// Issue 14 §2: a top-level string with an unescaped inch mark is not cut at it.
+#[test]
+fn top_level_string_with_an_inner_quote() {
+    check("\"He is 6'2\" tall\"", "\"He is 6'2\\\" tall\"", &[K::InnerQuote]);
+    check("\"a 12\" pipe\"", "\"a 12\\\" pipe\"", &[K::InnerQuote]);
+    // Two strings, or a string then prose: the first string, as before.
+    check("\"a\" \"b\"", "\"a\"", &[K::SurroundingProse]);
+    check("\"abc\" and more prose", "\"abc\"", &[K::SurroundingProse]);
+    check("\"x\" tall, \"y\"", "\"x\"", &[K::SurroundingProse]);
+}
+
+/// Issue 14 §6: a placeholder where a value would be stands for no value: the member goes
+/// (reported), never a `"..."` string.
+#[test]
+fn placeholder_is_never_a_value() {
+    check("{\"a\": 1, \"b\": ..., \"c\": 2}", "{\"a\": 1,  \"c\": 2}", &[K::Ellipsis]);
+    check("{\"a\": 1, \"b\": ...}", "{\"a\": 1 }", &[K::Ellipsis, K::TrailingComma]);
+    check("{\"b\": \u{2026}, \"c\": 2}", "{ \"c\": 2}", &[K::Ellipsis]);
+    check("{\"b\": ...}", "{}", &[K::Ellipsis]);
+    // Not a placeholder: a number-like word stays a string, as before.
+    check("{\"v\": ...5}", "{\"v\": \"...5\"}", &[K::NumberAsString]);
+}
+
+/// Found by `damaged_json_output_is_strict`: a requoted key before a placeholder value.
+#[test]
+fn placeholder_value_after_a_requoted_key() {
+    check("{'}'...", "{}", &[K::Ellipsis, K::TruncatedContainer]);
 }

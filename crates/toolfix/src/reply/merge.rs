@@ -6,7 +6,7 @@ use super::{CallStatus, FixOptions, FixedCall};
 use crate::canonical::call_key;
 use crate::extract::{Channel, ExtractedCall, Note, NoteKind, ReasoningCalls};
 use crate::guard::{Effect, GuardConfig, StormGuard, ToolPolicy, Verdict};
-use crate::pipeline::CallOutcome;
+use crate::pipeline::{CallOptions, CallOutcome};
 use crate::{Limits, Tool, ToolSet};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -112,11 +112,10 @@ impl<'t> Merge<'t> {
     }
 
     fn repair(&mut self, name: &str, arguments: &str, at_cut: bool) -> CallOutcome {
-        // TODO(lead): pass `at_cut` as `CallOptions::hit_token_limit` once the per-call
-        // options land.
-        let _ = at_cut;
+        // The token limit cut the output inside this call: unclosed counts as truncated.
+        let options = CallOptions::from(self.limits).with_hit_token_limit(at_cut);
         if let Some(tools) = self.tools {
-            return tools.repair_call_with(name, arguments, &self.limits);
+            return tools.repair_call_with(name, arguments, &options);
         }
         if !self.loose.contains_key(name) {
             // A schema that accepts anything: salvage, and the cut-off rule, still apply.
@@ -125,8 +124,8 @@ impl<'t> Merge<'t> {
             }
         }
         match self.loose.get(name) {
-            Some(tool) => tool.repair_call_with(arguments, &self.limits),
-            None => ToolSet::default().repair_call_with(name, arguments, &self.limits),
+            Some(tool) => tool.repair_call_with(arguments, &options),
+            None => ToolSet::default().repair_call_with(name, arguments, &options),
         }
     }
 

@@ -78,20 +78,34 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
         }));
     }
     let mut edits = p.edits;
+    edits.cut = p.cut;
     settle_values(src, &mut edits, &values, jsonp);
     Ok(edits)
 }
 
-/// After a value: more values separated by whitespace, commas or semicolons.
+/// After a value: more values separated by whitespace, commas or semicolons. Arrays and
+/// objects follow anything; a scalar follows after a comma (`1,2,3`), or on its own line
+/// after a scalar (NDJSON of scalars).
 fn more_values(p: &mut Parser<'_>, values: &mut Vec<ValueSpan>) {
     loop {
+        let before = p.pos;
         p.skip_trivia();
         let b = p_bytes(p);
+        let mut comma = false;
         while p.pos < p.end && matches!(b.get(p.pos), Some(b',' | b';')) {
+            comma |= b.get(p.pos) == Some(&b',');
             p.pos += 1;
             p.skip_trivia();
         }
-        if !matches!(b.get(p.pos), Some(b'{' | b'[')) || p.pos >= p.end {
+        if p.pos >= p.end {
+            return;
+        }
+        let container = matches!(b.get(p.pos), Some(b'{' | b'['));
+        let after_scalar = values.last().is_some_and(|v| is_scalar(b, v));
+        let new_line = b.get(before..p.pos).is_some_and(|gap| gap.contains(&b'\n'));
+        let scalar = matches!(b.get(p.pos), Some(b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'))
+            && (comma || (after_scalar && new_line));
+        if !container && !scalar {
             return;
         }
         let checkpoint = p.edits.checkpoint();
@@ -252,7 +266,8 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
         i += ch_len.max(1);
     }
     map.push(end);
-    let inner = parse(&text, max_depth, false)?;
+    let mut inner = parse(&text, max_depth, false)?;
+    p.cut = inner.cut.take().map(|t| t.mapped(|x| map.get(x).copied().unwrap_or(end)));
     let (out, fixes) = inner.finish(&text);
     let out = out.trim().to_owned();
     p.edits.replace(s, end, Cow::Owned(out), Some(K::EscapedJson));
@@ -288,6 +303,11 @@ fn utf8_len(first: u8) -> usize {
     }
 }
 
+/// True when the top-level value `v` is a scalar, not an array or object.
+fn is_scalar(b: &[u8], v: &ValueSpan) -> bool {
+    !matches!(b.get(v.start), Some(b'{' | b'[' | b'(' | b'\\'))
+}
+
 /// Drop what lies around and between the values, and apply the several-values policy.
 fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool) {
     let b = src.as_bytes();
@@ -311,7 +331,13 @@ fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool
     let any_full = (0..values.len()).any(|n| !is_empty(n));
     let first_empty = (0..values.len()).find(|&n| is_empty(n));
     let mut keep: Vec<usize> = Vec::new();
+    // A sequence with scalars (`1,2,1`) is data in order: nothing is dropped from it.
+    let sequence = values.iter().any(|v| is_scalar(b, v));
     for (n, v) in values.iter().enumerate() {
+        if sequence {
+            keep.push(n);
+            continue;
+        }
         if values.len() > 1 && is_empty(n) && (any_full || first_empty != Some(n)) {
             edits.clear_value(v.start, v.end);
             edits.delete(v.start, v.end, Some(K::EmptyValueDropped));

@@ -22,6 +22,8 @@ pub(super) struct Edit {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Edits {
     list: Vec<Edit>,
+    /// How the text ended, when it ended with something open.
+    pub(super) cut: Option<super::Truncation>,
 }
 
 impl Edits {
@@ -29,7 +31,7 @@ impl Edits {
     /// reallocation at a time costs more than the parse of a small call. (Small inputs
     /// stay under 1 KiB, the size at which glibc's malloc consolidates its free lists.)
     pub(super) fn for_text(len: usize) -> Self {
-        Edits { list: Vec::with_capacity((len / 16).clamp(12, 4096)) }
+        Edits { list: Vec::with_capacity((len / 16).clamp(12, 4096)), cut: None }
     }
 
     pub(super) fn is_empty(&self) -> bool {

@@ -122,6 +122,16 @@ fix_kinds! {
     TruncatedKey => "truncated_key",
     /// Input ended inside a number or literal: the incomplete token was cut back.
     TruncatedToken => "truncated_token",
+    /// A string touching the cut of truncated text: it may be shorter than meant.
+    UncertainString => "uncertain_string",
+    /// A number touching the cut of truncated text: `5` may have been `50`.
+    UncertainNumber => "uncertain_number",
+    /// An incomplete literal (`tr`, `fal`, `nu`) at the cut of truncated text.
+    UncertainLiteral => "uncertain_literal",
+    /// A key with no value (or a key cut off) at the cut of truncated text.
+    UncertainKey => "uncertain_key",
+    /// An array or object left open at the cut of truncated text: it may lack members.
+    UncertainContainer => "uncertain_container",
 }
 
 impl FixKind {
@@ -130,7 +140,15 @@ impl FixKind {
     pub const fn is_truncation(self) -> bool {
         matches!(
             self,
-            FixKind::TruncatedString | FixKind::TruncatedContainer | FixKind::TruncatedKey | FixKind::TruncatedToken
+            FixKind::TruncatedString
+                | FixKind::TruncatedContainer
+                | FixKind::TruncatedKey
+                | FixKind::TruncatedToken
+                | FixKind::UncertainString
+                | FixKind::UncertainNumber
+                | FixKind::UncertainLiteral
+                | FixKind::UncertainKey
+                | FixKind::UncertainContainer
         )
     }
 }

@@ -27,9 +27,28 @@
 //!
 //! Output cut off by a token limit is closed: open strings, arrays and objects are closed,
 //! a dangling `"key":` gets `null`, and an incomplete number or literal is cut back rather
-//! than guessed. When a string value was cut, the result carries a
-//! [`FixKind::TruncatedString`] fix, and [`Salvaged::has_truncated_string`] is true: later
-//! stages refuse to hand such a value to a tool with side effects.
+//! than guessed. [`Salvaged::truncation`] then says how the text ended:
+//!
+//! - **evidently cut** ([`Truncation::is_evident`]) when it ends inside a token (string,
+//!   number, literal, key), right after `,` or `:`, or right after an opening bracket
+//!   (`{"ids": [` is not an empty list); or
+//! - **only closers missing** when it ends right after a complete value (models often drop
+//!   the last brace).
+//!
+//! Every value that touches the cut is **uncertain** ([`Truncation::uncertain`], with kind,
+//! span and JSON pointer): a string cut off, a number (`7` may be `70`; `7.`, `-`, `1e`), a
+//! literal (`tr`, `fal`, `nu`), a key with no value, and each array or object left open
+//! below the top level. When the text is evidently cut they are also reported in the
+//! fixes ([`FixKind::UncertainNumber`] and the like). The call pipeline refuses a cut call
+//! to a tool that may change things, and treats "only closers missing" as cut too when
+//! the caller says the output hit the token limit
+//! ([`CallOptions::hit_token_limit`](crate::CallOptions)).
+//!
+//! # Duplicate keys
+//!
+//! `{"a": 1, "a": 2}` is legal JSON, but parsers disagree on which value wins.
+//! [`duplicate_keys`] lists every key given twice in strict JSON text; the call pipeline
+//! refuses tool arguments that give one key different values.
 //!
 //! # Untrusted input
 //!
@@ -38,12 +57,17 @@
 //! an explicit stack, runs in time linear in the input, and does not panic.
 
 mod document;
+mod dupes;
 mod edits;
 mod fix;
 mod lex;
 mod parser;
+mod truncation;
 
+pub(crate) use dupes::parse_value;
+pub use dupes::{DuplicateKey, duplicate_keys};
 pub use fix::{FixKind, TextFix};
+pub use truncation::{Truncation, Uncertain, UncertainKind};
 
 use crate::{Error, ErrorKind, Limits, Result};
 use std::borrow::Cow;
@@ -53,6 +77,7 @@ use std::borrow::Cow;
 pub struct Salvaged<'a> {
     text: Cow<'a, str>,
     fixes: Vec<TextFix>,
+    truncation: Option<Truncation>,
 }
 
 impl<'a> Salvaged<'a> {
@@ -84,6 +109,14 @@ impl<'a> Salvaged<'a> {
     #[must_use]
     pub fn is_truncated(&self) -> bool {
         self.fixes.iter().any(|f| f.kind.is_truncation())
+    }
+
+    /// How the text ended, when it ended with something open (an array, an object or a
+    /// string) that salvage closed: the cut position, whether the text shows that more was
+    /// coming, and the values that touch the cut. `None` for text that was complete.
+    #[must_use]
+    pub fn truncation(&self) -> Option<&Truncation> {
+        self.truncation.as_ref()
     }
 
     /// True when a string value was cut off mid-way ([`FixKind::TruncatedString`]).
@@ -139,17 +172,18 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
         && serde_json::from_str::<serde::de::IgnoredAny>(input).is_ok()
         && !may_hold_surrogate_escape(input)
     {
-        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() });
+        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None });
     }
-    let edits = document::parse(input, limits.max_depth, true)?;
+    let mut edits = document::parse(input, limits.max_depth, true)?;
     if edits.is_empty() {
-        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new() });
+        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None });
     }
+    let truncation = edits.cut.take();
     let (text, fixes) = edits.finish(input);
     if text.trim().is_empty() {
         return Err(Error::new(ErrorKind::NoJson, "no JSON value found"));
     }
-    Ok(Salvaged { text: Cow::Owned(text), fixes })
+    Ok(Salvaged { text: Cow::Owned(text), fixes, truncation })
 }
 
 /// `serde_json`'s own nesting limit: deeper valid input goes through the lenient parser,

@@ -7,9 +7,11 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws, value_starts,
+    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, is_ws, key_then_colon, open_quote, skip_ws,
+    value_starts,
 };
-use crate::{Error, ErrorKind, Result};
+use super::truncation::{Truncation, Uncertain, UncertainKind};
+use crate::{Error, ErrorKind, Result, Span};
 
 /// What kind of container a frame is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +88,10 @@ pub(super) struct Parser<'a> {
     max_depth: usize,
     /// The frame closed last (to reopen it after a premature `}`).
     last_closed: Option<(Frame, usize)>,
+    /// A token that ran into the end of input: its kind, start, and whether it was kept.
+    pub(super) cut_token: Option<(UncertainKind, usize, bool)>,
+    /// How the input ended, when it ended with something open.
+    pub(super) cut: Option<Truncation>,
 }
 
 impl<'a> Parser<'a> {
@@ -99,6 +105,8 @@ impl<'a> Parser<'a> {
             stack: Vec::with_capacity(16),
             max_depth,
             last_closed: None,
+            cut_token: None,
+            cut: None,
         }
     }
 
@@ -111,6 +119,8 @@ impl<'a> Parser<'a> {
     pub(super) fn reset_stack(&mut self) {
         self.stack.clear();
         self.last_closed = None;
+        self.cut_token = None;
+        self.cut = None;
     }
 
     fn at(&self, i: usize) -> Option<u8> {
@@ -145,7 +155,7 @@ impl<'a> Parser<'a> {
                     self.edits.delete(i, i + 1, Some(K::StrayText));
                     self.pos = i + 1;
                 }
-                0xC2 | 0xE2 | 0xEF => {
+                0xC2 | 0xE2 | 0xE3 | 0xEF => {
                     let n = unicode_space_len(self.b, i);
                     if n == 0 {
                         return;
@@ -169,6 +179,7 @@ impl<'a> Parser<'a> {
     /// Parse one top-level value starting at `self.pos` (after trivia).
     pub(super) fn value(&mut self) -> Result<ValueSpan> {
         let start = self.pos;
+        self.cut_token = None;
         self.start_value(Ctx::Top)?;
         loop {
             if self.stack.is_empty() {
@@ -227,12 +238,15 @@ impl<'a> Parser<'a> {
                 self.edits.delete(i, i + n, Some(K::Ellipsis));
                 self.pos = i + n;
             }
+            // `{"a": 1, ...}`: a placeholder where a key would be is dropped, never a key.
+            (Kind::Object, State::Open, b'.' | 0xE2) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
             (Kind::Object, State::Open, _) => self.key()?,
             (Kind::Object, State::Colon, _) => self.colon()?,
             (Kind::Object, State::Value, b',') => {
                 self.edits.insert(i, "null", Some(K::MissingValue));
                 self.value_done(i, false);
             }
+            (Kind::Object, State::Value, b'.' | 0xE2) if self.placeholder_value(frame, i) => {}
             (Kind::Object, State::Value, _) => self.start_value(Ctx::ObjValue)?,
             (Kind::Object, State::Next, _) => self.object_next()?,
             (_, State::Open, _) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
@@ -305,6 +319,37 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `{"a": 1, "b": ..., "c": 2}`: a placeholder where a value would be stands for no
+    /// value, so the member goes (reported), never a `"..."` string or a `null`. True
+    /// when it was one.
+    fn placeholder_value(&mut self, frame: Frame, i: usize) -> bool {
+        let n = ellipsis_len(self.b, i);
+        if n == 0 {
+            return false;
+        }
+        let j = skip_ws(self.b, i + n, self.end);
+        let end = match self.at(j) {
+            Some(b',') => j + 1,
+            Some(b'}') | None => i + n,
+            _ => return false,
+        };
+        let start = self.key_start(frame);
+        // The comma before the member is pending again: a trailing one is dropped.
+        let mut k = start;
+        while k > frame.open + 1 && is_ws(self.b[k - 1]) {
+            k -= 1;
+        }
+        let comma = (k > frame.open + 1 && self.b[k - 1] == b',').then(|| k - 1);
+        // The key's own fixes (requoting, a missing colon) go with it.
+        self.edits.clear_range(start, end);
+        self.edits.delete(start, end, Some(K::Ellipsis));
+        let f = self.top();
+        f.state = State::Open;
+        f.pending_comma = comma;
+        self.pos = end;
+        true
+    }
+
     fn ellipsis(&mut self) {
         let i = self.pos;
         let n = ellipsis_len(self.b, i);
@@ -338,20 +383,10 @@ impl<'a> Parser<'a> {
             }
             let k = skip_ws(self.b, j, self.end);
             match self.at(k) {
-                Some(b':' | b',' | b'}' | b'=') | None => {
-                    self.edits.insert(i, "\"", Some(K::UnquotedKey));
-                    for k in i..j {
-                        // `\u0061` is an escape JSON shares; any other backslash is literal,
-                        // and so is a surrogate's (a lone one would change on a second pass).
-                        let shared = self.at(k + 1) == Some(b'u')
-                            && hex4(self.b, k + 2).is_some_and(|v| !(0xD800..=0xDFFF).contains(&v));
-                        if self.b[k] == b'\\' && !shared {
-                            self.edits.insert(k, "\\", None);
-                        }
-                    }
-                    self.edits.insert(j, "\"", None);
-                    self.pos = j;
-                }
+                Some(b':' | b',' | b'}' | b'=') | None => self.quote_key(i, j),
+                // `{a 'b'}`: a word then a quoted value (not a quoted key) is a key whose
+                // colon is missing, not prose before a key.
+                _ if open_quote(self.b, k).is_some() && !key_then_colon(self.b, k, self.end) => self.quote_key(i, j),
                 _ => {
                     // Prose between members: `{"a": 1, NOTE "b": 2}`.
                     let stop = self.stray_end(k);
@@ -367,6 +402,22 @@ impl<'a> Parser<'a> {
         f.key_end = end;
         f.pending_comma = None;
         Ok(())
+    }
+
+    /// Quote the unquoted key at `i..j`.
+    fn quote_key(&mut self, i: usize, j: usize) {
+        self.edits.insert(i, "\"", Some(K::UnquotedKey));
+        for k in i..j {
+            // `\u0061` is an escape JSON shares; any other backslash is literal, and so is a
+            // surrogate's (a lone one would change on a second pass).
+            let shared =
+                self.at(k + 1) == Some(b'u') && hex4(self.b, k + 2).is_some_and(|v| !(0xD800..=0xDFFF).contains(&v));
+            if self.b[k] == b'\\' && !shared {
+                self.edits.insert(k, "\\", None);
+            }
+        }
+        self.edits.insert(j, "\"", None);
+        self.pos = j;
     }
 
     /// Where stray words end: before the next quote, bracket or comma.
@@ -585,6 +636,7 @@ impl<'a> Parser<'a> {
 
     /// The input ended with frames open: close them all.
     fn close_at_eof(&mut self) {
+        self.record_cut();
         let end = self.end;
         let mut noted = false;
         while let Some(f) = self.stack.last().copied() {
@@ -608,6 +660,113 @@ impl<'a> Parser<'a> {
             self.close_frame(end);
         }
         self.pos = end;
+    }
+
+    /// The input ended with frames open: decide whether it was evidently cut, find the
+    /// values that touch the cut, and report them.
+    #[cold]
+    fn record_cut(&mut self) {
+        let token = self.cut_token.take();
+        self.record_cut_with(token, true);
+    }
+
+    /// As [`Parser::record_cut`], for `token` (finished as a value when `done`).
+    #[cold]
+    pub(super) fn record_cut_with(&mut self, token: Option<(UncertainKind, usize, bool)>, done: bool) {
+        let end = self.end;
+        let Some(&top) = self.stack.last() else { return };
+        // Only the top-level closer missing is a dropped brace; an array or object left
+        // open inside may lack members, so its value is not the one the model meant.
+        let evident = token.is_some()
+            || matches!(top.state, State::Colon | State::Value)
+            || (top.state == State::Open && (top.pending_comma.is_some() || top.count == 0))
+            || self.stack.iter().skip(1).any(|f| f.kind != Kind::Wrapper);
+        let mut uncertain = Vec::new();
+        let mut path = String::new();
+        let n = self.stack.len();
+        for idx in 0..n {
+            let f = self.stack[idx];
+            if idx > 0 && f.kind != Kind::Wrapper {
+                let kind = if f.kind == Kind::Object { UncertainKind::Object } else { UncertainKind::Array };
+                uncertain.push(Uncertain { kind, span: Span::new(f.open, end), pointer: path.clone(), kept: true });
+            }
+            if idx + 1 < n {
+                self.push_segment(&mut path, f, f.count);
+            }
+        }
+        match token {
+            Some((kind, start, kept)) => {
+                // A value cut to nothing in an object leaves its key, with `null`.
+                let kept = kept || (top.kind == Kind::Object && kind != UncertainKind::Key);
+                if kind != UncertainKind::Key {
+                    let index = if kept && done { top.count.saturating_sub(1) } else { top.count };
+                    self.push_segment(&mut path, top, index);
+                }
+                uncertain.push(Uncertain { kind, span: Span::new(start, end), pointer: path, kept });
+            }
+            None if top.kind == Kind::Object && matches!(top.state, State::Colon | State::Value) => {
+                self.push_segment(&mut path, top, 0);
+                let span = Span::new(self.key_start(top), end);
+                uncertain.push(Uncertain { kind: UncertainKind::Key, span, pointer: path, kept: true });
+            }
+            None => {}
+        }
+        if evident {
+            for u in &uncertain {
+                self.edits.note(u.span.start, u.span.end, u.kind.fix_kind());
+            }
+        }
+        self.cut = Some(Truncation { at: end, evident, uncertain });
+    }
+
+    /// The input ended inside a top-level string: the whole value is uncertain.
+    #[cold]
+    pub(super) fn record_top_cut(&mut self, open: usize) {
+        let span = Span::new(open, self.end);
+        self.edits.note(open, self.end, UncertainKind::String.fix_kind());
+        let uncertain = vec![Uncertain { kind: UncertainKind::String, span, pointer: String::new(), kept: true }];
+        self.cut = Some(Truncation { at: self.end, evident: true, uncertain });
+    }
+
+    /// Where the last key of object frame `f` starts, found back from its end (only at a
+    /// cut, so the hot path keeps no record of it): the matching quote of a quoted key, the
+    /// first character of an unquoted one.
+    fn key_start(&self, f: Frame) -> usize {
+        let (b, floor, end) = (self.b, f.open + 1, f.key_end);
+        let Some(&last) = b.get(end.wrapping_sub(1)).filter(|_| end > floor) else { return end };
+        if matches!(last, b'"' | b'\'' | b'`') {
+            let mut k = end - 1;
+            while k > floor {
+                k -= 1;
+                let escaped = b[floor..k].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
+                if b[k] == last && !escaped {
+                    return k;
+                }
+            }
+            return floor;
+        }
+        let mut k = end;
+        while k > floor && (is_ident(b[k - 1]) || b[k - 1] == b'\\' || b[k - 1] >= 0x80) {
+            k -= 1;
+        }
+        k
+    }
+
+    /// Append to `path` the step into frame `f`'s current member (element `index` of an
+    /// array).
+    fn push_segment(&self, path: &mut String, f: Frame, index: usize) {
+        match f.kind {
+            Kind::Object => {
+                let raw = self.src.get(self.key_start(f)..f.key_end).unwrap_or("");
+                let key = match serde_json::from_str::<String>(raw) {
+                    Ok(k) if raw.starts_with('"') => k,
+                    _ => raw.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '“' | '”' | '‘' | '’' | '„')).to_owned(),
+                };
+                crate::pointer::push(path, &key);
+            }
+            Kind::Array | Kind::Tuple => crate::pointer::push(path, &index.to_string()),
+            Kind::Wrapper => {}
+        }
     }
 
     /// After the top-level value closed with `}`: `{"a": 1}, "b": 2}` closed too early.
@@ -688,13 +847,15 @@ fn closer_text(f: Frame) -> &'static str {
     }
 }
 
-/// Byte length of a non-JSON Unicode space at `i` (NBSP, BOM, U+2028/9, U+2000–200A,
-/// U+3000), or 0.
+/// Byte length of a non-JSON Unicode space or invisible character at `i` (NBSP, BOM,
+/// U+2028/9, U+2000–200A, zero-width space, non-joiner and joiner U+200B–200D, word joiner
+/// U+2060, U+3000), or 0.
 fn unicode_space_len(b: &[u8], i: usize) -> usize {
     match (b.get(i), b.get(i + 1), b.get(i + 2)) {
         (Some(0xC2), Some(0xA0), _) => 2,
         (Some(0xEF), Some(0xBB), Some(0xBF)) => 3,
-        (Some(0xE2), Some(0x80), Some(0x80..=0x8A | 0xA8 | 0xA9 | 0xAF)) => 3,
+        (Some(0xE2), Some(0x80), Some(0x80..=0x8D | 0xA8 | 0xA9 | 0xAF)) => 3,
+        (Some(0xE2), Some(0x81), Some(0xA0)) => 3,
         (Some(0xE3), Some(0x80), Some(0x80)) => 3,
         _ => 0,
     }

@@ -6,6 +6,7 @@ use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex_to_decimal, hex4, ident_then_colon, is_ident, is_ident_start,
     is_json_number, is_ws, key_or_cut_key, key_then_colon, open_quote, quoted_closes, skip_ws, value_starts,
 };
+use crate::salvage::truncation::UncertainKind;
 use crate::{ErrorKind, Result};
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters
@@ -190,7 +191,7 @@ impl Parser<'_> {
         }
         let concat = || c == b'+' && open_quote(self.b, skip_ws(self.b, k + 1, self.end)).is_some();
         match ctx {
-            Ctx::Top => !(k == j && is_ident(c)),
+            Ctx::Top => !((k == j && is_ident(c)) || (k > j && self.quote_ends_top_text(k))),
             Ctx::Key => {
                 if is_ident_start(c) || c.is_ascii_digit() {
                     // `"k"e"y": 1`: a word glued to another quote is still the key.
@@ -241,6 +242,25 @@ impl Parser<'_> {
                 _ => k > j && value_starts(self.b, k),
             },
         }
+    }
+
+    /// After a quote that would close a top-level string, at `k`: words, then a last quote
+    /// that ends the text (`"He is 6'2" tall"`). The quote was part of the text (an inch
+    /// mark), and the string runs to the last quote. Bounded: the rest is short, one line,
+    /// and holds no structure.
+    fn quote_ends_top_text(&self, k: usize) -> bool {
+        let rest = match self.b.get(k..self.end) {
+            Some(r) if r.len() <= LOOKAHEAD && is_ident_start(r[0]) => r,
+            _ => return false,
+        };
+        let mut e = rest.len();
+        while e > 0 && is_ws(rest[e - 1]) {
+            e -= 1;
+        }
+        let body = &rest[..e];
+        e > 1
+            && body.last() == Some(&b'"')
+            && body[..e - 1].iter().all(|&c| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r'))
     }
 
     /// An element cut to nothing by the end of input: the comma inserted before it goes.
@@ -299,6 +319,7 @@ impl Parser<'_> {
     }
 
     /// The input ended inside a string that opened at `open`.
+    #[cold]
     fn string_at_eof(&mut self, open: usize, qlen: usize, ctx: Ctx, checkpoint: usize) -> Result<Option<usize>> {
         let content = open + qlen;
         if ctx == Ctx::Key {
@@ -306,14 +327,17 @@ impl Parser<'_> {
             // inserted before it).
             self.edits.rollback(checkpoint, open);
             self.forget_missing_comma();
+            self.cut_token = Some((UncertainKind::Key, open, false));
             self.edits.delete(open, self.end, Some(K::TruncatedKey));
             self.pos = self.end;
             return Ok(None);
         }
         if let Some(end) = self.closers_at_tail(content) {
-            // `{"key": "value}`: the closers are real, the closing quote is missing.
+            // `{"key": "value}`: the closers are real, the closing quote is missing. Or
+            // the text was cut inside `"value}"`: either way the string touches the end.
             self.edits.rollback(checkpoint, end);
             self.edits.insert(end, "\"", Some(K::MissingQuote));
+            self.record_cut_with(Some((UncertainKind::String, open, true)), false);
             self.pos = end;
             return Ok(Some(end));
         }
@@ -325,11 +349,17 @@ impl Parser<'_> {
             // `["`: an element cut before its first character carries nothing.
             self.edits.rollback(checkpoint, open);
             self.forget_missing_comma();
+            self.cut_token = Some((UncertainKind::String, open, false));
             self.edits.delete(open, self.end, Some(K::TruncatedString));
             self.pos = self.end;
             return Ok(None);
         }
         self.edits.insert(self.end, "\"", Some(K::TruncatedString));
+        if ctx == Ctx::Top {
+            self.record_top_cut(open);
+        } else {
+            self.cut_token = Some((UncertainKind::String, open, true));
+        }
         self.pos = self.end;
         Ok(Some(self.end))
     }
@@ -468,6 +498,10 @@ impl Parser<'_> {
             return Ok(());
         }
         if is_json_number(tok) {
+            if j == self.end {
+                // A number that runs into the end may be cut: `5` for `50`.
+                self.cut_token = Some((UncertainKind::Number, start, true));
+            }
             self.value_done(j, false);
             return Ok(());
         }
@@ -486,7 +520,9 @@ impl Parser<'_> {
     }
 
     /// A number cut off by the end of input: keep what is complete, cut back the rest.
+    #[cold]
     fn number_at_eof(&mut self, start: usize, end: usize, ctx: Ctx) -> Result<()> {
+        self.cut_token = Some((UncertainKind::Number, start, true));
         let mut k = end;
         while k > start && matches!(self.b[k - 1], b'.' | b'e' | b'E' | b'+' | b'-' | b'_' | b'x' | b'X') {
             k -= 1;
@@ -507,6 +543,7 @@ impl Parser<'_> {
             return Err(self.error(ErrorKind::NoJson, "input ends inside a number", start));
         }
         if k == start {
+            self.cut_token = Some((UncertainKind::Number, start, false));
             // In an object the key stays (it gets `null`), and so does its comma.
             if ctx != Ctx::ObjValue {
                 self.forget_missing_comma();
@@ -569,6 +606,7 @@ impl Parser<'_> {
             if ctx != Ctx::ObjValue {
                 self.forget_missing_comma();
             }
+            self.cut_token = Some((UncertainKind::Literal, start, false));
             self.edits.delete(start, j, Some(K::TruncatedToken));
             self.pos = j;
             return Ok(());
@@ -630,6 +668,7 @@ impl Parser<'_> {
         if j >= self.end && !self.stack.is_empty() {
             // Unquoted text that runs into the end of input may have been cut.
             self.edits.note(e, e, K::TruncatedString);
+            self.cut_token = Some((UncertainKind::String, start, true));
         }
         self.value_done(e, true);
         Ok(())
