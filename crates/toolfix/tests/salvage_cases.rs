@@ -273,3 +273,21 @@ fn placeholder_is_never_a_value() {
 fn placeholder_value_after_a_requoted_key() {
     check("{'}'...", "{}", &[K::Ellipsis, K::TruncatedContainer]);
 }
+
+/// Found by `damaged_json_output_is_strict`: the comma before a member whose key follows
+/// stray text, or was inserted, is not left behind when a placeholder value drops it.
+#[test]
+fn placeholder_value_keeps_commas_right() {
+    check(
+        "{\"a\": 1, \"k\",: \"x\"...\n}",
+        "{\"a\": 1, \"k\": null \n}",
+        &[K::MissingValue, K::StrayText, K::Ellipsis, K::TrailingComma],
+    );
+    check("{\"a\": 1, NOTE \"b\": ...}", "{\"a\": 1 }", &[K::StrayText, K::Ellipsis, K::TrailingComma]);
+    // With the comma inserted, the placeholder stays a string (as before this fix).
+    check(
+        "{\"a\": 1 \"b\": ..., \"c\": 2}",
+        "{\"a\": 1, \"b\": \"...\", \"c\": 2}",
+        &[K::MissingComma, K::NumberAsString],
+    );
+}

@@ -92,11 +92,11 @@ impl<'t> Merge<'t> {
             _ => CallStatus::Refused,
         };
         let mut suppressed = None;
-        if let (Some(guard), Some(text)) = (self.guard.as_mut(), outcome.arguments_text()) {
-            if let Verdict::Suppress(s) = guard.check_with_id(outcome.name(), text, Some(&id)) {
-                status = CallStatus::Suppressed;
-                suppressed = Some(s);
-            }
+        if let (Some(guard), Some(text)) = (self.guard.as_mut(), outcome.arguments_text())
+            && let Verdict::Suppress(s) = guard.check_with_id(outcome.name(), text, Some(&id))
+        {
+            status = CallStatus::Suppressed;
+            suppressed = Some(s);
         }
         self.calls.push(FixedCall {
             id,

@@ -7,8 +7,7 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, is_ws, key_then_colon, open_quote, skip_ws,
-    value_starts,
+    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws, value_starts,
 };
 use super::truncation::{Truncation, Uncertain, UncertainKind};
 use crate::{Error, ErrorKind, Result, Span};
@@ -334,12 +333,17 @@ impl<'a> Parser<'a> {
             _ => return false,
         };
         let start = self.key_start(frame);
-        // The comma before the member is pending again: a trailing one is dropped.
-        let mut k = start;
-        while k > frame.open + 1 && is_ws(self.b[k - 1]) {
-            k -= 1;
-        }
-        let comma = (k > frame.open + 1 && self.b[k - 1] == b',').then(|| k - 1);
+        // The comma before the member is pending again (a trailing one is dropped). When
+        // there is no such comma in the text (one was inserted), the placeholder stays a
+        // string, as before, rather than leave a comma behind.
+        let comma = if frame.count == 0 {
+            None
+        } else {
+            match memchr_in(self.b, b',', frame.last_end, start) {
+                Some(c) => Some(c),
+                None => return false,
+            }
+        };
         // The key's own fixes (requoting, a missing colon) go with it.
         self.edits.clear_range(start, end);
         self.edits.delete(start, end, Some(K::Ellipsis));

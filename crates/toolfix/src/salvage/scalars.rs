@@ -115,10 +115,12 @@ impl Parser<'_> {
                     self.pos = i + n;
                     return Ok(Some(i + n));
                 }
-                if ctx == Ctx::ObjValue && c == b'"' && embedded == 0 {
-                    if let Some(end) = self.missing_quote_before(open + qlen, i, checkpoint) {
-                        return Ok(Some(end));
-                    }
+                if ctx == Ctx::ObjValue
+                    && c == b'"'
+                    && embedded == 0
+                    && let Some(end) = self.missing_quote_before(open + qlen, i, checkpoint)
+                {
+                    return Ok(Some(end));
                 }
                 if c == b'"' {
                     self.edits.insert(i, "\\", Some(K::InnerQuote));
