@@ -29,12 +29,12 @@
 //! ```
 
 use crate::feedback::{MAX_MESSAGE_BYTES, Refusal};
+use crate::pipeline::CallOptions;
 use crate::pipeline::{CallOutcome, run};
 use crate::report::{Outcome, Repair, RepairKind};
 use crate::schema::view;
 use crate::schema::{Tool, ToolSet};
 use crate::validate::{ViolationKind, violations};
-use crate::pipeline::CallOptions;
 use crate::{pointer, salvage};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
