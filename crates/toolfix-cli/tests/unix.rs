@@ -266,7 +266,6 @@ fn think_blocks_are_kept_stripped_or_moved() {
 }
 
 #[test]
-#[ignore = "needs `fix_reply` to pass `finish_reason: length` on as `CallOptions::hit_token_limit` (salvage helper, issue 9 §1)"]
 fn fix_refuses_unclosed_calls_when_the_output_hit_the_token_limit() {
     let tools = examples("tools.json");
     // A response cut by the token limit: the unclosed call to a tool that may change
