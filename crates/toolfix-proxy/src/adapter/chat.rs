@@ -207,10 +207,11 @@ fn same_call(call: &FixedCall, original: &Value) -> bool {
 }
 
 pub(crate) fn call_value(call: &FixedCall, originals: &[Value]) -> Value {
-    if call.channel == Channel::ToolCalls && call.status == toolfix::CallStatus::Untouched {
-        if let Some(o) = originals.iter().find(|o| same_call(call, o)) {
-            return o.clone();
-        }
+    if call.channel == Channel::ToolCalls
+        && call.status == toolfix::CallStatus::Untouched
+        && let Some(o) = originals.iter().find(|o| same_call(call, o))
+    {
+        return o.clone();
     }
     json!({"id": call.id, "type": "function",
            "function": {"name": call.name, "arguments": call.arguments_text().unwrap_or("{}")}})

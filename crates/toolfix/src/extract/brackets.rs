@@ -83,10 +83,11 @@ impl Brackets {
         let bytes = text.as_bytes();
         let to = to.min(bytes.len());
         while self.pos < to {
-            if let Some(q) = q {
-                if self.pos > q && !matches!(self.pair(q), Some((_, None))) {
-                    return;
-                }
+            if let Some(q) = q
+                && self.pos > q
+                && !matches!(self.pair(q), Some((_, None)))
+            {
+                return;
             }
             // Skip what cannot matter: in a string, to its quote or a backslash; outside,
             // to the next bracket (or quote, inside a container).
@@ -125,10 +126,10 @@ impl Brackets {
                     b'}' | b']' => {
                         if self.excess > 0 {
                             self.excess -= 1;
-                        } else if let Some(open) = self.stack.pop() {
-                            if let Some(pair) = open.checked_sub(self.dropped).and_then(|i| self.pairs.get_mut(i)) {
-                                pair.1 = Some(self.pos + 1);
-                            }
+                        } else if let Some(open) = self.stack.pop()
+                            && let Some(pair) = open.checked_sub(self.dropped).and_then(|i| self.pairs.get_mut(i))
+                        {
+                            pair.1 = Some(self.pos + 1);
                         }
                     }
                     b'"' if !self.stack.is_empty() || self.excess > 0 => self.in_string = true,

@@ -228,12 +228,11 @@ fn array_or_object<'a>(text: &'a str, i: usize, junk: usize, row: &JsonRow, f: F
     // Junk before the list: look for `[{` a little further on.
     if junk > 0 {
         let window_end = super::text::floor(text, i.saturating_add(junk));
-        if let Some(rel) = text.get(i..window_end).and_then(|w| w.find("[{")) {
-            if let Some(a) = calls_in_array(text, i + rel, &row.keys, f) {
-                if !a.calls.is_empty() {
-                    return Read::of(a.end, a.calls);
-                }
-            }
+        if let Some(rel) = text.get(i..window_end).and_then(|w| w.find("[{"))
+            && let Some(a) = calls_in_array(text, i + rel, &row.keys, f)
+            && !a.calls.is_empty()
+        {
+            return Read::of(a.end, a.calls);
         }
     }
     Read::of(i, Vec::new())

@@ -78,12 +78,13 @@ impl<'t> Args<'t> {
     /// The arguments object text. A lone `arguments`/`input`/`parameters` parameter that
     /// the schema does not know and that holds an object is unwrapped.
     pub(crate) fn finish(mut self) -> String {
-        if let (Some(props), Some((key, raw))) = (self.props, self.first.take()) {
-            if self.count == 1 && is_wrapper_key(&key) && !props.contains_key(&key) {
-                if let Some(object) = object_text(raw.trim()) {
-                    return object;
-                }
-            }
+        if let (Some(props), Some((key, raw))) = (self.props, self.first.take())
+            && self.count == 1
+            && is_wrapper_key(&key)
+            && !props.contains_key(&key)
+            && let Some(object) = object_text(raw.trim())
+        {
+            return object;
         }
         self.out.push('}');
         self.out
@@ -171,10 +172,10 @@ fn container_text(text: &str, trust: Trust) -> Option<String> {
         quoted.push('"');
         quoted.push_str(text);
         quoted.push('"');
-        if let Ok(decoded) = serde_json::from_str::<String>(&quoted) {
-            if let Some(out) = salvaged_container(&decoded, trust) {
-                return Some(out);
-            }
+        if let Ok(decoded) = serde_json::from_str::<String>(&quoted)
+            && let Some(out) = salvaged_container(&decoded, trust)
+        {
+            return Some(out);
         }
     }
     salvaged_container(text, trust)

@@ -36,10 +36,10 @@ pub(crate) fn parse<'a>(row: &PyRow, spec: &Spec, text: &'a str, at: usize, cx: 
         let (calls, end) = pycall::parse_calls(text, at + 1, Layout::List, depth);
         // A bare list in prose is only a call list when it calls a tool the model was
         // offered (when the tools are known): `[print(end='')]` in a code answer is not.
-        if let Some(tools) = cx.tools {
-            if !calls.iter().any(|c| tools.is_known(c.name)) {
-                return None;
-            }
+        if let Some(tools) = cx.tools
+            && !calls.iter().any(|c| tools.is_known(c.name))
+        {
+            return None;
         }
         (calls, end)
     } else {

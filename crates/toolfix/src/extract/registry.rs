@@ -637,11 +637,13 @@ fn build() -> Option<Dispatch> {
             let (Some(long), Some(short)) = (patterns.get(p), patterns.get(q)) else {
                 continue;
             };
-            if q != p && long.len() > short.len() && long.starts_with(short) {
-                if let Kind::Call(more) = other {
-                    let add: Vec<usize> = more.iter().filter(|r| !rows.contains(r)).copied().collect();
-                    rows.extend(add);
-                }
+            if q != p
+                && long.len() > short.len()
+                && long.starts_with(short)
+                && let Kind::Call(more) = other
+            {
+                let add: Vec<usize> = more.iter().filter(|r| !rows.contains(r)).copied().collect();
+                rows.extend(add);
             }
         }
         rows.sort_unstable();

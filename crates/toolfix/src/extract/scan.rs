@@ -158,17 +158,15 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         return Some(past_cap(st, r));
     }
     // Inside a block: find its close marker (once).
-    if let Some(b) = st.block.as_mut() {
-        if b.close.is_none() {
-            let close_marker = d.reasoning.get(b.kind).map_or("", |r| r.think.close);
-            match text.get(b.search_from..).and_then(|t| t.find(close_marker)) {
-                Some(i) => b.close = Some(b.search_from + i),
-                None => {
-                    b.search_from = crate::span::floor_char_boundary(
-                        text,
-                        len.saturating_sub(close_marker.len()).max(b.search_from),
-                    );
-                }
+    if let Some(b) = st.block.as_mut()
+        && b.close.is_none()
+    {
+        let close_marker = d.reasoning.get(b.kind).map_or("", |r| r.think.close);
+        match text.get(b.search_from..).and_then(|t| t.find(close_marker)) {
+            Some(i) => b.close = Some(b.search_from + i),
+            None => {
+                b.search_from =
+                    crate::span::floor_char_boundary(text, len.saturating_sub(close_marker.len()).max(b.search_from));
             }
         }
     }
@@ -427,10 +425,10 @@ fn try_rows<'a>(
         let Some(spec) = REGISTRY.get(row) else {
             continue;
         };
-        if let When::After(f) = spec.when {
-            if hint != Some(f) {
-                continue;
-            }
+        if let When::After(f) = spec.when
+            && hint != Some(f)
+        {
+            continue;
         }
         let first_view = match plausible(spec.format, text, at, r, &mut st.brackets, view_limit) {
             Decision::Wait => return Rows::Wait,
@@ -537,13 +535,12 @@ fn accept<'a>(
 ) -> Step<'a> {
     let region = Span::new(at, parsed.end);
     // JSON in prose is a call only when its name is a known tool (when tools are known).
-    if format == Format::Json {
-        if let Some(tools) = r.cx.tools {
-            if let Some(bad) = parsed.calls.iter().find(|c| !tools.is_known(&c.name)) {
-                let span = Span::new(r.base + region.start, r.base + region.end);
-                return Step::Noted(Note::new(NoteKind::UnknownTool, span, Some(bad.name.to_string())));
-            }
-        }
+    if format == Format::Json
+        && let Some(tools) = r.cx.tools
+        && let Some(bad) = parsed.calls.iter().find(|c| !tools.is_known(&c.name))
+    {
+        let span = Span::new(r.base + region.start, r.base + region.end);
+        return Step::Noted(Note::new(NoteKind::UnknownTool, span, Some(bad.name.to_string())));
     }
     let cut = !in_reasoning && r.mode == Mode::Content;
     if cut {

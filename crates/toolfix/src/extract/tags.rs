@@ -104,10 +104,8 @@ pub(crate) fn attr<'a>(rest: &'a str, key: &str) -> Option<&'a str> {
         let idx = search.find(key)?;
         let before_ok = idx == 0 || search.as_bytes().get(idx - 1).is_some_and(u8::is_ascii_whitespace);
         let after = search.get(idx + key.len()..)?;
-        if before_ok {
-            if let Some(value) = after.trim_start().strip_prefix('=') {
-                return Some(attr_value(value.trim_start()));
-            }
+        if before_ok && let Some(value) = after.trim_start().strip_prefix('=') {
+            return Some(attr_value(value.trim_start()));
         }
         search = after;
     }

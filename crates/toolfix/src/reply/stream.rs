@@ -259,10 +259,10 @@ impl<'t> ReplyStream<'t> {
             if let Some(id) = delta.id.filter(|i| !i.is_empty()) {
                 n.id.get_or_insert_with(|| id.to_owned());
             }
-            if let Some(name) = delta.name {
-                if n.name != name {
-                    push_capped(&mut n.name, name, 1024);
-                }
+            if let Some(name) = delta.name
+                && n.name != name
+            {
+                push_capped(&mut n.name, name, 1024);
             }
             if let Some(a) = delta.arguments {
                 // Over the cap the text is still too large for the pipeline, which refuses it

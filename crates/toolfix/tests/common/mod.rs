@@ -135,10 +135,8 @@ fn call_matches(exp: &Value, got: &Value, partial: bool) -> bool {
         return false;
     }
     let (ga, ea) = (&got["arguments"], &exp["arguments"]);
-    if partial {
-        if let (Some(e), Some(g)) = (ea.as_object(), ga.as_object()) {
-            return e.iter().all(|(k, v)| g.get(k).is_some_and(|w| json_equal(v, w)));
-        }
+    if partial && let (Some(e), Some(g)) = (ea.as_object(), ga.as_object()) {
+        return e.iter().all(|(k, v)| g.get(k).is_some_and(|w| json_equal(v, w)));
     }
     json_equal(ga, ea)
 }
