@@ -107,6 +107,11 @@ struct RepairArgs {
     /// Print text fixes, repairs and notes to stderr.
     #[arg(long)]
     report: bool,
+    /// The arguments were cut by the model's token limit (`finish_reason: "length"`):
+    /// unclosed arguments count as cut off, and are refused for a tool that may change
+    /// things (batch: every line).
+    #[arg(long)]
+    hit_token_limit: bool,
 }
 
 #[derive(Debug, Args)]

@@ -29,11 +29,12 @@ struct Envelope<'a> {
 pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
     let file_tools = args.tools.as_deref().map(tools::load).transpose()?;
     let limits = args.io.limits();
+    let options = toolfix::CallOptions::from(limits).with_hit_token_limit(args.hit_token_limit);
     if args.io.batch {
         let mut input = args.io.open()?;
         let mut cache = Cache::default();
         batch::run(&mut input, batch::line_limit(limits.max_input_bytes), |line, answer| {
-            one(line, answer, file_tools.as_ref(), &mut cache, &limits);
+            one(line, answer, file_tools.as_ref(), &mut cache, &options);
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -46,7 +47,7 @@ pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(UNRECOVERED));
         }
     };
-    let outcome = set.repair_call_with(name, &input, &toolfix::CallOptions::from(limits));
+    let outcome = set.repair_call_with(name, &input, &options);
     report(&outcome, args.report);
     if let Some(text) = outcome.arguments_text() {
         let mut stdout = Stdout::new();
@@ -62,14 +63,20 @@ pub(crate) fn run(args: &RepairArgs) -> Result<ExitCode> {
 }
 
 /// Answer one batch line: the outcome's members (see [`push_outcome`]).
-fn one(line: Line<'_>, answer: &mut String, file_tools: Option<&ToolSet>, cache: &mut Cache, limits: &toolfix::Limits) {
+fn one(
+    line: Line<'_>,
+    answer: &mut String,
+    file_tools: Option<&ToolSet>,
+    cache: &mut Cache,
+    options: &toolfix::CallOptions,
+) {
     let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
     let mut obj = batch::answer(answer, envelope.id);
     let set = match envelope.tools {
         Some(raw) => cache.get(raw.get(), line.number),
         None => file_tools.ok_or_else(|| "no tools: give `tools` or --tools".to_owned()),
     };
-    match set.and_then(|set| call(set, &envelope, limits)) {
+    match set.and_then(|set| call(set, &envelope, options)) {
         Ok(outcome) => push_outcome(&mut obj, &outcome),
         Err(msg) => push_error(&mut obj, &msg),
     }
@@ -77,7 +84,7 @@ fn one(line: Line<'_>, answer: &mut String, file_tools: Option<&ToolSet>, cache:
 }
 
 /// Run one batch line: `tool` and `arguments` (text, or a JSON value kept as written).
-fn call(set: &ToolSet, envelope: &Envelope<'_>, limits: &toolfix::Limits) -> Result<CallOutcome, String> {
+fn call(set: &ToolSet, envelope: &Envelope<'_>, options: &toolfix::CallOptions) -> Result<CallOutcome, String> {
     let name = match envelope.tool.map(|raw| serde_json::from_str::<Text<'_>>(raw.get())) {
         Some(Ok(Text(name))) => name,
         Some(Err(_)) => return Err("`tool` must be a string".to_owned()),
@@ -90,7 +97,7 @@ fn call(set: &ToolSet, envelope: &Envelope<'_>, limits: &toolfix::Limits) -> Res
         },
         None => "".into(),
     };
-    Ok(set.repair_call_with(&name, &raw, &toolfix::CallOptions::from(*limits)))
+    Ok(set.repair_call_with(&name, &raw, options))
 }
 
 /// A call's outcome as answer members: `"ok":true,"arguments":<JSON>,"repairs":[{"kind",

@@ -378,3 +378,27 @@ fn mutated_json_lines_never_crash_hang_or_go_unanswered() {
         assert!(!String::from_utf8_lossy(&out.get_output().stderr).contains("panicked"), "{args:?}");
     }
 }
+
+#[test]
+fn repair_refuses_unclosed_arguments_when_the_output_hit_the_token_limit() {
+    let tools = examples("tools.json");
+    // Only the last brace is missing: closed and accepted, unless the output hit the limit.
+    let unclosed = r#"{"ticketTitle": "Login fails", "priority": "high""#;
+    let args = ["repair", "--tools", tools.as_str(), "--tool", "create_ticket"];
+    toolfix().args(args).write_stdin(unclosed).assert().code(0);
+    let out = toolfix().args(args).arg("--hit-token-limit").write_stdin(unclosed).assert().code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("cut off"), "{err}");
+    // A number at the cut is never kept, limit or not: `50` may have been `500`.
+    let cut = r#"{"from_account": "A-7", "to_account": "B-2", "amount_cents": 50"#;
+    let args = ["repair", "--tools", tools.as_str(), "--tool", "transfer_money"];
+    toolfix().args(args).write_stdin(cut).assert().code(1);
+    // In a batch the flag holds for every line.
+    let line = format!("{{\"id\": 1, \"tool\": \"create_ticket\", \"arguments\": {}}}\n", serde_json::json!(unclosed));
+    let out = toolfix()
+        .args(["repair", "--batch", "--hit-token-limit", "--tools", tools.as_str()])
+        .write_stdin(line)
+        .assert()
+        .code(0);
+    assert!(stdout(&out).contains("\"ok\":false"), "{}", stdout(&out));
+}
