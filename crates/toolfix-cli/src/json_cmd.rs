@@ -50,6 +50,17 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
                     eprintln!("{} at {} {:?}", f.kind, f.span, input.get(f.span.range()).unwrap_or(""));
                 }
             }
+            // Legal JSON, but parsers disagree on which value wins: always said.
+            for d in toolfix::salvage::duplicate_keys(s.text()) {
+                let values: Vec<String> = d.values.iter().map(ToString::to_string).collect();
+                let which = if d.values_agree() { "the same value" } else { "different values" };
+                eprintln!(
+                    "duplicate_key at {}: given {} times, {which} ({})",
+                    d.pointer,
+                    values.len(),
+                    values.join(", ")
+                );
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -84,12 +95,25 @@ fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolf
         Ok(s) => {
             obj.raw("output", s.text());
             push_fixes(obj.key("fixes"), s.fixes());
+            push_duplicates(&mut obj, s.text());
         }
         Err(e) => {
             obj.str("error", &e.to_string());
         }
     }
     obj.finish();
+}
+
+/// `"duplicates":[{"pointer","values"}]` when some object gives a key twice (legal JSON,
+/// but parsers disagree on which value wins); nothing otherwise.
+fn push_duplicates(obj: &mut out::Obj<'_>, text: &str) {
+    let dupes = toolfix::salvage::duplicate_keys(text);
+    if dupes.is_empty() {
+        return;
+    }
+    let list: Vec<serde_json::Value> =
+        dupes.iter().map(|d| serde_json::json!({"pointer": d.pointer, "values": d.values})).collect();
+    obj.raw_line("duplicates", &serde_json::Value::Array(list).to_string());
 }
 
 /// The fixes of a salvage as a JSON array of `{"kind","span":[start,end]}`.

@@ -402,3 +402,20 @@ fn repair_refuses_unclosed_arguments_when_the_output_hit_the_token_limit() {
         .code(0);
     assert!(stdout(&out).contains("\"ok\":false"), "{}", stdout(&out));
 }
+
+#[test]
+fn json_reports_a_key_given_twice() {
+    // Legal JSON comes out byte for byte; the duplicate is said on stderr.
+    let text = "{\"area\": 1800, \"area\": 1801}\n";
+    let out = toolfix().arg("json").write_stdin(text).assert().code(0);
+    assert_eq!(stdout(&out), text);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("duplicate_key at /area: given 2 times, different values (1800, 1801)"), "{err}");
+    // In a batch, as a `duplicates` member; absent when there is none.
+    let lines = "{\"id\": 1, \"input\": \"{'a': 1, 'a': 2}\"}\n{\"id\": 2, \"input\": \"{'a': 1}\"}\n";
+    let out = toolfix().args(["json", "--batch"]).write_stdin(lines).assert().code(0);
+    let text = stdout(&out);
+    let answers: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(answers[0]["duplicates"], serde_json::json!([{"pointer": "/a", "values": [1, 2]}]));
+    assert!(answers[1].get("duplicates").is_none(), "{text}");
+}
