@@ -36,12 +36,63 @@ impl DuplicateKey {
 /// ```
 #[must_use]
 pub fn duplicate_keys(text: &str) -> Vec<DuplicateKey> {
+    if !may_repeat_keys(text) {
+        return Vec::new();
+    }
+    parsed_duplicate_keys(text)
+}
+
+/// [`duplicate_keys`] by the parse alone.
+fn parsed_duplicate_keys(text: &str) -> Vec<DuplicateKey> {
     let mut track = Track { path: String::new(), found: Vec::new() };
     let mut de = serde_json::Deserializer::from_str(text);
     match ValueSeed(&mut track).deserialize(&mut de) {
         Ok(_) => track.found,
         Err(_) => Vec::new(),
     }
+}
+
+/// Most keys lists have no repeat: a byte scan (no parse, no allocation past a few key
+/// slices) says so. True when some key text appears twice anywhere in `text`, when a key
+/// holds an escape (`"a"` and `"\u0061"` are one key), or past 64 keys (the comparison is
+/// quadratic): then the parse decides.
+fn may_repeat_keys(text: &str) -> bool {
+    const MAX_KEYS: usize = 64;
+    let b = text.as_bytes();
+    // On the stack: no allocation for the common case.
+    let mut keys: [&[u8]; MAX_KEYS] = [&[]; MAX_KEYS];
+    let mut count = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let mut j = start;
+        let mut escaped = false;
+        while j < b.len() && b[j] != b'"' {
+            if b[j] == b'\\' {
+                escaped = true;
+                j += 1;
+            }
+            j += 1;
+        }
+        let Some(key) = b.get(start..j) else { return true };
+        i = j + 1;
+        let mut k = i;
+        while k < b.len() && matches!(b[k], b' ' | b'\t' | b'\n' | b'\r') {
+            k += 1;
+        }
+        if b.get(k) == Some(&b':') {
+            if escaped || count == MAX_KEYS || keys[..count].contains(&key) {
+                return true;
+            }
+            keys[count] = key;
+            count += 1;
+        }
+    }
+    false
 }
 
 /// Parse strict JSON `text` into a value (last value wins, as `serde_json` does), and say
@@ -231,6 +282,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::fmt::Write as _;
 
     #[test]
     fn parses_as_serde_json_does() {
@@ -252,5 +304,45 @@ mod tests {
         assert!(!d[0].values_agree());
         assert_eq!(d[1].pointer, "/a~0~1");
         assert!(d[1].values_agree());
+    }
+
+    #[test]
+    fn the_byte_scan_never_hides_a_duplicate() {
+        // No repeat at all, and repeats the scan must send on to the parse: the same key in
+        // two objects, a key spelled with an escape, a `"` escaped inside a key or a value.
+        assert!(!may_repeat_keys(r#"{"a": "x:y", "b": ["a"], "c": {"d": "\"a\""}}"#));
+        assert!(duplicate_keys(r#"{"a": 1, "b": {"a": 2}}"#).is_empty());
+        assert_eq!(duplicate_keys(r#"{"a": 1, "\u0061": 2}"#).len(), 1);
+        assert_eq!(duplicate_keys(r#"{"q\"": 1, "q\"": 2}"#).len(), 1);
+        assert_eq!(duplicate_keys("{\"a\"\n:\t1, \"a\" : 2}").len(), 1);
+        let many: Vec<String> = (0..100).map(|i| format!("\"k{i}\": {i}")).collect();
+        let text = format!("{{{}, \"k5\": 0}}", many.join(", "));
+        assert_eq!(duplicate_keys(&text)[0].pointer, "/k5");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_byte_scan_agrees_with_the_parse(
+            members in proptest::collection::vec(("[ab\"\\\\:é]{0,3}", 0u8..3, proptest::bool::ANY), 0..8),
+        ) {
+            // Objects nested one level, keys with quotes, backslashes, colons and non-ASCII,
+            // written through serde_json so every escape is legal; repeats are likely.
+            let mut text = String::from("{");
+            for (n, (key, value, nested)) in members.iter().enumerate() {
+                if n > 0 {
+                    text.push_str(", ");
+                }
+                let key = serde_json::to_string(key).unwrap_or_default();
+                if *nested {
+                    let inner = serde_json::to_string(&format!("{key}: ")).unwrap_or_default();
+                    let _ = write!(text, "{key}: {{{key}: {value}, \"v\": {inner}}}");
+                } else {
+                    let _ = write!(text, "{key}: {value}");
+                }
+            }
+            text.push('}');
+            proptest::prop_assert!(serde_json::from_str::<Value>(&text).is_ok(), "{}", text);
+            proptest::prop_assert_eq!(duplicate_keys(&text), parsed_duplicate_keys(&text), "{}", text);
+        }
     }
 }
