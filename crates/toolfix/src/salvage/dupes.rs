@@ -54,10 +54,10 @@ fn parsed_duplicate_keys(text: &str) -> Vec<DuplicateKey> {
 
 /// Most keys lists have no repeat: a byte scan (no parse, no allocation past a few key
 /// slices) says so. True when some key text appears twice anywhere in `text`, when a key
-/// holds an escape (`"a"` and `"\u0061"` are one key), or past 64 keys (the comparison is
+/// holds an escape (`"a"` and `"\u0061"` are one key), or past 16 keys (the comparison is
 /// quadratic): then the parse decides.
 fn may_repeat_keys(text: &str) -> bool {
-    const MAX_KEYS: usize = 64;
+    const MAX_KEYS: usize = 16;
     let b = text.as_bytes();
     // On the stack: no allocation for the common case.
     let mut keys: [&[u8]; MAX_KEYS] = [&[]; MAX_KEYS];
