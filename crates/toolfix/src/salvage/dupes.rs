@@ -105,6 +105,48 @@ pub(crate) fn parse_value(text: &str) -> serde_json::Result<(Value, bool)> {
     Ok((value, seen.get()))
 }
 
+/// The scalar half of a `Visitor` that builds a `Value` as `serde_json` does; both
+/// visitors below differ only in arrays and objects.
+macro_rules! scalar_visits {
+    () => {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON value")
+        }
+
+        fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+            Ok(Value::Bool(v))
+        }
+
+        fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+            Ok(Value::Number(v.into()))
+        }
+
+        fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+            Ok(Value::Number(v.into()))
+        }
+
+        fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+            Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+        }
+
+        fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+            Ok(Value::String(v.to_owned()))
+        }
+
+        fn visit_string<E>(self, v: String) -> Result<Value, E> {
+            Ok(Value::String(v))
+        }
+
+        fn visit_unit<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+
+        fn visit_none<E>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+    };
+}
+
 /// The hot path: a value as `serde_json` builds it, and a flag set on a repeated key.
 #[derive(Clone, Copy)]
 struct Fast<'a>(&'a Cell<bool>);
@@ -120,41 +162,7 @@ impl<'de> DeserializeSeed<'de> for Fast<'_> {
 impl<'de> Visitor<'de> for Fast<'_> {
     type Value = Value;
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
+    scalar_visits!();
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         self.deserialize(d)
@@ -199,41 +207,7 @@ impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
 impl<'de> Visitor<'de> for ValueSeed<'_> {
     type Value = Value;
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
+    scalar_visits!();
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         ValueSeed(self.0).deserialize(d)
