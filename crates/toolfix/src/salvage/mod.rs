@@ -231,8 +231,20 @@ fn surrogate_escape_at(b: &[u8], i: usize) -> Option<bool> {
 /// ```
 #[must_use]
 pub fn compact(json: &str) -> String {
-    let b = json.as_bytes();
     let mut out = String::with_capacity(json.len());
+    compact_into(&mut out, json);
+    out
+}
+
+/// [`compact`], appended to `out` (no string of its own: for writers that reuse a buffer).
+///
+/// ```
+/// let mut line = String::from("{\"output\":");
+/// toolfix::salvage::compact_into(&mut line, "[1, 2]");
+/// assert_eq!(line, r#"{"output":[1,2]"#);
+/// ```
+pub fn compact_into(out: &mut String, json: &str) {
+    let b = json.as_bytes();
     let mut copied = 0;
     let mut i = 0;
     let mut in_string = false;
@@ -247,7 +259,7 @@ pub fn compact(json: &str) -> String {
         } else if c == b'"' {
             in_string = true;
         } else if lex::is_ws(c) {
-            out.push_str(&json[copied..i]);
+            out.push_str(json.get(copied..i).unwrap_or(""));
             while i < b.len() && lex::is_ws(b[i]) {
                 i += 1;
             }
@@ -257,5 +269,4 @@ pub fn compact(json: &str) -> String {
         i += 1;
     }
     out.push_str(json.get(copied..).unwrap_or(""));
-    out
 }
