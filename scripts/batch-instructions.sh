@@ -11,13 +11,8 @@
 # an empty file (start-up) and on the batch file; the difference divided by the number of
 # lines is the figure reported. Works from any directory and honours CARGO_TARGET_DIR.
 set -euo pipefail
-# CARGO_TARGET_DIR, when set, is read relative to where the script was started.
-if [ -n "${CARGO_TARGET_DIR:-}" ]; then
-    mkdir -p "$CARGO_TARGET_DIR"
-    CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
-    export CARGO_TARGET_DIR
-fi
-cd "$(dirname "$0")/.."
+# CARGO_TARGET_DIR is read relative to where the script was started.
+. "$(dirname "$0")/common.sh"
 
 ROUNDS=${ROUNDS:-1000}
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
@@ -25,8 +20,7 @@ if [ -n "${TOOLFIX_BIN:-}" ]; then
     BIN=$TOOLFIX_BIN
 else
     cargo build --quiet --release -p toolfix-cli
-    # Where cargo puts its builds (CARGO_TARGET_DIR, a cargo config, or target/).
-    TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+    TARGET_DIR=$(target_dir)
     BIN=$TARGET_DIR/release/toolfix
 fi
 

@@ -1,16 +1,10 @@
 #!/usr/bin/env bash
 # Build toolfix and run it on the bundled examples in examples/.
 set -euo pipefail
-# CARGO_TARGET_DIR, when set, is read relative to where the script was started.
-if [ -n "${CARGO_TARGET_DIR:-}" ]; then
-    mkdir -p "$CARGO_TARGET_DIR"
-    CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
-    export CARGO_TARGET_DIR
-fi
-cd "$(dirname "$0")/.."
+# CARGO_TARGET_DIR is read relative to where the script was started.
+. "$(dirname "$0")/common.sh"
 cargo build --release --quiet -p toolfix-cli
-# Where cargo puts its builds (CARGO_TARGET_DIR, a cargo config, or target/).
-TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET_DIR=$(target_dir)
 bin=$TARGET_DIR/release/toolfix
 run() {
     echo "\$ toolfix $*"

@@ -5,13 +5,8 @@
 #   scripts/fuzz.sh              # every target, 300 s each
 #   scripts/fuzz.sh 60 salvage   # one target, 60 s
 set -euo pipefail
-# CARGO_TARGET_DIR, when set, is read relative to where the script was started.
-if [ -n "${CARGO_TARGET_DIR:-}" ]; then
-    mkdir -p "$CARGO_TARGET_DIR"
-    CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
-    export CARGO_TARGET_DIR
-fi
-cd "$(dirname "$0")/.."
+# CARGO_TARGET_DIR is read relative to where the script was started.
+. "$(dirname "$0")/common.sh"
 
 SECONDS_EACH=${1:-300}
 shift || true

@@ -9,19 +9,13 @@
 #   scripts/proxy-instructions.sh           # N = 200
 #   REQUESTS=500 scripts/proxy-instructions.sh
 set -euo pipefail
-# CARGO_TARGET_DIR, when set, is read relative to where the script was started.
-if [ -n "${CARGO_TARGET_DIR:-}" ]; then
-    mkdir -p "$CARGO_TARGET_DIR"
-    CARGO_TARGET_DIR=$(cd "$CARGO_TARGET_DIR" && pwd)
-    export CARGO_TARGET_DIR
-fi
-cd "$(dirname "$0")/.."
+# CARGO_TARGET_DIR is read relative to where the script was started.
+. "$(dirname "$0")/common.sh"
 
 REQUESTS=${REQUESTS:-200}
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 cargo build --quiet --release -p toolfix-proxy --example load
-# Where cargo puts its builds (CARGO_TARGET_DIR, a cargo config, or target/).
-TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+TARGET_DIR=$(target_dir)
 BIN=$TARGET_DIR/release/examples/load
 
 count() {
