@@ -3,46 +3,16 @@
 
 use divan::Bencher;
 use divan::counter::BytesCount;
-use std::fmt::Write as _;
 use toolfix::extract::stream::StreamExtractor;
 use toolfix::extract::{Message, Options, extract};
 
+#[path = "inputs/extract.rs"]
+mod extract_inputs;
+
+use extract_inputs::reply;
+
 fn main() {
     divan::main();
-}
-
-fn reply(target: usize) -> String {
-    let prose = "The quick brown fox [jumps] over {the} lazy dog; x < y > z, \"quoted\". ";
-    let mut s = String::from("<think>Plan: look up the weather, then the time. ");
-    s.push_str(&prose.repeat(60));
-    s.push_str("</think>\n");
-    let mut i = 0;
-    while s.len() < target {
-        s.push_str(&prose.repeat(120));
-        match i % 4 {
-            0 => {
-                let _ = write!(
-                    s,
-                    "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
-                );
-            }
-            1 => {
-                let _ = writeln!(s, "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]");
-            }
-            2 => {
-                let _ = write!(
-                    s,
-                    "<tool_call>\n<function=search>\n<parameter=q>\nweather {i}\n</parameter>\n</function>\n</tool_call>\n"
-                );
-            }
-            _ => {
-                let _ =
-                    writeln!(s, "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```");
-            }
-        }
-        i += 1;
-    }
-    s
 }
 
 #[divan::bench]

@@ -26,6 +26,8 @@
 //!
 //! The first line of output is `units <n> <unit>`: the bytes or calls of one iteration.
 
+#[path = "../benches/inputs/extract.rs"]
+mod extract_inputs;
 #[path = "../benches/inputs/mod.rs"]
 mod inputs;
 #[path = "../benches/inputs/pipeline.rs"]
@@ -127,7 +129,7 @@ fn run(workload: &str, iterations: usize) -> Result<(), String> {
         "extract-100kb" | "extract-stream" | "extract-tools" | "extract-stream-tools" => {
             use toolfix::extract::stream::StreamExtractor;
             use toolfix::extract::{Message, Options, ToolLookup, extract};
-            let text = extract_reply(100 * 1024);
+            let text = extract_inputs::reply(100 * 1024);
             let declared: std::collections::HashMap<String, Value> = ["get_weather", "get_time", "search"]
                 .iter()
                 .map(|n| ((*n).to_owned(), json!({"type": "object"})))
@@ -150,34 +152,6 @@ fn run(workload: &str, iterations: usize) -> Result<(), String> {
         _ => return Err(format!("unknown workload {workload:?}")),
     }
     Ok(())
-}
-
-/// The reply of `benches/extract.rs`: reasoning, prose full of brackets and braces, and
-/// calls in four formats, about `target` bytes.
-fn extract_reply(target: usize) -> String {
-    use std::fmt::Write as _;
-    let prose = "The quick brown fox [jumps] over {the} lazy dog; x < y > z, \"quoted\". ";
-    let mut s = String::from("<think>Plan: look up the weather, then the time. ");
-    s.push_str(&prose.repeat(60));
-    s.push_str("</think>\n");
-    let mut i = 0;
-    while s.len() < target {
-        s.push_str(&prose.repeat(120));
-        let _ = match i % 4 {
-            0 => write!(
-                s,
-                "<tool_call>\n{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris {i}\"}}}}\n</tool_call>\n"
-            ),
-            1 => writeln!(s, "[TOOL_CALLS][{{\"name\": \"get_time\", \"arguments\": {{\"tz\": \"UTC+{i}\"}}}}]"),
-            2 => write!(
-                s,
-                "<tool_call>\n<function=search>\n<parameter=q>\nweather {i}\n</parameter>\n</function>\n</tool_call>\n"
-            ),
-            _ => writeln!(s, "```json\n{{\"name\": \"search\", \"arguments\": {{\"q\": \"ünïcødé {i}\"}}}}\n```"),
-        };
-        i += 1;
-    }
-    s
 }
 
 fn main() -> ExitCode {
