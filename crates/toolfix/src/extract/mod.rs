@@ -57,7 +57,7 @@ mod json_text;
 mod kimi_k2;
 mod minimax_m3;
 mod minimax_text;
-mod native;
+pub(crate) mod native;
 mod params;
 mod parsed;
 mod pycall;
@@ -646,16 +646,4 @@ fn native_calls<'a>(value: &'a serde_json::Value, tools: Option<&dyn ToolLookup>
         out.extend(native::calls(Cow::Borrowed(name), arguments, id, i, tools));
     }
     out
-}
-
-/// The calls one server-parsed call stands for (see `native.rs`): what a stream of
-/// `tool_calls` deltas gives once a call is complete, as the whole reply does.
-pub(crate) fn native_call<'a>(
-    name: Cow<'a, str>,
-    arguments: Cow<'a, str>,
-    id: Option<Cow<'a, str>>,
-    index: usize,
-    tools: Option<&dyn ToolLookup>,
-) -> Vec<ExtractedCall<'a>> {
-    native::calls(name, arguments, id, index, tools)
 }

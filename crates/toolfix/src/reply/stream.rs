@@ -377,8 +377,13 @@ impl<'t> ReplyStream<'t> {
         for (i, n) in done.into_iter().enumerate() {
             let arguments = Cow::Owned(n.arguments.unwrap_or_else(|| "{}".to_owned()));
             // Read as the whole reply reads them (a name inferred, merged calls split).
-            let calls =
-                crate::extract::native_call(Cow::Owned(n.name), arguments, n.id.map(Cow::Owned), n.index, self.lookup);
+            let calls = crate::extract::native::calls(
+                Cow::Owned(n.name),
+                arguments,
+                n.id.map(Cow::Owned),
+                n.index,
+                self.lookup,
+            );
             let pieces = calls.len();
             for (j, call) in calls.into_iter().enumerate() {
                 if !self.native_keys.take(&call.name, &call.arguments) && self.options.extract.repeats == Repeats::Drop
