@@ -298,7 +298,7 @@ fn extend_value(
 ) -> Option<(Value, Vec<Repair>)> {
     let source = if raw.trim().is_empty() { "{}" } else { raw };
     let salvaged = salvage::salvage_with(source, &options.limits).ok()?;
-    if salvaged.is_truncated() || salvaged.truncation().is_some() {
+    if salvaged.is_truncated() {
         return None;
     }
     let (mut value, dupes) = salvage::parse_value(salvaged.text()).ok()?;

@@ -75,6 +75,19 @@ fn coercer_and_normaliser_fix_values_and_bad_ones_are_refused() {
 fn cut_off_output_is_left_to_the_model() {
     let tools = tools().with_extensions(Extensions::new().with_field_matcher(|_, _| Some("room".to_owned())));
     assert!(!tools.repair_call("book", r#"{"date": "2025-01-02", "where": "A"#).is_ok());
+    // Only the last brace missing: the extensions never complete unclosed text, whether or
+    // not the output hit the token limit.
+    let unclosed = r#"{"where": "A1", "date": "2025-01-02""#;
+    assert!(!tools.repair_call("book", unclosed).is_ok());
+    let at_limit = toolfix::CallOptions::default().with_hit_token_limit(true);
+    assert!(!tools.repair_call_with("book", unclosed, &at_limit).is_ok());
+}
+
+#[test]
+fn a_key_given_twice_is_not_settled_by_an_extension() {
+    let tools = tools().with_extensions(Extensions::new().with_field_matcher(|_, _| Some("room".to_owned())));
+    let twice = r#"{"where": "A1", "date": "2025-01-02", "date": "2025-01-03"}"#;
+    assert!(!tools.repair_call("book", twice).is_ok());
 }
 
 #[test]
