@@ -198,7 +198,6 @@ fn one_shot(request: &Value) -> Option<Value> {
     Some(next)
 }
 
-/// A usable call in OpenAI shape; an untouched server call keeps its own object.
 /// True when the server call `original` is `call` as sent: same id, name and arguments text.
 fn same_call(call: &FixedCall, original: &Value) -> bool {
     original.get("id").and_then(Value::as_str) == Some(call.id.as_str())
@@ -206,6 +205,7 @@ fn same_call(call: &FixedCall, original: &Value) -> bool {
         && original.pointer("/function/arguments").and_then(Value::as_str) == call.arguments_text()
 }
 
+/// A usable call in OpenAI shape; an untouched server call keeps its own object.
 pub(crate) fn call_value(call: &FixedCall, originals: &[Value]) -> Value {
     if call.channel == Channel::ToolCalls
         && call.status == toolfix::CallStatus::Untouched
