@@ -92,13 +92,18 @@ fn strings_at_the_cut_are_uncertain() {
 
 #[test]
 fn keys_at_the_cut_are_uncertain() {
-    for input in [r#"{"a": 1, "limit""#, r#"{"a": 1, "limit":"#, r#"{"a": 1, "limit": "#, r#"{"a": 1, limit"#] {
+    for input in [r#"{"a": 1, "limit""#, r#"{"a": 1, "limit":"#, r#"{"a": 1, "limit": "#] {
         let (evident, list, text) = cut(input);
         assert!(evident, "{input}");
         assert_eq!(list, one(U::Key, "/limit", true), "{input}");
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value, serde_json::json!({"a": 1, "limit": null}), "{input}");
     }
+    // An unquoted key at the cut may be cut inside (`limit` of `limits`): left out.
+    let (evident, list, text) = cut(r#"{"a": 1, limit"#);
+    assert!(evident);
+    assert_eq!(list, one(U::Key, "", false));
+    assert_eq!(text, r#"{"a": 1}"#);
     // A key cut inside its quotes names nothing: it is left out.
     let (evident, list, text) = cut(r#"{"a": 1, "lim"#);
     assert!(evident);

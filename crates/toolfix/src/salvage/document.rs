@@ -197,15 +197,35 @@ fn find_start(b: &[u8], from: usize, end: usize, jsonp: &mut bool) -> Option<usi
             j += 1;
         }
         let k = skip_ws(b, j, end);
-        if b.get(k) == Some(&b'(') && matches!(b.get(skip_ws(b, k + 1, end)), Some(b'{' | b'[')) {
+        let inner = skip_ws(b, k + 1, end);
+        // A scalar inside (`callback(2);`) only when the call closes the text.
+        let wrapped = matches!(b.get(inner), Some(b'{' | b'['))
+            || (ends_with_call_close(b, inner, end)
+                && (starts_value(b, inner) || [&b"true"[..], b"false", b"null"].iter().any(|w| b[inner..].starts_with(w))));
+        if b.get(k) == Some(&b'(') && wrapped {
             *jsonp = true;
-            return Some(skip_ws(b, k + 1, end));
+            return Some(inner);
         }
         if matches!(&b[s..j], b"true" | b"false" | b"null") {
             return Some(s);
         }
     }
     next_start(b, s, end).or(Some(s))
+}
+
+/// True when `b[from..end]` ends with `)`, then perhaps `;` (a call that closes the text).
+fn ends_with_call_close(b: &[u8], from: usize, end: usize) -> bool {
+    let mut e = end;
+    while e > from && is_ws(b[e - 1]) {
+        e -= 1;
+    }
+    if e > from && b[e - 1] == b';' {
+        e -= 1;
+        while e > from && is_ws(b[e - 1]) {
+            e -= 1;
+        }
+    }
+    e > from + 1 && b[e - 1] == b')'
 }
 
 /// The next `{`, or `[` that opens something JSON-like, at or after `from`.

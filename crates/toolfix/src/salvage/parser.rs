@@ -7,7 +7,8 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws, value_starts,
+    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, quoted_then, skip_ws,
+    value_starts,
 };
 use super::truncation::{Truncation, Uncertain, UncertainKind};
 use crate::{Error, ErrorKind, Result, Span};
@@ -225,6 +226,11 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
             }
             (_, State::Next, b',') => {
+                if i == frame.last_end && thousands_separator(self.b, i, frame.kind == Kind::Object) {
+                    return Err(self
+                        .error(ErrorKind::Syntax, "a number is written with a thousands separator", i)
+                        .with_hint("write the number without separators (1234), or quote it as a string"));
+                }
                 let f = self.top();
                 f.pending_comma = Some(i);
                 f.saw_comma = true;
@@ -254,12 +260,17 @@ impl<'a> Parser<'a> {
             }
             (_, State::Open | State::Value | State::Colon, _) => self.start_value(Ctx::ArrValue)?,
             (_, State::Next, b':') if frame.kind == Kind::Array && frame.count == 1 && frame.last_was_string => {
-                // ["key": "value"]: an object written with brackets.
-                self.edits.replace(frame.open, frame.open + 1, "{", Some(K::ArrayAsObject));
+                // `["key": "value"]`: a member inside brackets is an object inside an array
+                // whose braces are missing; the object closes where the array does.
+                let key = skip_ws(self.b, frame.open + 1, frame.last_end);
+                self.edits.insert(key, "{", Some(K::ArrayAsObject));
                 let f = self.top();
-                f.kind = Kind::Object;
-                f.close_as = Some(b'}');
-                f.state = State::Value;
+                f.count = 0;
+                f.state = State::Open;
+                self.push(Kind::Object, key - 1)?;
+                let o = self.top();
+                o.state = State::Value;
+                o.key_end = frame.last_end;
                 self.pos += 1;
             }
             (_, State::Next, _) => {
@@ -387,7 +398,16 @@ impl<'a> Parser<'a> {
             }
             let k = skip_ws(self.b, j, self.end);
             match self.at(k) {
-                Some(b':' | b',' | b'}' | b'=') | None => self.quote_key(i, j),
+                None => {
+                    // `{"a": 1, b`: a key cut off by the end of input names nothing
+                    // certain; it goes, as a quoted one does.
+                    self.forget_missing_comma();
+                    self.cut_token = Some((UncertainKind::Key, i, false));
+                    self.edits.delete(i, self.end, Some(K::TruncatedKey));
+                    self.pos = self.end;
+                    return Ok(());
+                }
+                Some(b':' | b',' | b'}' | b'=') => self.quote_key(i, j),
                 // `{a 'b'}`: a word then a quoted value (not a quoted key) is a key whose
                 // colon is missing, not prose before a key.
                 _ if open_quote(self.b, k).is_some() && !key_then_colon(self.b, k, self.end) => self.quote_key(i, j),
@@ -786,7 +806,8 @@ impl<'a> Parser<'a> {
             return false;
         }
         let k = skip_ws(self.b, j + 1, self.end);
-        if !key_then_colon(self.b, k, self.end) {
+        // `"k": v` or `"k" "v"` (its colon missing) is a member, so the `}` came too early.
+        if !key_then_colon(self.b, k, self.end) && !quoted_then(self.b, k, self.end, b"\"") {
             return false;
         }
         self.edits.delete(end - 1, end, Some(K::PrematureClose));
@@ -829,6 +850,25 @@ impl<'a> Parser<'a> {
         }
         Ok(())
     }
+}
+
+/// `1,234` or `12,000`: the comma at `i` follows a number of one to three digits and is
+/// followed by exactly three digits, so it may group thousands rather than separate two
+/// values. In an object (where a key must follow a comma) that is enough; in an array,
+/// only a group with a leading zero (`1,000`, which no JSON list writes) says so.
+fn thousands_separator(b: &[u8], i: usize, in_object: bool) -> bool {
+    let mut s = i;
+    while s > 0 && b[s - 1].is_ascii_digit() {
+        s -= 1;
+    }
+    let digits = i - s;
+    if !(1..=3).contains(&digits) || b.get(s.wrapping_sub(1)).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'.') {
+        return false;
+    }
+    let group = b.get(i + 1..i + 4);
+    let grouped = group.is_some_and(|g| g.iter().all(u8::is_ascii_digit))
+        && !b.get(i + 4).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_');
+    grouped && (in_object || group.is_some_and(|g| g[0] == b'0'))
 }
 
 /// Does `c` close frame `f`?

@@ -1,6 +1,6 @@
 //! Strings, numbers, literals and unquoted text: the scalar half of the lenient parser.
 
-use super::{Ctx, Kind, Parser, closes};
+use super::{Ctx, Kind, Parser, State, closes};
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex_to_decimal, hex4, ident_then_colon, is_ident, is_ident_start,
@@ -74,6 +74,10 @@ impl Parser<'_> {
                     embedded += 1;
                 } else if c == b'}' {
                     embedded = embedded.saturating_sub(1);
+                } else if c == 0xE2 && q == Quote::Double && is_typographic_double(self.b, i) {
+                    // „quoted" or “quoted": a typographic quotation mark inside the string
+                    // pairs with the next quote, which is then part of the text.
+                    inner += 1;
                 }
                 i += 1;
             }
@@ -266,7 +270,7 @@ impl Parser<'_> {
     }
 
     /// An element cut to nothing by the end of input: the comma inserted before it goes.
-    fn forget_missing_comma(&mut self) {
+    pub(super) fn forget_missing_comma(&mut self) {
         if let Some(f) = self.stack.last() {
             let at = f.last_end;
             self.edits.pop_insertion(at, K::MissingComma);
@@ -333,6 +337,22 @@ impl Parser<'_> {
             self.edits.delete(open, self.end, Some(K::TruncatedKey));
             self.pos = self.end;
             return Ok(None);
+        }
+        if ctx == Ctx::ObjValue
+            && let Some(tail) = self.closers_at_tail(content)
+            && let Some(comma) = member_inside(self.b, content, tail)
+        {
+            // `{"a": "first, b: 1}`: the string never closes, the text ends with the
+            // object's closer, and `, b:` inside reads as the next member: the closing
+            // quote is missing before the comma, as when `"b"` is quoted.
+            let mut end = comma;
+            while end > content && is_ws(self.b[end - 1]) {
+                end -= 1;
+            }
+            self.edits.rollback(checkpoint, end);
+            self.edits.insert(end, "\"", Some(K::MissingQuote));
+            self.pos = end;
+            return Ok(Some(end));
         }
         if let Some(end) = self.closers_at_tail(content) {
             // `{"key": "value}`: the closers are real, the closing quote is missing. Or
@@ -641,6 +661,15 @@ impl Parser<'_> {
             }
             j += 1;
         }
+        let in_object = self.stack.last().is_some_and(|f| f.kind == Kind::Object && f.state == State::Value);
+        if in_object && self.at(j) == Some(b',') {
+            // `{"a": ipsum, sic, datum.",}`: a comma cannot start a member here (no key
+            // follows), and a closing quote ends the text on this line: the opening quote
+            // is the one missing.
+            if let Some(q) = closing_quote_ahead(self.b, j, self.end) {
+                j = q;
+            }
+        }
         let mut e = j;
         while e > start && is_ws(self.b[e - 1]) {
             e -= 1;
@@ -687,6 +716,47 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// From a comma at `from` in unquoted text: a `"` glued to the text, on the same line and
+/// with no structure before it, followed by `,`, `}` or the end: where the text ends.
+fn closing_quote_ahead(b: &[u8], from: usize, end: usize) -> Option<usize> {
+    let limit = end.min(from + LOOKAHEAD);
+    let mut i = from;
+    while i < limit {
+        match b[i] {
+            b'"' => {
+                let after = skip_ws(b, i + 1, end);
+                let glued = !is_ws(b[i - 1]) && b[i - 1] != b',';
+                return (glued && matches!(b.get(after), None | Some(b',' | b'}'))).then_some(i);
+            }
+            b'\n' | b'\r' | b':' | b'\'' | b'{' | b'[' | b'}' | b']' => return None,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The first `,` in `b[from..to]` followed by an unquoted key and `:` (`, b: 1`).
+fn member_inside(b: &[u8], from: usize, to: usize) -> Option<usize> {
+    let mut i = from;
+    while let Some(c) = super::memchr_in(b, b',', i, to) {
+        let k = skip_ws(b, c + 1, to);
+        if b.get(k).is_some_and(|&x| is_ident_start(x)) && ident_then_colon(b, k, to) {
+            // The colon ends a key, not a scheme (`, https://…`).
+            let colon = super::memchr_in(b, b':', k, to).unwrap_or(to);
+            if b.get(colon + 1) != Some(&b'/') {
+                return Some(c);
+            }
+        }
+        i = c + 1;
+    }
+    None
+}
+
+/// `„` (U+201E), `“` (U+201C) or `”` (U+201D) at `i`.
+fn is_typographic_double(b: &[u8], i: usize) -> bool {
+    matches!((b.get(i + 1), b.get(i + 2)), (Some(0x80), Some(0x9C..=0x9E)))
 }
 
 fn quote_fix(q: Quote) -> K {
