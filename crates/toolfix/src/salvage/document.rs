@@ -9,7 +9,7 @@
 
 use super::FixKind as K;
 use super::edits::Edits;
-use super::lex::{is_ident, is_ident_start, is_ws, open_quote, skip_ws};
+use super::lex::{ident_then_colon, is_ident, is_ident_start, is_ws, open_quote, skip_ws};
 use super::parser::{Parser, ValueSpan, find};
 use crate::{Error, ErrorKind, Result};
 use std::borrow::Cow;
@@ -99,6 +99,17 @@ fn more_values(p: &mut Parser<'_>, values: &mut Vec<ValueSpan>) {
         }
         if p.pos >= p.end {
             return;
+        }
+        if is_ident_start(b[p.pos]) && !comma {
+            // `{"a": 1} or {"b": 2}`: prose between two objects. Another object with a
+            // quoted key is a value the model wrote too (never dropped for the first);
+            // brackets in prose (`see [1]`, `{curly}`) are not.
+            match memchr::memchr(b'{', &b[p.pos..p.end]).map(|k| p.pos + k) {
+                Some(k) if b.get(skip_ws(b, k + 1, p.end)) == Some(&b'"') => {
+                    p.pos = k;
+                }
+                _ => return,
+            }
         }
         let container = matches!(b.get(p.pos), Some(b'{' | b'['));
         let after_scalar = values.last().is_some_and(|v| is_scalar(b, v));
@@ -234,7 +245,15 @@ fn next_start(b: &[u8], from: usize, end: usize) -> Option<usize> {
     while i < end {
         let c = *b.get(i)?;
         if c == b'{' {
-            return Some(i);
+            // `{"k"…`, `{'k'…`, `{}`, `{k: …`: not `{curly}` braces in prose.
+            let k = skip_ws(b, i + 1, end);
+            let keyed = match b.get(k) {
+                None | Some(b'"' | b'\'' | b'}' | b'{') => true,
+                Some(_) => open_quote(b, k).is_some() || ident_then_colon(b, k, end),
+            };
+            if keyed {
+                return Some(i);
+            }
         }
         if c == b'[' {
             let k = skip_ws(b, i + 1, end);

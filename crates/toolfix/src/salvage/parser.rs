@@ -7,7 +7,7 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, quoted_then, skip_ws,
+    ellipsis_len, is_ws, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, quoted_then, skip_ws,
     value_starts,
 };
 use super::truncation::{Truncation, Uncertain, UncertainKind};
@@ -92,6 +92,8 @@ pub(super) struct Parser<'a> {
     pub(super) cut_token: Option<(UncertainKind, usize, bool)>,
     /// How the input ended, when it ended with something open.
     pub(super) cut: Option<Truncation>,
+    /// The `"` after the closing fence of a value fenced inside quotes (`"```json {…}```"`).
+    quoted_fence: Option<usize>,
 }
 
 impl<'a> Parser<'a> {
@@ -107,6 +109,7 @@ impl<'a> Parser<'a> {
             last_closed: None,
             cut_token: None,
             cut: None,
+            quoted_fence: None,
         }
     }
 
@@ -121,6 +124,7 @@ impl<'a> Parser<'a> {
         self.last_closed = None;
         self.cut_token = None;
         self.cut = None;
+        self.quoted_fence = None;
     }
 
     fn at(&self, i: usize) -> Option<u8> {
@@ -141,6 +145,7 @@ impl<'a> Parser<'a> {
             match c {
                 b'/' if self.at(i + 1) == Some(b'/') => self.line_comment(i),
                 b'#' => self.line_comment(i),
+                b'`' if self.b.get(i..i + 3) == Some(b"```") => self.fence_marker(i),
                 b'/' if self.at(i + 1) == Some(b'*') => {
                     let close = find(self.b, b"*/", i + 2, self.end).map_or(self.end, |j| j + 2);
                     self.edits.delete(i, close, Some(K::Comment));
@@ -168,10 +173,74 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A Markdown fence marker where a value, key or delimiter belongs (`{"a": ```json
+    /// {…}```}`, `[```\n{…}\n```]`): JSON has no backticks outside strings, so it goes,
+    /// with the language tag of an opening one.
+    fn fence_marker(&mut self, i: usize) {
+        let mut j = i;
+        while self.at(j) == Some(b'`') {
+            j += 1;
+        }
+        let mut t = j;
+        while self.at(t).is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')) {
+            t += 1;
+        }
+        if t > j && self.at(t).is_none_or(|c| is_ws(c) || c == b'{' || c == b'[') {
+            j = t;
+        }
+        let q = skip_ws(self.b, j, self.end);
+        if self.quoted_fence == Some(q) {
+            self.quoted_fence = None;
+            j = q + 1;
+        }
+        self.edits.delete(i, j, Some(K::CodeFence));
+        self.pos = j;
+    }
+
+    /// `"```json {"k": 1}```"`: a value fenced inside quotes whose own quotes are not
+    /// escaped, so it is not a string that shows a fence. The quote and fence go (the
+    /// closing pair when the parser reaches it); true when it was one.
+    fn quoted_fence(&mut self, i: usize) -> bool {
+        let mut j = i + 1;
+        while self.at(j) == Some(b'`') {
+            j += 1;
+        }
+        while self.at(j).is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')) {
+            j += 1;
+        }
+        let body = skip_ws(self.b, j, self.end);
+        if !matches!(self.at(body), Some(b'{' | b'[')) {
+            return false;
+        }
+        let Some(close) = find(self.b, b"```", body, self.end) else {
+            return false;
+        };
+        let mut k = close;
+        while self.at(k) == Some(b'`') {
+            k += 1;
+        }
+        let q = skip_ws(self.b, k, self.end);
+        let quoted_inside = self.b[body..close].iter().enumerate().any(|(n, &c)| c == b'"' && self.b[body + n - 1] != b'\\');
+        if self.at(q) != Some(b'"') || !quoted_inside {
+            return false;
+        }
+        self.edits.delete(i, body, Some(K::CodeFence));
+        self.quoted_fence = Some(q);
+        self.pos = body;
+        true
+    }
+
     fn line_comment(&mut self, i: usize) {
         let eol = memchr_in(self.b, b'\n', i, self.end).unwrap_or(self.end);
         // A comment ends at `\n`; a lone `\r` ends it too.
-        let eol = memchr_in(self.b, b'\r', i, eol).unwrap_or(eol);
+        let mut eol = memchr_in(self.b, b'\r', i, eol).unwrap_or(eol);
+        if eol == self.end && self.b[i] == b'#' && !self.stack.is_empty() {
+            // `{"k": "v" # note }, "k2": 1}` on the last line: read to the end, the comment
+            // would take the closers and members after it; it ends before the first closer.
+            if let Some(c) = self.b[i..eol].iter().position(|&c| matches!(c, b'}' | b']')) {
+                eol = i + c;
+            }
+        }
         self.edits.delete(i, eol, Some(K::Comment));
         self.pos = eol;
     }
@@ -839,6 +908,7 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
             }
             b'-' | b'+' | b'.' | b'0'..=b'9' => self.number(ctx)?,
+            b'"' if ctx != Ctx::Top && self.b.get(i + 1..i + 4) == Some(b"```") && self.quoted_fence(i) => {}
             _ if open_quote(self.b, i).is_some() => {
                 if let Some(end) = self.string(ctx)? {
                     self.value_done(end, true);
@@ -892,14 +962,14 @@ fn closer_text(f: Frame) -> &'static str {
 }
 
 /// Byte length of a non-JSON Unicode space or invisible character at `i` (NBSP, BOM,
-/// U+2028/9, U+2000–200A, zero-width space, non-joiner and joiner U+200B–200D, word joiner
-/// U+2060, U+3000), or 0.
+/// U+2028/9, U+2000–200A, zero-width space, non-joiner and joiner U+200B–200D, U+202F,
+/// U+205F, word joiner U+2060, U+3000), or 0.
 fn unicode_space_len(b: &[u8], i: usize) -> usize {
     match (b.get(i), b.get(i + 1), b.get(i + 2)) {
         (Some(0xC2), Some(0xA0), _) => 2,
         (Some(0xEF), Some(0xBB), Some(0xBF)) => 3,
         (Some(0xE2), Some(0x80), Some(0x80..=0x8D | 0xA8 | 0xA9 | 0xAF)) => 3,
-        (Some(0xE2), Some(0x81), Some(0xA0)) => 3,
+        (Some(0xE2), Some(0x81), Some(0x9F | 0xA0)) => 3,
         (Some(0xE3), Some(0x80), Some(0x80)) => 3,
         _ => 0,
     }
