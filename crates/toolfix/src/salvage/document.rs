@@ -77,6 +77,16 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
                 .with_hint("send a JSON object such as {\"key\": \"value\"}")
         }));
     }
+    if let ([v], Some(cut)) = (values.as_slice(), p.cut.as_ref())
+        && cut.evident
+        && (skip_ws(b, 0, b.len()) < v.start || b.get(v.start) == Some(&b'('))
+        && matches!(p.edits.apply_range(src, v.start, v.end).trim(), "{}" | "[]")
+    {
+        // `}{`, `hello {`, `(((`: text and an opening bracket with nothing in it is not a
+        // value, it is a mess; an empty container built from it would be a guess.
+        return Err(Error::at(ErrorKind::NoJson, "no JSON value found: an opening bracket with nothing after it", src, v.start)
+            .with_hint("send a whole JSON object such as {\"key\": \"value\"}"));
+    }
     let mut edits = p.edits;
     edits.cut = p.cut;
     settle_values(src, &mut edits, &values, jsonp);
