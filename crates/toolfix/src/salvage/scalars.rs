@@ -634,11 +634,30 @@ impl Parser<'_> {
             return Ok(());
         }
         if ctx == Ctx::Top {
+            if let Some(q) = self.top_text_then_quote(start) {
+                // `abc"`: the whole text is one line ending in a quote, the opening one lost.
+                self.edits.insert(start, "\"", Some(K::MissingQuote));
+                self.escape_raw(start, q);
+                self.value_done(q + 1, true);
+                return Ok(());
+            }
             return Err(self
                 .error(ErrorKind::NoJson, "expected a JSON value, found text", start)
                 .with_hint("send a JSON object or array"));
         }
         self.unquoted(start, K::UnquotedString)
+    }
+
+    /// The top-level text from `start` is one short line that ends with its only `"`:
+    /// where that quote is.
+    fn top_text_then_quote(&self, start: usize) -> Option<usize> {
+        let rest = self.b.get(start..self.end)?;
+        let mut e = rest.len();
+        while e > 0 && is_ws(rest[e - 1]) {
+            e -= 1;
+        }
+        let plain = |c: &u8| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r');
+        (e > 1 && e <= LOOKAHEAD && rest[e - 1] == b'"' && rest[..e - 1].iter().all(plain)).then(|| start + e - 1)
     }
 
     /// Unquoted text starting at `start`, up to the delimiter its context allows.
@@ -817,6 +836,9 @@ fn normalise_number(tok: &[u8]) -> Option<String> {
     if let Some(p) = s.find(".e").or_else(|| s.find(".E")) {
         s.remove(p);
     }
+    if s.ends_with("e-") || s.ends_with("e+") || s.ends_with("E-") || s.ends_with("E+") {
+        s.pop();
+    }
     if s.ends_with('.') || s.ends_with('e') || s.ends_with('E') {
         s.pop();
     }
@@ -841,6 +863,7 @@ mod tests {
         assert_eq!(n("82_461_110").as_deref(), Some("82461110"));
         assert_eq!(n("1_234.5_6").as_deref(), Some("1234.56"));
         assert_eq!(n("1e").as_deref(), Some("1"));
+        assert_eq!(n("2e-").as_deref(), Some("2"));
         assert_eq!(n("007"), None);
         assert_eq!(n("1.1.1"), None);
         assert_eq!(n("1/3"), None);
