@@ -84,8 +84,13 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
     {
         // `}{`, `hello {`, `(((`: text and an opening bracket with nothing in it is not a
         // value, it is a mess; an empty container built from it would be a guess.
-        return Err(Error::at(ErrorKind::NoJson, "no JSON value found: an opening bracket with nothing after it", src, v.start)
-            .with_hint("send a whole JSON object such as {\"key\": \"value\"}"));
+        return Err(Error::at(
+            ErrorKind::NoJson,
+            "no JSON value found: an opening bracket with nothing after it",
+            src,
+            v.start,
+        )
+        .with_hint("send a whole JSON object such as {\"key\": \"value\"}"));
     }
     let mut edits = p.edits;
     edits.cut = p.cut;
@@ -222,7 +227,8 @@ fn find_start(b: &[u8], from: usize, end: usize, jsonp: &mut bool) -> Option<usi
         // A scalar inside (`callback(2);`) only when the call closes the text.
         let wrapped = matches!(b.get(inner), Some(b'{' | b'['))
             || (ends_with_call_close(b, inner, end)
-                && (starts_value(b, inner) || [&b"true"[..], b"false", b"null"].iter().any(|w| b[inner..].starts_with(w))));
+                && (starts_value(b, inner)
+                    || [&b"true"[..], b"false", b"null"].iter().any(|w| b[inner..].starts_with(w))));
         if b.get(k) == Some(&b'(') && wrapped {
             *jsonp = true;
             return Some(inner);

@@ -7,8 +7,8 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, is_ws, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, quoted_then, skip_ws,
-    value_starts,
+    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, is_ws, key_then_colon, open_quote, quoted_then,
+    skip_ws, value_starts,
 };
 use super::truncation::{Truncation, Uncertain, UncertainKind};
 use crate::{Error, ErrorKind, Result, Span};
@@ -220,7 +220,8 @@ impl<'a> Parser<'a> {
             k += 1;
         }
         let q = skip_ws(self.b, k, self.end);
-        let quoted_inside = self.b[body..close].iter().enumerate().any(|(n, &c)| c == b'"' && self.b[body + n - 1] != b'\\');
+        let quoted_inside =
+            self.b[body..close].iter().enumerate().any(|(n, &c)| c == b'"' && self.b[body + n - 1] != b'\\');
         if self.at(q) != Some(b'"') || !quoted_inside {
             return false;
         }
@@ -325,7 +326,9 @@ impl<'a> Parser<'a> {
             (Kind::Object, State::Next, _) => self.object_next()?,
             (_, State::Open, _) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
             (Kind::Wrapper, State::Next, _) => {
-                return Err(self.error(ErrorKind::Syntax, "expected `)` to close the wrapper", i));
+                return Err(self
+                    .error(ErrorKind::Syntax, "expected `)` to close the wrapper", i)
+                    .with_hint("a wrapper such as `ObjectId(…)` holds one value: close it after that value"));
             }
             (_, State::Open | State::Value | State::Colon, _) => self.start_value(Ctx::ArrValue)?,
             (_, State::Next, b':') if frame.kind == Kind::Array && frame.count == 1 && frame.last_was_string => {
@@ -349,7 +352,9 @@ impl<'a> Parser<'a> {
                     f.state = State::Open;
                     f.saw_comma = true;
                 } else {
-                    return Err(self.error(ErrorKind::Syntax, "expected `,` or a closing bracket", i));
+                    return Err(self
+                        .error(ErrorKind::Syntax, "expected `,` or a closing bracket", i)
+                        .with_hint("separate elements with `,` and close the array with `]`"));
                 }
             }
         }
@@ -456,14 +461,18 @@ impl<'a> Parser<'a> {
                 return Ok(()); // key cut off by the end of input: dropped
             }
         } else if c == b'{' || c == b'[' {
-            return Err(self.error(ErrorKind::Syntax, "expected a key, found a value", i));
+            return Err(self.error(ErrorKind::Syntax, "expected a key, found a value", i).with_hint(
+                "a member needs a key: write `\"key\": value`, or put the value inside the array it belongs to",
+            ));
         } else {
             let mut j = i;
             while j < self.end && (is_ident(self.b[j]) || self.b[j] == b'\\') {
                 j += 1;
             }
             if j == i {
-                return Err(self.error(ErrorKind::Syntax, "expected a key", i));
+                return Err(self
+                    .error(ErrorKind::Syntax, "expected a key", i)
+                    .with_hint("write the key in double quotes: `\"key\": value`"));
             }
             let k = skip_ws(self.b, j, self.end);
             match self.at(k) {
@@ -554,7 +563,11 @@ impl<'a> Parser<'a> {
                 self.edits.insert(frame.key_end, ":", Some(K::MissingColon));
                 self.top().state = State::Value;
             }
-            _ => return Err(self.error(ErrorKind::Syntax, "expected `:` after the key", i)),
+            _ => {
+                return Err(self
+                    .error(ErrorKind::Syntax, "expected `:` after the key", i)
+                    .with_hint("write `\"key\": value`"));
+            }
         }
         Ok(())
     }
@@ -579,7 +592,9 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         if c == b'+' {
-            return Err(self.error(ErrorKind::Syntax, "unexpected `+` after a value", i));
+            return Err(self
+                .error(ErrorKind::Syntax, "unexpected `+` after a value", i)
+                .with_hint("join strings into one string; JSON has no `+`"));
         }
         if is_ident_start(c) || c.is_ascii_digit() {
             // `{"a": "x" true}` or prose after a member: drop the stray words.
@@ -588,7 +603,9 @@ impl<'a> Parser<'a> {
             self.pos = stop;
             return Ok(());
         }
-        Err(self.error(ErrorKind::Syntax, "expected `,` or `}` after the member", i))
+        Err(self
+            .error(ErrorKind::Syntax, "expected `,` or `}` after the member", i)
+            .with_hint("separate members with `,` and close the object with `}`"))
     }
 
     /// Handle a closing bracket `c` at `self.pos`.

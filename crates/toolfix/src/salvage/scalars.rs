@@ -365,7 +365,9 @@ impl Parser<'_> {
         }
         let empty = self.b.get(content..self.end).is_none_or(|t| t.iter().all(|&c| is_ws(c)));
         if empty && ctx == Ctx::Top {
-            return Err(self.error(ErrorKind::NoJson, "input ends inside an empty string", open));
+            return Err(self
+                .error(ErrorKind::NoJson, "input ends inside an empty string", open)
+                .with_hint("the text was cut off: send the whole value"));
         }
         if empty && ctx == Ctx::ArrValue {
             // `["`: an element cut before its first character carries nothing.
@@ -562,7 +564,9 @@ impl Parser<'_> {
             return Ok(());
         }
         if ctx == Ctx::Top {
-            return Err(self.error(ErrorKind::NoJson, "input ends inside a number", start));
+            return Err(self
+                .error(ErrorKind::NoJson, "input ends inside a number", start)
+                .with_hint("the number was cut off: send it whole"));
         }
         if k == start {
             self.cut_token = Some((UncertainKind::Number, start, false));
@@ -595,7 +599,9 @@ impl Parser<'_> {
             }
             if let Some((text, kind)) = literal(w) {
                 if ctx == Ctx::Top {
-                    return Err(self.error(ErrorKind::NoJson, "expected a JSON value, found a bare word", start));
+                    return Err(self
+                        .error(ErrorKind::NoJson, "expected a JSON value, found a bare word", start)
+                        .with_hint("send a JSON object or array; a bare word is not a value"));
                 }
                 self.edits.replace(start, j, text, Some(kind));
                 self.value_done(j, false);
@@ -623,7 +629,9 @@ impl Parser<'_> {
         }
         if skip_ws(self.b, j, self.end) >= self.end && is_literal_prefix(w) {
             if ctx == Ctx::Top {
-                return Err(self.error(ErrorKind::NoJson, "input ends inside a literal", start));
+                return Err(self
+                    .error(ErrorKind::NoJson, "input ends inside a literal", start)
+                    .with_hint("the text was cut off: send the whole value"));
             }
             if ctx != Ctx::ObjValue {
                 self.forget_missing_comma();
