@@ -199,6 +199,9 @@ fn regressions() {
     }
     // Text then `{\`: an unbalanced mess, not a value built from its fragments.
     assert!(salvage("\u{5e6}\u{5bc}{\\").is_err());
+    // `["k": v]` with an unquoted first element: the `{` went after the quote inserted at
+    // the key (found by fuzzing); such an element is refused now.
+    assert!(salvage("[\n   ar\"}: 1/3, t \"foo\": \"bar\"ru[\n    fal\n]}").is_err());
 }
 
 /// Issue 14 §9: invisible characters outside strings are removed and reported (a zero-width

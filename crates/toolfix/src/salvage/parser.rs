@@ -331,7 +331,12 @@ impl<'a> Parser<'a> {
                     .with_hint("a wrapper such as `ObjectId(…)` holds one value: close it after that value"));
             }
             (_, State::Open | State::Value | State::Colon, _) => self.start_value(Ctx::ArrValue)?,
-            (_, State::Next, b':') if frame.kind == Kind::Array && frame.count == 1 && frame.last_was_string => {
+            (_, State::Next, b':')
+                if frame.kind == Kind::Array
+                    && frame.count == 1
+                    && frame.last_was_string
+                    && open_quote(self.b, skip_ws(self.b, frame.open + 1, frame.last_end)).is_some() =>
+            {
                 // `["key": "value"]`: a member inside brackets is an object inside an array
                 // whose braces are missing; the object closes where the array does.
                 let key = skip_ws(self.b, frame.open + 1, frame.last_end);
