@@ -625,6 +625,18 @@ impl<'a> Parser<'a> {
         }
         let deeper = self.stack.iter().rposition(|f| closes(*f, c));
         let Some(depth) = deeper else {
+            if skip_ws(self.b, i + 1, self.end) >= self.end && top.kind != Kind::Wrapper {
+                // `{"a": 1]` at the end of the text: a typo for the top's closer.
+                let closer = if top.kind == Kind::Object { "}" } else { "]" };
+                self.settle_before_close(top, i);
+                self.edits.replace(i, i + 1, closer, Some(K::MismatchedBracket));
+                if top.kind == Kind::Tuple {
+                    self.close_tuple(top, i, i + 1);
+                }
+                self.close_frame(i + 1);
+                self.pos = i + 1;
+                return;
+            }
             self.edits.delete(i, i + 1, Some(K::ExtraClosingBracket));
             self.pos += 1;
             return;

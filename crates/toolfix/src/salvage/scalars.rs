@@ -282,7 +282,9 @@ impl Parser<'_> {
     /// a delimiter: `"a": "['"]("` has a `]` that closes nothing.
     fn closer_fits(&self, c: u8, k: usize) -> bool {
         if !self.stack.iter().any(|f| closes(*f, c)) {
-            return false;
+            // `{"a": "x"]`: the last byte of the text, a closer of the wrong kind, ends the
+            // value all the same (a typo for the right one).
+            return skip_ws(self.b, k + 1, self.end) >= self.end;
         }
         let ends_top = self.stack.len() == 1 && self.stack.first().is_some_and(|f| closes(*f, c));
         if ends_top {
