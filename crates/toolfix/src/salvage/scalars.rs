@@ -314,10 +314,14 @@ impl Parser<'_> {
         match self.at(m) {
             None => m < limit,
             Some(c @ (b'}' | b']' | b')')) => self.any_closes(c),
-            Some(b'"') => {
+            // `["a" b", "c"]`: in an array the words are the next element, its opening quote
+            // missing. In an object no member can start with them (`{"size": "6" screen"}`):
+            // the first quote was part of the text (an inch mark), the string runs on.
+            Some(b'"') if ctx == Ctx::ArrValue => {
                 let n = skip_ws(self.b, m + 1, self.end);
                 matches!(self.at(n), None | Some(b',' | b'}' | b']'))
             }
+            Some(b'"') => false,
             Some(b',') if ctx == Ctx::ArrValue => {
                 let n = skip_ws(self.b, m + 1, self.end);
                 self.at(n).is_none_or(|_| value_starts(self.b, n))
