@@ -198,7 +198,8 @@ pub(super) fn word_at(b: &[u8], i: usize, word: &[u8]) -> bool {
     b.get(i..i + word.len()) == Some(word) && !b.get(i + word.len()).is_some_and(|&c| is_ident(c))
 }
 
-/// True when a JSON value plausibly starts at `i` (for lookahead after a comma in an array).
+/// True when a JSON value plausibly starts at `i` (for lookahead after a comma in an array),
+/// including a literal cut off by the end of the text (`["", n`).
 pub(super) fn value_starts(b: &[u8], i: usize) -> bool {
     match b.get(i) {
         Some(b'"' | b'\'' | b'`' | b'{' | b'[' | b'(' | b'-' | b'+' | b'.' | b'0'..=b'9') => true,
@@ -206,7 +207,8 @@ pub(super) fn value_starts(b: &[u8], i: usize) -> bool {
         Some(_) => {
             const LITERALS: &[&[u8]] =
                 &[b"true", b"false", b"null", b"True", b"False", b"None", b"NaN", b"Infinity", b"undefined"];
-            LITERALS.iter().any(|w| word_at(b, i, w))
+            let cut = b.get(i..).filter(|rest| rest.len() < 5 && rest.iter().all(|c| c.is_ascii_alphabetic()));
+            LITERALS.iter().any(|w| word_at(b, i, w) || cut.is_some_and(|rest| w.starts_with(rest)))
         }
         None => false,
     }
@@ -352,5 +354,6 @@ mod tests {
         assert!(!ident_then_colon(b"abc def:", 0, 8));
         assert!(value_starts(b"true]", 0));
         assert!(!value_starts(b"sic tamet", 0));
+        assert!(value_starts(b"nu", 0) && value_starts(b"fals", 0) && !value_starts(b"nux", 0));
     }
 }
