@@ -26,17 +26,19 @@ enum G {
 
 fn chars(max: usize) -> impl Strategy<Value = Chars> {
     let c = prop_oneof![
-        4 => prop::char::range('a', 'z').prop_map(String::from),
-        2 => prop::sample::select(vec!['"', '\\', '/', '\n', '\t', '\r', '\u{8}', '\u{c}', '\u{0}', '\u{1f}', ' ', ':', ',', '{', '}', '[', ']', '~', '\'']).prop_map(String::from),
-        2 => prop::sample::select(vec!['é', '€', 'ß', '中', '😀', '\u{10ffff}', '\u{fffd}', '\u{7f}', '\u{a0}', '\u{2028}', '“', '”', '‘', '’', '…']).prop_map(String::from),
-        1 => any::<char>().prop_map(String::from),
+        20 => prop::char::range('a', 'z').prop_map(String::from),
+        10 => prop::sample::select(vec!['"', '\\', '/', '\n', '\t', '\r', '\u{8}', '\u{c}', '\u{0}', '\u{1f}', ' ', ':', ',', '{', '}', '[', ']', '~', '\'']).prop_map(String::from),
+        10 => prop::sample::select(vec!['é', '€', 'ß', '中', '😀', '\u{10ffff}', '\u{fffd}', '\u{7f}', '\u{a0}', '\u{2028}', '“', '”', '‘', '’', '…']).prop_map(String::from),
+        5 => any::<char>().prop_map(String::from),
         // Text that looks like structure, prose or wrappers to a lenient parser.
-        2 => prop::sample::select(vec![
+        10 => prop::sample::select(vec![
             "```", "```json\n", "\n```", "//", "/*", "*/", "#", "<!--", "-->", "\\u", "\\ud83d", "{\"a\": 1}", "[1, 2]",
             "', '", "\", \"", "\": \"", "\":", "True", "None", "NaN", "null", "true", "...", "+", "0x1", "-1", "1e5",
             "callback(", ");", "ObjectId(", "\\\"", " + \"", "Here is the JSON:\n",
         ])
         .prop_map(String::from),
+        // Longer than the parser's lookahead (256 bytes).
+        1 => (250usize..300).prop_map(|n| "k".repeat(n)),
     ];
     prop::collection::vec((c, 0u8..4), 0..max)
         .prop_map(|v| v.into_iter().flat_map(|(s, style)| s.chars().map(move |c| (c, style)).collect::<Vec<_>>()).collect())
@@ -497,8 +499,18 @@ proptest! {
 
     /// Every cut of a valid document salvages (or fails) to a value the document held.
     #[test]
-    fn a_cut_document_holds_only_what_the_original_held(text in rendered()) {
-        for i in (1..text.len()).filter(|&i| text.is_char_boundary(i)) {
+    fn a_cut_document_holds_only_what_the_original_held(text in rendered(), picks in prop::collection::vec(any::<prop::sample::Index>(), 120)) {
+        // Every cut of a short document; of a long one (salvage is linear, the cuts are
+        // not), the cuts near its end and a sample of the others.
+        let all: Vec<usize> = (1..text.len()).filter(|&i| text.is_char_boundary(i)).collect();
+        let cuts: Vec<usize> = if all.len() <= 400 {
+            all
+        } else {
+            let mut some: Vec<usize> = picks.iter().map(|p| all[p.index(all.len())]).collect();
+            some.extend(&all[all.len() - 40..]);
+            some
+        };
+        for i in cuts {
             let errs = cut_errors(&text, i);
             prop_assert!(errs.is_empty(), "{}\noriginal {:?}", errs.join("\n"), text);
         }
@@ -567,4 +579,17 @@ fn fences_inside_a_cut_string_are_text() {
     cut_to("\"```json\\n{\\\"a\\\": 1}\\n```", "\"```json\\n{\\\"a\\\": 1}\\n```\"");
     // A reply that quotes a word before its fence keeps the fence.
     cut_to("\"Sure\" here:\n```json\n{\"a\": 1}\n```", "{\"a\": 1}");
+}
+
+/// A key longer than the parser's lookahead after a string value: the value's closing
+/// quote was taken for an inner quote, and the value swallowed the key
+/// (`{"a": "x\", \"kkk…"}`, even with nothing reported uncertain).
+#[test]
+fn a_long_key_does_not_reopen_the_value_before_it() {
+    let k = "k".repeat(300);
+    cut_to(&format!(r#"{{"a": "x", "{k}"#), r#"{"a": "x" }"#);
+    cut_to(&format!(r#"{{"a": "x", "{k}""#), &format!(r#"{{"a": "x", "{k}": null}}"#));
+    cut_to(&format!(r#"{{"a": "x", "{k}":"#), &format!(r#"{{"a": "x", "{k}": null}}"#));
+    cut_to(&format!(r#"{{"a": "x", "{k}": "v"#), &format!(r#"{{"a": "x", "{k}": "v"}}"#));
+    cut_to(&format!(r#"{{"a": "x", "{k}": 1, "b": 2"#), &format!(r#"{{"a": "x", "{k}": 1, "b": 2}}"#));
 }

@@ -162,13 +162,17 @@ pub(super) fn key_or_cut_key(b: &[u8], i: usize, end: usize) -> bool {
     }
     // A quoted key that runs into the end, or is followed only by whitespace.
     if let Some((qlen, q)) = open_quote(b, i) {
+        // Not bounded by the lookahead: a key may be long, and the scan stops at the next
+        // quote or line end (the next place the string's own scan looks at).
         let mut j = i + qlen;
-        while j < end && j < i + LOOKAHEAD {
+        while j < end {
             match b[j] {
                 b'\\' => j += 1,
                 b'\n' => return false,
                 _ if q.close_at(b, j).is_some() => {
-                    return skip_ws(b, j + q.close_at(b, j).unwrap_or(1), end) >= end;
+                    let n = skip_ws(b, j + q.close_at(b, j).unwrap_or(1), end);
+                    // A key longer than the lookahead of `key_then_colon`.
+                    return n >= end || (j >= i + LOOKAHEAD && b[n] == b':');
                 }
                 _ => {}
             }
