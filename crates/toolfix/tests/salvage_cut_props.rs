@@ -5,7 +5,7 @@
 //! value cut to nothing, a container left open) is reported uncertain at its pointer.
 
 use proptest::prelude::*;
-use toolfix::salvage::{Uncertain, salvage};
+use toolfix::salvage::{Uncertain, UncertainKind, salvage};
 
 // ---------------------------------------------------------------------------------------
 // Generated documents, written as text: strings with every escape form, numbers with
@@ -132,6 +132,8 @@ enum Layout {
     Pretty,
     /// A space around every token: `{ "a" : [ 1 , 2 ] }`.
     Spaced,
+    /// Pretty, with CRLF line ends, tab indents, and whitespace around the document.
+    Tabs,
 }
 
 fn render(g: &G, layout: Layout, indent: usize, out: &mut String) {
@@ -141,6 +143,9 @@ fn render(g: &G, layout: Layout, indent: usize, out: &mut String) {
         if pretty {
             out.push('\n');
             out.push_str(&"  ".repeat(n));
+        } else if layout == Layout::Tabs {
+            out.push_str("\r\n");
+            out.push_str(&"\t".repeat(n));
         } else if spaced {
             out.push(' ');
         }
@@ -175,7 +180,7 @@ fn render(g: &G, layout: Layout, indent: usize, out: &mut String) {
                 write_str(out, k);
                 out.push_str(match layout {
                     Layout::Compact => ":",
-                    Layout::Pretty => ": ",
+                    Layout::Pretty | Layout::Tabs => ": ",
                     Layout::Spaced => " : ",
                 });
                 render(v, layout, indent + 1, out);
@@ -189,10 +194,16 @@ fn render(g: &G, layout: Layout, indent: usize, out: &mut String) {
 }
 
 fn rendered() -> impl Strategy<Value = String> {
-    let layout = prop::sample::select(vec![Layout::Compact, Layout::Pretty, Layout::Spaced]);
+    let layout = prop::sample::select(vec![Layout::Compact, Layout::Pretty, Layout::Spaced, Layout::Tabs]);
     (doc(), layout).prop_map(|(g, layout)| {
         let mut s = String::new();
+        if layout == Layout::Tabs {
+            s.push_str("\n ");
+        }
         render(&g, layout, 0, &mut s);
+        if layout == Layout::Tabs {
+            s.push_str("\r\n");
+        }
         s
     })
 }
@@ -483,6 +494,10 @@ fn cut_errors(text: &str, i: usize) -> Vec<String> {
     for u in uncertain {
         if u.kept && at(&w, &u.pointer).is_none() {
             errs.push(format!("uncertain {:?} kept, but not in the output", u.pointer));
+        }
+        // A value left out is not in the output (a key cut off names its object).
+        if !u.kept && u.kind != UncertainKind::Key && at(&w, &u.pointer).is_some() {
+            errs.push(format!("uncertain {:?} left out, but in the output", u.pointer));
         }
     }
     let cut = Cut { at: i, uncertain, truncated: out.truncation().is_some(), top_number: out.truncation().is_none() && (out.is_untouched() || out.is_truncated()),
