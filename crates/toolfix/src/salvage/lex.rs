@@ -211,7 +211,7 @@ pub(super) fn value_starts(b: &[u8], i: usize) -> bool {
         Some(_) => {
             const LITERALS: &[&[u8]] =
                 &[b"true", b"false", b"null", b"True", b"False", b"None", b"NaN", b"Infinity", b"undefined"];
-            let cut = b.get(i..).filter(|rest| rest.len() < 5 && rest.iter().all(|c| c.is_ascii_alphabetic()));
+            let cut = b.get(i..).filter(|rest| rest.len() < 5 && rest.iter().all(u8::is_ascii_alphabetic));
             LITERALS.iter().any(|w| word_at(b, i, w) || cut.is_some_and(|rest| w.starts_with(rest)))
         }
         None => false,
