@@ -167,6 +167,16 @@ fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
         }
         return if end - k >= 3 { vec![(0, k)] } else { whole };
     }
+    if b.get(first) == Some(&b'"') {
+        // A string that runs to the end (cut off) holds its fences as text.
+        let mut k = first + 1;
+        while k < b.len() && b[k] != b'"' {
+            k += if b[k] == b'\\' { 2 } else { 1 };
+        }
+        if k >= b.len() {
+            return whole;
+        }
+    }
     let mut regions = Vec::new();
     let mut i = 0;
     while let Some(open) = find(b, b"```", i, b.len()) {

@@ -162,13 +162,17 @@ pub(super) fn key_or_cut_key(b: &[u8], i: usize, end: usize) -> bool {
     }
     // A quoted key that runs into the end, or is followed only by whitespace.
     if let Some((qlen, q)) = open_quote(b, i) {
+        // Not bounded by the lookahead: a key may be long, and the scan stops at the next
+        // quote or line end (the next place the string's own scan looks at).
         let mut j = i + qlen;
-        while j < end && j < i + LOOKAHEAD {
+        while j < end {
             match b[j] {
                 b'\\' => j += 1,
                 b'\n' => return false,
                 _ if q.close_at(b, j).is_some() => {
-                    return skip_ws(b, j + q.close_at(b, j).unwrap_or(1), end) >= end;
+                    let n = skip_ws(b, j + q.close_at(b, j).unwrap_or(1), end);
+                    // A key longer than the lookahead of `key_then_colon`.
+                    return n >= end || (j >= i + LOOKAHEAD && b[n] == b':');
                 }
                 _ => {}
             }
@@ -198,7 +202,8 @@ pub(super) fn word_at(b: &[u8], i: usize, word: &[u8]) -> bool {
     b.get(i..i + word.len()) == Some(word) && !b.get(i + word.len()).is_some_and(|&c| is_ident(c))
 }
 
-/// True when a JSON value plausibly starts at `i` (for lookahead after a comma in an array).
+/// True when a JSON value plausibly starts at `i` (for lookahead after a comma in an array),
+/// including a literal cut off by the end of the text (`["", n`).
 pub(super) fn value_starts(b: &[u8], i: usize) -> bool {
     match b.get(i) {
         Some(b'"' | b'\'' | b'`' | b'{' | b'[' | b'(' | b'-' | b'+' | b'.' | b'0'..=b'9') => true,
@@ -206,7 +211,8 @@ pub(super) fn value_starts(b: &[u8], i: usize) -> bool {
         Some(_) => {
             const LITERALS: &[&[u8]] =
                 &[b"true", b"false", b"null", b"True", b"False", b"None", b"NaN", b"Infinity", b"undefined"];
-            LITERALS.iter().any(|w| word_at(b, i, w))
+            let cut = b.get(i..).filter(|rest| rest.len() < 5 && rest.iter().all(u8::is_ascii_alphabetic));
+            LITERALS.iter().any(|w| word_at(b, i, w) || cut.is_some_and(|rest| w.starts_with(rest)))
         }
         None => false,
     }
@@ -352,5 +358,6 @@ mod tests {
         assert!(!ident_then_colon(b"abc def:", 0, 8));
         assert!(value_starts(b"true]", 0));
         assert!(!value_starts(b"sic tamet", 0));
+        assert!(value_starts(b"nu", 0) && value_starts(b"fals", 0) && !value_starts(b"nux", 0));
     }
 }

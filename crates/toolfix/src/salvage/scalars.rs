@@ -501,6 +501,17 @@ impl Parser<'_> {
             if low {
                 return i + 12;
             }
+            // The first half of a pair cut off by the end of input (`\ud83d\ude`): drop it.
+            let rest = self.b.get(i + 6..self.end).unwrap_or_default();
+            if rest.len() < 6
+                && rest
+                    .iter()
+                    .enumerate()
+                    .all(|(k, &c)| [c == b'\\', c == b'u'].get(k).copied().unwrap_or(c.is_ascii_hexdigit()))
+            {
+                self.edits.delete(i, self.end, Some(K::TruncatedToken));
+                return self.end;
+            }
         }
         if (0xD800..0xE000).contains(&v) {
             self.edits.replace(i, i + 6, "\\ufffd", Some(K::LoneSurrogate));
