@@ -192,6 +192,7 @@ fn regressions() {
         "[//c\n][",                     // a dropped duplicate kept the closer inserted at its end
         "[{\"\":[-]1000000000000,null,null],\"x\":\"\"}]", // a typo closer left a trailing comma
         "``{0,",                        // an insertion ordered after a replacement at one place
+        "(g1}",                         // a typo closer of a tuple was both replaced and deleted
     ] {
         let out = salvage(input).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());

@@ -627,11 +627,13 @@ impl<'a> Parser<'a> {
         let Some(depth) = deeper else {
             if skip_ws(self.b, i + 1, self.end) >= self.end && top.kind != Kind::Wrapper {
                 // `{"a": 1]` at the end of the text: a typo for the top's closer.
-                let closer = if top.kind == Kind::Object { "}" } else { "]" };
                 self.settle_before_close(top, i);
-                self.edits.replace(i, i + 1, closer, Some(K::MismatchedBracket));
                 if top.kind == Kind::Tuple {
+                    self.edits.note(i, i + 1, K::MismatchedBracket);
                     self.close_tuple(top, i, i + 1);
+                } else {
+                    let closer = if top.kind == Kind::Object { "}" } else { "]" };
+                    self.edits.replace(i, i + 1, closer, Some(K::MismatchedBracket));
                 }
                 self.close_frame(i + 1);
                 self.pos = i + 1;
