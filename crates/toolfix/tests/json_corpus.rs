@@ -1,7 +1,8 @@
 #![expect(clippy::unwrap_used, reason = "tests")]
 //! The lenient-JSON corpus: every case of the peer suites in `fixtures/json/`, judged like
 //! the shared scorer (values equal, numbers by value, `true != 1`), with the deliberate
-//! differences listed in `json_deviations.md`.
+//! differences listed in `json_deviations.md`. Our own cases (`toolfix_own.jsonl`) also
+//! pin the fixes reported, kind and span.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,6 +60,17 @@ fn corpus() {
                     _ => false,
                 }
             };
+            if let (Some(want), Ok(out)) = (case.get("fixes").and_then(Value::as_array), &got) {
+                // Our own cases also pin the fixes reported: kind and span of each.
+                let have: Vec<Value> = out
+                    .fixes()
+                    .iter()
+                    .map(|f| serde_json::json!([f.kind.as_str(), f.span.start, f.span.end]))
+                    .collect();
+                if &have != want {
+                    unexpected.push(format!("{id}: input {input:?}\n    fixes expected {want:?}\n    got {have:?}"));
+                }
+            }
             let suite = case["suite"].as_str().unwrap().to_owned();
             let entry = per_suite.entry(suite).or_default();
             entry.1 += 1;
