@@ -94,6 +94,9 @@ pub(super) struct Parser<'a> {
     pub(super) cut: Option<Truncation>,
     /// The `"` after the closing fence of a value fenced inside quotes (`"```json {…}```"`).
     quoted_fence: Option<usize>,
+    /// The last search for a closing fence: from where, up to where, and the first one
+    /// found (so repeated searches stay linear on hostile input).
+    fence_search: Option<(usize, usize, Option<usize>)>,
 }
 
 impl<'a> Parser<'a> {
@@ -110,6 +113,7 @@ impl<'a> Parser<'a> {
             cut_token: None,
             cut: None,
             quoted_fence: None,
+            fence_search: None,
         }
     }
 
@@ -212,7 +216,20 @@ impl<'a> Parser<'a> {
         if !matches!(self.at(body), Some(b'{' | b'[')) {
             return false;
         }
-        let Some(close) = find(self.b, b"```", body, self.end) else {
+        // The value's own quotes are not escaped: `{"k"` or `["a"` (an escaped one,
+        // `{\"k\"`, is a string that shows a fence, valid as it is).
+        if self.at(skip_ws(self.b, body + 1, self.end)) != Some(b'"') {
+            return false;
+        }
+        let close = match self.fence_search {
+            Some((from, to, found)) if from <= body && to == self.end && found.is_none_or(|c| body <= c) => found,
+            _ => {
+                let found = find(self.b, b"```", body, self.end);
+                self.fence_search = Some((body, self.end, found));
+                found
+            }
+        };
+        let Some(close) = close else {
             return false;
         };
         let mut k = close;
@@ -220,9 +237,7 @@ impl<'a> Parser<'a> {
             k += 1;
         }
         let q = skip_ws(self.b, k, self.end);
-        let quoted_inside =
-            self.b[body..close].iter().enumerate().any(|(n, &c)| c == b'"' && self.b[body + n - 1] != b'\\');
-        if self.at(q) != Some(b'"') || !quoted_inside {
+        if self.at(q) != Some(b'"') {
             return false;
         }
         self.edits.delete(i, body, Some(K::CodeFence));
