@@ -193,6 +193,7 @@ fn regressions() {
         "[{\"\":[-]1000000000000,null,null],\"x\":\"\"}]", // a typo closer left a trailing comma
         "``{0,",                        // an insertion ordered after a replacement at one place
         "(g1}",                         // a typo closer of a tuple was both replaced and deleted
+        "[1,2 …,1,2 …, ]2\n`",          // `…` after an element got a comma inserted before it, left behind
     ] {
         let out = salvage(input).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());

@@ -322,7 +322,7 @@ impl<'a> Parser<'a> {
                 f.state = State::Open;
                 self.pos += 1;
             }
-            (_, State::Next, b'.') if ellipsis_len(self.b, i) > 0 => {
+            (_, State::Next, b'.' | 0xE2) if ellipsis_len(self.b, i) > 0 => {
                 // `[1, 2...]`: a placeholder glued to the last element.
                 let n = ellipsis_len(self.b, i);
                 self.edits.delete(i, i + n, Some(K::Ellipsis));
