@@ -471,6 +471,12 @@ impl Parser<'_> {
                 self.edits.delete(i, end, Some(K::InvalidEscape));
                 end
             }
+            // `\„`, `\“`, `\’`: a typographic quote escaped as if it were `"` or `'`; it needs
+            // no escape, and the backslash was not meant as text.
+            0xE2 if matches!((self.at(i + 2), self.at(i + 3)), (Some(0x80), Some(0x98 | 0x99 | 0x9C..=0x9E))) => {
+                self.edits.delete(i, i + 1, Some(K::InvalidEscape));
+                i + 4
+            }
             0xE2 if matches!((self.at(i + 2), self.at(i + 3)), (Some(0x80), Some(0xA8 | 0xA9))) => {
                 self.edits.delete(i, i + 4, Some(K::InvalidEscape));
                 i + 4
