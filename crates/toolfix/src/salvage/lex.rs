@@ -27,6 +27,8 @@ pub(super) fn open_quote(b: &[u8], i: usize) -> Option<(usize, Quote)> {
         b'"' => Some((1, Quote::Double)),
         b'\'' => Some((1, Quote::Single)),
         b'`' => Some((1, Quote::Backtick)),
+        // ´ U+00B4, an accent typed for a quote: as a backtick.
+        0xC2 if b.get(i + 1) == Some(&0xB4) => Some((2, Quote::Backtick)),
         0xE2 => match (b.get(i + 1), b.get(i + 2)) {
             // “ U+201C, ” U+201D (some models open with it too)
             (Some(0x80), Some(0x9C | 0x9D)) => Some((3, Quote::SmartDouble)),
@@ -54,17 +56,22 @@ impl Quote {
         match self {
             Quote::Double => (b.get(i) == Some(&b'"')).then_some(1),
             Quote::Single => (b.get(i) == Some(&b'\'')).then_some(1),
-            Quote::Backtick => (b.get(i) == Some(&b'`')).then_some(1),
+            // A string opened with a quote-like accent or a typographic single quote closes
+            // with any of them: `‘a'`, `` `a´ ``.
+            Quote::Backtick => single_like(b, i),
             Quote::SmartDouble => match (b.get(i), b.get(i + 1), b.get(i + 2)) {
                 (Some(0xE2), Some(0x80), Some(0x9C | 0x9D)) => Some(3),
                 // A plain quote may close a smart-quoted key: {“key": 1}
                 _ => (b.get(i) == Some(&b'"')).then_some(1),
             },
-            Quote::SmartSingle => match (b.get(i), b.get(i + 1), b.get(i + 2)) {
-                (Some(0xE2), Some(0x80), Some(0x98 | 0x99)) => Some(3),
-                _ => None,
-            },
+            Quote::SmartSingle => single_like(b, i),
         }
+    }
+
+    /// True when the string may close with any single-quote-like character (so the fast
+    /// scan must stop at each: `'`, `` ` ``, and the lead bytes of `‘’` and `´`).
+    pub(super) const fn closes_loosely(self) -> bool {
+        matches!(self, Quote::Backtick | Quote::SmartSingle)
     }
 
     /// The first byte of a closing quote (for the fast scan).
@@ -75,6 +82,16 @@ impl Quote {
             Quote::Backtick => b'`',
             Quote::SmartDouble | Quote::SmartSingle => 0xE2,
         }
+    }
+}
+
+/// The length of a single-quote-like character at `b[i..]`: `'`, `` ` ``, `‘`, `’` or `´`.
+fn single_like(b: &[u8], i: usize) -> Option<usize> {
+    match (b.get(i)?, b.get(i + 1), b.get(i + 2)) {
+        (b'\'' | b'`', _, _) => Some(1),
+        (0xC2, Some(0xB4), _) => Some(2),
+        (0xE2, Some(0x80), Some(0x98 | 0x99)) => Some(3),
+        _ => None,
     }
 }
 
@@ -207,7 +224,7 @@ pub(super) fn word_at(b: &[u8], i: usize, word: &[u8]) -> bool {
 pub(super) fn value_starts(b: &[u8], i: usize) -> bool {
     match b.get(i) {
         Some(b'"' | b'\'' | b'`' | b'{' | b'[' | b'(' | b'-' | b'+' | b'.' | b'0'..=b'9') => true,
-        Some(0xE2) => open_quote(b, i).is_some(),
+        Some(0xC2 | 0xE2) => open_quote(b, i).is_some(),
         Some(_) => {
             const LITERALS: &[&[u8]] =
                 &[b"true", b"false", b"null", b"True", b"False", b"None", b"NaN", b"Infinity", b"undefined"];

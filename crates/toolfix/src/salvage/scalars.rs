@@ -10,7 +10,8 @@ use crate::salvage::truncation::UncertainKind;
 use crate::{ErrorKind, Result};
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters
-/// and braces (for objects written inside a string). Everything else is skipped at once.
+/// braces (for objects written inside a string) and the lead bytes of typographic quotes
+/// (`´` U+00B4, `‘’“”„`). Everything else is skipped at once.
 static STOP: [bool; 256] = {
     let mut t = [false; 256];
     let mut c = 0;
@@ -24,6 +25,7 @@ static STOP: [bool; 256] = {
     t[b'`' as usize] = true;
     t[b'{' as usize] = true;
     t[b'}' as usize] = true;
+    t[0xC2] = true;
     t[0xE2] = true;
     t
 };
@@ -61,6 +63,7 @@ impl Parser<'_> {
         let mut embedded = 0usize;
         loop {
             let close_byte = q.close_byte();
+            let loose = q.closes_loosely();
             while i < self.end {
                 let c = self.b[i];
                 if !STOP[usize::from(c)] {
@@ -68,6 +71,9 @@ impl Parser<'_> {
                     continue;
                 }
                 if c == b'"' || c == b'\\' || c < 0x20 || c == close_byte {
+                    break;
+                }
+                if loose && matches!(c, b'\'' | b'`' | 0xC2 | 0xE2) && q.close_at(self.b, i).is_some() {
                     break;
                 }
                 if c == b'{' && self.at(i + 1) == Some(b'"') && self.at(i + 2).is_some_and(is_ident) {
