@@ -9,7 +9,7 @@ use crate::salvage::lex::{
 use crate::salvage::truncation::UncertainKind;
 use crate::{ErrorKind, Result};
 
-/// Bytes the string scan must look at: quotes of every kind, escapes, control characters
+/// Bytes the string scan must look at: quotes of every kind, escapes, control characters,
 /// braces (for objects written inside a string) and the lead bytes of typographic quotes
 /// (`´` U+00B4, `‘’“”„`). Everything else is skipped at once.
 static STOP: [bool; 256] = {
