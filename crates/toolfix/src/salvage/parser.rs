@@ -784,6 +784,25 @@ impl<'a> Parser<'a> {
         let end = self.end;
         let mut noted = false;
         while let Some(f) = self.stack.last().copied() {
+            if f.kind == Kind::Wrapper && f.count == 0 {
+                // `ObjectId(` cut before its value holds nothing: it goes, and its parent
+                // is left waiting for the value (an object's key gets `null` below).
+                self.stack.pop();
+                if self.stack.last().is_some_and(|p| p.kind != Kind::Object) {
+                    // In an array the element is nothing: the comma inserted before it goes.
+                    self.edits.clear_value(f.open, end);
+                    self.forget_missing_comma();
+                    let mut k = f.open;
+                    while k > 0 && is_ws(self.b[k - 1]) {
+                        k -= 1;
+                    }
+                    if k > 0 && self.b[k - 1] == b',' {
+                        self.edits.delete(k - 1, k, Some(K::TrailingComma));
+                    }
+                    self.edits.delete(f.open, end, Some(K::TruncatedToken));
+                }
+                continue;
+            }
             if f.kind == Kind::Object && matches!(f.state, State::Colon | State::Value) {
                 let at = if f.state == State::Colon { f.key_end } else { end };
                 let text = if f.state == State::Colon { ": null" } else { " null" };
