@@ -726,9 +726,12 @@ fn normalise_number(tok: &[u8]) -> Option<String> {
         _ => ("", tok),
     };
     if rest.len() > 2 && (rest.starts_with(b"0x") || rest.starts_with(b"0X")) {
-        return hex_to_decimal(&rest[2..]).map(|d| format!("{sign}{d}"));
+        return hex_to_decimal(&rest[2..]).map(|d| if sign.is_empty() { d } else { format!("{sign}{d}") });
     }
-    let mut s = String::with_capacity(rest.len() + 2);
+    // One string, the sign first: the digits go after it.
+    let mut s = String::with_capacity(tok.len() + 2);
+    s.push_str(sign);
+    let body = s.len();
     let mut prev = 0u8;
     for (n, &c) in rest.iter().enumerate() {
         if c == b'_' {
@@ -741,17 +744,16 @@ fn normalise_number(tok: &[u8]) -> Option<String> {
         s.push(c as char);
         prev = c;
     }
-    if s.starts_with('.') {
-        s.insert(0, '0');
+    if s[body..].starts_with('.') {
+        s.insert(body, '0');
     }
-    if let Some(p) = s.find(".e").or_else(|| s.find(".E")) {
-        s.remove(p);
+    if let Some(p) = s[body..].find(".e").or_else(|| s[body..].find(".E")) {
+        s.remove(body + p);
     }
     if s.ends_with('.') || s.ends_with('e') || s.ends_with('E') {
         s.pop();
     }
-    let out = format!("{sign}{s}");
-    (is_json_number(out.as_bytes()) && out != sign).then_some(out)
+    (is_json_number(s.as_bytes()) && s != sign).then_some(s)
 }
 
 #[cfg(test)]
