@@ -50,6 +50,7 @@ pub(super) enum Quote {
 
 impl Quote {
     /// The length of a closing quote of this kind at `b[i..]`, if there is one.
+    #[inline]
     pub(super) fn close_at(self, b: &[u8], i: usize) -> Option<usize> {
         match self {
             Quote::Double => (b.get(i) == Some(&b'"')).then_some(1),
