@@ -28,6 +28,15 @@ static STOP: [bool; 256] = {
     t
 };
 
+/// The first byte at or after `i` that the string scan must look at ([`STOP`]), or `end`:
+/// one tight loop over the plain text.
+fn skip_plain(b: &[u8], i: usize, end: usize) -> usize {
+    match b.get(i..end) {
+        Some(rest) => rest.iter().position(|&c| STOP[usize::from(c)]).map_or(end, |p| i + p),
+        None => i,
+    }
+}
+
 /// Wrappers written by `MongoDB` shells and drivers, removed around their one value.
 const WRAPPERS: &[&[u8]] = &[
     b"ObjectId",
@@ -62,11 +71,8 @@ impl Parser<'_> {
         loop {
             let close_byte = q.close_byte();
             while i < self.end {
-                let c = self.b[i];
-                if !STOP[usize::from(c)] {
-                    i += 1;
-                    continue;
-                }
+                i = skip_plain(self.b, i, self.end);
+                let Some(c) = self.at(i) else { break };
                 if c == b'"' || c == b'\\' || c < 0x20 || c == close_byte {
                     break;
                 }
