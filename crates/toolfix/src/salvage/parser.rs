@@ -419,6 +419,12 @@ impl<'a> Parser<'a> {
         f.state = State::Colon;
         f.key_end = end;
         f.pending_comma = None;
+        // The colon that follows (the common case) is taken here, as the next step would.
+        let k = skip_ws(self.b, end, self.end);
+        if self.at(k) == Some(b':') {
+            self.pos = k + 1;
+            self.top().state = State::Value;
+        }
         Ok(())
     }
 
