@@ -50,12 +50,77 @@ impl<'a> Line<'a> {
 
 /// Start the answer to a line: `{"id":<the line's id, or null>`.
 pub(crate) fn answer<'b>(answer: &'b mut String, id: Option<&RawValue>) -> Obj<'b> {
+    answer_with_id(answer, id.map(RawValue::get))
+}
+
+/// [`answer`], for an id given as its raw JSON text.
+pub(crate) fn answer_with_id<'b>(answer: &'b mut String, id: Option<&str>) -> Obj<'b> {
     let mut obj = Obj::new(answer);
     match id {
-        Some(id) => obj.raw("id", id.get()),
+        Some(id) => obj.raw("id", id),
         None => obj.raw_line("id", "null"),
     };
     obj
+}
+
+/// The raw JSON text of `"id"` and `"input"` when `line` is exactly
+/// `{"id": "…", "input": "…"}` (in this order, string values, JSON whitespace anywhere),
+/// read without serde: the common batch line. `None` for any other shape, which serde
+/// reads (and reports on) as before; so is a string with a control character or an
+/// escape other than a two-byte one, which serde may reject.
+pub(crate) fn plain_id_and_input(line: &str) -> Option<(&str, &str)> {
+    let b = line.as_bytes();
+    let i = expect(b, 0, b"{")?;
+    let (id, i) = plain_member(line, i, b"\"id\"")?;
+    let i = expect(b, i, b",")?;
+    let (input, i) = plain_member(line, i, b"\"input\"")?;
+    let i = expect(b, i, b"}")?;
+    (i == b.len()).then_some((id, input))
+}
+
+/// `token` at `i`, after whitespace: the index past it and the whitespace after it.
+fn expect(b: &[u8], i: usize, token: &[u8]) -> Option<usize> {
+    let i = skip_ws(b, i);
+    (b.get(i..i + token.len())? == token).then(|| skip_ws(b, i + token.len()))
+}
+
+/// `key: "…"` at `i`: the value's raw text (quotes included) and the index past it.
+fn plain_member<'a>(line: &'a str, i: usize, key: &[u8]) -> Option<(&'a str, usize)> {
+    let b = line.as_bytes();
+    let i = expect(b, i, key)?;
+    let i = expect(b, i, b":")?;
+    let end = plain_string_end(b, i)?;
+    Some((line.get(i..end)?, end))
+}
+
+/// The end (past the closing quote) of the JSON string at `i`, when it holds no control
+/// character and only two-byte escapes.
+fn plain_string_end(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    loop {
+        match *b.get(j)? {
+            b'"' => return Some(j + 1),
+            b'\\' => {
+                if !matches!(b.get(j + 1), Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')) {
+                    return None;
+                }
+                j += 2;
+            }
+            0..=0x1F => return None,
+            _ => j += 1,
+        }
+    }
+}
+
+/// Past JSON whitespace from `i`.
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
 }
 
 /// The answer to a line that could not be read.
@@ -140,6 +205,54 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>, limit: usize) -> io::Re
         input.consume(if end { take + 1 } else { take });
         if end {
             return Ok(Some(length));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow)]
+        input: Option<&'a RawValue>,
+    }
+
+    #[test]
+    fn plain_lines_read_as_serde_reads_them() {
+        let plain = [
+            r#"{"id": "a", "input": "{\"x\": 1}"}"#,
+            r#"{"id":"","input":""}"#,
+            " \t{ \"id\" :\r\"a b\" ,\n\"input\" : \"x\\\\y\\/\\b\\f\\n\\r\\t\" }  ",
+            r#"{"id": "é", "input": "naïve 🚀"}"#,
+        ];
+        for line in plain {
+            let fast = plain_id_and_input(line);
+            let serde: Envelope<'_> = serde_json::from_str(line).unwrap();
+            let slow = (serde.id.unwrap().get(), serde.input.unwrap().get());
+            assert_eq!(fast, Some(slow), "{line}");
+        }
+        // Any other shape goes to serde, which reads it or reports on it.
+        let other = [
+            r#"{"input": "x", "id": "a"}"#,
+            r#"{"id": 1, "input": "x"}"#,
+            r#"{"id": "a", "input": "x", "tools": []}"#,
+            r#"{"id": "a", "input": "\u0041"}"#,
+            "{\"id\": \"a\", \"input\": \"tab\there\"}",
+            r#"{"id": "a", "input": "x"} x"#,
+            r#"{"id": "a", "input": "x"}}"#,
+            r#"{"id": "a", "input": "x""#,
+            r#"{"id": "a", "input": "x\"}"#,
+            r#"{"id": "a", "input": "\x"}"#,
+            r#"[{"id": "a", "input": "x"}]"#,
+            "\u{a0}{\"id\": \"a\", \"input\": \"x\"}",
+            "",
+        ];
+        for line in other {
+            assert_eq!(plain_id_and_input(line), None, "{line}");
         }
     }
 }

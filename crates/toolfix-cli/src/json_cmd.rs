@@ -73,18 +73,24 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
 /// Answer one batch line: `{"id","output":<value>,"fixes":[{"kind","span"}]}` or
 /// `{"id","error"}`.
 fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolfix::Limits) {
-    let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
-    let mut obj = batch::answer(answer, envelope.id);
-    let Some(raw) = envelope.input else {
+    // The common line skips serde; any other is read by it.
+    let (id, input) = if let Some((id, input)) = batch::plain_id_and_input(line.text) {
+        (Some(id), Some(input))
+    } else {
+        let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
+        (envelope.id.map(RawValue::get), envelope.input.map(RawValue::get))
+    };
+    let mut obj = batch::answer_with_id(answer, id);
+    let Some(raw) = input else {
         obj.str("error", "missing `input`").finish();
         return;
     };
     let owned;
-    let text = if let Some(text) = out::json_str(raw.get(), scratch) {
+    let text = if let Some(text) = out::json_str(raw, scratch) {
         text
     } else {
         // Not a string, or an escape left to serde (surrogate pairs).
-        let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw.get()) else {
+        let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw) else {
             obj.str("error", "`input` must be a string").finish();
             return;
         };

@@ -52,6 +52,7 @@ pub(super) enum Quote {
 
 impl Quote {
     /// The length of a closing quote of this kind at `b[i..]`, if there is one.
+    #[inline]
     pub(super) fn close_at(self, b: &[u8], i: usize) -> Option<usize> {
         match self {
             Quote::Double => (b.get(i) == Some(&b'"')).then_some(1),
@@ -319,6 +320,14 @@ pub(super) fn hex_to_decimal(hex: &[u8]) -> Option<String> {
     if hex.is_empty() || hex.len() > 64 {
         return None;
     }
+    if hex.len() <= 15 {
+        // Fits in a u64: no limbs.
+        let mut v = 0u64;
+        for &c in hex {
+            v = v * 16 + u64::from((c as char).to_digit(16)?);
+        }
+        return Some(v.to_string());
+    }
     let mut limbs: Vec<u64> = vec![0];
     for &c in hex {
         let d = u64::from((c as char).to_digit(16)?);
@@ -364,6 +373,10 @@ mod tests {
         assert_eq!(hex_to_decimal(b"ff").as_deref(), Some("255"));
         assert_eq!(hex_to_decimal(b"0123456789abcdefABCDEF").as_deref(), Some("1375488932539311409843695"));
         assert_eq!(hex_to_decimal(b"0").as_deref(), Some("0"));
+        assert_eq!(hex_to_decimal(b"00fffffffffffff").as_deref(), Some("4503599627370495"));
+        assert_eq!(hex_to_decimal(b"fffffffffffffff").as_deref(), Some("1152921504606846975"));
+        assert_eq!(hex_to_decimal(b"ffffffffffffffff").as_deref(), Some("18446744073709551615"));
+        assert_eq!(hex_to_decimal(b"fg"), None);
         assert_eq!(hex_to_decimal(b"xyz"), None);
     }
 

@@ -247,17 +247,14 @@ pub fn compact_into(out: &mut String, json: &str) {
     let b = json.as_bytes();
     let mut copied = 0;
     let mut i = 0;
-    let mut in_string = false;
     while i < b.len() {
         let c = b[i];
-        if in_string {
-            match c {
-                b'\\' => i += 1,
-                b'"' => in_string = false,
-                _ => {}
+        if c == b'"' {
+            // A string: copied as it is, up to its closing quote (escapes skipped).
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
             }
-        } else if c == b'"' {
-            in_string = true;
         } else if lex::is_ws(c) {
             out.push_str(json.get(copied..i).unwrap_or(""));
             while i < b.len() && lex::is_ws(b[i]) {

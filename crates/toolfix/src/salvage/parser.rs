@@ -141,7 +141,21 @@ impl<'a> Parser<'a> {
     }
 
     /// Skip whitespace and comments, deleting comments and non-JSON whitespace.
+    #[inline]
     pub(super) fn skip_trivia(&mut self) {
+        // Fast path: JSON whitespace, then a byte that starts no comment or odd space.
+        let i = skip_ws(self.b, self.pos, self.end);
+        self.pos = i;
+        if self.at(i).is_none_or(|c| !matches!(c, b'/' | b'#' | b'<' | 0x0B | 0x0C | 0xC2 | 0xE2 | 0xE3 | 0xEF)) {
+            return;
+        }
+        self.skip_trivia_slow();
+    }
+
+    /// [`Parser::skip_trivia`] past a byte that may start a comment or non-JSON whitespace
+    /// (every byte its `match` handles must be in the fast path's list).
+    #[inline(never)]
+    fn skip_trivia_slow(&mut self) {
         loop {
             let i = skip_ws(self.b, self.pos, self.end);
             self.pos = i;
@@ -523,6 +537,12 @@ impl<'a> Parser<'a> {
         f.state = State::Colon;
         f.key_end = end;
         f.pending_comma = None;
+        // The colon that follows (the common case) is taken here, as the next step would.
+        let k = skip_ws(self.b, end, self.end);
+        if self.at(k) == Some(b':') {
+            self.pos = k + 1;
+            self.top().state = State::Value;
+        }
         Ok(())
     }
 

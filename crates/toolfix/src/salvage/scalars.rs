@@ -30,6 +30,15 @@ static STOP: [bool; 256] = {
     t
 };
 
+/// The first byte at or after `i` that the string scan must look at ([`STOP`]), or `end`:
+/// one tight loop over the plain text.
+fn skip_plain(b: &[u8], i: usize, end: usize) -> usize {
+    match b.get(i..end) {
+        Some(rest) => rest.iter().position(|&c| STOP[usize::from(c)]).map_or(end, |p| i + p),
+        None => i,
+    }
+}
+
 /// Wrappers written by `MongoDB` shells and drivers, removed around their one value.
 const WRAPPERS: &[&[u8]] = &[
     b"ObjectId",
@@ -65,11 +74,8 @@ impl Parser<'_> {
             let close_byte = q.close_byte();
             let loose = q.closes_loosely();
             while i < self.end {
-                let c = self.b[i];
-                if !STOP[usize::from(c)] {
-                    i += 1;
-                    continue;
-                }
+                i = skip_plain(self.b, i, self.end);
+                let Some(c) = self.at(i) else { break };
                 if c == b'"' || c == b'\\' || c < 0x20 || c == close_byte {
                     break;
                 }
@@ -852,9 +858,12 @@ fn normalise_number(tok: &[u8]) -> Option<String> {
         _ => ("", tok),
     };
     if rest.len() > 2 && (rest.starts_with(b"0x") || rest.starts_with(b"0X")) {
-        return hex_to_decimal(&rest[2..]).map(|d| format!("{sign}{d}"));
+        return hex_to_decimal(&rest[2..]).map(|d| if sign.is_empty() { d } else { format!("{sign}{d}") });
     }
-    let mut s = String::with_capacity(rest.len() + 2);
+    // One string, the sign first: the digits go after it.
+    let mut s = String::with_capacity(tok.len() + 2);
+    s.push_str(sign);
+    let body = s.len();
     let mut prev = 0u8;
     for (n, &c) in rest.iter().enumerate() {
         if c == b'_' {
@@ -867,11 +876,11 @@ fn normalise_number(tok: &[u8]) -> Option<String> {
         s.push(c as char);
         prev = c;
     }
-    if s.starts_with('.') {
-        s.insert(0, '0');
+    if s[body..].starts_with('.') {
+        s.insert(body, '0');
     }
-    if let Some(p) = s.find(".e").or_else(|| s.find(".E")) {
-        s.remove(p);
+    if let Some(p) = s[body..].find(".e").or_else(|| s[body..].find(".E")) {
+        s.remove(body + p);
     }
     if s.ends_with("e-") || s.ends_with("e+") || s.ends_with("E-") || s.ends_with("E+") {
         s.pop();
@@ -879,8 +888,7 @@ fn normalise_number(tok: &[u8]) -> Option<String> {
     if s.ends_with('.') || s.ends_with('e') || s.ends_with('E') {
         s.pop();
     }
-    let out = format!("{sign}{s}");
-    (is_json_number(out.as_bytes()) && out != sign).then_some(out)
+    (is_json_number(s.as_bytes()) && s != sign).then_some(s)
 }
 
 #[cfg(test)]
