@@ -194,7 +194,7 @@ fn regressions() {
         "``{0,",                        // an insertion ordered after a replacement at one place
         "(g1}",                         // a typo closer of a tuple was both replaced and deleted
         "[1,2 …,1,2 …, ]2\n`",          // `…` after an element got a comma inserted before it, left behind
-        "{\"\"ISODate(Date(",             // wrappers cut before their value left the key without one
+        "{\"\"ISODate(Date(",           // wrappers cut before their value left the key without one
         "[1 ObjectId(",                 // and an element cut to nothing kept its inserted comma
         "[1, ObjectId( ",               // or its written one
     ] {

@@ -146,7 +146,8 @@ impl<'a> Parser<'a> {
         // Fast path: JSON whitespace, then a byte that starts no comment or odd space.
         let i = skip_ws(self.b, self.pos, self.end);
         self.pos = i;
-        if self.at(i).is_none_or(|c| !matches!(c, b'/' | b'#' | b'<' | 0x0B | 0x0C | 0xC2 | 0xE2 | 0xE3 | 0xEF)) {
+        if self.at(i).is_none_or(|c| !matches!(c, b'/' | b'#' | b'`' | b'<' | 0x0B | 0x0C | 0xC2 | 0xE2 | 0xE3 | 0xEF))
+        {
             return;
         }
         self.skip_trivia_slow();
