@@ -206,6 +206,10 @@ fn regressions() {
     assert!(salvage("\u{5e6}\u{5bc}{\\").is_err());
     // `["k": v]` with an unquoted first element: the `{` went after the quote inserted at
     // the key (found by fuzzing); such an element is refused now.
+    // A wrapper holds one value: two would be two values where one belongs (fuzzing:
+    // `{""ObjectId(b,c` gave `{"":"b","c"}`).
+    assert!(salvage("{\"a\": ObjectId(b, c)}").is_err());
+    assert!(salvage("{\"\"ObjectId(b,c").is_err());
     assert!(salvage("[\n   ar\"}: 1/3, t \"foo\": \"bar\"ru[\n    fal\n]}").is_err());
 }
 

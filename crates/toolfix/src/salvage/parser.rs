@@ -325,6 +325,11 @@ impl<'a> Parser<'a> {
                 self.edits.delete(i, i + 1, Some(K::StrayText));
                 self.pos += 1;
             }
+            (Kind::Wrapper, State::Next, b',') => {
+                return Err(self
+                    .error(ErrorKind::Syntax, "a wrapper holds more than one value", i)
+                    .with_hint("a wrapper such as `ObjectId(…)` holds one value: write that value alone"));
+            }
             (_, State::Next, b',') => {
                 if i == frame.last_end && thousands_separator(self.b, i, frame.kind == Kind::Object) {
                     return Err(self
