@@ -210,6 +210,8 @@ fn regressions() {
     // `{""ObjectId(b,c` gave `{"":"b","c"}`).
     assert!(salvage("{\"a\": ObjectId(b, c)}").is_err());
     assert!(salvage("{\"\"ObjectId(b,c").is_err());
+    // Nor can it hold none (`ISODate()` left `"t": ,`).
+    assert!(salvage("{\"t\": ISODate(), \"a\": 1}").is_err());
     assert!(salvage("[\n   ar\"}: 1/3, t \"foo\": \"bar\"ru[\n    fal\n]}").is_err());
 }
 

@@ -306,6 +306,12 @@ impl<'a> Parser<'a> {
             return Ok(());
         };
         match (frame.kind, frame.state, c) {
+            (Kind::Wrapper, State::Open, b'}' | b']' | b')') => {
+                // `ISODate()`: a constructor with no value stands for none we can write.
+                return Err(self
+                    .error(ErrorKind::Syntax, "a wrapper holds no value", i)
+                    .with_hint("write the value itself, such as \"2024-01-01T00:00:00Z\", instead of `ISODate()`"));
+            }
             (_, _, b'}' | b']' | b')') => self.closer(c),
             (Kind::Object | Kind::Array | Kind::Tuple, State::Open, b',') => {
                 let kind = if frame.count == 0 { K::LeadingComma } else { K::DoubledComma };
