@@ -121,7 +121,9 @@ pub(super) fn quoted_then(b: &[u8], i: usize, end: usize, after: &[u8]) -> bool 
         if c == b'\n' {
             return false;
         }
-        if let Some(n) = q.close_at(b, j) {
+        // A double-quoted string, the common case, without asking the kind at each byte.
+        let n = if q == Quote::Double { (c == b'"').then_some(1) } else { q.close_at(b, j) };
+        if let Some(n) = n {
             let k = skip_ws(b, j + n, end);
             return k < end && after.contains(&b[k]);
         }

@@ -337,7 +337,10 @@ impl<'a> Parser<'a> {
                     .with_hint("a wrapper such as `ObjectId(…)` holds one value: write that value alone"));
             }
             (_, State::Next, b',') => {
-                if i == frame.last_end && thousands_separator(self.b, i, frame.kind == Kind::Object) {
+                if i == frame.last_end
+                    && self.at(i + 1).is_some_and(|d| d.is_ascii_digit())
+                    && thousands_separator(self.b, i, frame.kind == Kind::Object)
+                {
                     return Err(self
                         .error(ErrorKind::Syntax, "a number is written with a thousands separator", i)
                         .with_hint("write the number without separators (1234), or quote it as a string"));
