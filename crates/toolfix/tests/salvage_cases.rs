@@ -197,6 +197,8 @@ fn regressions() {
         "{\"\"ISODate(Date(",           // wrappers cut before their value left the key without one
         "[1 ObjectId(",                 // and an element cut to nothing kept its inserted comma
         "[1, ObjectId( ",               // or its written one
+        "{b: ...}",                     // an unquoted key's opening quote stayed when its member went
+        "{\"\",1:...",                  // (found by fuzzing)
     ] {
         let out = salvage(input).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());

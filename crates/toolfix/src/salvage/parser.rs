@@ -478,8 +478,9 @@ impl<'a> Parser<'a> {
                 None => return false,
             }
         };
-        // The key's own fixes (requoting, a missing colon) go with it.
-        self.edits.clear_range(start, end);
+        // The key's own fixes (requoting, the quote inserted before an unquoted key, a
+        // missing colon) go with it.
+        self.edits.clear_value(start, end);
         self.edits.delete(start, end, Some(K::Ellipsis));
         let f = self.top();
         f.state = State::Open;
