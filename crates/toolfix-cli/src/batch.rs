@@ -212,14 +212,7 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>, limit: usize) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(Deserialize)]
-    struct Envelope<'a> {
-        #[serde(borrow)]
-        id: Option<&'a RawValue>,
-        #[serde(borrow)]
-        input: Option<&'a RawValue>,
-    }
+    use crate::json_cmd::Envelope;
 
     #[test]
     fn plain_lines_read_as_serde_reads_them() {

@@ -12,11 +12,11 @@ use toolfix::salvage::TextFix;
 
 /// A batch line: `{"id"?, "input": "<text>"}`; other members are ignored.
 #[derive(Deserialize)]
-struct Envelope<'a> {
+pub(crate) struct Envelope<'a> {
     #[serde(borrow)]
-    id: Option<&'a RawValue>,
+    pub(crate) id: Option<&'a RawValue>,
     #[serde(borrow)]
-    input: Option<&'a RawValue>,
+    pub(crate) input: Option<&'a RawValue>,
 }
 
 /// A JSON string, borrowed from the line when it has no escapes.

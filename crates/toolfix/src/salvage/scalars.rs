@@ -190,6 +190,13 @@ impl Parser<'_> {
         } else {
             return None;
         };
+        Some(self.close_before(content, comma, checkpoint))
+    }
+
+    /// End the string whose text starts at `content` before the comma at `comma` (and the
+    /// whitespace before it): the closing quote missing there is inserted, and what the
+    /// scan did past that point is undone. Returns the string's new end.
+    fn close_before(&mut self, content: usize, comma: usize, checkpoint: usize) -> usize {
         let mut end = comma;
         while end > content && is_ws(self.b[end - 1]) {
             end -= 1;
@@ -197,7 +204,7 @@ impl Parser<'_> {
         self.edits.rollback(checkpoint, end);
         self.edits.insert(end, "\"", Some(K::MissingQuote));
         self.pos = end;
-        Some(end)
+        end
     }
 
     /// Does a quote that ends at `j` close the string, given what follows it?
@@ -363,14 +370,7 @@ impl Parser<'_> {
             // `{"a": "first, b: 1}`: the string never closes, the text ends with the
             // object's closer, and `, b:` inside reads as the next member: the closing
             // quote is missing before the comma, as when `"b"` is quoted.
-            let mut end = comma;
-            while end > content && is_ws(self.b[end - 1]) {
-                end -= 1;
-            }
-            self.edits.rollback(checkpoint, end);
-            self.edits.insert(end, "\"", Some(K::MissingQuote));
-            self.pos = end;
-            return Ok(Some(end));
+            return Ok(Some(self.close_before(content, comma, checkpoint)));
         }
         if let Some(end) = self.closers_at_tail(content) {
             // `{"key": "value}`: the closers are real, the closing quote is missing. Or
