@@ -199,6 +199,7 @@ fn regressions() {
         "[1, ObjectId( ",               // or its written one
         "{b: ...}",                     // an unquoted key's opening quote stayed when its member went
         "{\"\",1:...",                  // (found by fuzzing)
+        "{\"\"key\": ...",              // a key with a quote inside was not found back exactly
     ] {
         let out = salvage(input).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());

@@ -467,6 +467,15 @@ impl<'a> Parser<'a> {
             _ => return false,
         };
         let start = self.key_start(frame);
+        // A key with a quote inside (`""key"`) is not found back exactly (the scan back
+        // stops at the inner quote): then the member stays, the placeholder a string.
+        let mut p = start;
+        while p > frame.open + 1 && is_ws(self.b[p - 1]) {
+            p -= 1;
+        }
+        if p > frame.open + 1 && open_quote(self.b, p - 1).is_some() {
+            return false;
+        }
         // The comma before the member is pending again (a trailing one is dropped). When
         // there is no such comma in the text (one was inserted), the placeholder stays a
         // string, as before, rather than leave a comma behind.
