@@ -200,6 +200,7 @@ fn regressions() {
         "{b: ...}",                     // an unquoted key's opening quote stayed when its member went
         "{\"\",1:...",                  // (found by fuzzing)
         "{\"\"key\": ...",              // a key with a quote inside was not found back exactly
+        "{\"\".\".,\"c\"...",           // nor was `".,"c"`; and a lone `.` became `0`
     ] {
         let out = salvage(input).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());

@@ -88,6 +88,16 @@ impl Edits {
         });
     }
 
+    /// True when an edit at `at` reports `kind` (looking back only over the edits made at
+    /// or after `at`, the last few).
+    pub(super) fn has_fix_at(&self, at: usize, kind: FixKind) -> bool {
+        self.list
+            .iter()
+            .rev()
+            .take_while(|e| e.span.start >= at)
+            .any(|e| e.span.start == at && e.fix.is_some_and(|f| f.kind == kind))
+    }
+
     /// Drop the last edit if it is an insertion of `text` at `at` reporting `kind`.
     pub(super) fn pop_insertion(&mut self, at: usize, kind: FixKind) {
         let last = self.list.last().is_some_and(|e| e.span == Span::at(at) && e.fix.is_some_and(|f| f.kind == kind));

@@ -467,13 +467,10 @@ impl<'a> Parser<'a> {
             _ => return false,
         };
         let start = self.key_start(frame);
-        // A key with a quote inside (`""key"`) is not found back exactly (the scan back
-        // stops at the inner quote): then the member stays, the placeholder a string.
-        let mut p = start;
-        while p > frame.open + 1 && is_ws(self.b[p - 1]) {
-            p -= 1;
-        }
-        if p > frame.open + 1 && open_quote(self.b, p - 1).is_some() {
+        // A key with a quote inside (`""key"`, `".,"c"`) is not found back exactly: the
+        // scan back stops at an inner quote (one the string scan escaped). Then the member
+        // stays, the placeholder a string.
+        if self.edits.has_fix_at(start, K::InnerQuote) {
             return false;
         }
         // The comma before the member is pending again (a trailing one is dropped). When

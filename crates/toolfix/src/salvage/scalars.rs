@@ -857,6 +857,10 @@ fn normalise_number(tok: &[u8]) -> Option<String> {
         b'-' => ("-", tok.get(1..)?),
         _ => ("", tok),
     };
+    if !rest.iter().any(u8::is_ascii_digit) {
+        // `.`, `e`, `_`: no digit, no number (`.` is not `0`).
+        return None;
+    }
     if rest.len() > 2 && (rest.starts_with(b"0x") || rest.starts_with(b"0X")) {
         return hex_to_decimal(&rest[2..]).map(|d| if sign.is_empty() { d } else { format!("{sign}{d}") });
     }
@@ -913,5 +917,7 @@ mod tests {
         assert_eq!(n("1.1.1"), None);
         assert_eq!(n("1/3"), None);
         assert_eq!(n("-"), None);
+        assert_eq!(n("."), None);
+        assert_eq!(n("-."), None);
     }
 }
