@@ -9,7 +9,7 @@
 
 use super::FixKind as K;
 use super::edits::Edits;
-use super::lex::{ident_then_colon, is_ident, is_ident_start, is_ws, open_quote, skip_ws};
+use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_ws, open_quote, skip_ws};
 use super::parser::{Parser, ValueSpan, find};
 use crate::{Error, ErrorKind, Result};
 use std::borrow::Cow;
@@ -180,15 +180,8 @@ fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
     let mut regions = Vec::new();
     let mut i = 0;
     while let Some(open) = find(b, b"```", i, b.len()) {
-        let mut j = open;
-        while b.get(j) == Some(&b'`') {
-            j += 1;
-        }
-        // Language tag.
-        while j < b.len() && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'_' | b'+' | b'-')) {
-            j += 1;
-        }
-        let body = j;
+        // The body starts after the backticks and the language tag.
+        let body = fence_at(b, open, b.len()).1;
         let close = find(b, b"```", body, b.len());
         let body_end = close.unwrap_or(b.len());
         let s = skip_ws(b, body, body_end);

@@ -96,6 +96,20 @@ fn single_like(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// A Markdown fence marker at `i`: where its run of backticks ends, and where the language
+/// tag written right after it (`json`, `c++`, possibly empty) ends.
+pub(super) fn fence_at(b: &[u8], i: usize, end: usize) -> (usize, usize) {
+    let mut ticks = i;
+    while ticks < end && b[ticks] == b'`' {
+        ticks += 1;
+    }
+    let mut tag = ticks;
+    while tag < end && (b[tag].is_ascii_alphanumeric() || matches!(b[tag], b'_' | b'+' | b'-')) {
+        tag += 1;
+    }
+    (ticks, tag)
+}
+
 /// Index of the first byte at or after `i` that is not JSON whitespace.
 pub(super) fn skip_ws(b: &[u8], mut i: usize, end: usize) -> usize {
     while i < end && is_ws(b[i]) {

@@ -7,8 +7,8 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, is_ws, key_then_colon, open_quote, quoted_then,
-    skip_ws, value_starts,
+    ellipsis_len, fence_at, hex4, ident_then_colon, is_ident, is_ident_start, is_ws, key_then_colon, open_quote,
+    quoted_then, skip_ws, value_starts,
 };
 use super::truncation::{Truncation, Uncertain, UncertainKind};
 use crate::{Error, ErrorKind, Result, Span};
@@ -196,14 +196,7 @@ impl<'a> Parser<'a> {
     /// {…}```}`, `[```\n{…}\n```]`): JSON has no backticks outside strings, so it goes,
     /// with the language tag of an opening one.
     fn fence_marker(&mut self, i: usize) {
-        let mut j = i;
-        while self.at(j) == Some(b'`') {
-            j += 1;
-        }
-        let mut t = j;
-        while self.at(t).is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')) {
-            t += 1;
-        }
+        let (mut j, t) = fence_at(self.b, i, self.end);
         if t > j && self.at(t).is_none_or(|c| is_ws(c) || c == b'{' || c == b'[') {
             j = t;
         }
@@ -220,14 +213,8 @@ impl<'a> Parser<'a> {
     /// escaped, so it is not a string that shows a fence. The quote and fence go (the
     /// closing pair when the parser reaches it); true when it was one.
     fn quoted_fence(&mut self, i: usize) -> bool {
-        let mut j = i + 1;
-        while self.at(j) == Some(b'`') {
-            j += 1;
-        }
-        while self.at(j).is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')) {
-            j += 1;
-        }
-        let body = skip_ws(self.b, j, self.end);
+        let (_, tag) = fence_at(self.b, i + 1, self.end);
+        let body = skip_ws(self.b, tag, self.end);
         if !matches!(self.at(body), Some(b'{' | b'[')) {
             return false;
         }
@@ -247,11 +234,7 @@ impl<'a> Parser<'a> {
         let Some(close) = close else {
             return false;
         };
-        let mut k = close;
-        while self.at(k) == Some(b'`') {
-            k += 1;
-        }
-        let q = skip_ws(self.b, k, self.end);
+        let q = skip_ws(self.b, fence_at(self.b, close, self.end).0, self.end);
         if self.at(q) != Some(b'"') {
             return false;
         }
@@ -683,17 +666,19 @@ impl<'a> Parser<'a> {
         let deeper = self.stack.iter().rposition(|f| closes(*f, c));
         let Some(depth) = deeper else {
             if skip_ws(self.b, i + 1, self.end) >= self.end && top.kind != Kind::Wrapper {
-                // `{"a": 1]` at the end of the text: a typo for the top's closer.
-                self.settle_before_close(top, i);
+                // `{"a": 1]` at the end of the text: a typo for the top's closer, which
+                // closes it as the right one would (a tuple's close rewrites the byte itself).
+                let right = match top.kind {
+                    Kind::Object => b'}',
+                    Kind::Tuple => b')',
+                    _ => b']',
+                };
                 if top.kind == Kind::Tuple {
                     self.edits.note(i, i + 1, K::MismatchedBracket);
-                    self.close_tuple(top, i, i + 1);
                 } else {
-                    let closer = if top.kind == Kind::Object { "}" } else { "]" };
-                    self.edits.replace(i, i + 1, closer, Some(K::MismatchedBracket));
+                    self.edits.replace(i, i + 1, if right == b'}' { "}" } else { "]" }, Some(K::MismatchedBracket));
                 }
-                self.close_frame(i + 1);
-                self.pos = i + 1;
+                self.close_top(i, i + 1, right);
                 return;
             }
             self.edits.delete(i, i + 1, Some(K::ExtraClosingBracket));

@@ -274,18 +274,10 @@ impl Parser<'_> {
     /// mark), and the string runs to the last quote. Bounded: the rest is short, one line,
     /// and holds no structure.
     fn quote_ends_top_text(&self, k: usize) -> bool {
-        let rest = match self.b.get(k..self.end) {
-            Some(r) if r.len() <= LOOKAHEAD && is_ident_start(r[0]) => r,
-            _ => return false,
-        };
-        let mut e = rest.len();
-        while e > 0 && is_ws(rest[e - 1]) {
-            e -= 1;
+        match self.b.get(k..self.end) {
+            Some(r) if r.len() <= LOOKAHEAD && is_ident_start(r[0]) => line_then_quote(r).is_some(),
+            _ => false,
         }
-        let body = &rest[..e];
-        e > 1
-            && body.last() == Some(&b'"')
-            && body[..e - 1].iter().all(|&c| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r'))
     }
 
     /// An element cut to nothing by the end of input: the comma inserted before it goes.
@@ -694,13 +686,8 @@ impl Parser<'_> {
     /// The top-level text from `start` is one short line that ends with its only `"`:
     /// where that quote is.
     fn top_text_then_quote(&self, start: usize) -> Option<usize> {
-        let rest = self.b.get(start..self.end)?;
-        let mut e = rest.len();
-        while e > 0 && is_ws(rest[e - 1]) {
-            e -= 1;
-        }
-        let plain = |c: &u8| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r');
-        (e > 1 && e <= LOOKAHEAD && rest[e - 1] == b'"' && rest[..e - 1].iter().all(plain)).then(|| start + e - 1)
+        let q = line_then_quote(self.b.get(start..self.end)?)?;
+        (q < LOOKAHEAD).then_some(start + q)
     }
 
     /// Unquoted text starting at `start`, up to the delimiter its context allows.
@@ -778,6 +765,17 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// `text`, trailing whitespace aside, is one line ending in its only `"`, with no
+/// structure (`{[]}:`) before it: where that quote is (never at 0: some text comes first).
+fn line_then_quote(text: &[u8]) -> Option<usize> {
+    let mut e = text.len();
+    while e > 0 && is_ws(text[e - 1]) {
+        e -= 1;
+    }
+    let plain = |c: &u8| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r');
+    (e > 1 && text[e - 1] == b'"' && text[..e - 1].iter().all(plain)).then(|| e - 1)
 }
 
 /// From a comma at `from` in unquoted text: a `"` glued to the text, on the same line and
