@@ -3,7 +3,7 @@
 //! `args_asserted` is `partial`) and, where `content_asserted`, the prose after whitespace
 //! normalisation. Rows in `intended_differences.txt` are deliberate departures.
 
-mod common;
+use crate::common;
 
 use common::{Case, Outcome, judge, load_cases, run_case};
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 //! gives exactly the whole-text result; long replies too (where calls are sent before the
 //! stream ends).
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use toolfix::Limits;

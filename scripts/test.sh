@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): every Rust test of the workspace, then the
+# suites that need more than cargo (each sets up what it needs from the repository's own
+# files: a Python virtual environment from pinned requirements, npm packages).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --workspace
