@@ -36,7 +36,7 @@ async fn an_upstream_error_keeps_its_status_body_and_retry_after() {
         assert_eq!(got, body.as_bytes());
     }
     let metrics = h.client.get(h.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("toolfix_upstream_errors_total{status=\"503\"} 2"), "{metrics}");
+    assert!(metrics.contains("toolfix_upstream_errors_total{api=\"chat\",status=\"503\"} 2"), "{metrics}");
 }
 
 #[tokio::test]

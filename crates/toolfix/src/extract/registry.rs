@@ -570,8 +570,10 @@ pub(crate) struct Dispatch {
     pub(crate) kinds: Vec<Kind>,
     /// Every reasoning block, once.
     pub(crate) reasoning: Vec<Reasoning>,
-    /// The longest marker, in bytes (how much a stream must hold back).
+    /// The longest marker, in bytes.
     pub(crate) longest: usize,
+    /// Every marker, in pattern order (a stream holds back a possible start of one).
+    pub(crate) patterns: Vec<&'static str>,
     /// The row of `Format::Glued`.
     pub(crate) glued: usize,
 }
@@ -651,7 +653,7 @@ fn build() -> Option<Dispatch> {
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
     let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
     let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
-    Some(Dispatch { automaton, kinds, reasoning, longest, glued })
+    Some(Dispatch { automaton, kinds, reasoning, longest, patterns, glued })
 }
 
 /// A cheap look at the text after a marker: false when the row's grammar cannot succeed

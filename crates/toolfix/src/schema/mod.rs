@@ -532,6 +532,17 @@ impl crate::extract::ToolLookup for ToolSet {
     fn names(&self) -> Vec<&str> {
         self.tools().iter().map(Tool::name).chain(self.inner.broken.iter().map(|(n, _)| n.as_str())).collect()
     }
+
+    fn could_begin_name(&self, text: &str) -> bool {
+        let inner = &*self.inner;
+        if inner.exact.keys().any(|n| n.starts_with(text)) {
+            return true;
+        }
+        // Resolution also accepts normalised spellings and aliases.
+        let key = view::normalise(text);
+        inner.normalised.keys().chain(inner.aliases.keys()).any(|n| n.starts_with(&key))
+            || inner.broken.iter().any(|(n, _)| n.starts_with(text) || view::normalise(n).starts_with(&key))
+    }
 }
 
 #[cfg(test)]

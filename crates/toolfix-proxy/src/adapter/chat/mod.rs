@@ -1,34 +1,49 @@
-//! OpenAI Chat Completions (`POST /v1/chat/completions`).
+//! OpenAI Chat Completions (`POST /v1/chat/completions`): the request and response side;
+//! `stream` is its SSE.
 
-use super::{Adapter, history};
+mod stream;
+
+pub(crate) use stream::ChatStream;
+
+use super::{Adapter, Lazy, Peek, Unusable, history};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use toolfix::extract::Channel;
-use toolfix::{FixedCall, FixedReply, Limits, Reply};
-
-/// The answer given for a call that could run, in a reply re-prompted for another call.
-const NOT_RUN: &str = "This call was not run: another call in the same reply could not be used. \
-                       Send it again together with the corrected calls.";
-
-/// The lead of the note that answers calls found in the text (they have no id the model
-/// can answer with a `tool` message).
-const TEXT_CALLS: &str = "The tool calls written in your last reply's text could not be used:";
-
-/// The tail of that note.
-const TEXT_CALLS_END: &str = "Send the tool calls again, corrected, as tool calls.";
+use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, ToolSet, feedback};
 
 /// The Chat Completions adapter.
 #[derive(Debug)]
 pub(crate) struct ChatCompletions;
 
-impl Adapter for ChatCompletions {
-    const PATH: &'static str = "/v1/chat/completions";
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    tools: Option<&'a RawValue>,
+    stream: Option<bool>,
+}
 
-    fn tools(request: &Value) -> Option<&[Value]> {
-        request.get("tools").and_then(Value::as_array).map(Vec::as_slice).filter(|t| !t.is_empty())
+impl Adapter for ChatCompletions {
+    const API: &'static str = "chat";
+    const PATH: &'static str = "/v1/chat/completions";
+    type Stream<'t> = ChatStream<'t>;
+
+    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+        let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        let tools = e.tools.map(RawValue::get).filter(|t| {
+            let t = t.trim();
+            t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
+        });
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
     }
 
-    fn history(request: &Value) -> Option<&Value> {
-        request.get("messages").filter(|m| m.is_array())
+    fn definitions(request: &Value) -> Vec<Value> {
+        request.get("tools").and_then(Value::as_array).cloned().unwrap_or_default()
+    }
+
+    fn history(request: &Value) -> Option<Cow<'_, Value>> {
+        request.get("messages").filter(|m| m.is_array()).map(Cow::Borrowed)
     }
 
     fn repair_history(request: &mut Value, limits: &Limits) -> Vec<history::Change> {
@@ -38,30 +53,47 @@ impl Adapter for ChatCompletions {
         }
     }
 
-    fn is_stream(request: &Value) -> bool {
-        request.get("stream").and_then(Value::as_bool).unwrap_or(false)
-    }
-
     fn replies(response: &Value) -> Vec<Reply<'_>> {
         choices(response).iter().map(Reply::from_choice).collect()
     }
 
-    fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
-        let Some(choice) = choices(response).get(index) else { return false };
-        let reply = Reply::from_choice(choice);
-        let natives = reply.tool_calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
-        fixed.changed_calls()
-            || fixed.calls.iter().any(|c| !c.status.is_usable())
-            // A server call dropped (a repeat kept once), split, or given a name changes the
-            // reply too: every call must be one of the originals as sent.
-            || served.len() != natives.len()
-            || served.iter().any(|c| !natives.iter().any(|o| same_call(c, o)))
-            || reply.content != fixed.content
-            || reply.reasoning_content != fixed.reasoning_content.as_deref()
+    fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
+        let view: ResponseView<'_> = serde_json::from_slice(body).ok()?;
+        let mut replies = Vec::with_capacity(view.choices.len());
+        let mut changed = false;
+        for choice in &view.choices {
+            let message = choice.message.as_ref().or(choice.delta.as_ref());
+            let text = |raw: Option<&RawValue>| -> Option<Cow<'_, str>> {
+                raw.filter(|r| r.get().starts_with('"')).and_then(|r| serde_json::from_str(r.get()).ok())
+            };
+            let content = text(message.and_then(|m| m.content));
+            let reasoning = text(message.and_then(|m| m.reasoning_content.or(m.reasoning)));
+            let calls: Option<Value> = message
+                .and_then(|m| m.tool_calls)
+                .filter(|r| r.get().starts_with('['))
+                .and_then(|r| serde_json::from_str(r.get()).ok());
+            let mut reply = Reply::new(content.as_deref().unwrap_or(""));
+            if let Some(r) = reasoning.as_deref() {
+                reply = reply.with_reasoning_content(r);
+            }
+            if let Some(c) = &calls {
+                reply = reply.with_tool_calls(c);
+            }
+            if let Some(f) = choice.finish_reason.as_deref() {
+                reply = reply.with_finish_reason(f);
+            }
+            let fixed = fix(&reply);
+            changed |= fixed.as_ref().is_some_and(|f| reply_changes(&reply, f));
+            replies.push(fixed);
+        }
+        Some(Lazy { replies, changed })
     }
 
-    fn apply(response: &mut Value, index: usize, fixed: &FixedReply) {
+    fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
+        choices(response).get(index).is_some_and(|choice| reply_changes(&Reply::from_choice(choice), fixed))
+    }
+
+    fn apply(response: &mut Value, index: usize, fixed: &FixedReply, unusable: Unusable) {
         let Some(choice) = response.get_mut("choices").and_then(|c| c.get_mut(index)).and_then(Value::as_object_mut)
         else {
             return;
@@ -69,20 +101,48 @@ impl Adapter for ChatCompletions {
         let finish = choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned);
         let Some(message) = choice.get_mut("message").and_then(Value::as_object_mut) else { return };
         let originals = message.get("tool_calls").and_then(Value::as_array).cloned().unwrap_or_default();
-        let calls: Vec<Value> =
-            fixed.calls.iter().filter(|c| c.status.is_usable()).map(|c| call_value(c, &originals)).collect();
-        write_text(message, fixed, !calls.is_empty());
-        let had_calls = !originals.is_empty();
+        let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
+        // As sent, a call found in the text stays in the text as the model wrote it (and
+        // the text's other calls with it).
+        let text_as_sent = unusable == Unusable::AsSent
+            && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
+        let mut calls = Vec::new();
+        for c in &fixed.calls {
+            if c.status.is_usable() && !(text_as_sent && c.channel != Channel::ToolCalls) {
+                calls.push(call_value(c, &originals));
+            } else if unusable == Unusable::AsSent
+                && c.channel == Channel::ToolCalls
+                && let Some(o) = originals.iter().find(|o| o.get("id").and_then(Value::as_str) == Some(c.id.as_str()))
+            {
+                calls.push(o.clone());
+            }
+        }
         let has_calls = !calls.is_empty();
-        if has_calls {
-            message.insert("tool_calls".to_owned(), Value::Array(calls));
-        } else if had_calls {
-            message.remove("tool_calls");
+        if unusable == Unusable::Explain && gave_up {
+            let text = feedback::gave_up(fixed, &fixed.content);
+            message.insert("content".to_owned(), Value::String(text));
+            write_reasoning(message, fixed);
+        } else if text_as_sent {
+            write_reasoning(message, fixed);
+        } else {
+            write_text(message, fixed, has_calls);
         }
         if has_calls {
+            message.insert("tool_calls".to_owned(), Value::Array(calls));
             choice.insert("finish_reason".to_owned(), json!("tool_calls"));
-        } else if finish.as_deref() == Some("tool_calls") {
-            choice.insert("finish_reason".to_owned(), json!("stop"));
+        } else {
+            if !originals.is_empty() {
+                message.remove("tool_calls");
+            }
+            if finish.as_deref() == Some("tool_calls") {
+                choice.insert("finish_reason".to_owned(), json!("stop"));
+            }
+        }
+    }
+
+    fn report(response: &mut Value, report: Value) {
+        if let Some(obj) = response.as_object_mut() {
+            obj.insert("x_toolfix".to_owned(), report);
         }
     }
 
@@ -95,9 +155,16 @@ impl Adapter for ChatCompletions {
         let mut next = one_shot(request)?;
         let mut assistant = Map::new();
         assistant.insert("role".to_owned(), json!("assistant"));
-        assistant.insert("content".to_owned(), message.get("content").cloned().unwrap_or(Value::Null));
+        let content = message.get("content").and_then(Value::as_str).unwrap_or("");
         let mut added = Vec::new();
         let natives = message.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        // Strict servers refuse an assistant message with `content: null` and no calls:
+        // the text is a string whenever there are none.
+        if content.is_empty() && !natives.is_empty() {
+            assistant.insert("content".to_owned(), Value::Null);
+        } else {
+            assistant.insert("content".to_owned(), json!(content));
+        }
         if !natives.is_empty() {
             let mut calls = Vec::with_capacity(natives.len());
             let fixed_natives: Vec<&FixedCall> =
@@ -116,21 +183,15 @@ impl Adapter for ChatCompletions {
                 let name = f.get("name").and_then(Value::as_str).unwrap_or("");
                 let (arguments, _) = history::normalise_arguments(f.get("arguments"), limits);
                 calls.push(json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}));
-                let answer = matched.and_then(|c| c.message()).unwrap_or(NOT_RUN);
+                let answer: &str = match matched {
+                    Some(c) => feedback::call_result(c),
+                    None => feedback::not_run(),
+                };
                 added.push(json!({"role": "tool", "tool_call_id": id, "content": answer}));
             }
             assistant.insert("tool_calls".to_owned(), Value::Array(calls));
         }
-        let lines: Vec<String> = fixed
-            .calls
-            .iter()
-            .filter(|c| c.channel != Channel::ToolCalls)
-            .map(|c| format!("- `{}`: {}", c.written_name, c.message().unwrap_or(NOT_RUN)))
-            .collect();
-        if !lines.is_empty() {
-            let text = format!("{TEXT_CALLS}\n\n{}\n\n{TEXT_CALLS_END}", lines.join("\n"));
-            added.push(json!({"role": "user", "content": text}));
-        }
+        added.push(json!({"role": "user", "content": feedback::reprompt(fixed)}));
         let messages = next.get_mut("messages")?.as_array_mut()?;
         messages.push(Value::Object(assistant));
         messages.extend(added);
@@ -183,9 +244,61 @@ impl Adapter for ChatCompletions {
         }
         continued
     }
+
+    fn stream<'t>(
+        tools: &'t ToolSet,
+        history: Option<&'t Value>,
+        options: &FixOptions,
+        max_event: usize,
+    ) -> ChatStream<'t> {
+        ChatStream::new(tools, history, options.clone(), max_event)
+    }
 }
 
-fn choices(response: &Value) -> &[Value] {
+/// A response read without copying: the parts of each choice a reply is made of.
+#[derive(Deserialize)]
+struct ResponseView<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<ChoiceView<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceView<'a> {
+    #[serde(borrow)]
+    message: Option<MessageView<'a>>,
+    #[serde(borrow)]
+    delta: Option<MessageView<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct MessageView<'a> {
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    reasoning_content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    reasoning: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_calls: Option<&'a RawValue>,
+}
+
+/// True when writing `fixed` over `reply` would change it.
+fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply) -> bool {
+    let natives = reply.tool_calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let served = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls);
+    fixed.changed_calls()
+        || fixed.calls.iter().any(|c| !c.status.is_usable())
+        // A server call dropped (a repeat kept once), split, or given a name changes the
+        // reply too: every call must be one of the originals as sent.
+        || served.clone().count() != natives.len()
+        || served.clone().any(|c| !natives.iter().any(|o| same_call(c, o)))
+        || reply.content != fixed.content
+        || reply.reasoning_content != fixed.reasoning_content.as_deref()
+}
+
+pub(crate) fn choices(response: &Value) -> &[Value] {
     response.get("choices").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
 }
 
@@ -208,7 +321,7 @@ fn same_call(call: &FixedCall, original: &Value) -> bool {
 /// A usable call in OpenAI shape; an untouched server call keeps its own object.
 pub(crate) fn call_value(call: &FixedCall, originals: &[Value]) -> Value {
     if call.channel == Channel::ToolCalls
-        && call.status == toolfix::CallStatus::Untouched
+        && call.status == CallStatus::Untouched
         && let Some(o) = originals.iter().find(|o| same_call(call, o))
     {
         return o.clone();
@@ -231,6 +344,10 @@ fn write_text(message: &mut Map<String, Value>, fixed: &FixedReply, has_calls: b
             if fixed.content.is_empty() && has_calls { Value::Null } else { Value::String(fixed.content.clone()) };
         message.insert("content".to_owned(), value);
     }
+    write_reasoning(message, fixed);
+}
+
+fn write_reasoning(message: &mut Map<String, Value>, fixed: &FixedReply) {
     let key = if message.contains_key("reasoning") && !message.contains_key("reasoning_content") {
         "reasoning"
     } else {

@@ -1,39 +1,19 @@
-//! Bounded recovery upstream, for any adapter: a call cut off by the token limit is
-//! retried once with a larger budget (or continued), a call that still cannot be used
-//! triggers a corrective re-prompt, up to `max_reprompts` times. The first response whose
-//! calls are all usable is the answer; else the last one, with the refusals reported.
+//! The response tail every handler shares, for any adapter: bounded recovery upstream (a
+//! call cut off by the token limit retried once with a larger budget or continued, a call
+//! that still cannot be used re-prompted up to `max_reprompts` times), then the labels,
+//! report and metrics of the answer settled on. The first response whose calls are all
+//! usable is the answer; else the last one, its unusable calls given up.
 
-use crate::adapter::Adapter;
-use crate::config::LengthRecovery;
+use crate::adapter::{Adapter, Fixed, Unusable};
+use crate::config::{GiveUp, LengthRecovery};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::summary::{Attempt, AttemptKind, Summary};
+use crate::summary::{Attempt, AttemptKind, Label, Summary};
 use axum::http::HeaderMap;
 use bytes::Bytes;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-use toolfix::{CallStatus, FixedReply, ReplyOutcome, ToolSet, fix_reply};
-
-/// A response and its replies, fixed.
-#[derive(Debug)]
-pub(crate) struct Fixed {
-    pub(crate) response: Value,
-    /// The body as the upstream sent it (`None` when the proxy built the response).
-    pub(crate) bytes: Option<Bytes>,
-    /// One per reply; `None` for a reply too large to fix (passed through).
-    pub(crate) replies: Vec<Option<FixedReply>>,
-}
-
-impl Fixed {
-    /// The one reply, when the response has exactly one and it was fixed: recovery works
-    /// on single replies only (`n > 1` is answered as fixed, without recovery).
-    pub(crate) fn single(&self) -> Option<&FixedReply> {
-        match self.replies.as_slice() {
-            [Some(f)] => Some(f),
-            _ => None,
-        }
-    }
-}
+use toolfix::{CallStatus, FixedCall, FixedReply, ReplyOutcome, ToolSet, fix_reply};
 
 /// What one request works with.
 #[derive(Debug)]
@@ -41,26 +21,41 @@ pub(crate) struct Ctx<'a> {
     pub(crate) state: &'a AppState,
     pub(crate) headers: &'a HeaderMap,
     pub(crate) tools: &'a ToolSet,
-    /// The conversation as forwarded (the client's, repaired).
+    /// The conversation as the storm guard reads it (`None`: no call in it).
     pub(crate) history: Option<&'a Value>,
     /// Time spent waiting for the upstream.
     pub(crate) waited: Duration,
 }
 
+/// The answer settled on.
+#[derive(Debug)]
+pub(crate) struct Settled {
+    pub(crate) fixed: Fixed,
+    /// It is a later attempt's.
+    pub(crate) later: bool,
+    /// How its unusable calls are written.
+    pub(crate) unusable: Unusable,
+}
+
 impl Ctx<'_> {
-    /// Fix every reply of a response.
-    pub(crate) fn fix<A: Adapter>(&self, response: Value, bytes: Option<Bytes>, summary: &mut Summary) -> Fixed {
-        let mut fixed = Vec::new();
-        for reply in A::replies(&response) {
-            match fix_reply(&reply, Some(self.tools), self.history, &self.state.options) {
-                Ok(f) => fixed.push(Some(f)),
-                Err(e) => {
-                    summary.unfixed.push(e.message().to_owned());
-                    fixed.push(None);
-                }
+    /// Fix one reply.
+    pub(crate) fn fix_one(&self, reply: &toolfix::Reply<'_>, unfixed: &mut Vec<String>) -> Option<FixedReply> {
+        match fix_reply(reply, Some(self.tools), self.history, &self.state.options) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                unfixed.push(e.message().to_owned());
+                None
             }
         }
-        Fixed { response, bytes, replies: fixed }
+    }
+
+    /// Fix every reply of a response.
+    pub(crate) fn fix<A: Adapter>(&self, response: Value, bytes: Option<Bytes>, summary: &mut Summary) -> Fixed {
+        let mut replies = Vec::new();
+        for reply in A::replies(&response) {
+            replies.push(self.fix_one(&reply, &mut summary.unfixed));
+        }
+        Fixed { response, bytes, replies }
     }
 
     /// Send one of the proxy's own requests (never streamed) and read the JSON answer.
@@ -72,8 +67,13 @@ impl Ctx<'_> {
             let status = answer.status;
             let bytes = self.state.upstream.read_all(answer.response, self.state.config.response_limit).await?;
             if !status.is_success() {
-                self.state.metrics.upstream_error(status.as_str());
-                return Err(ApiError::bad_gateway("upstream_status", format!("the upstream answered {status}")));
+                self.state.metrics.upstream_error(A::API, status.as_str());
+                let detail =
+                    String::from_utf8_lossy(bytes.get(..bytes.len().min(512)).unwrap_or_default()).into_owned();
+                return Err(ApiError::bad_gateway(
+                    "upstream_status",
+                    format!("the upstream answered {status}: {detail}"),
+                ));
             }
             let value = serde_json::from_slice(&bytes).map_err(|e| {
                 ApiError::bad_gateway("upstream_bad_json", format!("the upstream's answer is not JSON: {e}"))
@@ -85,14 +85,14 @@ impl Ctx<'_> {
         if let Err(e) = &result
             && let Some(label) = e.upstream_label()
         {
-            self.state.metrics.upstream_error(label);
+            self.state.metrics.upstream_error(A::API, label);
         }
         result
     }
 }
 
 /// The attempt's log line.
-pub(crate) fn log<A: Adapter>(kind: AttemptKind, fixed: &Fixed, detail: bool) -> Attempt {
+fn log<A: Adapter>(kind: AttemptKind, fixed: &Fixed, detail: bool) -> Attempt {
     let replies = A::replies(&fixed.response);
     Attempt {
         kind,
@@ -103,16 +103,23 @@ pub(crate) fn log<A: Adapter>(kind: AttemptKind, fixed: &Fixed, detail: bool) ->
     }
 }
 
-/// Recover from `first` (the answer to `request`) as the settings allow.
-pub(crate) async fn recover<A: Adapter>(
+/// Recover from `first` (the answer to `request`) as the settings allow, then record the
+/// labels and metrics of the answer settled on.
+pub(crate) async fn settle<A: Adapter>(
     ctx: &mut Ctx<'_>,
     request: &Value,
     first: Fixed,
     summary: &mut Summary,
-) -> Fixed {
+    model: &str,
+) -> Settled {
     let config = &ctx.state.config;
+    let metrics = &ctx.state.metrics;
     let detail = config.detail;
     summary.attempts.push(log::<A>(AttemptKind::Initial, &first, detail));
+    // The calls that could not be used in the first attempt (reported as given up when a
+    // later attempt drops them).
+    let first_unusable: Vec<FixedCall> =
+        first.single().map(|f| f.calls.iter().filter(|c| !c.status.is_usable()).cloned().collect()).unwrap_or_default();
     let mut current = first;
     let mut length_tried = false;
     let mut reprompts = 0u8;
@@ -147,21 +154,25 @@ pub(crate) async fn recover<A: Adapter>(
                     (response, Some(bytes))
                 };
                 let attempt = ctx.fix::<A>(response, bytes, summary);
-                let good = attempt.single().is_none_or(|f| f.outcome() != ReplyOutcome::Refused);
-                let result = if good { "fixed" } else { "failed" };
+                // Fixed only when the new reply has calls and every one can run.
+                let result = match attempt.single().map(FixedReply::outcome) {
+                    None | Some(ReplyOutcome::Usable) => "fixed",
+                    Some(ReplyOutcome::NoCalls) => "no_calls",
+                    Some(_) => "failed",
+                };
                 if kind == AttemptKind::Reprompt {
-                    ctx.state.metrics.reprompt(result);
+                    metrics.reprompt(A::API, result);
                 } else {
-                    ctx.state.metrics.length_recovery(result);
+                    metrics.length_recovery(A::API, result);
                 }
                 summary.attempts.push(log::<A>(kind, &attempt, detail));
                 current = attempt;
             }
             Err(e) => {
                 if kind == AttemptKind::Reprompt {
-                    ctx.state.metrics.reprompt("error");
+                    metrics.reprompt(A::API, "error");
                 } else {
-                    ctx.state.metrics.length_recovery("error");
+                    metrics.length_recovery(A::API, "error");
                 }
                 summary.attempts.push(Attempt {
                     kind,
@@ -174,10 +185,21 @@ pub(crate) async fn recover<A: Adapter>(
             }
         }
     }
-    current
-}
-
-/// The attempt that gave the answer: the last one that got a response.
-pub(crate) fn answered_late(summary: &Summary) -> bool {
-    summary.attempts.iter().skip(1).any(|a| a.error.is_none())
+    let later = summary.attempts.iter().skip(1).any(|a| a.error.is_none());
+    for (i, f) in current.replies.iter().enumerate() {
+        if let Some(f) = f {
+            summary.calls(A::API, i, f, later, metrics, model);
+        }
+    }
+    // A later attempt that answered without calls dropped the first attempt's: given up.
+    if later && current.single().is_some_and(|f| f.calls.is_empty()) {
+        for c in &first_unusable {
+            summary.call(A::API, 0, c, Label::GaveUp, metrics, model);
+        }
+    }
+    let unusable = match config.on_give_up {
+        GiveUp::Explain => Unusable::Explain,
+        GiveUp::AsSent => Unusable::AsSent,
+    };
+    Settled { fixed: current, later, unusable }
 }
