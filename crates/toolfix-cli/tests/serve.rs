@@ -44,10 +44,16 @@ async fn the_openai_sdk_gets_repaired_calls_streaming_and_not() {
     let python = tokio::task::spawn_blocking(python).await.unwrap();
     let upstream = toolfix_proxy::fake::FakeUpstream::start("127.0.0.1:0", toolfix_proxy::fake::demo).await.unwrap();
     let (mut child, base) = serve(&["--upstream", &upstream.url(), "--listen", "127.0.0.1:0"]);
+    let (mut as_sent, as_sent_base) =
+        serve(&["--upstream", &upstream.url(), "--listen", "127.0.0.1:0", "--on-give-up", "as_sent"]);
     let script = root().join("scripts/e2e/openai_sdk.py");
-    let out = tokio::task::spawn_blocking(move || Command::new(python).arg(script).arg(&base).output().unwrap())
-        .await
-        .unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(python).arg(script).arg(&base).arg(&as_sent_base).output().unwrap()
+    })
+    .await
+    .unwrap();
+    let _ = as_sent.kill();
+    let _ = as_sent.wait();
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "the SDK checks failed");

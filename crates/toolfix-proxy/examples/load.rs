@@ -11,6 +11,8 @@
 //!
 //! `--only direct|proxy --requests N` sends N requests one way and nothing else: for
 //! counting instructions with callgrind (`scripts/proxy-instructions.sh`).
+//! `--answer untouched` makes the server call valid (`"days": 3`): the proxy then has
+//! nothing to change and answers with the upstream's bytes.
 
 #![expect(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, reason = "a benchmark program")]
 #![expect(clippy::cast_sign_loss, reason = "percentiles are positive")]
@@ -20,11 +22,13 @@ use std::time::{Duration, Instant};
 use toolfix_proxy::Config;
 use toolfix_proxy::fake::{Canned, FakeUpstream, completion};
 
-fn answer() -> Canned {
+fn answer(untouched: bool) -> Canned {
     let prose = "The forecast service covers every city on the list. ".repeat(70);
+    let arguments =
+        if untouched { "{\"city\": \"Paris\", \"days\": 3}" } else { "{\"city\": \"Paris\", \"days\": \"3\"}" };
     let message = json!({"role": "assistant", "content": prose.trim_end(), "tool_calls": [
         {"id": "call_1", "type": "function",
-         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"days\": \"3\"}"}}]});
+         "function": {"name": "get_weather", "arguments": arguments}}]});
     let body = completion(&message, "tool_calls");
     let text = body.to_string();
     assert!((4000..4400).contains(&text.len()), "answer is {} bytes", text.len());
@@ -100,7 +104,8 @@ fn us(d: Duration) -> f64 {
 async fn main() {
     let requests: usize = arg("--requests").map_or(4000, |r| r.parse().unwrap());
     let rounds: usize = arg("--rounds").map_or(3, |r| r.parse().unwrap());
-    let canned = answer();
+    let untouched = arg("--answer").is_some_and(|a| a == "untouched");
+    let canned = answer(untouched);
     let upstream = FakeUpstream::start("127.0.0.1:0", move |_| canned.clone()).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let proxy = listener.local_addr().unwrap();

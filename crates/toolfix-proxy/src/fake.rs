@@ -46,6 +46,9 @@ pub enum Canned {
     SseThenBreak(Vec<Bytes>, Option<Arc<Notify>>),
     /// These SSE pieces, then nothing, until the client goes away.
     SseThenHang(Vec<Bytes>),
+    /// These SSE pieces, then a pause until the gate is opened, then the rest (a server
+    /// that stalls mid-answer: prefill, a slow token).
+    SsePaused(Vec<Bytes>, Arc<Notify>, Vec<Bytes>),
     /// No answer at all, until the client goes away.
     Hang,
     /// This answer, once the gate is opened (`Notify::notify_one`).
@@ -265,6 +268,9 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Canned::Sse(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Finish, shared))),
         Canned::SseThenBreak(pieces, gate) => sse(Body::from_stream(pieces_stream(pieces, End::Break(gate), shared))),
         Canned::SseThenHang(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Hang, shared))),
+        Canned::SsePaused(pieces, gate, rest) => {
+            sse(Body::from_stream(pieces_stream(pieces, End::Then(gate, rest), shared)))
+        }
         Canned::Hang => {
             let _guard = Guard { shared, done: false };
             std::future::pending::<()>().await;
@@ -279,6 +285,8 @@ enum End {
     Finish,
     Break(Option<Arc<Notify>>),
     Hang,
+    /// Wait for the gate, then send these pieces and finish.
+    Then(Arc<Notify>, Vec<Bytes>),
 }
 
 fn pieces_stream(
@@ -287,29 +295,32 @@ fn pieces_stream(
     shared: Arc<Shared>,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send {
     let guard = Guard { shared, done: false };
-    futures_util::stream::unfold((pieces.into_iter(), Some(guard)), move |(mut it, guard)| {
-        let end = end.clone();
-        async move {
-            let mut guard = guard?;
-            if let Some(p) = it.next() {
-                return Some((Ok(p), (it, Some(guard))));
+    futures_util::stream::unfold((pieces.into_iter(), Some(guard), Some(end)), move |(mut it, guard, end)| async move {
+        let mut guard = guard?;
+        if let Some(p) = it.next() {
+            return Some((Ok(p), (it, Some(guard), end)));
+        }
+        match end? {
+            End::Then(gate, rest) => {
+                gate.notified().await;
+                let mut rest = rest.into_iter();
+                let first = rest.next()?;
+                Some((Ok(first), (rest, Some(guard), Some(End::Finish))))
             }
-            match end {
-                End::Finish => {
-                    guard.done = true;
-                    None
+            End::Finish => {
+                guard.done = true;
+                None
+            }
+            End::Break(gate) => {
+                if let Some(g) = gate {
+                    g.notified().await;
                 }
-                End::Break(gate) => {
-                    if let Some(g) = gate {
-                        g.notified().await;
-                    }
-                    guard.done = true;
-                    Some((Err(std::io::Error::other("the fake upstream broke the stream")), (it, None)))
-                }
-                End::Hang => {
-                    std::future::pending::<()>().await;
-                    None
-                }
+                guard.done = true;
+                Some((Err(std::io::Error::other("the fake upstream broke the stream")), (it, None, None)))
+            }
+            End::Hang => {
+                std::future::pending::<()>().await;
+                None
             }
         }
     })
@@ -345,6 +356,8 @@ pub fn content_chunks(pieces: &[&str], finish_reason: &str) -> Vec<Value> {
 /// The README's model: asked with tools, it writes a Hermes-style `get_weather` call into
 /// `content`, `days` as a string; asked again after a tool result, it answers in prose.
 /// Streams when asked to. Model `fake-overloaded` answers 503 with `Retry-After`;
+/// `fake-refused` always calls `get_weather` without its required `city` (a call that
+/// can never be used); `fake-malformed`, streamed, sends an event that is not JSON;
 /// `/v1/models` lists `fake-model`.
 pub fn demo(seen: &Seen) -> Canned {
     let request = seen.json();
@@ -359,6 +372,33 @@ pub fn demo(seen: &Seen) -> Canned {
             "{\"error\": {\"message\": \"the fake model is overloaded\", \"type\": \"server_error\", \"code\": null}}";
         return Canned::status(503, &[("retry-after", "1")], error);
     }
+    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    if request.get("model").and_then(Value::as_str) == Some("fake-malformed") && stream {
+        // A stream with an event that is not JSON, after some text.
+        let mut pieces = sse_events(&content_chunks(&["Let me ", "check."], "stop"));
+        pieces.insert(2, Bytes::from_static(b"data: {not json\n\n"));
+        return Canned::Sse(pieces);
+    }
+    if request.get("model").and_then(Value::as_str) == Some("fake-refused") {
+        // A call that can never be used: `city` is required and missing.
+        let call = json!({"id": "call_refused", "type": "function",
+                          "function": {"name": "get_weather", "arguments": "{\"days\": 3}"}});
+        if stream {
+            let head = |delta: Value, finish: Value| {
+                json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1_700_000_000,
+                       "model": "fake-refused", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            };
+            let mut delta = call.clone();
+            delta["index"] = json!(0);
+            return Canned::sse(&[
+                head(json!({"role": "assistant", "content": "Checking."}), Value::Null),
+                head(json!({"tool_calls": [delta]}), Value::Null),
+                head(json!({}), json!("tool_calls")),
+            ]);
+        }
+        let message = json!({"role": "assistant", "content": "Checking.", "tool_calls": [call]});
+        return Canned::json(&completion(&message, "tool_calls"));
+    }
     let last_is_tool = request
         .get("messages")
         .and_then(Value::as_array)
@@ -372,7 +412,7 @@ pub fn demo(seen: &Seen) -> Canned {
     } else {
         "It will be sunny in Paris for the next three days."
     };
-    if request.get("stream").and_then(Value::as_bool) == Some(true) {
+    if stream {
         let pieces: Vec<&str> = split_tokens(text);
         return Canned::sse(&content_chunks(&pieces, "stop"));
     }

@@ -443,6 +443,14 @@ impl<'t> StreamFixer<'t> for ChatStream<'t> {
             let finish = choice.get("finish_reason").cloned().unwrap_or(Value::Null);
             closers.push(json!({"index": c.index, "delta": {}, "finish_reason": finish}));
         }
+        if closers.is_empty() {
+            // Every choice passed through (its finish went out as sent): the report goes
+            // in a chunk of its own.
+            let mut c = template.clone();
+            c.insert("choices".to_owned(), json!([]));
+            c.insert("x_toolfix".to_owned(), summary.to_value());
+            out.push(sse::frame(&Value::Object(c).to_string()));
+        }
         let last = closers.len().saturating_sub(1);
         for (n, closer) in closers.into_iter().enumerate() {
             let mut c = template.clone();
