@@ -3,7 +3,7 @@
 //! mid-stream sends no text twice, a reply whose calls cannot be used says why (or is
 //! passed on as sent), streamed and not.
 
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod common;
 
