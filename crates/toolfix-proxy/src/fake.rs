@@ -49,6 +49,8 @@ pub enum Canned {
     /// These SSE pieces, then a pause until the gate is opened, then the rest (a server
     /// that stalls mid-answer: prefill, a slow token).
     SsePaused(Vec<Bytes>, Arc<Notify>, Vec<Bytes>),
+    /// These SSE pieces, one every `interval` (a server generating tokens).
+    SsePaced(Vec<Bytes>, std::time::Duration),
     /// No answer at all, until the client goes away.
     Hang,
     /// This answer, once the gate is opened (`Notify::notify_one`).
@@ -217,6 +219,13 @@ struct Guard {
     done: bool,
 }
 
+impl Guard {
+    /// The answer was sent whole: not a cancellation.
+    fn finish(mut self) {
+        self.done = true;
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         if !self.done {
@@ -268,6 +277,7 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Canned::Sse(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Finish, shared))),
         Canned::SseThenBreak(pieces, gate) => sse(Body::from_stream(pieces_stream(pieces, End::Break(gate), shared))),
         Canned::SseThenHang(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Hang, shared))),
+        Canned::SsePaced(pieces, interval) => sse(Body::from_stream(paced(pieces, interval, shared))),
         Canned::SsePaused(pieces, gate, rest) => {
             sse(Body::from_stream(pieces_stream(pieces, End::Then(gate, rest), shared)))
         }
@@ -320,6 +330,26 @@ fn pieces_stream(
             }
             End::Hang => {
                 std::future::pending::<()>().await;
+                None
+            }
+        }
+    })
+}
+
+fn paced(
+    pieces: Vec<Bytes>,
+    interval: std::time::Duration,
+    shared: Arc<Shared>,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send {
+    let guard = Guard { shared, done: false };
+    futures_util::stream::unfold((pieces.into_iter(), guard, true), move |(mut it, guard, first)| async move {
+        if !first {
+            tokio::time::sleep(interval).await;
+        }
+        match it.next() {
+            Some(p) => Some((Ok(p), (it, guard, false))),
+            None => {
+                guard.finish();
                 None
             }
         }
