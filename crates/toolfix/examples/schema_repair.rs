@@ -62,7 +62,11 @@ fn run() -> Result<(), String> {
                     (None, Some(_)) => !check || outcome.arguments_text() == Some(text.as_str()),
                     (_, None) => false,
                 };
-                if good { ok += 1 } else { wrong += 1 }
+                if good {
+                    ok += 1
+                } else {
+                    wrong += 1
+                }
                 black_box(outcome);
             }
         }
@@ -77,7 +81,11 @@ fn run() -> Result<(), String> {
                 let i: usize = name.get(1..).and_then(|d| d.parse().ok()).unwrap_or(0);
                 let value: Value = serde_json::from_str(black_box(text)).map_err(|e| e.to_string())?;
                 let valid = validators.get(i).is_some_and(|v| v.is_valid(&value));
-                if valid { ok += 1 } else { wrong += 1 }
+                if valid {
+                    ok += 1
+                } else {
+                    wrong += 1
+                }
                 black_box(value);
             }
         }

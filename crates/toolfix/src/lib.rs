@@ -60,8 +60,8 @@ pub use feedback::Refusal;
 pub use limits::Limits;
 pub use pipeline::{CallOptions, CallOutcome};
 pub use reply::{
-    CallFixer, CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream, ToolCallDelta,
-    fix_reply,
+    CallFixer, CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream,
+    ToolCallDelta, fix_reply,
 };
 pub use report::{Outcome, Repair, RepairKind, Report, Stats};
 pub use schema::{Effect, Policy, Tool, ToolSet};

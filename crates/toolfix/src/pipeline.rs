@@ -285,7 +285,7 @@ impl ToolSet {
         };
         let options = CallOptions::default();
         let uncertain = Draft::read(tool, raw, &options.limits).ok().and_then(|(mut draft, _)| {
-            if draft.truncation.is_some() || draft.dupes {
+            if draft.ending != Ending::Complete || draft.dupes {
                 return None;
             }
             let found = violations(tool.validator(), &draft.value);
@@ -374,14 +374,22 @@ struct Draft<'r> {
     notes: Vec<CallNote>,
     /// Nothing changed the model's text so far.
     untouched: bool,
-    /// The text was unclosed: a `null` where it stopped is where the output did.
-    truncated: bool,
-    /// How the text ended when it was unclosed.
+    /// How the text ended.
+    ending: Ending,
+    /// How the text ended when it was unclosed (the cut, the values touching it).
     truncation: Option<Truncation>,
-    /// A string was still open where the text stopped.
-    truncated_string: bool,
     /// The text gave a key twice.
     dupes: bool,
+}
+
+/// How the arguments text ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Complete,
+    /// Unclosed: salvage closed it (a `null` where it stopped is where the output did).
+    Unclosed,
+    /// Unclosed inside a string.
+    InString,
 }
 
 /// What a phase decided: go on, or done with the draft as it stands (accepted).
@@ -457,12 +465,17 @@ impl<'r> Draft<'r> {
         };
         let untouched = salvaged.is_untouched() && !empty && !dupes;
         let truncation = salvaged.truncation().cloned();
-        let truncated_string = salvaged.has_truncated_string();
+        let ending = if salvaged.has_truncated_string() {
+            Ending::InString
+        } else if salvaged.is_truncated() {
+            Ending::Unclosed
+        } else {
+            Ending::Complete
+        };
         let mut draft = Draft::new(tool, raw, *limits, salvaged.into_text().into_owned(), value, fixes);
         draft.untouched = untouched;
-        draft.truncated = truncation.is_some();
+        draft.ending = ending;
         draft.truncation = truncation;
-        draft.truncated_string = truncated_string;
         draft.dupes = dupes;
         Ok((draft, Step::Next))
     }
@@ -478,9 +491,8 @@ impl<'r> Draft<'r> {
             repairs: Vec::new(),
             notes: Vec::new(),
             untouched: false,
-            truncated: false,
+            ending: Ending::Complete,
             truncation: None,
-            truncated_string: false,
             dupes: false,
         }
     }
@@ -501,7 +513,7 @@ impl<'r> Draft<'r> {
                 self.text = render_text(&self.text, &self.value, &before, &Moves::default());
                 self.untouched = false;
             }
-        } else if self.truncated_string && !tool.is_read_only() {
+        } else if self.ending == Ending::InString && !tool.is_read_only() {
             let path = last_string_path(&self.text);
             return Err(feedback::truncated(tool, path.as_deref(), false));
         }
@@ -549,7 +561,8 @@ impl<'r> Draft<'r> {
         let found = violations(tool.validator(), &self.value);
         let index = TextIndex::build(&self.text);
         let original = self.value.clone();
-        let out = repair::repair(tool, self.value.clone(), &found, index.as_ref(), Some(&original), self.limits.max_depth);
+        let out =
+            repair::repair(tool, self.value.clone(), &found, index.as_ref(), Some(&original), self.limits.max_depth);
         let fatal = out.problems.iter().any(|p| p.kind.is_fatal());
         if fatal || !tool.is_valid(&out.value) {
             if let Some(done) = self.extend(&found, &original) {
@@ -563,7 +576,7 @@ impl<'r> Draft<'r> {
                 &out.problems,
                 &out.value,
                 Some((&original, &out.moves)),
-                self.truncated,
+                self.truncated(),
             ));
         }
         self.text = match &index {
@@ -586,7 +599,7 @@ impl<'r> Draft<'r> {
         repair::apply_hints(&mut cx, tool, &mut self.value);
         if cx.problems.iter().any(|p| p.kind.is_fatal()) {
             let found = violations(tool.validator(), &self.value);
-            return Err(feedback::refusal(tool, &found, &cx.problems, &self.value, None, self.truncated));
+            return Err(feedback::refusal(tool, &found, &cx.problems, &self.value, None, self.truncated()));
         }
         if cx.repairs.is_empty() {
             return Ok(Step::Done);
@@ -599,7 +612,7 @@ impl<'r> Draft<'r> {
                 &cx.problems,
                 &self.value,
                 Some((&original, &cx.moves)),
-                self.truncated,
+                self.truncated(),
             ));
         }
         self.repairs.extend(cx.repairs);
@@ -615,7 +628,7 @@ impl<'r> Draft<'r> {
     fn extend(&mut self, found: &[Violation], original: &Value) -> Option<Phase> {
         let tool = self.tool;
         let ext = tool.extensions().filter(|e| e.repairs_values())?;
-        if self.truncation.is_some() || self.dupes {
+        if self.ending != Ending::Complete || self.dupes {
             return None;
         }
         let mut value = original.clone();
@@ -643,6 +656,12 @@ impl<'r> Draft<'r> {
         Some(Ok(Step::Done))
     }
 
+    /// The text was unclosed, or a cut settled (refusal hints then say where the output
+    /// stopped).
+    fn truncated(&self) -> bool {
+        self.ending != Ending::Complete || self.truncation.is_some()
+    }
+
     /// The outcome: accepted as the draft stands, or refused (the refusal finished by
     /// `feedback`: the tool's contract, a registered renderer).
     fn finish(self, result: Phase) -> CallOutcome {
@@ -657,7 +676,9 @@ impl<'r> Draft<'r> {
                     key: OnceLock::new(),
                 }
             }
-            Err(refusal) => CallOutcome::refused(tool.name(), self.fixes, self.repairs, feedback::finish(tool, refusal)),
+            Err(refusal) => {
+                CallOutcome::refused(tool.name(), self.fixes, self.repairs, feedback::finish(tool, refusal))
+            }
         }
     }
 }

@@ -138,7 +138,9 @@ fn repeated_calls_to_a_tool_with_side_effects_are_stopped() {
     // A read-only tool repeated with the same result is stopped too, as `fix` stops it
     // (the same guard: the library's per-call entry)...
     let read = |id: u32| {
-        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search","arguments":{{"query":"a"}}}}}}"#)
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search","arguments":{{"query":"a"}}}}}}"#
+        )
     };
     let result = |id: u32, text: &str| {
         format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#)
@@ -260,7 +262,9 @@ fn a_key_given_twice_with_different_values_is_refused_for_every_tool() {
     // read-only tool either; given twice with the same value, it is sent once.
     let mut s = session();
     for (tool, args) in [("delete_file", r#"{"path":"a","path":"b"}"#), ("search", r#"{"query":"a","query":"b"}"#)] {
-        let line = format!(r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#);
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+        );
         let ClientAction::Answer(answer) = client(&mut s, &line) else { panic!("{tool}: forwarded") };
         assert!(text(&answer).contains("more than once with different values"), "{}", text(&answer));
     }

@@ -397,7 +397,11 @@ impl<'t> StreamExtractor<'t> {
             format: c.format,
             channel,
             span: Span::new(c.span.start + self.base, c.span.end + self.base),
-            envelope: c.envelope.iter().map(|f| crate::salvage::TextFix { span: f.span.shift(self.base), ..*f }).collect(),
+            envelope: c
+                .envelope
+                .iter()
+                .map(|f| crate::salvage::TextFix { span: f.span.shift(self.base), ..*f })
+                .collect(),
         }
     }
 

@@ -105,7 +105,12 @@ fn rename(
         match plan.iter().find(|(from, _, _)| *from == k) {
             Some((from, to, kind)) => {
                 let at = pointer::join(path, to);
-                repairs.push(Repair::new(*kind, &at, Some(Value::String(from.clone())), Some(Value::String(to.clone()))));
+                repairs.push(Repair::new(
+                    *kind,
+                    &at,
+                    Some(Value::String(from.clone())),
+                    Some(Value::String(to.clone())),
+                ));
                 map.insert(to.clone(), v);
             }
             None => {

@@ -166,22 +166,14 @@ impl CallFixer {
         if status.is_usable()
             && let Some(guard) = self.guard.as_mut()
         {
-            let effect = self.tools.as_ref().and_then(|t| t.tool(outcome.name()).ok()).map_or(Effect::default(), Tool::effect);
+            let effect =
+                self.tools.as_ref().and_then(|t| t.tool(outcome.name()).ok()).map_or(Effect::default(), Tool::effect);
             if let Verdict::Suppress(s) = guard.check_key(outcome.name(), effect, key, Some(&id)) {
                 status = CallStatus::Suppressed;
                 suppressed = Some(s);
             }
         }
-        FixedCall {
-            id,
-            name: outcome.name().to_owned(),
-            written_name,
-            format,
-            channel,
-            status,
-            outcome,
-            suppressed,
-        }
+        FixedCall { id, name: outcome.name().to_owned(), written_name, format, channel, status, outcome, suppressed }
     }
 
     fn repair(&mut self, name: &str, arguments: &str, at_cut: bool) -> CallOutcome {

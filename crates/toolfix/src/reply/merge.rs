@@ -30,16 +30,17 @@ pub(crate) struct Cut {
 }
 
 /// Repair, drop repeats, admit: the calls of one reply and the notes about those dropped.
-pub(crate) fn assemble(fixer: &mut CallFixer, found: Found<'_>, cut: Cut, options: &FixOptions) -> (Vec<FixedCall>, Vec<Note>) {
+pub(crate) fn assemble(
+    fixer: &mut CallFixer,
+    found: Found<'_>,
+    cut: Cut,
+    options: &FixOptions,
+) -> (Vec<FixedCall>, Vec<Note>) {
     let repeats = options.extract.repeats;
     let mut notes = Vec::new();
     let last = found.native.len().saturating_sub(1);
-    let native: Vec<Prepared> = found
-        .native
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| prepare(fixer, c, cut.hit && i == last))
-        .collect();
+    let native: Vec<Prepared> =
+        found.native.into_iter().enumerate().map(|(i, c)| prepare(fixer, c, cut.hit && i == last)).collect();
     let content: Vec<Prepared> = found
         .content
         .into_iter()

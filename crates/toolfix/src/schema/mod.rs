@@ -18,8 +18,8 @@ mod hints;
 pub(crate) mod suggest;
 pub(crate) mod view;
 
-pub(crate) use hints::ToolHints;
 pub use extensions::{Extensions, FieldMatcher, FormatNormaliser, RefusalRenderer, ValueCoercer};
+pub(crate) use hints::ToolHints;
 pub use hints::{Effect, Policy, strip_hints};
 
 use crate::{Error, ErrorKind, Result};

@@ -128,7 +128,8 @@ pub(crate) fn call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Form
 fn salvaged_call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Format) -> Option<ObjectCall<'a>> {
     let (end, closed) = object_extent(text, start)?;
     let salvaged = crate::salvage::salvage(text.get(start..end)?).ok()?;
-    let envelope = salvaged.fixes().iter().map(|f| crate::salvage::TextFix { span: f.span.shift(start), ..*f }).collect();
+    let envelope =
+        salvaged.fixes().iter().map(|f| crate::salvage::TextFix { span: f.span.shift(start), ..*f }).collect();
     let value = salvaged.to_value().ok()?;
     let mut obj = value.as_object()?;
     let id = obj.get("id").and_then(|v| v.as_str()).map(|s| Cow::Owned(s.to_owned()));
