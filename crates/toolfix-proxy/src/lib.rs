@@ -38,6 +38,7 @@ pub use config::{Config, GiveUp, LengthRecovery, MAX_REPROMPTS, StormConfig, Tim
 pub use error::Error;
 
 use adapter::chat::ChatCompletions;
+use adapter::messages::Messages;
 use axum::Router;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt as _;
@@ -59,6 +60,7 @@ pub fn app(config: Config) -> Result<Router, Error> {
         .route("/healthz", get(handlers::healthz))
         .route("/metrics", get(handlers::metrics))
         .route("/v1/chat/completions", post(handlers::api::<ChatCompletions>))
+        .route("/v1/messages", post(handlers::api::<Messages>))
         .fallback(handlers::passthrough)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(tower_http::trace::TraceLayer::new_for_http())

@@ -7,6 +7,7 @@
 
 pub(crate) mod chat;
 pub(crate) mod history;
+pub(crate) mod messages;
 
 use crate::summary::Summary;
 use bytes::Bytes;
@@ -86,8 +87,8 @@ pub(crate) trait Adapter: Send + Sync + 'static {
     /// Repair the conversation in place; what changed.
     fn repair_history(request: &mut Value, limits: &Limits) -> Vec<history::Change>;
 
-    /// The replies of a response, one per choice, in order.
-    fn replies(response: &Value) -> Vec<Reply<'_>>;
+    /// Call `f` with each reply of a response (one per choice), in order.
+    fn each_reply(response: &Value, f: &mut dyn FnMut(&Reply<'_>));
 
     /// Fix each reply of a response body, read without building the response (an answer
     /// left alone goes out as the upstream's bytes); `None` when the body is not this

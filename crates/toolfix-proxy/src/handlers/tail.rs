@@ -52,9 +52,7 @@ impl Ctx<'_> {
     /// Fix every reply of a response.
     pub(crate) fn fix<A: Adapter>(&self, response: Value, bytes: Option<Bytes>, summary: &mut Summary) -> Fixed {
         let mut replies = Vec::new();
-        for reply in A::replies(&response) {
-            replies.push(self.fix_one(&reply, &mut summary.unfixed));
-        }
+        A::each_reply(&response, &mut |reply| replies.push(self.fix_one(reply, &mut summary.unfixed)));
         Fixed { response, bytes, replies }
     }
 
@@ -93,14 +91,30 @@ impl Ctx<'_> {
 
 /// The attempt's log line.
 fn log<A: Adapter>(kind: AttemptKind, fixed: &Fixed, detail: bool) -> Attempt {
-    let replies = A::replies(&fixed.response);
+    let mut finish_reason = None;
+    let mut replies = 0;
+    A::each_reply(&fixed.response, &mut |r| {
+        if replies == 0 {
+            finish_reason = r.finish_reason.map(str::to_owned);
+        }
+        replies += 1;
+    });
     Attempt {
         kind,
-        finish_reason: replies.first().and_then(|r| r.finish_reason).map(str::to_owned),
+        finish_reason,
         outcome: fixed.single().map(FixedReply::outcome),
         error: None,
-        original: detail.then(|| Value::Array((0..replies.len()).map(|i| A::original(&fixed.response, i)).collect())),
+        original: detail.then(|| Value::Array((0..replies).map(|i| A::original(&fixed.response, i)).collect())),
     }
+}
+
+/// True when reply 0 of `response` hit the token limit.
+fn hit_limit<A: Adapter>(response: &Value) -> bool {
+    let mut hit = None;
+    A::each_reply(response, &mut |r| {
+        hit.get_or_insert(r.hit_token_limit());
+    });
+    hit.unwrap_or(false)
 }
 
 /// Recover from `first` (the answer to `request`) as the settings allow, then record the
@@ -127,7 +141,7 @@ pub(crate) async fn settle<A: Adapter>(
         if fixed.outcome() != ReplyOutcome::Refused {
             break;
         }
-        let hit = A::replies(&current.response).first().is_some_and(toolfix::Reply::hit_token_limit);
+        let hit = hit_limit::<A>(&current.response);
         let refused = fixed.calls.iter().any(|c| c.status == CallStatus::Refused);
         let mut next = None;
         if hit && refused && !length_tried && config.length_recovery != LengthRecovery::Off {

@@ -53,8 +53,10 @@ impl Adapter for ChatCompletions {
         }
     }
 
-    fn replies(response: &Value) -> Vec<Reply<'_>> {
-        choices(response).iter().map(Reply::from_choice).collect()
+    fn each_reply(response: &Value, f: &mut dyn FnMut(&Reply<'_>)) {
+        for choice in choices(response) {
+            f(&Reply::from_choice(choice));
+        }
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
