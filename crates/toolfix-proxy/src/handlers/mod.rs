@@ -68,16 +68,15 @@ pub(crate) async fn api<A: Adapter>(State(state): State<Shared>, request: Reques
     let (parts, body) = request.into_parts();
     let bytes = match read_body(&parts.headers, body, state.config.body_limit).await {
         Ok(b) => b,
-        Err(e) => return e.into_response(),
+        Err(e) => return shaped::<A>(&e),
     };
     let peek = match A::peek(&bytes) {
         Ok(p) => p,
         Err(e) => {
-            return ApiError::bad_request(
+            return shaped::<A>(&ApiError::bad_request(
                 "invalid_json",
                 format!("the request body is not valid JSON (or not an object): {e}"),
-            )
-            .into_response();
+            ));
         }
     };
     let (Some(raw_tools), stream) = (peek.tools, peek.stream) else {
@@ -87,7 +86,7 @@ pub(crate) async fn api<A: Adapter>(State(state): State<Shared>, request: Reques
     };
     let mut request: Value = match serde_json::from_slice(&bytes) {
         Ok(v @ Value::Object(_)) => v,
-        _ => return ApiError::bad_request("invalid_json", "the request body must be a JSON object").into_response(),
+        _ => return shaped::<A>(&ApiError::bad_request("invalid_json", "the request body must be a JSON object")),
     };
     let tools = state.tool_set(raw_tools, || A::definitions(&request));
     let model = request.get("model").and_then(Value::as_str).unwrap_or("").to_owned();
@@ -128,6 +127,23 @@ pub(crate) fn upstream_failure(state: &AppState, api: &str, e: ApiError) -> Resp
     }
     tracing::warn!(code = e.code, "upstream failure");
     e.into_response()
+}
+
+/// An upstream failure answered in API `A`'s error shape.
+pub(crate) fn failure<A: Adapter>(state: &AppState, e: ApiError) -> Response {
+    if let Some(label) = e.upstream_label() {
+        state.metrics.upstream_error(A::API, label);
+    }
+    tracing::warn!(code = e.code, "upstream failure");
+    shaped::<A>(&e)
+}
+
+/// A proxy error in API `A`'s error shape.
+pub(crate) fn shaped<A: Adapter>(e: &ApiError) -> Response {
+    let body = A::error_body(e.kind, e.code, &e.message).to_string();
+    let mut response = (e.status, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"));
+    response
 }
 
 fn path_of(uri: &axum::http::Uri) -> String {

@@ -3,7 +3,7 @@
 //! read without being built into a value.
 
 use super::tail::{self, Ctx, Settled};
-use super::{Job, upstream_failure};
+use super::{Job, failure};
 use crate::adapter::{Adapter, Fixed};
 use crate::summary::Summary;
 use crate::upstream::{X_TOOLFIX, response_headers};
@@ -22,13 +22,13 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     let asked = Instant::now();
     let answer = match state.upstream.post_json(A::PATH, &headers, outgoing).await {
         Ok(a) => a,
-        Err(e) => return upstream_failure(&state, A::API, e),
+        Err(e) => return failure::<A>(&state, e),
     };
     let status = answer.status;
     let mut upstream_headers = response_headers(&answer.headers);
     let body = match state.upstream.read_all(answer.response, state.config.response_limit).await {
         Ok(b) => b,
-        Err(e) => return upstream_failure(&state, A::API, e),
+        Err(e) => return failure::<A>(&state, e),
     };
     ctx.waited += asked.elapsed();
     if !status.is_success() {

@@ -481,6 +481,11 @@ fn repair(messages: &mut Vec<Value>, limits: &Limits) -> Vec<history::Change> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for (index, mut message) in std::mem::take(messages).into_iter().enumerate() {
         let role = message.get("role").and_then(Value::as_str).unwrap_or("").to_owned();
+        if role != "assistant" && role != "user" {
+            // A `system` turn inside `messages` (Claude Code sends them) is left alone.
+            out.push(message);
+            continue;
+        }
         let answered_now = std::mem::take(&mut pending);
         if role == "assistant" {
             close_pending(&answered_now, None, &mut out, index, &mut changes);
