@@ -11,7 +11,7 @@
 //! Prints how many streams completed with the right text, how many failed, and the longest
 //! gap between two pieces a client saw (a stalled stream shows as a long gap).
 
-#![expect(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, reason = "a benchmark program")]
+#![expect(clippy::unwrap_used, clippy::print_stdout, reason = "a benchmark program")]
 
 use bytes::Bytes;
 use futures_util::StreamExt as _;

@@ -346,12 +346,11 @@ fn paced(
         if !first {
             tokio::time::sleep(interval).await;
         }
-        match it.next() {
-            Some(p) => Some((Ok(p), (it, guard, false))),
-            None => {
-                guard.finish();
-                None
-            }
+        if let Some(p) = it.next() {
+            Some((Ok(p), (it, guard, false)))
+        } else {
+            guard.finish();
+            None
         }
     })
 }

@@ -39,6 +39,7 @@ pub use error::Error;
 
 use adapter::chat::ChatCompletions;
 use adapter::messages::Messages;
+use adapter::responses::Responses;
 use axum::Router;
 use axum::routing::{get, post};
 use axum::serve::ListenerExt as _;
@@ -61,6 +62,7 @@ pub fn app(config: Config) -> Result<Router, Error> {
         .route("/metrics", get(handlers::metrics))
         .route("/v1/chat/completions", post(handlers::api::<ChatCompletions>))
         .route("/v1/messages", post(handlers::api::<Messages>))
+        .route("/v1/responses", post(handlers::api::<Responses>))
         .fallback(handlers::passthrough)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(tower_http::trace::TraceLayer::new_for_http())

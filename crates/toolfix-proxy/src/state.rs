@@ -18,6 +18,9 @@ pub(crate) struct AppState {
     pub(crate) upstream: Upstream,
     pub(crate) metrics: Metrics,
     pub(crate) options: FixOptions,
+    /// The upstream refused a re-prompt that named a tool in `tool_choice` (400): later
+    /// re-prompts do not name one.
+    pub(crate) no_forced_tool: std::sync::atomic::AtomicBool,
     tools: Mutex<ToolCache>,
 }
 
@@ -40,7 +43,14 @@ impl AppState {
             g
         });
         let options = FixOptions::default().with_limits(config.limits).with_guard(guard);
-        Ok(AppState { config, upstream, metrics: Metrics::new(), options, tools: Mutex::new(ToolCache::default()) })
+        Ok(AppState {
+            config,
+            upstream,
+            metrics: Metrics::new(),
+            options,
+            no_forced_tool: std::sync::atomic::AtomicBool::new(false),
+            tools: Mutex::new(ToolCache::default()),
+        })
     }
 
     /// The tool set of a request (`raw`: the text of its tool definitions, the cache key),

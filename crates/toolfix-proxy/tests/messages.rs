@@ -5,7 +5,7 @@
 //! `input_json_delta`, `thinking_delta`, `signature_delta`) / `content_block_stop`,
 //! `message_delta`, `message_stop`, `ping`).
 
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![expect(clippy::unwrap_used, clippy::panic, clippy::needless_pass_by_value, reason = "tests")]
 
 mod common;
 
@@ -144,7 +144,7 @@ fn assemble(body: &[u8]) -> Value {
                 let (b, d) = (&mut blocks[i.unwrap()], &data["delta"]);
                 match d["type"].as_str().unwrap() {
                     "text_delta" => {
-                        b["text"] = json!(format!("{}{}", b["text"].as_str().unwrap(), d["text"].as_str().unwrap()))
+                        b["text"] = json!(format!("{}{}", b["text"].as_str().unwrap(), d["text"].as_str().unwrap()));
                     }
                     "thinking_delta" => {
                         b["thinking"] =
@@ -364,4 +364,31 @@ async fn a_refused_call_is_reprompted_with_tool_results_and_the_failed_tool_forc
     assert_eq!(last["content"][0]["tool_use_id"], "toolu_1");
     assert!(last["content"][0]["content"].as_str().unwrap().contains("/amount"));
     assert_eq!(second["tool_choice"], json!({"type": "tool", "name": "send_money"}));
+}
+
+#[tokio::test]
+async fn an_upstream_that_refuses_a_named_tool_choice_is_asked_without_it_and_not_again() {
+    let h = start(move |seen: &Seen| {
+        let body = seen.json();
+        if body["tool_choice"]["type"] == "tool" {
+            return Canned::status(400, &[], "{\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": \"tool_choice\"}}");
+        }
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        if last["role"] == "user" && last["content"].is_string() {
+            Canned::json(&message(json!([{"type": "tool_use", "id": "toolu_1", "name": "send_money", "input": {"to": "bob"}}]), "tool_use"))
+        } else {
+            Canned::json(&message(json!([{"type": "tool_use", "id": "toolu_2", "name": "send_money", "input": {"to": "bob", "amount": 3}}]), "tool_use"))
+        }
+    })
+    .await;
+    for round in 0..2 {
+        let (status, _, body) = h.post_bytes("/v1/messages", ask("pay bob 3").to_string()).await;
+        assert_eq!(status, 200);
+        let plain: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(plain["content"][0]["input"], json!({"to": "bob", "amount": 3}), "round {round}");
+    }
+    let forced: Vec<bool> = h.upstream.requests().iter().map(|r| r.json()["tool_choice"]["type"] == "tool").collect();
+    // First request: the call, the forced re-prompt (400), the re-prompt without; the
+    // second request does not force again.
+    assert_eq!(forced, [false, true, false, false, false]);
 }

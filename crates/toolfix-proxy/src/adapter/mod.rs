@@ -8,6 +8,7 @@
 pub(crate) mod chat;
 pub(crate) mod history;
 pub(crate) mod messages;
+pub(crate) mod responses;
 
 use crate::summary::Summary;
 use bytes::Bytes;

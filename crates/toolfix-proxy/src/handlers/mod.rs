@@ -130,12 +130,12 @@ pub(crate) fn upstream_failure(state: &AppState, api: &str, e: ApiError) -> Resp
 }
 
 /// An upstream failure answered in API `A`'s error shape.
-pub(crate) fn failure<A: Adapter>(state: &AppState, e: ApiError) -> Response {
+pub(crate) fn failure<A: Adapter>(state: &AppState, e: &ApiError) -> Response {
     if let Some(label) = e.upstream_label() {
         state.metrics.upstream_error(A::API, label);
     }
     tracing::warn!(code = e.code, "upstream failure");
-    shaped::<A>(&e)
+    shaped::<A>(e)
 }
 
 /// A proxy error in API `A`'s error shape.

@@ -22,13 +22,13 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     let asked = Instant::now();
     let answer = match state.upstream.post_json(A::PATH, &headers, outgoing).await {
         Ok(a) => a,
-        Err(e) => return failure::<A>(&state, e),
+        Err(e) => return failure::<A>(&state, &e),
     };
     let status = answer.status;
     let mut upstream_headers = response_headers(&answer.headers);
     let body = match state.upstream.read_all(answer.response, state.config.response_limit).await {
         Ok(b) => b,
-        Err(e) => return failure::<A>(&state, e),
+        Err(e) => return failure::<A>(&state, &e),
     };
     ctx.waited += asked.elapsed();
     if !status.is_success() {

@@ -39,7 +39,7 @@ pub(super) async fn handle<A: Adapter>(mut job: Job) -> Response {
     let outgoing = std::mem::take(&mut job.outgoing);
     let answer = match state.upstream.post_json(A::PATH, &job.headers, outgoing).await {
         Ok(a) => a,
-        Err(e) => return failure::<A>(&state, e),
+        Err(e) => return failure::<A>(&state, &e),
     };
     let status = answer.status;
     let mut out_headers = response_headers(&answer.headers);
@@ -47,7 +47,7 @@ pub(super) async fn handle<A: Adapter>(mut job: Job) -> Response {
         state.metrics.upstream_error(A::API, status.as_str());
         return match state.upstream.read_all(answer.response, state.config.response_limit).await {
             Ok(body) => (status, out_headers, body).into_response(),
-            Err(e) => failure::<A>(&state, e),
+            Err(e) => failure::<A>(&state, &e),
         };
     }
     let mut upstream: Upstream = Box::pin(answer.response.bytes_stream());
@@ -57,21 +57,21 @@ pub(super) async fn handle<A: Adapter>(mut job: Job) -> Response {
     let deadline = tokio::time::Instant::now() + state.upstream.timeout.saturating_sub(asked.elapsed());
     loop {
         match tokio::time::timeout_at(deadline, upstream.next()).await {
-            Err(_) => return failure::<A>(&state, ApiError::timeout()),
+            Err(_) => return failure::<A>(&state, &ApiError::timeout()),
             Ok(None) if first.is_empty() => {
                 let e =
                     ApiError::bad_gateway("upstream_empty_stream", "the upstream closed the stream before any event");
-                return failure::<A>(&state, e);
+                return failure::<A>(&state, &e);
             }
             Ok(None) => break,
-            Ok(Some(Err(e))) => return failure::<A>(&state, classify(e)),
+            Ok(Some(Err(e))) => return failure::<A>(&state, &classify(e)),
             Ok(Some(Ok(piece))) => {
                 let seen = probe.push(&piece);
                 first.push(piece);
                 match seen {
                     Err(sse::TooLong) => {
                         let e = ApiError::bad_gateway("upstream_event_too_large", Fault::TooLarge.message());
-                        return failure::<A>(&state, e);
+                        return failure::<A>(&state, &e);
                     }
                     Ok(events) if !events.is_empty() => break,
                     Ok(_) => {}

@@ -68,10 +68,9 @@ impl Ctx<'_> {
                 self.state.metrics.upstream_error(A::API, status.as_str());
                 let detail =
                     String::from_utf8_lossy(bytes.get(..bytes.len().min(512)).unwrap_or_default()).into_owned();
-                return Err(ApiError::bad_gateway(
-                    "upstream_status",
-                    format!("the upstream answered {status}: {detail}"),
-                ));
+                let code =
+                    if status == axum::http::StatusCode::BAD_REQUEST { "upstream_rejected" } else { "upstream_status" };
+                return Err(ApiError::bad_gateway(code, format!("the upstream answered {status}: {detail}")));
             }
             let value = serde_json::from_slice(&bytes).map_err(|e| {
                 ApiError::bad_gateway("upstream_bad_json", format!("the upstream's answer is not JSON: {e}"))
@@ -117,6 +116,16 @@ fn hit_limit<A: Adapter>(response: &Value) -> bool {
     hit.unwrap_or(false)
 }
 
+/// Put the request's own `tool_choice` back (or none).
+fn restore_choice(body: &mut Value, request: &Value) {
+    if let Some(obj) = body.as_object_mut() {
+        match request.get("tool_choice") {
+            Some(c) => obj.insert("tool_choice".to_owned(), c.clone()),
+            None => obj.remove("tool_choice"),
+        };
+    }
+}
+
 /// Recover from `first` (the answer to `request`) as the settings allow, then record the
 /// labels and metrics of the answer settled on.
 pub(crate) async fn settle<A: Adapter>(
@@ -158,9 +167,22 @@ pub(crate) async fn settle<A: Adapter>(
             reprompts += 1;
             next = A::reprompt(request, &current.response, fixed, &config.limits).map(|r| (AttemptKind::Reprompt, r));
         }
-        let Some((kind, body)) = next else { break };
+        let Some((kind, mut body)) = next else { break };
         tracing::debug!(?kind, "asking the upstream again");
-        match ctx.ask::<A>(&body).await {
+        // A re-prompt names the tool that failed in `tool_choice`; an upstream that
+        // refuses a named choice (400) is asked once more without it, and not again.
+        let mut forced = kind == AttemptKind::Reprompt && body.get("tool_choice") != request.get("tool_choice");
+        if forced && ctx.state.no_forced_tool.load(std::sync::atomic::Ordering::Relaxed) {
+            restore_choice(&mut body, request);
+            forced = false;
+        }
+        let mut answer = ctx.ask::<A>(&body).await;
+        if forced && answer.as_ref().is_err_and(|e| e.code == "upstream_rejected") {
+            ctx.state.no_forced_tool.store(true, std::sync::atomic::Ordering::Relaxed);
+            restore_choice(&mut body, request);
+            answer = ctx.ask::<A>(&body).await;
+        }
+        match answer {
             Ok((bytes, response)) => {
                 let (response, bytes) = if kind == AttemptKind::Continued {
                     (A::join(&current.response, response), None)

@@ -197,6 +197,7 @@ impl Adapter for ChatCompletions {
         let messages = next.get_mut("messages")?.as_array_mut()?;
         messages.push(Value::Object(assistant));
         messages.extend(added);
+        force_tool(&mut next, fixed);
         Some(next)
     }
 
@@ -302,6 +303,19 @@ fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply) -> bool {
 
 pub(crate) fn choices(response: &Value) -> &[Value] {
     response.get("choices").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Make the re-prompt ask for the tool that failed (one tool only): a grammar-enforcing
+/// server then writes a call that fits its schema.
+fn force_tool(request: &mut Value, fixed: &FixedReply) {
+    let mut failed = fixed.calls.iter().filter(|c| c.status == CallStatus::Refused).map(|c| c.name.as_str());
+    let Some(name) = failed.next() else { return };
+    if failed.any(|n| n != name) || request.get("tool_choice").and_then(Value::as_str) == Some("none") {
+        return;
+    }
+    if let Some(obj) = request.as_object_mut() {
+        obj.insert("tool_choice".to_owned(), json!({"type": "function", "function": {"name": name}}));
+    }
 }
 
 /// The request as a non-streaming one (the proxy's own follow-up requests).

@@ -168,7 +168,7 @@ impl Adapter for Messages {
         for b in old {
             match kind(b) {
                 "text" if b.get("text").and_then(Value::as_str).is_some_and(|t| !t.is_empty()) => {
-                    assistant.push(b.clone())
+                    assistant.push(b.clone());
                 }
                 "tool_use" => {
                     let id = b.get("id").and_then(Value::as_str).unwrap_or("");
@@ -437,8 +437,8 @@ fn openai_history(messages: &[Value]) -> Vec<Value> {
             continue;
         };
         let text = parts_text(content);
-        match role {
-            "assistant" => {
+        if role == "assistant" {
+            {
                 let calls: Vec<Value> = content
                     .iter()
                     .filter(|b| kind(b) == "tool_use")
@@ -453,7 +453,8 @@ fn openai_history(messages: &[Value]) -> Vec<Value> {
                 }
                 out.push(msg);
             }
-            _ => {
+        } else {
+            {
                 for b in content.iter().filter(|b| kind(b) == "tool_result") {
                     let result = match b.get("content") {
                         Some(Value::String(s)) => s.clone(),

@@ -31,6 +31,7 @@ enum Block {
 }
 
 /// The streaming fixer of Anthropic Messages.
+#[expect(clippy::struct_excessive_bools, reason = "independent facts about the stream so far")]
 pub(crate) struct MessagesStream<'t> {
     sse: sse::Parser,
     stream: Option<ReplyStream<'t>>,
@@ -100,17 +101,16 @@ impl<'t> MessagesStream<'t> {
         if text.is_empty() {
             return;
         }
-        let k = match self.open_text {
-            Some(k) => k,
-            None => {
-                let k = self.next_block(out);
-                out.push(event(
-                    "content_block_start",
-                    &json!({"type": "content_block_start", "index": k, "content_block": {"type": "text", "text": ""}}),
-                ));
-                self.open_text = Some(k);
-                k
-            }
+        let k = if let Some(k) = self.open_text {
+            k
+        } else {
+            let k = self.next_block(out);
+            out.push(event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": k, "content_block": {"type": "text", "text": ""}}),
+            ));
+            self.open_text = Some(k);
+            k
         };
         self.sent_text.push_str(text);
         out.push(event(
@@ -160,7 +160,7 @@ impl<'t> MessagesStream<'t> {
         match kind {
             "message_start" => {
                 if let Some(m) = data.get("message").and_then(Value::as_object) {
-                    self.message = m.clone();
+                    self.message.clone_from(m);
                 }
                 out.push(e.raw.clone());
             }
@@ -443,18 +443,17 @@ impl Closer {
         if text.is_empty() {
             return;
         }
-        let k = match self.open_text {
-            Some(k) => k,
-            None => {
-                let k = self.next_out;
-                self.next_out += 1;
-                self.out.push(event(
-                    "content_block_start",
-                    &json!({"type": "content_block_start", "index": k, "content_block": {"type": "text", "text": ""}}),
-                ));
-                self.open_text = Some(k);
-                k
-            }
+        let k = if let Some(k) = self.open_text {
+            k
+        } else {
+            let k = self.next_out;
+            self.next_out += 1;
+            self.out.push(event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": k, "content_block": {"type": "text", "text": ""}}),
+            ));
+            self.open_text = Some(k);
+            k
         };
         self.out.push(event(
             "content_block_delta",
