@@ -384,7 +384,10 @@ pub fn content_chunks(pieces: &[&str], finish_reason: &str) -> Vec<Value> {
 
 /// The README's model: asked with tools, it writes a Hermes-style `get_weather` call into
 /// `content`, `days` as a string; asked again after a tool result, it answers in prose.
-/// Streams when asked to. Model `fake-overloaded` answers 503 with `Retry-After`;
+/// Streams when asked to. The same model behind `/v1/messages` (Anthropic) sends a
+/// `tool_use` whose `input` is a string holding JSON with `days` as a string, and behind
+/// `/v1/responses` a `function_call` whose `arguments` have a trailing comma and `days` as
+/// a string. Model `fake-overloaded` answers 503 with `Retry-After`;
 /// `fake-refused` always calls `get_weather` without its required `city` (a call that
 /// can never be used); `fake-malformed`, streamed, sends an event that is not JSON;
 /// `/v1/models` lists `fake-model`.
@@ -402,6 +405,12 @@ pub fn demo(seen: &Seen) -> Canned {
         return Canned::status(503, &[("retry-after", "1")], error);
     }
     let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    if path.ends_with("/messages") {
+        return demo_messages(&request, stream);
+    }
+    if path.ends_with("/responses") {
+        return demo_responses(&request, stream);
+    }
     if request.get("model").and_then(Value::as_str) == Some("fake-malformed") && stream {
         // A stream with an event that is not JSON, after some text.
         let mut pieces = sse_events(&content_chunks(&["Let me ", "check."], "stop"));
@@ -446,6 +455,239 @@ pub fn demo(seen: &Seen) -> Canned {
         return Canned::sse(&content_chunks(&pieces, "stop"));
     }
     Canned::json(&completion(&json!({"role": "assistant", "content": text}), "stop"))
+}
+
+fn named_event(name: &str, data: &Value) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// An Anthropic message as the events a server streams (docs.anthropic.com, "Streaming
+/// Messages"): text in pieces of 5 bytes, `tool_use` input in pieces of 7 (after an empty
+/// first `partial_json`, as the real API sends), thinking with its signature.
+#[must_use]
+pub fn messages_sse(m: &Value) -> String {
+    let mut head = m.clone();
+    head["content"] = json!([]);
+    head["stop_reason"] = Value::Null;
+    let mut out = named_event("message_start", &json!({"type": "message_start", "message": head}));
+    out += &named_event("ping", &json!({"type": "ping"}));
+    for (i, b) in m["content"].as_array().into_iter().flatten().enumerate() {
+        let kind = b["type"].as_str().unwrap_or("");
+        let start = match kind {
+            "text" => json!({"type": "text", "text": ""}),
+            "thinking" => json!({"type": "thinking", "thinking": ""}),
+            "tool_use" => json!({"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}),
+            _ => b.clone(),
+        };
+        out += &named_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": i, "content_block": start}),
+        );
+        let piece = |text: &str, n: usize| -> Vec<String> {
+            let mut v = Vec::new();
+            let mut s = 0;
+            while s < text.len() {
+                let mut e = (s + n).min(text.len());
+                while !text.is_char_boundary(e) {
+                    e += 1;
+                }
+                v.push(text[s..e].to_owned());
+                s = e;
+            }
+            v
+        };
+        match kind {
+            "text" => {
+                for p in piece(b["text"].as_str().unwrap_or(""), 5) {
+                    out += &named_event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "text_delta", "text": p}}),
+                    );
+                }
+            }
+            "thinking" => {
+                for p in piece(b["thinking"].as_str().unwrap_or(""), 5) {
+                    out += &named_event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "thinking_delta", "thinking": p}}),
+                    );
+                }
+                out += &named_event(
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": i,
+                    "delta": {"type": "signature_delta", "signature": b["signature"]}}),
+                );
+            }
+            "tool_use" => {
+                let input = match &b["input"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let mut parts = vec![String::new()];
+                parts.extend(piece(&input, 7));
+                for p in parts {
+                    out += &named_event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": p}}),
+                    );
+                }
+            }
+            _ => {}
+        }
+        out += &named_event("content_block_stop", &json!({"type": "content_block_stop", "index": i}));
+    }
+    out += &named_event(
+        "message_delta",
+        &json!({"type": "message_delta",
+        "delta": {"stop_reason": m["stop_reason"], "stop_sequence": null}, "usage": {"output_tokens": 20}}),
+    );
+    out += &named_event("message_stop", &json!({"type": "message_stop"}));
+    out
+}
+
+fn seq_event(seq: &mut u64, data: Value) -> String {
+    let mut data = data;
+    data["sequence_number"] = json!(*seq);
+    *seq += 1;
+    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or(""))
+}
+
+fn text_pieces(text: &str, n: usize) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut s = 0;
+    while s < text.len() {
+        let mut e = (s + n).min(text.len());
+        while !text.is_char_boundary(e) {
+            e += 1;
+        }
+        v.push(text[s..e].to_owned());
+        s = e;
+    }
+    v
+}
+
+/// An OpenAI Responses response as the events a server streams (platform.openai.com,
+/// "Streaming events"), with sequence numbers.
+#[must_use]
+pub fn responses_sse(r: &Value) -> String {
+    let mut seq = 0;
+    let mut head = r.clone();
+    head["output"] = json!([]);
+    head["status"] = json!("in_progress");
+    let mut out = seq_event(&mut seq, json!({"type": "response.created", "response": head}));
+    out += &seq_event(&mut seq, json!({"type": "response.in_progress", "response": head}));
+    for (k, item) in r["output"].as_array().into_iter().flatten().enumerate() {
+        let mut added = item.clone();
+        match item["type"].as_str().unwrap_or("") {
+            "message" => {
+                added["content"] = json!([]);
+                added["status"] = json!("in_progress");
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_item.added", "output_index": k, "item": added}),
+                );
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.content_part.added", "item_id": item["id"], "output_index": k,
+                    "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+                );
+                let text = item["content"][0]["text"].as_str().unwrap_or("");
+                for p in text_pieces(text, 5) {
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.output_text.delta", "item_id": item["id"], "output_index": k,
+                        "content_index": 0, "delta": p}),
+                    );
+                }
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_text.done", "item_id": item["id"], "output_index": k,
+                    "content_index": 0, "text": text}),
+                );
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.content_part.done", "item_id": item["id"], "output_index": k,
+                    "content_index": 0, "part": item["content"][0]}),
+                );
+            }
+            "function_call" => {
+                added["arguments"] = json!("");
+                added["status"] = json!("in_progress");
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_item.added", "output_index": k, "item": added}),
+                );
+                let args = item["arguments"].as_str().unwrap_or("");
+                for p in text_pieces(args, 7) {
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.function_call_arguments.delta", "item_id": item["id"],
+                        "output_index": k, "delta": p}),
+                    );
+                }
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.function_call_arguments.done", "item_id": item["id"],
+                    "output_index": k, "arguments": args}),
+                );
+            }
+            _ => {
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_item.added", "output_index": k, "item": added}),
+                );
+            }
+        }
+        out += &seq_event(&mut seq, json!({"type": "response.output_item.done", "output_index": k, "item": item}));
+    }
+    let end = if r["status"] == "incomplete" { "response.incomplete" } else { "response.completed" };
+    out += &seq_event(&mut seq, json!({"type": end, "response": r}));
+    out
+}
+
+/// The demo model as Anthropic Messages.
+fn demo_messages(request: &Value, stream: bool) -> Canned {
+    let answered = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")));
+    let (content, stop) = if answered {
+        (json!([{"type": "text", "text": "It will be sunny in Paris for the next three days."}]), "end_turn")
+    } else {
+        (
+            json!([{"type": "text", "text": "Let me check the weather."},
+                   {"type": "tool_use", "id": "toolu_fake1", "name": "get_weather",
+                    "input": "{\"city\": \"Paris\", \"days\": \"3\"}"}]),
+            "tool_use",
+        )
+    };
+    let message = json!({"id": "msg_fake", "type": "message", "role": "assistant", "model": "fake-model",
+        "content": content, "stop_reason": stop, "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 20}});
+    if stream { Canned::Sse(vec![Bytes::from(messages_sse(&message))]) } else { Canned::json(&message) }
+}
+
+/// The demo model as OpenAI Responses.
+fn demo_responses(request: &Value, stream: bool) -> Canned {
+    let answered = request.get("input").and_then(Value::as_array).is_some_and(|items| {
+        items.iter().any(|i| i.get("type").and_then(Value::as_str) == Some("function_call_output"))
+    });
+    let output = if answered {
+        json!([{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "It will be sunny in Paris for the next three days.", "annotations": []}]}])
+    } else {
+        json!([{"type": "function_call", "id": "fc_fake1", "call_id": "call_fake1", "name": "get_weather",
+                "arguments": "{\"city\": \"Paris\", \"days\": \"3\",}", "status": "completed"}])
+    };
+    let response = json!({"id": "resp_fake", "object": "response", "created_at": 1_700_000_000, "status": "completed",
+        "model": "fake-model", "output": output, "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}});
+    if stream { Canned::Sse(vec![Bytes::from(responses_sse(&response))]) } else { Canned::json(&response) }
 }
 
 /// Cut text into small pieces (about a token each) on character boundaries.

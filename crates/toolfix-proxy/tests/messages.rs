@@ -13,7 +13,7 @@ use bytes::Bytes;
 use common::start;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use toolfix_proxy::fake::{Canned, Seen};
+use toolfix_proxy::fake::{Canned, Seen, messages_sse};
 
 fn tools() -> Value {
     json!([
@@ -34,93 +34,6 @@ fn ask(text: &str) -> Value {
 fn message(content: Value, stop: &str) -> Value {
     json!({"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", "content": content,
            "stop_reason": stop, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 20}})
-}
-
-fn ev(name: &str, data: &Value) -> String {
-    format!("event: {name}\ndata: {data}\n\n")
-}
-
-/// A message as the events a server streams: text in pieces of 5 bytes, `tool_use` input in
-/// pieces of 7 (after an empty first `partial_json`, as the real API sends), thinking with
-/// its signature.
-fn stream_of(m: &Value) -> String {
-    let mut head = m.clone();
-    head["content"] = json!([]);
-    head["stop_reason"] = Value::Null;
-    let mut out = ev("message_start", &json!({"type": "message_start", "message": head}));
-    out += &ev("ping", &json!({"type": "ping"}));
-    for (i, b) in m["content"].as_array().unwrap().iter().enumerate() {
-        let kind = b["type"].as_str().unwrap();
-        let start = match kind {
-            "text" => json!({"type": "text", "text": ""}),
-            "thinking" => json!({"type": "thinking", "thinking": ""}),
-            "tool_use" => json!({"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}),
-            _ => b.clone(),
-        };
-        out += &ev("content_block_start", &json!({"type": "content_block_start", "index": i, "content_block": start}));
-        let piece = |text: &str, n: usize| -> Vec<String> {
-            let mut v = Vec::new();
-            let mut s = 0;
-            while s < text.len() {
-                let mut e = (s + n).min(text.len());
-                while !text.is_char_boundary(e) {
-                    e += 1;
-                }
-                v.push(text[s..e].to_owned());
-                s = e;
-            }
-            v
-        };
-        match kind {
-            "text" => {
-                for p in piece(b["text"].as_str().unwrap(), 5) {
-                    out += &ev(
-                        "content_block_delta",
-                        &json!({"type": "content_block_delta", "index": i,
-                        "delta": {"type": "text_delta", "text": p}}),
-                    );
-                }
-            }
-            "thinking" => {
-                for p in piece(b["thinking"].as_str().unwrap(), 5) {
-                    out += &ev(
-                        "content_block_delta",
-                        &json!({"type": "content_block_delta", "index": i,
-                        "delta": {"type": "thinking_delta", "thinking": p}}),
-                    );
-                }
-                out += &ev(
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": i,
-                    "delta": {"type": "signature_delta", "signature": b["signature"]}}),
-                );
-            }
-            "tool_use" => {
-                let input = match &b["input"] {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let mut parts = vec![String::new()];
-                parts.extend(piece(&input, 7));
-                for p in parts {
-                    out += &ev(
-                        "content_block_delta",
-                        &json!({"type": "content_block_delta", "index": i,
-                        "delta": {"type": "input_json_delta", "partial_json": p}}),
-                    );
-                }
-            }
-            _ => {}
-        }
-        out += &ev("content_block_stop", &json!({"type": "content_block_stop", "index": i}));
-    }
-    out += &ev(
-        "message_delta",
-        &json!({"type": "message_delta",
-        "delta": {"stop_reason": m["stop_reason"], "stop_sequence": null}, "usage": {"output_tokens": 20}}),
-    );
-    out += &ev("message_stop", &json!({"type": "message_stop"}));
-    out
 }
 
 /// What a client assembles from the events (as the SDK's message accumulator does).
@@ -182,7 +95,7 @@ fn assemble(body: &[u8]) -> Value {
 /// An upstream that answers with `m`, streamed when asked.
 fn serving(m: Value) -> impl Fn(&Seen) -> Canned + Send + Sync + 'static {
     move |seen: &Seen| {
-        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(stream_of(&m))]) } else { Canned::json(&m) }
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(messages_sse(&m))]) } else { Canned::json(&m) }
     }
 }
 
@@ -292,7 +205,7 @@ async fn streamed_equals_not_streamed_at_every_chunk_boundary() {
                {"type": "tool_use", "id": "toolu_9", "name": "send_money", "input": "{'to': 'bob', 'amount': '5'}"}]),
         "tool_use",
     );
-    let body = stream_of(&m);
+    let body = messages_sse(&m);
     let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
     let pieces = current.clone();
     let plain_answer = m.clone();

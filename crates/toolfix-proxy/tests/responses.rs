@@ -13,7 +13,7 @@ use bytes::Bytes;
 use common::start;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use toolfix_proxy::fake::{Canned, Seen};
+use toolfix_proxy::fake::{Canned, Seen, responses_sse};
 
 fn tools() -> Value {
     json!([
@@ -46,95 +46,6 @@ fn text_item(text: &str) -> Value {
 fn call_item(id: &str, name: &str, arguments: &str) -> Value {
     json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name, "arguments": arguments,
            "status": "completed"})
-}
-
-fn ev(seq: &mut u64, data: Value) -> String {
-    let mut data = data;
-    data["sequence_number"] = json!(*seq);
-    *seq += 1;
-    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap())
-}
-
-fn pieces(text: &str, n: usize) -> Vec<String> {
-    let mut v = Vec::new();
-    let mut s = 0;
-    while s < text.len() {
-        let mut e = (s + n).min(text.len());
-        while !text.is_char_boundary(e) {
-            e += 1;
-        }
-        v.push(text[s..e].to_owned());
-        s = e;
-    }
-    v
-}
-
-/// A response as the events a server streams.
-fn stream_of(r: &Value) -> String {
-    let mut seq = 0;
-    let mut head = r.clone();
-    head["output"] = json!([]);
-    head["status"] = json!("in_progress");
-    let mut out = ev(&mut seq, json!({"type": "response.created", "response": head}));
-    out += &ev(&mut seq, json!({"type": "response.in_progress", "response": head}));
-    for (k, item) in r["output"].as_array().unwrap().iter().enumerate() {
-        let mut added = item.clone();
-        match item["type"].as_str().unwrap() {
-            "message" => {
-                added["content"] = json!([]);
-                added["status"] = json!("in_progress");
-                out += &ev(&mut seq, json!({"type": "response.output_item.added", "output_index": k, "item": added}));
-                out += &ev(
-                    &mut seq,
-                    json!({"type": "response.content_part.added", "item_id": item["id"], "output_index": k,
-                    "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
-                );
-                let text = item["content"][0]["text"].as_str().unwrap();
-                for p in pieces(text, 5) {
-                    out += &ev(
-                        &mut seq,
-                        json!({"type": "response.output_text.delta", "item_id": item["id"], "output_index": k,
-                        "content_index": 0, "delta": p}),
-                    );
-                }
-                out += &ev(
-                    &mut seq,
-                    json!({"type": "response.output_text.done", "item_id": item["id"], "output_index": k,
-                    "content_index": 0, "text": text}),
-                );
-                out += &ev(
-                    &mut seq,
-                    json!({"type": "response.content_part.done", "item_id": item["id"], "output_index": k,
-                    "content_index": 0, "part": item["content"][0]}),
-                );
-            }
-            "function_call" => {
-                added["arguments"] = json!("");
-                added["status"] = json!("in_progress");
-                out += &ev(&mut seq, json!({"type": "response.output_item.added", "output_index": k, "item": added}));
-                let args = item["arguments"].as_str().unwrap();
-                for p in pieces(args, 7) {
-                    out += &ev(
-                        &mut seq,
-                        json!({"type": "response.function_call_arguments.delta", "item_id": item["id"],
-                        "output_index": k, "delta": p}),
-                    );
-                }
-                out += &ev(
-                    &mut seq,
-                    json!({"type": "response.function_call_arguments.done", "item_id": item["id"],
-                    "output_index": k, "arguments": args}),
-                );
-            }
-            _ => {
-                out += &ev(&mut seq, json!({"type": "response.output_item.added", "output_index": k, "item": added}));
-            }
-        }
-        out += &ev(&mut seq, json!({"type": "response.output_item.done", "output_index": k, "item": item}));
-    }
-    let end = if r["status"] == "incomplete" { "response.incomplete" } else { "response.completed" };
-    out += &ev(&mut seq, json!({"type": end, "response": r}));
-    out
 }
 
 /// What a client reads from the events: the final response, checking on the way that
@@ -186,7 +97,7 @@ fn assemble(body: &[u8]) -> Value {
 
 fn serving(r: Value) -> impl Fn(&Seen) -> Canned + Send + Sync + 'static {
     move |seen: &Seen| {
-        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(stream_of(&r))]) } else { Canned::json(&r) }
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(responses_sse(&r))]) } else { Canned::json(&r) }
     }
 }
 
@@ -288,7 +199,7 @@ async fn streamed_equals_not_streamed_at_every_chunk_boundary() {
         text_item("On it. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"),
         call_item("call_s", "send_money", "{'to': 'bob', 'amount': '5'}"),
     ]));
-    let body = stream_of(&r);
+    let body = responses_sse(&r);
     let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
     let pieces_now = current.clone();
     let plain_answer = r.clone();
