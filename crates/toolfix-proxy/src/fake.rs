@@ -648,6 +648,96 @@ pub fn responses_sse(r: &Value) -> String {
     out
 }
 
+/// A model for real agent clients (Claude Code over `/v1/messages`, Codex over
+/// `/v1/responses`): its first reply is a broken call to one of the client's own tools,
+/// reading the file named after `FILE=` in the prompt — for Claude Code, Qwen-style XML in
+/// the text calling `Read`; for Codex, its shell tool with a trailing comma in the
+/// arguments. Once the tool's result is in the conversation, it answers `The file says:`
+/// and the result. Any other request gets a short text.
+pub fn agents(seen: &Seen) -> Canned {
+    let request = seen.json();
+    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let text = String::from_utf8_lossy(&seen.body);
+    let file = text.find("FILE=").map(|i| {
+        text[i + 5..].chars().take_while(|c| !c.is_whitespace() && *c != '"' && *c != '\\').collect::<String>()
+    });
+    if seen.path.ends_with("/messages") {
+        let result = request
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m.get("content").and_then(Value::as_array).into_iter().flatten())
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .map(|b| match b.get("content") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            })
+            .next_back();
+        let has_read = request
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.iter().any(|t| t.get("name").and_then(Value::as_str) == Some("Read")));
+        let say = match (result, &file) {
+            (Some(r), _) => format!("The file says: {r}"),
+            (None, Some(f)) if has_read => format!(
+                "I'll read the file.\n<tool_call>\n<function=Read>\n<parameter=file_path>\n{f}\n</parameter>\n</function>\n</tool_call>"
+            ),
+            _ => "ok".to_owned(),
+        };
+        let message = json!({"id": "msg_agent", "type": "message", "role": "assistant", "model": "fake-model",
+            "content": [{"type": "text", "text": say}], "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 20}});
+        return if stream { Canned::Sse(vec![Bytes::from(messages_sse(&message))]) } else { Canned::json(&message) };
+    }
+    if seen.path.ends_with("/responses") {
+        let items = request.get("input").and_then(Value::as_array).cloned().unwrap_or_default();
+        let result =
+            items.iter().rfind(|i| i.get("type").and_then(Value::as_str) == Some("function_call_output")).map(|i| {
+                match i.get("output") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                }
+            });
+        // The client's shell tool: a function whose parameters have `command` (a list or
+        // a string) or `cmd`.
+        let mut tools: Vec<&Value> = Vec::new();
+        for t in request.get("tools").and_then(Value::as_array).into_iter().flatten() {
+            tools.push(t);
+            tools.extend(t.get("tools").and_then(Value::as_array).into_iter().flatten());
+        }
+        let shell = tools.iter().find_map(|t| {
+            let props = t.get("parameters")?.get("properties")?;
+            let name = t.get("name")?.as_str()?;
+            if let Some(c) = props.get("command") {
+                Some((name.to_owned(), "command", c.get("type").and_then(Value::as_str) == Some("array")))
+            } else {
+                props.get("cmd").map(|_| (name.to_owned(), "cmd", false))
+            }
+        });
+        let output = match (result, &file, shell) {
+            (Some(r), _, _) => {
+                json!([{"type": "message", "id": "msg_agent", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": format!("The file says: {r}"), "annotations": []}]}])
+            }
+            (None, Some(f), Some((name, key, list))) => {
+                let value = if list { json!(["cat", f]).to_string() } else { json!(format!("cat {f}")).to_string() };
+                let arguments = format!("{{\"{key}\": {value},}}");
+                json!([{"type": "function_call", "id": "fc_agent1", "call_id": "call_agent1", "name": name,
+                        "arguments": arguments, "status": "completed"}])
+            }
+            _ => json!([{"type": "message", "id": "msg_agent", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok", "annotations": []}]}]),
+        };
+        let response = json!({"id": "resp_agent", "object": "response", "created_at": 1_700_000_000, "status": "completed",
+            "model": "fake-model", "output": output, "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}});
+        return if stream { Canned::Sse(vec![Bytes::from(responses_sse(&response))]) } else { Canned::json(&response) };
+    }
+    demo(seen)
+}
+
 /// The demo model as Anthropic Messages.
 fn demo_messages(request: &Value, stream: bool) -> Canned {
     let answered = request
