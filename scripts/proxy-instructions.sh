@@ -9,13 +9,19 @@
 # start-up cancels out. The second HTTP hop (hyper server, reqwest client) is in the
 # figure.
 #
-#   scripts/proxy-instructions.sh           # N = 200
-#   REQUESTS=500 scripts/proxy-instructions.sh
+# Each API the proxy fixes is measured the same way (the same answer in its shape).
+#
+#   scripts/proxy-instructions.sh                   # every API, N = 200
+#   REQUESTS=500 scripts/proxy-instructions.sh chat # some of them: chat messages responses
 set -euo pipefail
 # CARGO_TARGET_DIR is read relative to where the script was started.
 . "$(dirname "$0")/common.sh"
 
 REQUESTS=${REQUESTS:-200}
+APIS=("$@")
+if [ ${#APIS[@]} -eq 0 ]; then
+    APIS=(chat messages responses)
+fi
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 cargo build --quiet --release -p toolfix-proxy --example load
 TARGET_DIR=$(target_dir)
@@ -25,14 +31,16 @@ count() {
     local log
     log=$(mktemp)
     valgrind --tool=callgrind --callgrind-out-file=/dev/null --log-file="$log" \
-        "$BIN" --only "$1" --answer "$2" --requests "$REQUESTS" >/dev/null
+        "$BIN" --only "$1" --answer "$2" --api "$3" --requests "$REQUESTS" >/dev/null
     sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$log"
     rm -f "$log"
 }
 
-for answer in untouched repaired; do
-    direct=$(count direct "$answer")
-    proxy=$(count proxy "$answer")
-    echo "$answer: direct $direct, through the proxy $proxy instructions for $REQUESTS requests;" \
-        "added per request: $(((proxy - direct) / REQUESTS))"
+for api in "${APIS[@]}"; do
+    for answer in untouched repaired; do
+        direct=$(count direct "$answer" "$api")
+        proxy=$(count proxy "$answer" "$api")
+        echo "$api $answer: direct $direct, through the proxy $proxy instructions for $REQUESTS requests;" \
+            "added per request: $(((proxy - direct) / REQUESTS))"
+    done
 done
