@@ -443,17 +443,14 @@ impl Dispatcher {
         let fixed = fix_reply(reply, Some(&self.tools), history, &options).map_err(Error::Reply)?;
         let mut calls = Vec::with_capacity(fixed.calls.len());
         for call in fixed.calls {
-            let outcome = match call.suppressed() {
-                Some(s) => {
-                    let error =
-                        ToolError::Repeated { tool: s.tool.clone(), repeats: s.repeats, message: s.message.clone() };
-                    Outcome::Retry { message: error.message(), error }
-                }
-                None => {
-                    let written = Call::new(call.written_name.clone(), call.written_arguments())
-                        .with_hit_token_limit(reply.hit_token_limit());
-                    self.settle(turn, &written, call.outcome().clone()).await
-                }
+            let outcome = if let Some(s) = call.suppressed() {
+                let error =
+                    ToolError::Repeated { tool: s.tool.clone(), repeats: s.repeats, message: s.message.clone() };
+                Outcome::Retry { message: error.message(), error }
+            } else {
+                let written = Call::new(call.written_name.clone(), call.written_arguments())
+                    .with_hit_token_limit(reply.hit_token_limit());
+                self.settle(turn, &written, call.outcome().clone()).await
             };
             calls.push((call, outcome));
         }
