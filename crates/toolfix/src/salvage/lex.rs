@@ -221,6 +221,17 @@ pub(super) fn key_or_cut_key(b: &[u8], i: usize, end: usize) -> bool {
     j > i && skip_ws(b, j, end) >= end
 }
 
+/// `text`, trailing whitespace aside, is one line ending in its only `"`, with no
+/// structure (`{[]}:`) before it: where that quote is (never at 0: some text comes first).
+pub(super) fn line_then_quote(text: &[u8]) -> Option<usize> {
+    let mut e = text.len();
+    while e > 0 && is_ws(text[e - 1]) {
+        e -= 1;
+    }
+    let plain = |c: &u8| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r');
+    (e > 1 && text[e - 1] == b'"' && text[..e - 1].iter().all(plain)).then(|| e - 1)
+}
+
 /// True when a comment starts at `i`: `//`, `/*`, `#` or `<!--`.
 pub(super) fn comment_starts(b: &[u8], i: usize) -> bool {
     match b.get(i) {

@@ -59,15 +59,14 @@
 mod document;
 mod dupes;
 mod edits;
-mod fix;
 mod lex;
 mod parser;
-mod truncation;
 
 pub(crate) use dupes::parse_value;
 pub use dupes::{DuplicateKey, duplicate_keys};
-pub use fix::{FixKind, TextFix};
-pub use truncation::{Truncation, Uncertain, UncertainKind};
+// The fix and truncation types live in `report` (every stage reports through it); they
+// are re-exported here because `salvage`'s own results are written in them.
+pub use crate::report::{FixKind, TextFix, Truncation, Uncertain, UncertainKind};
 
 use crate::{Error, ErrorKind, Limits, Result};
 use std::borrow::Cow;

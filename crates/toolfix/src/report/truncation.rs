@@ -6,7 +6,7 @@ use crate::Span;
 use serde::Serialize;
 
 /// The end of a text that stopped with something still open (an array, an object or a
-/// string), as [`Salvaged::truncation`](super::Salvaged::truncation) reports it.
+/// string), as [`Salvaged::truncation`](crate::salvage::Salvaged::truncation) reports it.
 ///
 /// The text is **evidently cut** ([`Truncation::is_evident`]) when it ends inside a token
 /// (a string, number, literal or key), right after `,` or `:`, or right after an opening
@@ -31,9 +31,9 @@ use serde::Serialize;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Truncation {
-    pub(super) at: usize,
-    pub(super) evident: bool,
-    pub(super) uncertain: Vec<Uncertain>,
+    pub(crate) at: usize,
+    pub(crate) evident: bool,
+    pub(crate) uncertain: Vec<Uncertain>,
 }
 
 impl Truncation {
@@ -67,7 +67,7 @@ impl Truncation {
 
     /// The same truncation with every offset passed through `map` (for text that was
     /// parsed after unescaping).
-    pub(super) fn mapped(mut self, map: impl Fn(usize) -> usize) -> Self {
+    pub(crate) fn mapped(mut self, map: impl Fn(usize) -> usize) -> Self {
         self.at = map(self.at);
         for u in &mut self.uncertain {
             u.span = Span::new(map(u.span.start), map(u.span.end).max(map(u.span.start)));
