@@ -146,7 +146,12 @@ fn truncation() {
     // Every value that touches the cut is reported as uncertain, with its kind.
     check("{\"a\": \"cut", "{\"a\": \"cut\"}", &[K::UncertainString, K::TruncatedString, K::TruncatedContainer]);
     check("{\"a\": [1, 2", "{\"a\": [1, 2]}", &[K::UncertainContainer, K::UncertainNumber, K::TruncatedContainer]);
-    check("{\"a\":", "{\"a\": null}", &[K::UncertainKey, K::TruncatedKey, K::TruncatedContainer]);
+    check("{\"a\":", "{}", &[K::UncertainKey, K::TruncatedKey, K::TruncatedContainer]);
+    check(
+        "{\"a\": 1, \"b\": tr",
+        "{\"a\": 1 }",
+        &[K::UncertainLiteral, K::TruncatedKey, K::TrailingComma, K::TruncatedContainer],
+    );
     check(
         "{\"a\": 1, \"b",
         "{\"a\": 1 }",

@@ -118,7 +118,8 @@ fix_kinds! {
     TruncatedString => "truncated_string",
     /// Input ended inside arrays or objects: they were closed.
     TruncatedContainer => "truncated_container",
-    /// Input ended after a key: `null` was given as its value.
+    /// Input ended inside a key, or after a key before its value was complete (`{"a":`,
+    /// `{"a": tr`): the member was left out, key and all.
     TruncatedKey => "truncated_key",
     /// Input ended inside a number or literal: the incomplete token was cut back.
     TruncatedToken => "truncated_token",
@@ -128,7 +129,7 @@ fix_kinds! {
     UncertainNumber => "uncertain_number",
     /// An incomplete literal (`tr`, `fal`, `nu`) at the cut of truncated text.
     UncertainLiteral => "uncertain_literal",
-    /// A key with no value (or a key cut off) at the cut of truncated text.
+    /// A key cut off, or a member cut before its value, at the cut of truncated text.
     UncertainKey => "uncertain_key",
     /// An array or object left open at the cut of truncated text: it may lack members.
     UncertainContainer => "uncertain_container",

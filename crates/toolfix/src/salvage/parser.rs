@@ -48,6 +48,11 @@ struct Frame {
     pending_comma: Option<usize>,
     /// End of the last member, where a missing comma goes.
     last_end: usize,
+    /// Start of the last key (its opening quote, or its first character).
+    key_start: usize,
+    /// The edits made before the last key ([`Edits::checkpoint`]): what a member cut
+    /// before its value undoes.
+    key_edits: usize,
     /// End of the last key, where a missing colon goes.
     key_end: usize,
     /// A comma was seen (tuples: decides array vs. plain value).
@@ -252,8 +257,11 @@ impl<'a> Parser<'a> {
                 f.count = 0;
                 f.state = State::Open;
                 self.push(Kind::Object, key - 1)?;
+                let checkpoint = self.edits.checkpoint();
                 let o = self.top();
                 o.state = State::Value;
+                o.key_start = key;
+                o.key_edits = checkpoint;
                 o.key_end = frame.last_end;
                 self.pos += 1;
             }
@@ -295,6 +303,8 @@ impl<'a> Parser<'a> {
             count: 0,
             pending_comma: None,
             last_end: open + 1,
+            key_start: open + 1,
+            key_edits: 0,
             key_end: open + 1,
             saw_comma: false,
             last_was_string: false,
@@ -337,7 +347,7 @@ impl<'a> Parser<'a> {
             Some(b'}') | None => i + n,
             _ => return false,
         };
-        let start = self.key_start(frame);
+        let start = frame.key_start;
         // A key with a quote inside (`""key"`, `".,"c"`) is not found back exactly: the
         // scan back stops at an inner quote (one the string scan escaped). Then the member
         // stays, the placeholder a string.
@@ -382,6 +392,7 @@ impl<'a> Parser<'a> {
     fn key(&mut self) -> Result<()> {
         let i = self.pos;
         let c = self.b[i];
+        let checkpoint = self.edits.checkpoint();
         if open_quote(self.b, i).is_some() {
             let end = self.string(Ctx::Key)?;
             if end.is_none() {
@@ -428,6 +439,8 @@ impl<'a> Parser<'a> {
         let end = self.pos;
         let f = self.top();
         f.state = State::Colon;
+        f.key_start = i;
+        f.key_edits = checkpoint;
         f.key_end = end;
         f.pending_comma = None;
         // The colon that follows (the common case) is taken here, as the next step would.

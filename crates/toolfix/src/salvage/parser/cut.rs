@@ -5,18 +5,20 @@ use super::{Frame, Kind, Parser, State};
 use crate::Span;
 use crate::report::{Truncation, Uncertain, UncertainKind};
 use crate::salvage::FixKind as K;
-use crate::salvage::lex::{is_ident, is_ws};
+use crate::salvage::lex::is_ws;
 
 impl Parser<'_> {
     /// The input ended with frames open: close them all.
     pub(super) fn close_at_eof(&mut self) {
-        self.record_cut();
+        let token = self.cut_token.take();
+        let token = self.drop_cut_member(token);
+        self.record_cut_with(token, true);
         let end = self.end;
         let mut noted = false;
         while let Some(f) = self.stack.last().copied() {
             if f.kind == Kind::Wrapper && f.count == 0 {
-                // `ObjectId(` cut before its value holds nothing: it goes, and its parent
-                // is left waiting for the value (an object's key gets `null` below).
+                // `ObjectId(` cut before its value holds nothing: it goes. (In an object,
+                // its member went with it above.)
                 self.stack.pop();
                 if self.stack.last().is_some_and(|p| p.kind != Kind::Object) {
                     // In an array the element is nothing: the comma inserted before it goes.
@@ -34,11 +36,8 @@ impl Parser<'_> {
                 continue;
             }
             if f.kind == Kind::Object && matches!(f.state, State::Colon | State::Value) {
-                let at = if f.state == State::Colon { f.key_end } else { end };
-                let text = if f.state == State::Colon { ": null" } else { " null" };
-                self.edits.insert(at, text, Some(K::TruncatedKey));
-                let f2 = self.top();
-                f2.state = State::Next;
+                // A member with no value left (a wrapper cut before its value): it goes.
+                self.drop_cut_member(None);
             }
             let f = self.stack.last().copied().unwrap_or(f);
             if let Some(comma) = f.pending_comma {
@@ -55,15 +54,45 @@ impl Parser<'_> {
         self.pos = end;
     }
 
-    /// The input ended with frames open: decide whether it was evidently cut, find the
-    /// values that touch the cut, and report them.
+    /// The input ended inside a member of an object before its value was complete: after
+    /// the key (`{"a":`), or with the value cut to nothing (`{"a": tr`, `{"a": -`,
+    /// `{"a": "`, `{"a": ObjectId(`). The member goes, key and all, as a cut key does:
+    /// nothing the model did not write (such as `null`) stands in for the value. Returns
+    /// the token to report as uncertain (left out, at the member's pointer).
     #[cold]
-    pub(super) fn record_cut(&mut self) {
-        let token = self.cut_token.take();
-        self.record_cut_with(token, true);
+    fn drop_cut_member(&mut self, token: Option<(UncertainKind, usize, bool)>) -> Option<(UncertainKind, usize, bool)> {
+        // Wrappers cut before their value (`ObjectId(`) are part of the member.
+        let mut depth = self.stack.len();
+        while depth > 1 && self.stack.get(depth - 1).is_some_and(|f| f.kind == Kind::Wrapper && f.count == 0) {
+            depth -= 1;
+        }
+        let f = depth.checked_sub(1).and_then(|d| self.stack.get(d)).copied()?;
+        let dangling = f.kind == Kind::Object && matches!(f.state, State::Colon | State::Value);
+        if !dangling || token.is_some_and(|(_, _, kept)| kept) {
+            return token;
+        }
+        self.stack.truncate(depth);
+        let (start, end) = (f.key_start, self.end);
+        // The key's own fixes (requoting, a missing colon) and the value's go with it, and
+        // so does a comma inserted before the key.
+        // (An insertion at the key's start made before the key belongs to the value before.)
+        self.edits.rollback(f.key_edits, start);
+        self.edits.clear_range(start, end + 1);
+        self.edits.pop_insertion(f.last_end, K::MissingComma);
+        // The comma after the member before it is pending again (no member before: none; a
+        // leading comma was already dropped).
+        let after_member = f.count > 0 || f.last_end > f.open + 1;
+        let comma = if after_member { super::memchr_in(self.b, b',', f.last_end, start) } else { None };
+        self.edits.delete(start, end, Some(K::TruncatedKey));
+        let top = self.top();
+        top.state = State::Open;
+        top.pending_comma = comma;
+        Some(token.map_or((UncertainKind::Member, start, false), |(kind, at, _)| (kind, at, false)))
     }
 
-    /// As [`Parser::record_cut`], for `token` (finished as a value when `done`).
+    /// The input ended with frames open: decide whether it was evidently cut, find the
+    /// values that touch the cut (`token`, finished as a value when `done`, among them),
+    /// and report them.
     #[cold]
     pub(super) fn record_cut_with(&mut self, token: Option<(UncertainKind, usize, bool)>, done: bool) {
         let end = self.end;
@@ -89,8 +118,6 @@ impl Parser<'_> {
         }
         match token {
             Some((kind, start, kept)) => {
-                // A value cut to nothing in an object leaves its key, with `null`.
-                let kept = kept || (top.kind == Kind::Object && kind != UncertainKind::Key);
                 if kind != UncertainKind::Key {
                     let index = if kept && done { top.count.saturating_sub(1) } else { top.count };
                     self.push_segment(&mut path, top, index);
@@ -99,8 +126,8 @@ impl Parser<'_> {
             }
             None if top.kind == Kind::Object && matches!(top.state, State::Colon | State::Value) => {
                 self.push_segment(&mut path, top, 0);
-                let span = Span::new(self.key_start(top), end);
-                uncertain.push(Uncertain { kind: UncertainKind::Key, span, pointer: path, kept: true });
+                let span = Span::new(top.key_start, end);
+                uncertain.push(Uncertain { kind: UncertainKind::Member, span, pointer: path, kept: true });
             }
             None => {}
         }
@@ -121,36 +148,12 @@ impl Parser<'_> {
         self.cut = Some(Truncation { at: self.end, evident: true, uncertain });
     }
 
-    /// Where the last key of object frame `f` starts, found back from its end (only at a
-    /// cut, so the hot path keeps no record of it): the matching quote of a quoted key, the
-    /// first character of an unquoted one.
-    pub(super) fn key_start(&self, f: Frame) -> usize {
-        let (b, floor, end) = (self.b, f.open + 1, f.key_end);
-        let Some(&last) = b.get(end.wrapping_sub(1)).filter(|_| end > floor) else { return end };
-        if matches!(last, b'"' | b'\'' | b'`') {
-            let mut k = end - 1;
-            while k > floor {
-                k -= 1;
-                let escaped = b[floor..k].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
-                if b[k] == last && !escaped {
-                    return k;
-                }
-            }
-            return floor;
-        }
-        let mut k = end;
-        while k > floor && (is_ident(b[k - 1]) || b[k - 1] == b'\\' || b[k - 1] >= 0x80) {
-            k -= 1;
-        }
-        k
-    }
-
     /// Append to `path` the step into frame `f`'s current member (element `index` of an
     /// array).
     pub(super) fn push_segment(&self, path: &mut String, f: Frame, index: usize) {
         match f.kind {
             Kind::Object => {
-                let raw = self.src.get(self.key_start(f)..f.key_end).unwrap_or("");
+                let raw = self.src.get(f.key_start..f.key_end).unwrap_or("");
                 let key = match serde_json::from_str::<String>(raw) {
                     Ok(k) if raw.starts_with('"') => k,
                     _ => raw.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '“' | '”' | '‘' | '’' | '„')).to_owned(),

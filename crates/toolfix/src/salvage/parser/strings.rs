@@ -366,10 +366,13 @@ impl Parser<'_> {
                 .error(ErrorKind::NoJson, "input ends inside an empty string", open)
                 .with_hint("the text was cut off: send the whole value"));
         }
-        if empty && ctx == Ctx::ArrValue {
-            // `["`: an element cut before its first character carries nothing.
+        if empty {
+            // `["` or `{"a": "`: a value cut before its first character carries nothing
+            // (in an object its member goes when the frames are closed).
             self.edits.rollback(checkpoint, open);
-            self.forget_missing_comma();
+            if ctx == Ctx::ArrValue {
+                self.forget_missing_comma();
+            }
             self.cut_token = Some((UncertainKind::String, open, false));
             self.edits.delete(open, self.end, Some(K::TruncatedString));
             self.pos = self.end;
