@@ -228,11 +228,19 @@ fn regressions() {
 /// space before a value used to make the value unquoted text); inside strings they stay.
 #[test]
 fn invisible_characters() {
-    check("{\"a\":\u{200b} 1}", "{\"a\": 1}", &[K::StrayText]);
-    check("{\"a\": [1,\u{2060} 2]}", "{\"a\": [1, 2]}", &[K::StrayText]);
-    check("{\"a\":\u{200d}\u{200c}true}", "{\"a\":true}", &[K::StrayText]);
-    check("{\"a\":\u{3000}\"x\u{200b}y\"}", "{\"a\":\"x\u{200b}y\"}", &[K::StrayText]);
+    check("{\"a\":\u{200b} 1}", "{\"a\": 1}", &[K::InvisibleCharacter]);
+    check("{\"a\": [1,\u{2060} 2]}", "{\"a\": [1, 2]}", &[K::InvisibleCharacter]);
+    check("{\"a\":\u{200d}\u{200c}true}", "{\"a\":true}", &[K::InvisibleCharacter]);
+    check("{\"a\":\u{3000}\"x\u{200b}y\"}", "{\"a\":\"x\u{200b}y\"}", &[K::InvisibleCharacter]);
     check("{\"x\u{200b}\": \"\u{200b}\"}", "{\"x\u{200b}\": \"\u{200b}\"}", &[]);
+    // Issue 24 §5: any Unicode space or format character (Zs, Cf) outside strings is
+    // removed and reported, and never read as a key or merged into a neighbour.
+    check("[\u{200b}\"x\", \u{a0}\"y\"]", "[\"x\", \"y\"]", &[K::InvisibleCharacter]);
+    check("{a\u{a0}: 1, b\u{180e}: \u{ad}2}", "{\"a\": 1, \"b\": 2}", &[K::UnquotedKey, K::InvisibleCharacter]);
+    check("[true\u{2060}, null\u{feff}]", "[true, null]", &[K::InvisibleCharacter]);
+    check("{\"k\": hello\u{3000}}", "{\"k\": \"hello\"}", &[K::UnquotedString, K::InvisibleCharacter]);
+    // The zero-width (non-)joiner is part of an identifier (ECMAScript, JSON5).
+    check("{a\u{200c}b: 1}", "{\"a\u{200c}b\": 1}", &[K::UnquotedKey]);
 }
 
 /// Issue 14 §6: a placeholder where a key would be is dropped and reported, never a key

@@ -106,6 +106,11 @@ fix_kinds! {
     MissingValue => "missing_value",
     /// Text between members that is not JSON was removed.
     StrayText => "stray_text",
+    /// A character outside strings that JSON does not allow there and that shows nothing:
+    /// whitespace JSON does not have (NBSP, U+2000–U+200A, U+3000, vertical tab, form feed,
+    /// line and paragraph separators) or an invisible format character (zero-width space,
+    /// BOM, word joiner, soft hyphen, bidi controls, …) was removed.
+    InvisibleCharacter => "invisible_character",
     /// An identical repeat of the top-level value was removed.
     DuplicateValue => "duplicate_value",
     /// Several distinct top-level values were gathered into an array.

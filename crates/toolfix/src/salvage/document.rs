@@ -9,7 +9,7 @@
 
 use super::FixKind as K;
 use super::edits::Edits;
-use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_ws, open_quote, skip_ws};
+use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_invisible, is_ws, open_quote, skip_ws};
 use super::parser::{Parser, ValueSpan, find};
 use crate::{Error, ErrorKind, Result};
 use std::borrow::Cow;
@@ -442,7 +442,9 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
     edits.clear_range(start, end);
     let fence = memchr::memmem::find(text.as_bytes(), b"```").is_some();
     let rest: Cow<'_, str> = if fence { Cow::Owned(without_fences(text)) } else { Cow::Borrowed(text) };
-    let meaningful = rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';');
+    let meaningful =
+        rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || is_invisible(u32::from(c)));
+    let invisible = || rest.chars().any(|c| c != ' ' && is_invisible(u32::from(c)) || matches!(c, '\u{b}' | '\u{c}'));
     let kind = if jsonp && (meaningful.ends_with('(') || meaningful.starts_with(')')) {
         Some(K::JsonpWrapper)
     } else if !meaningful.is_empty() && meaningful.bytes().all(|c| matches!(c, b'}' | b']' | b')') || is_ws(c)) {
@@ -455,6 +457,8 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
         }
     } else if fence {
         Some(K::CodeFence)
+    } else if invisible() {
+        Some(K::InvisibleCharacter)
     } else {
         None
     };

@@ -7,7 +7,8 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_then_colon, open_quote, skip_ws, value_starts,
+    breaks_ident, ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_missing_open_quote,
+    key_then_colon, open_quote, skip_layout, skip_ws, value_starts,
 };
 use crate::report::{Truncation, UncertainKind};
 use crate::{Error, ErrorKind, Result};
@@ -189,7 +190,7 @@ impl<'a> Parser<'a> {
             (_, State::Next, b'"')
                 if i == frame.last_end
                     && !frame.last_was_string
-                    && matches!(self.at(skip_ws(self.b, i + 1, self.end)), None | Some(b',' | b'}' | b']')) =>
+                    && matches!(self.at(skip_layout(self.b, i + 1, self.end)), None | Some(b',' | b'}' | b']')) =>
             {
                 // `12345",`: a number whose opening quote is missing.
                 self.edits.delete(i, i + 1, Some(K::MissingQuote));
@@ -247,11 +248,11 @@ impl<'a> Parser<'a> {
                 if frame.kind == Kind::Array
                     && frame.count == 1
                     && frame.last_was_string
-                    && open_quote(self.b, skip_ws(self.b, frame.open + 1, frame.last_end)).is_some() =>
+                    && open_quote(self.b, skip_layout(self.b, frame.open + 1, frame.last_end)).is_some() =>
             {
                 // `["key": "value"]`: a member inside brackets is an object inside an array
                 // whose braces are missing; the object closes where the array does.
-                let key = skip_ws(self.b, frame.open + 1, frame.last_end);
+                let key = skip_layout(self.b, frame.open + 1, frame.last_end);
                 self.edits.insert(key, "{", Some(K::ArrayAsObject));
                 let f = self.top();
                 f.count = 0;
@@ -341,7 +342,7 @@ impl<'a> Parser<'a> {
         if n == 0 {
             return false;
         }
-        let j = skip_ws(self.b, i + n, self.end);
+        let j = skip_layout(self.b, i + n, self.end);
         let end = match self.at(j) {
             Some(b',') => j + 1,
             Some(b'}') | None => i + n,
@@ -381,7 +382,7 @@ impl<'a> Parser<'a> {
         let n = ellipsis_len(self.b, i);
         let mut end = i + n;
         // Take a following comma along: `[1, ..., 2]`.
-        let j = skip_ws(self.b, end, self.end);
+        let j = skip_layout(self.b, end, self.end);
         if self.at(j) == Some(b',') {
             end = j + 1;
         }
@@ -402,9 +403,15 @@ impl<'a> Parser<'a> {
             return Err(self.error(ErrorKind::Syntax, "expected a key, found a value", i).with_hint(
                 "a member needs a key: write `\"key\": value`, or put the value inside the array it belongs to",
             ));
+        } else if let Some(q) = key_missing_open_quote(self.b, i, self.end) {
+            // `{"a": 1, b": 2}`: a key whose closing quote and colon are there, its
+            // opening quote lost.
+            self.edits.insert(i, "\"", Some(K::MissingQuote));
+            self.escape_raw(i, q);
+            self.pos = q + 1;
         } else {
             let mut j = i;
-            while j < self.end && (is_ident(self.b[j]) || self.b[j] == b'\\') {
+            while j < self.end && (is_ident(self.b[j]) || self.b[j] == b'\\') && !breaks_ident(self.b, j) {
                 j += 1;
             }
             if j == i {
@@ -412,7 +419,7 @@ impl<'a> Parser<'a> {
                     .error(ErrorKind::Syntax, "expected a key", i)
                     .with_hint("write the key in double quotes: `\"key\": value`"));
             }
-            let k = skip_ws(self.b, j, self.end);
+            let k = skip_layout(self.b, j, self.end);
             match self.at(k) {
                 None => {
                     // `{"a": 1, b`: a key cut off by the end of input names nothing
@@ -524,7 +531,7 @@ impl<'a> Parser<'a> {
             return true;
         }
         // `{"a", "b"}` is a set; `{"a", "b": 1}` is an object missing a value.
-        let j = skip_ws(self.b, i + 1, self.end);
+        let j = skip_layout(self.b, i + 1, self.end);
         !key_then_colon(self.b, j, self.end)
     }
 

@@ -3,7 +3,7 @@
 
 use super::{Frame, Kind, Parser, State};
 use crate::salvage::FixKind as K;
-use crate::salvage::lex::{key_then_colon, quoted_then, skip_ws};
+use crate::salvage::lex::{key_then_colon, quoted_then, skip_layout};
 
 impl Parser<'_> {
     /// Handle a closing bracket `c` at `self.pos`.
@@ -18,7 +18,7 @@ impl Parser<'_> {
         }
         let deeper = self.stack.iter().rposition(|f| closes(*f, c));
         let Some(depth) = deeper else {
-            if skip_ws(self.b, i + 1, self.end) >= self.end && top.kind != Kind::Wrapper {
+            if skip_layout(self.b, i + 1, self.end) >= self.end && top.kind != Kind::Wrapper {
                 // `{"a": 1]` at the end of the text: a typo for the top's closer, which
                 // closes it as the right one would (a tuple's close rewrites the byte itself).
                 let right = match top.kind {
@@ -40,8 +40,8 @@ impl Parser<'_> {
         };
         // Either `c` is a typo for the top's closer, or the frames above `depth` lack
         // their closers. What follows decides: a key after `,` means an object context.
-        let j = skip_ws(self.b, i + 1, self.end);
-        let after_comma = (self.at(j) == Some(b',')).then(|| skip_ws(self.b, j + 1, self.end));
+        let j = skip_layout(self.b, i + 1, self.end);
+        let after_comma = (self.at(j) == Some(b',')).then(|| skip_layout(self.b, j + 1, self.end));
         let parent_of = |idx: usize| idx.checked_sub(1).and_then(|p| self.stack.get(p)).map(|f| f.kind);
         let top_idx = self.stack.len() - 1;
         let typo_parent = parent_of(top_idx);
@@ -166,11 +166,11 @@ impl Parser<'_> {
         if frame.kind != Kind::Object || end != self.pos || self.b.get(end - 1) != Some(&b'}') {
             return false;
         }
-        let j = skip_ws(self.b, end, self.end);
+        let j = skip_layout(self.b, end, self.end);
         if self.at(j) != Some(b',') {
             return false;
         }
-        let k = skip_ws(self.b, j + 1, self.end);
+        let k = skip_layout(self.b, j + 1, self.end);
         // `"k": v` or `"k" "v"` (its colon missing) is a member, so the `}` came too early.
         if !key_then_colon(self.b, k, self.end) && !quoted_then(self.b, k, self.end, b"\"") {
             return false;

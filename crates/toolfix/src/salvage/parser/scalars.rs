@@ -4,7 +4,8 @@ use super::{Ctx, Kind, Parser, State};
 use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
-    LOOKAHEAD, control_escape, hex_to_decimal, is_ident, is_json_number, is_ws, line_then_quote, skip_ws,
+    LOOKAHEAD, breaks_ident, control_escape, hex_to_decimal, invisible_before, is_ident, is_json_number, is_ws,
+    line_then_quote, skip_layout,
 };
 use crate::{ErrorKind, Result};
 
@@ -50,7 +51,7 @@ impl Parser<'_> {
             self.value_done(j, false);
             return Ok(());
         }
-        if skip_ws(self.b, j, self.end) >= self.end {
+        if skip_layout(self.b, j, self.end) >= self.end {
             return self.number_at_eof(start, j, ctx);
         }
         if let Some(text) = normalise_number(tok) {
@@ -108,11 +109,13 @@ impl Parser<'_> {
         let mut j = start;
         while j < self.end
             && (self.b[j].is_ascii_alphanumeric() || matches!(self.b[j], b'_' | b'$') || self.b[j] >= 0x80)
+            && !breaks_ident(self.b, j)
         {
             j += 1;
         }
         let w = &self.b[start..j];
-        let delimited = self.at(j).is_none_or(|c| !is_ident(c) || c == b'.');
+        let delimited =
+            self.at(j).is_none_or(|c| !is_ident(c) || c == b'.') || (j < self.end && breaks_ident(self.b, j));
         if delimited {
             if matches!(w, b"true" | b"false" | b"null") {
                 self.value_done(j, false);
@@ -129,7 +132,7 @@ impl Parser<'_> {
                 return Ok(());
             }
         }
-        let k = skip_ws(self.b, j, self.end);
+        let k = skip_layout(self.b, j, self.end);
         if self.at(k) == Some(b'(') && WRAPPERS.contains(&w) {
             self.edits.delete(start, k + 1, Some(K::MongoWrapper));
             self.push(Kind::Wrapper, start)?;
@@ -137,9 +140,9 @@ impl Parser<'_> {
             return Ok(());
         }
         if w == b"new" {
-            let d = skip_ws(self.b, j, self.end);
+            let d = skip_layout(self.b, j, self.end);
             if self.b.get(d..d + 4) == Some(b"Date") {
-                let p = skip_ws(self.b, d + 4, self.end);
+                let p = skip_layout(self.b, d + 4, self.end);
                 if self.at(p) == Some(b'(') {
                     self.edits.delete(start, p + 1, Some(K::MongoWrapper));
                     self.push(Kind::Wrapper, start)?;
@@ -148,7 +151,7 @@ impl Parser<'_> {
                 }
             }
         }
-        if skip_ws(self.b, j, self.end) >= self.end && is_literal_prefix(w) {
+        if skip_layout(self.b, j, self.end) >= self.end && is_literal_prefix(w) {
             if ctx == Ctx::Top {
                 return Err(self
                     .error(ErrorKind::NoJson, "input ends inside a literal", start)
@@ -213,16 +216,24 @@ impl Parser<'_> {
                 j = q;
             }
         }
+        // Whitespace after the text is not part of it, nor is an invisible character (the
+        // next step removes it).
         let mut e = j;
-        while e > start && is_ws(self.b[e - 1]) {
-            e -= 1;
+        loop {
+            if e > start && is_ws(self.b[e - 1]) {
+                e -= 1;
+            } else if e > start + 1 && invisible_before(self.b, e) > 0 {
+                e -= invisible_before(self.b, e);
+            } else {
+                break;
+            }
         }
         if e == start {
             return Err(self.error(ErrorKind::Syntax, "expected a value", start));
         }
         if self.at(j) == Some(b'"') && j == e {
             // `abcdef",`: the opening quote is missing, the closing one is there.
-            let after = skip_ws(self.b, j + 1, self.end);
+            let after = skip_layout(self.b, j + 1, self.end);
             if matches!(self.at(after), None | Some(b',' | b'}' | b']')) {
                 if is_json_number(&self.b[start..e]) {
                     self.edits.delete(j, j + 1, Some(K::MissingQuote));
@@ -269,7 +280,7 @@ fn closing_quote_ahead(b: &[u8], from: usize, end: usize) -> Option<usize> {
     while i < limit {
         match b[i] {
             b'"' => {
-                let after = skip_ws(b, i + 1, end);
+                let after = skip_layout(b, i + 1, end);
                 let glued = !is_ws(b[i - 1]) && b[i - 1] != b',';
                 return (glued && matches!(b.get(after), None | Some(b',' | b'}'))).then_some(i);
             }

@@ -7,8 +7,8 @@ use super::{Ctx, Kind, Parser, memchr_in};
 use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
-    LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_then_colon, is_ident, is_ident_start, is_ws,
-    key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, skip_ws, value_starts,
+    LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, is_ident, is_ident_start,
+    is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, skip_layout, value_starts,
 };
 use crate::{ErrorKind, Result};
 
@@ -71,7 +71,7 @@ impl Parser<'_> {
                 if loose && matches!(c, b'\'' | b'`' | 0xC2 | 0xE2) && q.close_at(self.b, i).is_some() {
                     break;
                 }
-                if c == b'{' && self.at(i + 1) == Some(b'"') && self.at(i + 2).is_some_and(is_ident) {
+                if c == b'{' && self.at(i + 1) == Some(b'"') && i + 2 < self.end && ident_at(self.b, i + 2) {
                     embedded += 1;
                 } else if c == b'}' {
                     embedded = embedded.saturating_sub(1);
@@ -98,9 +98,9 @@ impl Parser<'_> {
             if let Some(n) = q.close_at(self.b, i) {
                 if (embedded == 0 || i + n >= self.end) && self.closes_string(i + n, ctx, inner % 2 == 1) {
                     // "a" + "b": join the pieces.
-                    let j = skip_ws(self.b, i + n, self.end);
+                    let j = skip_layout(self.b, i + n, self.end);
                     if self.at(j) == Some(b'+') {
-                        let k = skip_ws(self.b, j + 1, self.end);
+                        let k = skip_layout(self.b, j + 1, self.end);
                         if let Some((qlen2, q2)) = open_quote(self.b, k) {
                             self.edits.delete(i, k + qlen2, Some(K::StringConcatenation));
                             if q2 != Quote::Double && fix.is_none() {
@@ -198,12 +198,12 @@ impl Parser<'_> {
 
     /// Does a quote that ends at `j` close the string, given what follows it?
     pub(super) fn closes_string(&self, j: usize, ctx: Ctx, open_inner: bool) -> bool {
-        let k = skip_ws(self.b, j, self.end);
+        let k = skip_layout(self.b, j, self.end);
         let Some(c) = self.at(k) else { return true };
         if comment_starts(self.b, k) {
             return true;
         }
-        let concat = || c == b'+' && open_quote(self.b, skip_ws(self.b, k + 1, self.end)).is_some();
+        let concat = || c == b'+' && open_quote(self.b, skip_layout(self.b, k + 1, self.end)).is_some();
         match ctx {
             Ctx::Top => !((k == j && is_ident(c)) || (k > j && self.quote_ends_top_text(k))),
             Ctx::Key => {
@@ -211,7 +211,7 @@ impl Parser<'_> {
                     // `"k"e"y": 1`: a word glued to another quote is still the key.
                     let limit = self.end.min(k + LOOKAHEAD);
                     let mut m = k;
-                    while m < limit && is_ident(self.b[m]) {
+                    while m < limit && ident_at(self.b, m) {
                         m += 1;
                     }
                     self.at(m) != Some(b'"')
@@ -221,7 +221,7 @@ impl Parser<'_> {
             }
             Ctx::ObjValue => match c {
                 b',' => {
-                    let m = skip_ws(self.b, k + 1, self.end);
+                    let m = skip_layout(self.b, k + 1, self.end);
                     match self.at(m) {
                         None | Some(b'}') => true,
                         Some(_) if comment_starts(self.b, m) => true,
@@ -239,7 +239,7 @@ impl Parser<'_> {
             },
             Ctx::ArrValue => match c {
                 b',' => {
-                    let m = skip_ws(self.b, k + 1, self.end);
+                    let m = skip_layout(self.b, k + 1, self.end);
                     match self.at(m) {
                         None | Some(b']' | b')') => true,
                         Some(_) if comment_starts(self.b, m) => true,
@@ -276,13 +276,13 @@ impl Parser<'_> {
         if !self.stack.iter().any(|f| closes(*f, c)) {
             // `{"a": "x"]`: the last byte of the text, a closer of the wrong kind, ends the
             // value all the same (a typo for the right one).
-            return skip_ws(self.b, k + 1, self.end) >= self.end;
+            return skip_layout(self.b, k + 1, self.end) >= self.end;
         }
         let ends_top = self.stack.len() == 1 && self.stack.first().is_some_and(|f| closes(*f, c));
         if ends_top {
             return true;
         }
-        let n = skip_ws(self.b, k + 1, self.end);
+        let n = skip_layout(self.b, k + 1, self.end);
         match self.at(n) {
             None | Some(b',' | b'}' | b']' | b')' | b':') => true,
             Some(_) => comment_starts(self.b, n),
@@ -300,7 +300,7 @@ impl Parser<'_> {
     pub(super) fn words_then_end(&self, k: usize, ctx: Ctx) -> bool {
         let limit = self.end.min(k + LOOKAHEAD);
         let mut m = k;
-        while m < limit && (is_ident(self.b[m]) || self.b[m] == b' ') {
+        while m < limit && (ident_at(self.b, m) || self.b[m] == b' ') {
             m += 1;
         }
         match self.at(m) {
@@ -310,12 +310,12 @@ impl Parser<'_> {
             // missing. In an object no member can start with them (`{"size": "6" screen"}`):
             // the first quote was part of the text (an inch mark), the string runs on.
             Some(b'"') if ctx == Ctx::ArrValue => {
-                let n = skip_ws(self.b, m + 1, self.end);
+                let n = skip_layout(self.b, m + 1, self.end);
                 matches!(self.at(n), None | Some(b',' | b'}' | b']'))
             }
             Some(b'"') => false,
             Some(b',') if ctx == Ctx::ArrValue => {
-                let n = skip_ws(self.b, m + 1, self.end);
+                let n = skip_layout(self.b, m + 1, self.end);
                 self.at(n).is_none_or(|_| value_starts(self.b, n))
             }
             _ => false,
@@ -524,7 +524,7 @@ impl Parser<'_> {
 fn member_inside(b: &[u8], from: usize, to: usize) -> Option<usize> {
     let mut i = from;
     while let Some(c) = memchr_in(b, b',', i, to) {
-        let k = skip_ws(b, c + 1, to);
+        let k = skip_layout(b, c + 1, to);
         if b.get(k).is_some_and(|&x| is_ident_start(x)) && ident_then_colon(b, k, to) {
             // The colon ends a key, not a scheme (`, https://…`).
             let colon = memchr_in(b, b':', k, to).unwrap_or(to);

@@ -3,7 +3,7 @@
 
 use super::{Parser, find, memchr_in};
 use crate::salvage::FixKind as K;
-use crate::salvage::lex::{fence_at, is_ws, skip_ws};
+use crate::salvage::lex::{fence_at, invisible_len, is_ws, skip_ws};
 
 impl Parser<'_> {
     /// Skip whitespace and comments, deleting comments and non-JSON whitespace.
@@ -12,8 +12,7 @@ impl Parser<'_> {
         // Fast path: JSON whitespace, then a byte that starts no comment or odd space.
         let i = skip_ws(self.b, self.pos, self.end);
         self.pos = i;
-        if self.at(i).is_none_or(|c| !matches!(c, b'/' | b'#' | b'`' | b'<' | 0x0B | 0x0C | 0xC2 | 0xE2 | 0xE3 | 0xEF))
-        {
+        if self.at(i).is_none_or(|c| c < 0xC2 && !matches!(c, b'/' | b'#' | b'`' | b'<' | 0x0B | 0x0C)) {
             return;
         }
         self.skip_trivia_slow();
@@ -42,15 +41,15 @@ impl Parser<'_> {
                     self.pos = close;
                 }
                 0x0B | 0x0C => {
-                    self.edits.delete(i, i + 1, Some(K::StrayText));
+                    self.edits.delete(i, i + 1, Some(K::InvisibleCharacter));
                     self.pos = i + 1;
                 }
-                0xC2 | 0xE2 | 0xE3 | 0xEF => {
-                    let n = unicode_space_len(self.b, i);
-                    if n == 0 {
+                0xC2.. => {
+                    let n = invisible_len(self.b, i);
+                    if n == 0 || i + n > self.end {
                         return;
                     }
-                    self.edits.delete(i, i + n, Some(K::StrayText));
+                    self.edits.delete(i, i + n, Some(K::InvisibleCharacter));
                     self.pos = i + n;
                 }
                 _ => return,
@@ -123,19 +122,5 @@ impl Parser<'_> {
         }
         self.edits.delete(i, eol, Some(K::Comment));
         self.pos = eol;
-    }
-}
-
-/// Byte length of a non-JSON Unicode space or invisible character at `i` (NBSP, BOM,
-/// U+2028/9, U+2000–200A, zero-width space, non-joiner and joiner U+200B–200D, U+202F,
-/// U+205F, word joiner U+2060, U+3000), or 0.
-fn unicode_space_len(b: &[u8], i: usize) -> usize {
-    match (b.get(i), b.get(i + 1), b.get(i + 2)) {
-        (Some(0xC2), Some(0xA0), _) => 2,
-        (Some(0xEF), Some(0xBB), Some(0xBF)) => 3,
-        (Some(0xE2), Some(0x80), Some(0x80..=0x8D | 0xA8 | 0xA9 | 0xAF)) => 3,
-        (Some(0xE2), Some(0x81), Some(0x9F | 0xA0)) => 3,
-        (Some(0xE3), Some(0x80), Some(0x80)) => 3,
-        _ => 0,
     }
 }
