@@ -195,7 +195,7 @@ fn regressions() {
         "[\n  [[{]\n]'",                // an element cut to nothing kept its inserted comma
         "True[\n  [\n    null,\n    null...\n  ]\n]", // an ellipsis glued to the last element
         "[//c\n][",                     // a dropped duplicate kept the closer inserted at its end
-        "[{\"\":[-]1000000000000,null,null],\"x\":\"\"}]", // a typo closer left a trailing comma
+        "[{\"\":[-1]1000000000000,null,null],\"x\":\"\"}]", // a typo closer left a trailing comma
         "``{0,",                        // an insertion ordered after a replacement at one place
         "(g1}",                         // a typo closer of a tuple was both replaced and deleted
         "[1,2 …,1,2 …, ]2\n`",          // `…` after an element got a comma inserted before it, left behind
@@ -211,6 +211,8 @@ fn regressions() {
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());
         assert!(salvage(out.text()).unwrap().is_untouched(), "{input:?} -> {:?}", out.text());
     }
+    // A sign with no number (`[-]`, found by fuzzing as `[{"":[-]1000…`) is refused.
+    assert!(salvage("[{\"\":[-]1000000000000,null,null],\"x\":\"\"}]").is_err());
     // Text then `{\`: an unbalanced mess, not a value built from its fragments.
     assert!(salvage("\u{5e6}\u{5bc}{\\").is_err());
     // `["k": v]` with an unquoted first element: the `{` went after the quote inserted at

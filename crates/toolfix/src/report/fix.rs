@@ -92,6 +92,9 @@ fix_kinds! {
     StringConcatenation => "string_concatenation",
     /// A closing bracket with nothing to close was removed.
     ExtraClosingBracket => "extra_closing_bracket",
+    /// A closing bracket the structure shows is missing was inserted: an object glued to
+    /// the next element of its array (`[{"i": 1{"i": 2}]`).
+    MissingBracket => "missing_bracket",
     /// A closing bracket of the wrong kind was replaced.
     MismatchedBracket => "mismatched_bracket",
     /// A Python tuple `( ... )` or set `{a, b}` was turned into an array.

@@ -135,6 +135,30 @@ pub(super) fn skip_layout(b: &[u8], i: usize, end: usize) -> usize {
     i
 }
 
+/// Past layout and short comments from `i` (`/* … */`, `// …` and `# …` to the end of the
+/// line, each closing within [`LOOKAHEAD`] bytes): where the next token starts, for
+/// `"a" + /* note */ "b"`. A longer or unclosed comment stops the skip (bounded, so the
+/// parser stays linear).
+pub(super) fn skip_gap(b: &[u8], i: usize, end: usize) -> usize {
+    let mut i = skip_layout(b, i, end);
+    loop {
+        let limit = end.min(i + LOOKAHEAD);
+        let close = match (b.get(i), b.get(i + 1)) {
+            (Some(b'/'), Some(b'*')) => {
+                b.get(i + 2..limit).and_then(|t| memchr::memmem::find(t, b"*/")).map(|p| i + 2 + p + 2)
+            }
+            (Some(b'/'), Some(b'/')) | (Some(b'#'), _) => {
+                b.get(i..limit).and_then(|t| memchr::memchr2(b'\n', b'\r', t)).map(|p| i + p)
+            }
+            _ => None,
+        };
+        match close {
+            Some(c) if c <= end => i = skip_layout(b, c, end),
+            _ => return i,
+        }
+    }
+}
+
 /// Byte length of the character at `i` when it is whitespace JSON does not have or an
 /// invisible format character (Unicode categories Zs, Zl, Zp and Cf, and NEL): NBSP,
 /// U+2000–U+200A, U+202F, U+205F, U+3000, zero-width space, joiners and marks, U+2028 and
@@ -346,12 +370,14 @@ pub(super) fn line_then_quote(text: &[u8]) -> Option<usize> {
     (e > 1 && text[e - 1] == b'"' && text[..e - 1].iter().all(plain)).then(|| e - 1)
 }
 
-/// True when a comment starts at `i`: `//`, `/*`, `#` or `<!--`.
+/// True when a comment starts at `i` (`//`, `/*`, `#` or `<!--`), or a Markdown fence
+/// marker: trivia the parser removes, so what is before it may end there.
 pub(super) fn comment_starts(b: &[u8], i: usize) -> bool {
     match b.get(i) {
         Some(b'#') => true,
         Some(b'/') => matches!(b.get(i + 1), Some(b'/' | b'*')),
         Some(b'<') => b.get(i..i + 4) == Some(b"<!--"),
+        Some(b'`') => b.get(i..i + 3) == Some(b"```"),
         _ => false,
     }
 }

@@ -228,6 +228,7 @@ impl<'a> Parser<'a> {
             }
             // `{"a": 1, ...}`: a placeholder where a key would be is dropped, never a key.
             (Kind::Object, State::Open, b'.' | 0xE2) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
+            (Kind::Object, State::Open | State::Next, b'{') if self.glued_element(frame, i) => {}
             (Kind::Object, State::Open, _) => self.key()?,
             (Kind::Object, State::Colon, _) => self.colon()?,
             (Kind::Object, State::Value, b',') => {
@@ -332,6 +333,35 @@ impl<'a> Parser<'a> {
             let at = f.last_end;
             self.edits.pop_insertion(at, K::MissingComma);
         }
+    }
+
+    /// `[{"i": 1{"i": 2}]` or `[{"i": 1, {"i": 2}]`: in an array of objects, an object
+    /// that starts where the next member of the one before would. The one before lacks its
+    /// `}`: it closes after its last member, and the new object is the next element (the
+    /// comma written, or one inserted). True when it was so; never at the top level or
+    /// inside an object, where the new object could be a value whose key was lost.
+    fn glued_element(&mut self, frame: Frame, i: usize) -> bool {
+        let in_array =
+            self.stack.len().checked_sub(2).and_then(|p| self.stack.get(p)).is_some_and(|p| p.kind == Kind::Array);
+        let after_member = frame.state == State::Next || (frame.count > 0 && frame.pending_comma.is_some());
+        let k = skip_layout(self.b, i + 1, self.end);
+        let keyed = self.at(k).is_some_and(|c| c == b'}' || open_quote(self.b, k).is_some())
+            || ident_then_colon(self.b, k, self.end);
+        if !(in_array && after_member && keyed) {
+            return false;
+        }
+        let comma = frame.pending_comma;
+        self.edits.insert(frame.last_end, "}", Some(K::MissingBracket));
+        self.close_frame(frame.last_end);
+        if let Some(comma) = comma {
+            // The comma separates the two elements.
+            let parent = self.top();
+            parent.pending_comma = Some(comma);
+            parent.saw_comma = true;
+            parent.state = State::Open;
+        }
+        self.pos = i;
+        true
     }
 
     /// `{"a": 1, "b": ..., "c": 2}`: a placeholder where a value would be stands for no

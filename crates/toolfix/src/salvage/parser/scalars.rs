@@ -62,6 +62,15 @@ impl Parser<'_> {
         if ctx == Ctx::Top {
             return Err(self.error(ErrorKind::NoJson, "expected a JSON value, found text", start));
         }
+        if matches!(tok, b"-" | b"+")
+            && matches!(self.at(skip_layout(self.b, j, self.end)), Some(b',' | b']' | b'}' | b')'))
+        {
+            // `[1, -, 2]`: a sign with no digits is no number (a number lost, or a dash for
+            // "none"): neither the string `"-"` nor `null` is what the model wrote.
+            return Err(self
+                .error(ErrorKind::Syntax, "a sign with no number after it", start)
+                .with_hint("write the number, or null when there is none"));
+        }
         self.unquoted(start, K::NumberAsString)
     }
 

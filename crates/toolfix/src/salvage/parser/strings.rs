@@ -8,7 +8,8 @@ use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, is_ident, is_ident_start,
-    is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, skip_layout, value_starts,
+    is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, skip_gap, skip_layout,
+    value_starts,
 };
 use crate::{ErrorKind, Result};
 
@@ -96,11 +97,11 @@ impl Parser<'_> {
                 continue;
             }
             if let Some(n) = q.close_at(self.b, i) {
-                if (embedded == 0 || i + n >= self.end) && self.closes_string(i + n, ctx, inner % 2 == 1) {
+                if (embedded == 0 || i + n >= self.end) && self.closes_string(open + qlen, i, n, ctx, inner % 2 == 1) {
                     // "a" + "b": join the pieces.
-                    let j = skip_layout(self.b, i + n, self.end);
+                    let j = skip_gap(self.b, i + n, self.end);
                     if self.at(j) == Some(b'+') {
-                        let k = skip_layout(self.b, j + 1, self.end);
+                        let k = skip_gap(self.b, j + 1, self.end);
                         if let Some((qlen2, q2)) = open_quote(self.b, k) {
                             self.edits.delete(i, k + qlen2, Some(K::StringConcatenation));
                             if q2 != Quote::Double && fix.is_none() {
@@ -196,16 +197,18 @@ impl Parser<'_> {
         end
     }
 
-    /// Does a quote that ends at `j` close the string, given what follows it?
-    pub(super) fn closes_string(&self, j: usize, ctx: Ctx, open_inner: bool) -> bool {
+    /// Does the quote at `q` (`n` bytes) close the string whose text starts at `content`,
+    /// given what follows it?
+    pub(super) fn closes_string(&self, content: usize, q: usize, n: usize, ctx: Ctx, open_inner: bool) -> bool {
+        let j = q + n;
         let k = skip_layout(self.b, j, self.end);
         let Some(c) = self.at(k) else { return true };
         if comment_starts(self.b, k) {
             return true;
         }
-        let concat = || c == b'+' && open_quote(self.b, skip_layout(self.b, k + 1, self.end)).is_some();
+        let concat = || c == b'+' && open_quote(self.b, skip_gap(self.b, k + 1, self.end)).is_some();
         match ctx {
-            Ctx::Top => !((k == j && is_ident(c)) || (k > j && self.quote_ends_top_text(k))),
+            Ctx::Top => !((k == j && is_ident(c)) || self.quote_ends_top_text(k)),
             Ctx::Key => {
                 if is_ident_start(c) || c.is_ascii_digit() {
                     // `"k"e"y": 1`: a word glued to another quote is still the key.
@@ -228,7 +231,7 @@ impl Parser<'_> {
                         Some(_) => key_or_cut_key(self.b, m, self.end),
                     }
                 }
-                b'}' | b']' | b')' => self.closer_fits(c, k),
+                b'}' | b']' | b')' => !self.closes_own_bracket(content, q, c, k) && self.closer_fits(c, k),
                 b'+' => concat(),
                 _ if open_quote(self.b, k).is_some() => key_then_colon(self.b, k, self.end),
                 _ if k == j && is_ident(c) => false,
@@ -246,7 +249,7 @@ impl Parser<'_> {
                         Some(_) => value_starts(self.b, m),
                     }
                 }
-                b'}' | b']' | b')' => self.closer_fits(c, k),
+                b'}' | b']' | b')' => !self.closes_own_bracket(content, q, c, k) && self.closer_fits(c, k),
                 b':' => self.stack.last().is_some_and(|f| f.kind == Kind::Array && f.count == 0),
                 b'+' => concat(),
                 _ if open_inner => false,
@@ -258,15 +261,47 @@ impl Parser<'_> {
         }
     }
 
-    /// After a quote that would close a top-level string, at `k`: words, then a last quote
-    /// that ends the text (`"He is 6'2" tall"`). The quote was part of the text (an inch
-    /// mark), and the string runs to the last quote. Bounded: the rest is short, one line,
-    /// and holds no structure.
+    /// After a quote that would close a top-level string, at `k`: text,
+    /// then a last quote that ends the text (`"He is 6'2" tall"`, `"six feet (72") tall"`),
+    /// or only another quote (`"The TV is 72""`). The quote was part of the text (an inch
+    /// mark), and the string runs to the last quote: the text is kept, never cut. Bounded:
+    /// the rest is short, one line, and holds no structure.
     pub(super) fn quote_ends_top_text(&self, k: usize) -> bool {
-        match self.b.get(k..self.end) {
-            Some(r) if r.len() <= LOOKAHEAD && is_ident_start(r[0]) => line_then_quote(r).is_some(),
+        let Some(r) = self.b.get(k..self.end).filter(|r| r.len() <= LOOKAHEAD) else { return false };
+        match r.first() {
+            Some(b'"') => skip_layout(r, 1, r.len()) >= r.len(),
+            Some(&c) if !matches!(c, b',' | b'+' | b':' | b'{' | b'[' | b'}' | b']' | b'/' | b'#') => {
+                line_then_quote(r).is_some()
+            }
             _ => false,
         }
+    }
+
+    /// `["six feet (72") tall"]`: the closer `c` at `k`, right after the quote at `q`,
+    /// closes a bracket opened in the string's own text (from `content`), and the text
+    /// goes on after it to a quote that ends the value on the same line. The quote at `q`
+    /// is an inch mark or a quotation inside brackets, not the string's end. Bounded.
+    fn closes_own_bracket(&self, content: usize, q: usize, c: u8, k: usize) -> bool {
+        let opener = match c {
+            b')' => b'(',
+            b']' => b'[',
+            _ => b'{',
+        };
+        let text = self.b.get(content.max(q.saturating_sub(LOOKAHEAD))..q).unwrap_or_default();
+        let opened = text.iter().filter(|&&x| x == opener).count();
+        if opened <= text.iter().filter(|&&x| x == c).count() {
+            return false;
+        }
+        let limit = self.end.min(k + 1 + LOOKAHEAD);
+        let mut m = k + 1;
+        while m < limit && !matches!(self.b[m], b'"' | b'\n' | b'\r' | b'{' | b'[' | b'}' | b']' | b':') {
+            m += 1;
+        }
+        // The quote is glued to the text before it (`tall"`), as a closing quote is: not one
+        // that opens the next element (`] , "`).
+        let glued = !is_ws(self.b[m - 1]) && self.b[m - 1] != b',';
+        let after = skip_layout(self.b, m + 1, self.end);
+        glued && self.at(m) == Some(b'"') && matches!(self.at(after), None | Some(b',' | b']' | b'}' | b')'))
     }
 
     /// Does the closer `c` at `k` plausibly end the string's container? Some open frame
