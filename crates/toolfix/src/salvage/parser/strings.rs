@@ -288,8 +288,7 @@ impl Parser<'_> {
             _ => b'{',
         };
         let text = self.b.get(content.max(q.saturating_sub(LOOKAHEAD))..q).unwrap_or_default();
-        let opened = text.iter().filter(|&&x| x == opener).count();
-        if opened <= text.iter().filter(|&&x| x == c).count() {
+        if memchr::memchr_iter(opener, text).count() <= memchr::memchr_iter(c, text).count() {
             return false;
         }
         let limit = self.end.min(k + 1 + LOOKAHEAD);
