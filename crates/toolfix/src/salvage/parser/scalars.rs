@@ -200,11 +200,14 @@ impl Parser<'_> {
     pub(super) fn unquoted(&mut self, start: usize, kind: K) -> Result<()> {
         let mut j = start;
         let mut depth = 0usize;
+        // Parentheses opened in the text (`F(3)`) close in it: their `)` is not a closer.
+        let mut parens = 0usize;
         while j < self.end {
             match self.b[j] {
                 b'\n' | b'\r' if depth == 0 => break,
                 b',' if depth == 0 => break,
                 b'"' => break,
+                b')' if parens > 0 => parens -= 1,
                 b'}' | b']' | b')' => {
                     if depth == 0 {
                         break;
@@ -212,6 +215,7 @@ impl Parser<'_> {
                     depth -= 1;
                 }
                 b'{' | b'[' => depth += 1,
+                b'(' => parens += 1,
                 _ => {}
             }
             j += 1;

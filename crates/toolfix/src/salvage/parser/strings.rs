@@ -8,8 +8,8 @@ use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, is_ident, is_ident_start,
-    is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, skip_gap, skip_layout,
-    value_starts,
+    is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then, skip_gap,
+    skip_layout, value_starts,
 };
 use crate::{ErrorKind, Result};
 
@@ -128,6 +128,13 @@ impl Parser<'_> {
                 {
                     return Ok(Some(end));
                 }
+                if ctx == Ctx::ArrValue
+                    && c == b'"'
+                    && embedded == 0
+                    && let Some(end) = self.element_after_line_break(open + qlen, i, checkpoint)
+                {
+                    return Ok(Some(end));
+                }
                 if c == b'"' {
                     self.edits.insert(i, "\\", Some(K::InnerQuote));
                 }
@@ -181,6 +188,43 @@ impl Parser<'_> {
             return None;
         };
         Some(self.close_before(content, comma, checkpoint))
+    }
+
+    /// `["abc,\n"def"]`: in an array, the quote at `q` starts a line after a comma and opens
+    /// a short string that closes before the next delimiter: the string before ended at the
+    /// comma, its closing quote lost (a raw line break inside a string is not JSON; a
+    /// comma then a line break is how elements are written). Returns the string's new end.
+    pub(super) fn element_after_line_break(&mut self, content: usize, q: usize, checkpoint: usize) -> Option<usize> {
+        let mut k = q;
+        let mut line_break = false;
+        while k > content && is_ws(self.b[k - 1]) {
+            line_break |= matches!(self.b[k - 1], b'\n' | b'\r');
+            k -= 1;
+        }
+        let comma = (line_break && k > content && self.b[k - 1] == b',').then(|| k - 1)?;
+        quoted_then(self.b, q, self.end, b",]").then(|| self.close_before(content, comma, checkpoint))
+    }
+
+    /// `["a (2)", b (3)]`: after a comma in an array, words that run to the next `,` or `]`
+    /// on the same line with no quote among them: an element written without quotes, so
+    /// the quote before the comma closed a string.
+    fn unquoted_element_ahead(&self, m: usize) -> bool {
+        if !self.at(m).is_some_and(is_ident_start) {
+            return false;
+        }
+        let limit = self.end.min(m + LOOKAHEAD);
+        let mut depth = 0usize;
+        for &c in self.b.get(m..limit).unwrap_or_default() {
+            match c {
+                b'"' | b'\'' | b'\n' | b'\r' | b'{' | b'[' | b'}' | b':' => return false,
+                b'(' => depth += 1,
+                b')' if depth > 0 => depth -= 1,
+                b',' | b']' if depth == 0 => return true,
+                b')' => return false,
+                _ => {}
+            }
+        }
+        limit == self.end
     }
 
     /// End the string whose text starts at `content` before the comma at `comma` (and the
@@ -246,7 +290,7 @@ impl Parser<'_> {
                     match self.at(m) {
                         None | Some(b']' | b')') => true,
                         Some(_) if comment_starts(self.b, m) => true,
-                        Some(_) => value_starts(self.b, m),
+                        Some(_) => value_starts(self.b, m) || self.unquoted_element_ahead(m),
                     }
                 }
                 b'}' | b']' | b')' => !self.closes_own_bracket(content, q, c, k) && self.closer_fits(c, k),
