@@ -205,6 +205,15 @@ impl Parser<'_> {
         quoted_then(self.b, q, self.end, b",]").then(|| self.close_before(content, comma, checkpoint))
     }
 
+    /// At `k`, a `{` that starts the next object of the array whose element (an object)
+    /// is open: a key (or `}`) follows it. See [`Parser::glued_element`].
+    fn glued_object_ahead(&self, k: usize) -> bool {
+        let n = self.stack.len();
+        let in_array = n >= 2 && self.stack.get(n - 2).is_some_and(|p| p.kind == Kind::Array);
+        let m = skip_layout(self.b, k + 1, self.end);
+        in_array && (self.at(m) == Some(b'}') || key_then_colon(self.b, m, self.end))
+    }
+
     /// `["a (2)", b (3)]`: after a comma in an array, words that run to the next `,` or `]`
     /// on the same line with no quote among them: an element written without quotes, so
     /// the quote before the comma closed a string.
@@ -277,6 +286,8 @@ impl Parser<'_> {
                 }
                 b'}' | b']' | b')' => !self.closes_own_bracket(content, q, c, k) && self.closer_fits(c, k),
                 b'+' => concat(),
+                // `[{"a": "x"{"a": "y"}]`: the next object of the array starts here.
+                b'{' => self.glued_object_ahead(k),
                 _ if open_quote(self.b, k).is_some() => key_then_colon(self.b, k, self.end),
                 _ if k == j && is_ident(c) => false,
                 _ if is_ident_start(c) => {
