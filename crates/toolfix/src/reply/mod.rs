@@ -45,9 +45,9 @@ pub use fixer::CallFixer;
 pub use stream::{Received, ReceivedCall, ReplyEvent, ReplyStream, ToolCallDelta};
 
 use crate::extract::{self, Channel, Format, Message, Note, ReasoningCalls};
-use crate::feedback::Refusal;
 use crate::guard::{GuardConfig, Suppressed};
 use crate::pipeline::CallOutcome;
+use crate::report::Refusal;
 use crate::report::Report;
 use crate::{Error, ErrorKind, Limits, Result, ToolSet};
 use serde::Serialize;
@@ -256,6 +256,9 @@ pub struct FixedCall {
     pub channel: Channel,
     /// What became of it.
     pub status: CallStatus,
+    /// The arguments as the model wrote them (for a call found in text, as its format
+    /// gives them).
+    written_arguments: String,
     outcome: CallOutcome,
     suppressed: Option<Suppressed>,
 }
@@ -278,6 +281,13 @@ impl FixedCall {
     #[must_use]
     pub fn refusal(&self) -> Option<&Refusal> {
         self.outcome.refusal()
+    }
+
+    /// The arguments as the model wrote them, before any repair: what a fixer or a model
+    /// that refuses the repair needs (for a call found in text, as its format gives them).
+    #[must_use]
+    pub fn written_arguments(&self) -> &str {
+        &self.written_arguments
     }
 
     /// The storm guard's verdict, when it stopped the call.

@@ -456,6 +456,19 @@ impl ToolSet {
         self.inner.broken.iter().map(|(n, _)| n.as_str()).collect()
     }
 
+    /// True when `text` could be the start of a name [`ToolSet::tool`] resolves (exactly,
+    /// normalised or through an alias) or of a broken definition's name: a stream holds
+    /// such text back while a call could follow it.
+    pub(crate) fn could_begin_name(&self, text: &str) -> bool {
+        let inner = &*self.inner;
+        if inner.exact.keys().any(|n| n.starts_with(text)) {
+            return true;
+        }
+        let key = view::normalise(text);
+        inner.normalised.keys().chain(inner.aliases.keys()).any(|n| n.starts_with(&key))
+            || inner.broken.iter().any(|(n, _)| n.starts_with(text) || view::normalise(n).starts_with(&key))
+    }
+
     /// This set with tool `name`'s policy replaced.
     ///
     /// # Errors
@@ -528,31 +541,6 @@ fn definition_name(definition: &Value) -> Option<&str> {
     definition.get("function").filter(|f| f.is_object()).unwrap_or(definition).get("name")?.as_str()
 }
 
-impl crate::extract::ToolLookup for ToolSet {
-    fn is_known(&self, name: &str) -> bool {
-        matches!(self.tool(name), Ok(_) | Err(NameError::Broken { .. }))
-    }
-
-    fn parameters(&self, name: &str) -> Option<&Value> {
-        self.tool(name).ok().map(Tool::parameters)
-    }
-
-    fn names(&self) -> Vec<&str> {
-        self.tools().iter().map(Tool::name).chain(self.inner.broken.iter().map(|(n, _)| n.as_str())).collect()
-    }
-
-    fn could_begin_name(&self, text: &str) -> bool {
-        let inner = &*self.inner;
-        if inner.exact.keys().any(|n| n.starts_with(text)) {
-            return true;
-        }
-        // Resolution also accepts normalised spellings and aliases.
-        let key = view::normalise(text);
-        inner.normalised.keys().chain(inner.aliases.keys()).any(|n| n.starts_with(&key))
-            || inner.broken.iter().any(|(n, _)| n.starts_with(text) || view::normalise(n).starts_with(&key))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -623,7 +611,6 @@ mod tests {
         assert_eq!(set.tool("readFile").unwrap().name(), "read_file");
         assert!(matches!(set.tool("WriteFile"), Err(NameError::Broken { ref name, .. }) if name == "write_file"));
         assert_eq!(set.broken_names(), ["write_file"]);
-        assert!(crate::extract::ToolLookup::is_known(&set, "write_file"));
     }
 
     #[test]
