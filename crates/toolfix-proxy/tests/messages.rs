@@ -305,3 +305,41 @@ async fn an_upstream_that_refuses_a_named_tool_choice_is_asked_without_it_and_no
     // second request does not force again.
     assert_eq!(forced, [false, true, false, false, false]);
 }
+
+#[tokio::test]
+async fn a_stream_that_breaks_ends_with_one_error_event_in_anthropics_shape() {
+    let m = message(json!([{"type": "text", "text": "Checking <tool_call>{\"name\": \"get_weather\""}]), "end_turn");
+    let body = messages_sse(&m);
+    // Cut inside the text: the upstream goes away mid-answer.
+    let cut = body.find("content_block_stop").unwrap();
+    let head = Bytes::from(body[..cut].rsplit_once("\n\n").unwrap().0.to_owned() + "\n\n");
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let open = gate.clone();
+    let h = start(move |_: &Seen| Canned::SseThenBreak(vec![head.clone()], Some(gate.clone()))).await;
+    let mut r = ask("x");
+    r["stream"] = json!(true);
+    let response = h.client.post(h.url("/v1/messages")).body(r.to_string()).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let mut stream = response.bytes_stream();
+    let mut got = Vec::new();
+    // The text before the markup arrives; then the upstream breaks.
+    while !String::from_utf8_lossy(&got).contains("\"ing \"") {
+        got.extend_from_slice(&futures_util::StreamExt::next(&mut stream).await.unwrap().unwrap());
+    }
+    open.notify_one();
+    while let Some(piece) = futures_util::StreamExt::next(&mut stream).await {
+        got.extend_from_slice(&piece.unwrap());
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(!text.contains("tool_call"), "{text}");
+    if text.contains("event: error") {
+        assert_eq!(text.matches("event: error").count(), 1, "{text}");
+        let data = text.split("event: error\ndata: ").nth(1).unwrap().split("\n\n").next().unwrap();
+        let e: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(e["type"], "error");
+        assert!(e["error"]["type"].is_string() && e["error"]["message"].is_string(), "{e}");
+    } else {
+        // The break came before the first event: an HTTP error in Anthropic's shape.
+        panic!("no error event: {text}");
+    }
+}

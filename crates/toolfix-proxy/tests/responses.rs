@@ -266,3 +266,22 @@ async fn a_refused_call_is_reprompted_with_its_output_and_the_tool_forced() {
     assert!(output["output"].as_str().unwrap().contains("/amount"));
     assert_eq!(second["tool_choice"], json!({"type": "function", "name": "send_money"}));
 }
+
+#[tokio::test]
+async fn a_malformed_event_ends_the_stream_with_one_error_event() {
+    let r = response(json!([text_item("Hello there.")]));
+    let body = responses_sse(&r);
+    let at = body.find("event: response.output_text.delta").unwrap();
+    let broken = format!("{}event: response.output_text.delta\ndata: {{not json\n\n{}", &body[..at], &body[at..]);
+    let h = start(move |_: &Seen| Canned::Sse(vec![Bytes::from(broken.clone())])).await;
+    let mut req = ask("x");
+    req["stream"] = json!(true);
+    let (status, _, got) = h.post_bytes("/v1/responses", req.to_string()).await;
+    assert_eq!(status, 200);
+    let text = String::from_utf8_lossy(&got);
+    assert_eq!(text.matches("event: error").count(), 1, "{text}");
+    assert!(!text.contains("response.completed"), "{text}");
+    let data = text.split("event: error\ndata: ").nth(1).unwrap().split("\n\n").next().unwrap();
+    let e: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(e["code"], "upstream_bad_event");
+}
