@@ -10,8 +10,9 @@
 //! Prints, per concurrency, p50 and p99 latency direct and through the proxy, the added
 //! latency (proxy minus direct, at the same percentile) and the throughput ratio.
 //!
-//! `--only direct|proxy --requests N` sends N requests one way and nothing else: for
-//! counting instructions with callgrind (`scripts/proxy-instructions.sh`).
+//! `--only direct|passthrough|proxy --requests N` sends N requests one way and nothing
+//! else: for counting instructions with callgrind (`scripts/proxy-instructions.sh`);
+//! `passthrough` goes through the proxy without tools (the second HTTP hop alone).
 //! `--answer untouched` makes the server call valid (`"days": 3`): the proxy then has
 //! nothing to change and answers with the upstream's bytes.
 
@@ -181,7 +182,16 @@ async fn main() {
     assert_eq!(arguments, want, "{r}");
 
     if let Some(only) = arg("--only") {
-        let url = if only == "proxy" { &through } else { &direct };
+        let url = if only == "direct" { &direct } else { &through };
+        // `passthrough`: through the proxy without tools (nothing to fix: the request and
+        // the answer pass as bytes), the cost of the second HTTP hop alone.
+        let body = if only == "passthrough" {
+            let mut v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            v.as_object_mut().unwrap().remove("tools");
+            v.to_string().into_bytes()
+        } else {
+            body.clone()
+        };
         let r = run(&client, url, &body, requests, 1).await;
         println!("{only}: {} requests, p50 {:.0} us", r.latencies.len(), us(r.pct(0.5)));
         return;
