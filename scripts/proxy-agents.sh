@@ -16,7 +16,8 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 WHICH=${1:-all}
-cargo build --quiet -p toolfix-cli -p toolfix-proxy --example fake_upstream
+cargo build --quiet -p toolfix-cli
+cargo build --quiet -p toolfix-proxy --example fake_upstream
 TARGET_DIR=$(target_dir)
 TOOLFIX=$TARGET_DIR/debug/toolfix
 FAKE=$TARGET_DIR/debug/examples/fake_upstream

@@ -13,7 +13,8 @@ set -euo pipefail
 
 STREAMS=${STREAMS:-1000}
 SECONDS_EACH=${SECONDS_EACH:-30}
-cargo build --quiet --release -p toolfix-cli -p toolfix-proxy --example slow_streams
+cargo build --quiet --release -p toolfix-cli
+cargo build --quiet --release -p toolfix-proxy --example slow_streams
 TARGET_DIR=$(target_dir)
 EXAMPLE=$TARGET_DIR/release/examples/slow_streams
 TOOLFIX=$TARGET_DIR/release/toolfix
