@@ -160,13 +160,9 @@ impl Adapter for ChatCompletions {
         let content = message.get("content").and_then(Value::as_str).unwrap_or("");
         let mut added = Vec::new();
         let natives = message.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-        // Strict servers refuse an assistant message with `content: null` and no calls:
-        // the text is a string whenever there are none.
-        if content.is_empty() && !natives.is_empty() {
-            assistant.insert("content".to_owned(), Value::Null);
-        } else {
-            assistant.insert("content".to_owned(), json!(content));
-        }
+        // Always a string: strict servers refuse `content: null` (llama-cpp-python does,
+        // with calls beside it or not).
+        assistant.insert("content".to_owned(), json!(content));
         if !natives.is_empty() {
             let mut calls = Vec::with_capacity(natives.len());
             let fixed_natives: Vec<&FixedCall> =
