@@ -8,8 +8,7 @@
 use super::Format;
 use super::json::call::{Keys, call_at, calls_in_array};
 use super::json::scan::{End, decode_string, value_end, walk_object};
-use super::parsed::{Cx, Parsed, RawCall};
-use super::registry::{Spec, matched};
+use super::parsed::{Cx, Markers, Parsed, RawCall, matched};
 use super::text::{after, clean_name, is_identifier_like, skip_closer, skip_fence_open, skip_ws};
 use crate::Span;
 use std::borrow::Cow;
@@ -94,10 +93,16 @@ pub(crate) enum Empty {
     List,
 }
 
-/// Read the calls of `row` (the grammar of `spec`) at `at`, where a start marker matched.
-pub(crate) fn parse<'a>(row: &JsonRow, spec: &Spec, text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
-    let format = spec.format;
-    let marker = matched(spec.start, text, at)?;
+/// Read the calls of `row` (the grammar of the row with `markers`) at `at`, where a start marker matched.
+pub(crate) fn parse<'a>(
+    row: &JsonRow,
+    markers: &Markers,
+    text: &'a str,
+    at: usize,
+    _cx: &Cx<'_>,
+) -> Option<Parsed<'a>> {
+    let format = markers.format;
+    let marker = matched(markers.start, text, at)?;
     let open = at + marker.len();
     // A marker ending in `[` opens the body.
     let mut i = if marker.ends_with('[') { open - 1 } else { open };
@@ -139,7 +144,7 @@ pub(crate) fn parse<'a>(row: &JsonRow, spec: &Spec, text: &'a str, at: usize, _c
     if row.fence != Fence::No {
         end = skip_closer(text, end, "```");
     }
-    for closer in spec.end {
+    for closer in markers.end {
         end = skip_closer(text, end, closer);
     }
     Some(Parsed { end, calls })

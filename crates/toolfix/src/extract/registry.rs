@@ -12,13 +12,10 @@ use super::Format;
 use super::invoke::Block;
 use super::json::call::{Keys, NAME_ARGUMENTS};
 use super::json_family::{Body, Empty, Fence, JsonRow, Name};
-use super::parsed::{Cx, Parsed};
+use super::parsed::{Cx, Markers, ParseFn, Parsed};
 use super::pythonic::PyRow;
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::sync::OnceLock;
-
-/// A format parser: see `parsed.rs` for the contract.
-pub(crate) type ParseFn = for<'a> fn(&'a str, usize, &Cx<'_>) -> Option<Parsed<'a>>;
 
 /// How a format's calls are written after its start marker.
 #[derive(Clone, Copy, Debug)]
@@ -98,10 +95,11 @@ pub(crate) struct Spec {
 impl Spec {
     /// Run this format's grammar at `at`.
     pub(crate) fn parse<'a>(&self, text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
+        let markers = Markers { format: self.format, start: self.start, end: self.end };
         match self.grammar {
-            Grammar::Json(row) => super::json_family::parse(&row, self, text, at, cx),
-            Grammar::Invoke(block) => super::invoke::parse_block(block, self, text, at, cx),
-            Grammar::Python(row) => super::pythonic::parse(&row, self, text, at, cx),
+            Grammar::Json(row) => super::json_family::parse(&row, &markers, text, at, cx),
+            Grammar::Invoke(block) => super::invoke::parse_block(block, &markers, text, at, cx),
+            Grammar::Python(row) => super::pythonic::parse(&row, &markers, text, at, cx),
             Grammar::Parser(parse) => parse(text, at, cx),
         }
     }
@@ -532,12 +530,6 @@ pub(crate) static REGISTRY: &[Spec] = &[
         ..BASE
     },
 ];
-
-/// The longest of `markers` that `text` has at `at`.
-pub(crate) fn matched<'m>(markers: &[&'m str], text: &str, at: usize) -> Option<&'m str> {
-    let rest = text.get(at..)?;
-    markers.iter().copied().filter(|m| rest.starts_with(m)).max_by_key(|m| m.len())
-}
 
 /// The specs of `format` (one row each; `Native` has none).
 pub(crate) fn spec(format: Format) -> Option<&'static Spec> {
