@@ -61,7 +61,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// True when `N{` at `pos` names a tool the request declared.

@@ -77,7 +77,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         end = stray_closers(text, end);
     }
     let call = super::parsed::RawCall { span: Span::new(at, end), ..call };
-    Some(Parsed { end, calls: vec![call] })
+    Some(Parsed::new(end, vec![call]))
 }
 
 /// Where a declared tool's name starts right before the `{` at `brace` (after `from`):

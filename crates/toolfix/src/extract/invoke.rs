@@ -80,7 +80,7 @@ pub(crate) fn parse_block<'a>(
     }
     let q = skip_ws(text, after);
     let end = if is_at(text, q, block.close) { q + block.close.len() } else { after };
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// How a format writes its invoke elements.

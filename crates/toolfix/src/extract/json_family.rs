@@ -147,7 +147,7 @@ pub(crate) fn parse<'a>(
     for closer in markers.end {
         end = skip_closer(text, end, closer);
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// What a body reader found.

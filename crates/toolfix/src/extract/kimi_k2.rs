@@ -72,7 +72,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// The next Kimi token at or after `from`: its position and text.

@@ -49,6 +49,7 @@ mod format;
 mod gemma4;
 mod glm;
 mod glued;
+mod granite;
 mod harmony;
 mod invoke;
 mod json;
@@ -264,10 +265,11 @@ impl<'a> Message<'a> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ThinkBlocks {
-    /// Left in `content` as written (what servers' tool parsers do).
-    #[default]
+    /// Left in `content` as written.
     Keep,
-    /// Moved to `reasoning_content`.
+    /// Moved to `reasoning_content` (what servers' reasoning parsers do, and llama.cpp's
+    /// default reasoning format).
+    #[default]
     Move,
 }
 
@@ -540,6 +542,13 @@ fn assemble<'a>(
         [one] => Some(Cow::Borrowed(*one)),
         many => Some(Cow::Owned(many.join("\n"))),
     };
+    // Calls that ended an unclosed block leave its reasoning text.
+    let reasoning_content = match reasoning_content {
+        Some(_) if !content_scan.reasoning_cuts.is_empty() => {
+            Some(Cow::Owned(without(message, &content_scan.reasoning, &content_scan.reasoning_cuts)))
+        }
+        other => other,
+    };
 
     let to_call = |channel: Channel| {
         move |c: parsed::RawCall<'a>| ExtractedCall {
@@ -607,6 +616,22 @@ fn keep_once<'a>(
         }
     }
     calls
+}
+
+/// The reasoning text (`reasoning_content`, then the `blocks` of `content`, joined by
+/// `\n`), the `cuts` (ranges of `content`, sorted) left out.
+fn without(message: &Message<'_>, blocks: &[Span], cuts: &[Span]) -> String {
+    let mut parts: Vec<Cow<'_, str>> = Vec::with_capacity(blocks.len() + 1);
+    parts.extend(message.reasoning_content.map(Cow::Borrowed));
+    for b in blocks {
+        let inside: Vec<Span> = cuts
+            .iter()
+            .filter(|c| c.start >= b.start && c.end <= b.end)
+            .map(|c| Span::new(c.start - b.start, c.end - b.start))
+            .collect();
+        parts.push(cut(message.content.get(b.range()).unwrap_or(""), &inside));
+    }
+    parts.join("\n")
 }
 
 /// `text` without the `removed` ranges (sorted, disjoint).

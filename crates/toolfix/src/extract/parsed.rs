@@ -84,6 +84,31 @@ pub(crate) struct Parsed<'a> {
     pub(crate) end: usize,
     /// The calls found, in order (may be empty: markup with no usable call).
     pub(crate) calls: Vec<RawCall<'a>>,
+    /// Text inside the markup that is reasoning (a channel message that is not a call:
+    /// Harmony's analysis channel addressed to a tool that was not offered).
+    pub(crate) reasoning: Option<Span>,
+    /// Text inside the markup that stays prose (an answer wrapper's answer): only the
+    /// markup around it leaves the prose.
+    pub(crate) prose: Option<Span>,
+}
+
+impl<'a> Parsed<'a> {
+    /// Markup ending at `end` with these calls.
+    pub(crate) fn new(end: usize, calls: Vec<RawCall<'a>>) -> Self {
+        Parsed { end, calls, reasoning: None, prose: None }
+    }
+
+    /// This markup, with `prose` (inside it) kept as prose.
+    pub(crate) fn with_prose(mut self, prose: Span) -> Self {
+        self.prose = Some(prose);
+        self
+    }
+
+    /// This markup, with `reasoning` as its reasoning text.
+    pub(crate) fn with_reasoning(mut self, reasoning: Span) -> Self {
+        self.reasoning = Some(reasoning);
+        self
+    }
 }
 
 /// One call as a format parser found it.

@@ -85,5 +85,5 @@ fn to_parsed<'a>(calls: Vec<PyCall<'a>>, end: usize, markers: &Markers) -> Optio
             RawCall::new(Cow::Borrowed(c.name), Cow::Owned(c.arguments), markers.format, Span::new(c.start, c.end))
         })
         .collect();
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }

@@ -73,6 +73,10 @@ const HARMONY_ANALYSIS_MESSAGE: Think =
     Think { open: Some("<|start|>assistant<|channel|>analysis<|message|>"), close: "<|end|>", always_moves: true };
 /// Apriel writes its reasoning, then `[BEGIN FINAL RESPONSE]`.
 const APRIEL_FINAL: Think = Think { open: None, close: "[BEGIN FINAL RESPONSE]", always_moves: false };
+/// Apriel 1.5's reasoning before its calls (its template asks for `<thinking>` tags).
+const APRIEL_THINKING: Think = think("<thinking>", "</thinking>");
+/// Apertus.
+const APERTUS_INNER: Think = think("<|inner_prefix|>", "<|inner_suffix|>");
 
 /// One format.
 #[derive(Clone, Copy, Debug)]
@@ -234,7 +238,15 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::GptOssHarmony,
         families: "gpt-oss (Harmony)",
-        start: &["<|start|>", "<|channel|>"],
+        start: &[
+            "<|start|>",
+            "<|channel|>",
+            // A raw completion after the prompt's `<|start|>assistant`.
+            super::harmony::RAW_RECIPIENTS[0],
+            super::harmony::RAW_RECIPIENTS[1],
+            super::harmony::RAW_RECIPIENTS[2],
+            super::harmony::RAW_RECIPIENTS[3],
+        ],
         end: &["<|call|>", "<|end|>"],
         grammar: Grammar::Parser(super::harmony::parse),
         reasoning: &[HARMONY_ANALYSIS_MESSAGE, HARMONY_ANALYSIS],
@@ -370,8 +382,9 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::Granite,
         families: "Granite 3.x / 4.x",
-        start: &["<|tool_call|>"],
-        grammar: json(&[], Fence::No, Body::ArrayOrObject { junk: 0 }, NAME_ARGUMENTS, Empty::NotACall),
+        start: &[super::granite::TOOL_CALL, super::granite::RESPONSE],
+        grammar: Grammar::Parser(super::granite::parse),
+        reasoning: &[THINK],
         ..BASE
     },
     Spec {
@@ -412,7 +425,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         end: &["</tool_calls>"],
         grammar: TOOL_CALLS_ARRAY,
         when: When::After(Format::Apriel),
-        reasoning: &[APRIEL_FINAL],
+        reasoning: &[APRIEL_FINAL, APRIEL_THINKING],
         wrappers: &["[END FINAL RESPONSE]"],
     },
     Spec {
@@ -493,6 +506,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         start: &["<|tools_prefix|>"],
         end: &["<|tools_suffix|>"],
         grammar: json(&[], Fence::No, Body::Keyed, NAME_ARGUMENTS, Empty::NotACall),
+        reasoning: &[APERTUS_INNER],
         ..BASE
     },
     Spec {

@@ -102,13 +102,16 @@ pub(crate) enum Step<'a> {
     /// `[from, to)` is prose (or reasoning text, inside a block).
     Prose,
     /// Call markup `region` was read; `calls` may be empty (markup with no call, cut out).
-    Calls { region: Span, calls: Vec<RawCall<'a>>, reasoning: bool, cut: bool },
+    /// `moved`: text inside it that leaves `content` for the reasoning; `kept`: text inside
+    /// it that stays prose (only the markup around it is cut).
+    Calls { region: Span, calls: Vec<RawCall<'a>>, reasoning: bool, cut: bool, moved: Option<Span>, kept: Option<Span> },
     /// Markup left as text, with a note.
     Noted(Note),
     /// Forced-open reasoning: `[0, reasoning_end)` was reasoning; `[0, cut_end)` leaves content.
     Forced { reasoning_end: usize, cut_end: usize },
     /// A reasoning block ended; when blocks move, `moved` is (cut, reasoning text).
-    BlockEnd { moved: Option<(Span, Span)> },
+    /// `unclosed`: the text ended inside it (its close marker never came).
+    BlockEnd { moved: Option<(Span, Span)>, unclosed: bool },
     /// A marker that is not a call, or a failed parse: the text stays prose.
     Skip,
     /// A limit was reached at this byte (failed parses, text size): the rest is prose.
@@ -313,13 +316,27 @@ fn other_marker<'a>(
             st.hint = Some(*owner);
             let cut = !in_reasoning && r.mode == Mode::Content;
             st.touched |= cut;
-            Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: in_reasoning, cut }
+            Step::Calls {
+                region: Span::new(m.start, m.end),
+                calls: Vec::new(),
+                reasoning: in_reasoning,
+                cut,
+                moved: None,
+                kept: None,
+            }
         }
         // Channel markup (Harmony's `<|end|>` after a preamble) is never prose.
         Some(Kind::ThinkClose(k)) if always_moves(*k) && !in_reasoning => {
             note_owner(st, d, *k);
             st.touched = true;
-            Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: false, cut: true }
+            Step::Calls {
+                region: Span::new(m.start, m.end),
+                calls: Vec::new(),
+                reasoning: false,
+                cut: true,
+                moved: None,
+                kept: None,
+            }
         }
         Some(Kind::ThinkOpen(k) | Kind::ThinkClose(k)) => {
             note_owner(st, d, *k);
@@ -370,7 +387,17 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
     if moved.is_some() {
         st.touched = true;
     }
-    Step::BlockEnd { moved }
+    Step::BlockEnd { moved, unclosed: b.close.is_none() }
+}
+
+/// A call read inside a reasoning block that moves out of `content` is the model's call
+/// when the block never closes (the model ended its reasoning with the call, as servers'
+/// reasoning parsers read a tool-call start): its markup leaves the reasoning text. So
+/// that a stream need not hold reasoning back without bound, this holds only when at most
+/// `Limits::max_held_bytes` of text follow the call's markup; past that the call stays in
+/// the reasoning, as a call drafted there.
+pub(crate) fn ends_unclosed_reasoning(text_len: usize, region: Span, limits: &crate::Limits) -> bool {
+    text_len.saturating_sub(region.end) <= limits.max_held_bytes
 }
 
 /// Channel markup (Harmony's analysis channel) is never prose: it always moves.
@@ -546,7 +573,9 @@ fn accept<'a>(
     if cut {
         st.touched = true;
     }
-    Step::Calls { region, calls: parsed.calls, reasoning: in_reasoning, cut }
+    let moved = parsed.reasoning.filter(|_| cut);
+    let kept = parsed.prose.filter(|_| cut);
+    Step::Calls { region, calls: parsed.calls, reasoning: in_reasoning, cut, moved, kept }
 }
 
 /// The next char boundary after `i`.
@@ -556,6 +585,16 @@ fn next_boundary(text: &str, i: usize) -> usize {
         j += 1;
     }
     j
+}
+
+/// The parts of markup `region` that leave the prose: all of it, or what is around the
+/// `kept` text.
+pub(crate) fn around(region: Span, kept: Option<Span>) -> impl Iterator<Item = Span> {
+    let (a, b) = match kept {
+        Some(k) => (Span::new(region.start, k.start), Some(Span::new(k.end, region.end))),
+        None => (region, None),
+    };
+    std::iter::once(a).chain(b)
 }
 
 /// What one whole-text pass found.
@@ -569,6 +608,9 @@ pub(crate) struct Scan<'a> {
     pub(crate) removed: Vec<Span>,
     /// Reasoning text found in `content` that leaves it.
     pub(crate) reasoning: Vec<Span>,
+    /// Byte ranges cut out of that reasoning text (calls that ended an unclosed block), in
+    /// order.
+    pub(crate) reasoning_cuts: Vec<Span>,
     /// Things worth telling.
     pub(crate) notes: Vec<Note>,
 }
@@ -578,15 +620,21 @@ pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool
     let r = Read::new(cx, mode, move_blocks, true, 0);
     let mut st = State::default();
     let mut out = Scan::default();
+    // Calls read in the open reasoning block that moves: the model's calls if it never
+    // closes.
+    let mut held: Vec<(Span, Vec<RawCall<'a>>)> = Vec::new();
     while let Some(s) = step(text, &mut st, &r) {
         match s {
             Step::End => break,
             Step::Prose | Step::Skip => {}
-            Step::Calls { region, calls, reasoning, cut } => {
+            Step::Calls { region, calls, reasoning, cut, moved, kept } => {
                 if cut {
-                    out.removed.push(region);
+                    out.removed.extend(around(region, kept));
                 }
-                if reasoning {
+                out.reasoning.extend(moved);
+                if reasoning && !calls.is_empty() && mode == Mode::Content && st.moving_block(move_blocks).is_some() {
+                    held.push((region, calls));
+                } else if reasoning {
                     out.reasoning_calls.extend(calls);
                 } else {
                     out.calls.extend(calls);
@@ -597,7 +645,15 @@ pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool
                 out.removed.push(Span::new(0, cut_end));
                 out.reasoning.push(Span::new(0, reasoning_end));
             }
-            Step::BlockEnd { moved } => {
+            Step::BlockEnd { moved, unclosed } => {
+                for (region, calls) in held.drain(..) {
+                    if unclosed && ends_unclosed_reasoning(text.len(), region, &cx.limits) {
+                        out.reasoning_cuts.push(region);
+                        out.calls.extend(calls);
+                    } else {
+                        out.reasoning_calls.extend(calls);
+                    }
+                }
                 if let Some((cut, reasoning)) = moved {
                     out.removed.push(cut);
                     out.reasoning.push(reasoning);
