@@ -342,6 +342,10 @@ fn named(text: &str, at: usize, open: usize, rule: Name, format: Format) -> Opti
 /// A Mistral v11 name and its `[CALL_ID]id` and `[ARGS]` tokens at `i`: the name, the id
 /// and where the arguments start (`None` for no name).
 fn v11_head(text: &str, i: usize) -> Option<(&str, Option<Cow<'_, str>>, usize, bool)> {
+    // A space after the marker (`[TOOL_CALLS] get_time{…}`), when arguments follow the
+    // name (`[TOOL_CALLS] not json` is prose after a bare marker).
+    let spaces = text.get(i..)?.bytes().take(4).take_while(|b| *b == b' ').count();
+    let i = i + spaces;
     let rest = text.get(i..)?;
     let len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')).count();
     let name = clean_name(rest.get(..len)?).filter(|n| is_identifier_like(n))?;
@@ -353,6 +357,9 @@ fn v11_head(text: &str, i: usize) -> Option<(&str, Option<Cow<'_, str>>, usize, 
         i = j + id_len;
     }
     let args = after(text, i, "[ARGS]");
+    if spaces > 0 && args.is_none() && id.is_none() && !super::text::is_at(text, skip_ws(text, i), "{") {
+        return None;
+    }
     Some((name, id, args.unwrap_or(i), args.is_some()))
 }
 

@@ -46,11 +46,13 @@ mod dedupe;
 mod deepseek;
 mod dsml;
 mod format;
+mod functionary;
 mod gemma4;
 mod glm;
 mod glued;
 mod granite;
 mod harmony;
+mod infer;
 mod invoke;
 mod json;
 mod json_family;
@@ -172,6 +174,11 @@ pub struct ExtractedCall<'a> {
     /// The bytes of the call's markup in its channel's text (for [`Channel::ToolCalls`],
     /// an empty span at the call's index in the server's list).
     pub span: Span,
+    /// The text ended inside the call's markup, before what closes it: more may have been
+    /// coming. Arguments cut inside a value are left open where they stopped, so
+    /// [`salvage`](crate::salvage::salvage) reports the cut too. Serialized only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 /// An assistant message as the server returned it.
@@ -558,6 +565,7 @@ fn assemble<'a>(
             format: c.format,
             channel,
             span: c.span,
+            cut: c.cut,
         }
     };
     let mut candidates = native;
@@ -624,11 +632,12 @@ fn without(message: &Message<'_>, blocks: &[Span], cuts: &[Span]) -> String {
     let mut parts: Vec<Cow<'_, str>> = Vec::with_capacity(blocks.len() + 1);
     parts.extend(message.reasoning_content.map(Cow::Borrowed));
     for b in blocks {
-        let inside: Vec<Span> = cuts
+        let mut inside: Vec<Span> = cuts
             .iter()
             .filter(|c| c.start >= b.start && c.end <= b.end)
             .map(|c| Span::new(c.start - b.start, c.end - b.start))
             .collect();
+        inside.sort_unstable_by_key(|c| c.start);
         parts.push(cut(message.content.get(b.range()).unwrap_or(""), &inside));
     }
     parts.join("\n")

@@ -64,6 +64,9 @@ const MM_THINK: Think = think("<mm:think>", "</mm:think>");
 const KIMI_THINK: Think = think("◁think▷", "◁/think▷");
 const COHERE_THINK: Think = think("<|START_THINKING|>", "<|END_THINKING|>");
 const GEMMA_THOUGHT: Think = think("<|channel>thought", "<channel|>");
+/// Gemma 4's channel without its `thought` label (vLLM's parser opens reasoning at
+/// `<|channel>` and strips the label).
+const GEMMA_CHANNEL: Think = think("<|channel>", "<channel|>");
 /// gpt-oss Harmony's analysis channel: reasoning written as channel markup.
 const HARMONY_ANALYSIS: Think =
     Think { open: Some("<|channel|>analysis<|message|>"), close: "<|end|>", always_moves: true };
@@ -229,7 +232,9 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::KimiK2,
         families: "Kimi K2, K2 Thinking (Kimi VL / K1.5 reasoning: `◁think▷`)",
-        start: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
+        // The argument marker: a call whose per-call marker is missing (the scan looks
+        // back for its id).
+        start: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>", super::kimi_k2::ARG_BEGIN],
         end: &["<|tool_call_end|>", "<|tool_calls_section_end|>"],
         grammar: Grammar::Parser(super::kimi_k2::parse),
         reasoning: &[THINK, KIMI_THINK],
@@ -266,7 +271,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         start: &["<|tool_call>"],
         end: &["<tool_call|>"],
         grammar: Grammar::Parser(super::gemma4::parse),
-        reasoning: &[GEMMA_THOUGHT],
+        reasoning: &[GEMMA_THOUGHT, GEMMA_CHANNEL],
         ..BASE
     },
     Spec {
@@ -463,8 +468,9 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::FunctionaryV32,
         families: "Functionary v3.2",
-        start: &[">>>"],
-        grammar: json(&[], Fence::No, Body::Named(Name::Line { text: "all" }), NAME_ARGUMENTS, Empty::Markup),
+        start: &[super::functionary::MARKER],
+        // Also at the start of `content` (the prompt ends with `>>>`): see `scan.rs`.
+        grammar: Grammar::Parser(super::functionary::parse),
         ..BASE
     },
     Spec {
@@ -482,6 +488,8 @@ pub(crate) static REGISTRY: &[Spec] = &[
         families: "Command R+",
         start: &["Action:"],
         grammar: json(&[], Fence::Required, Body::Array, COHERE_KEYS, Empty::NotACall),
+        // Its turn tokens, left in the text when the server keeps special tokens.
+        wrappers: &["<|START_OF_TURN_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"],
         ..BASE
     },
     Spec {
@@ -580,6 +588,8 @@ pub(crate) struct Dispatch {
     pub(crate) longest: usize,
     /// The row of `Format::Glued`.
     pub(crate) glued: usize,
+    /// The row of `Format::FunctionaryV32` (its first recipient starts the text, no marker).
+    pub(crate) leading: usize,
 }
 
 impl std::fmt::Debug for Dispatch {
@@ -657,7 +667,8 @@ fn build() -> Option<Dispatch> {
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
     let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
     let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
-    Some(Dispatch { automaton, kinds, reasoning, longest, glued })
+    let leading = REGISTRY.iter().position(|s| s.format == Format::FunctionaryV32)?;
+    Some(Dispatch { automaton, kinds, reasoning, longest, glued, leading })
 }
 
 /// A cheap look at the text after a marker: false when the row's grammar cannot succeed

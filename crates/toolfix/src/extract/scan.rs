@@ -73,6 +73,9 @@ pub(crate) struct State {
     brackets: Brackets,
     /// The format whose own marker came last (see `Cx::hint`).
     hint: Option<Format>,
+    /// The start of the text was looked at (a reply may start with a recipient line,
+    /// `functionary.rs`).
+    began: bool,
 }
 
 impl State {
@@ -109,6 +112,8 @@ pub(crate) enum Step<'a> {
     Noted(Note),
     /// Forced-open reasoning: `[0, reasoning_end)` was reasoning; `[0, cut_end)` leaves content.
     Forced { reasoning_end: usize, cut_end: usize },
+    /// Markup inside a reasoning block that moves, left out of its reasoning text.
+    ReasoningCut(Span),
     /// A reasoning block ended; when blocks move, `moved` is (cut, reasoning text).
     /// `unclosed`: the text ended inside it (its close marker never came).
     BlockEnd { moved: Option<(Span, Span)>, unclosed: bool },
@@ -155,6 +160,13 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         st.pos = len;
         return Some(Step::Prose);
     }
+    if !st.began && st.pos == 0 && r.base == 0 && r.mode == Mode::Content {
+        match lead(text, st, r, d) {
+            Decision::Wait => return None,
+            Decision::Yes(step) => return Some(step),
+            Decision::No | Decision::TooLarge => {}
+        }
+    }
     // Past the text cap, the rest is prose.
     let cap = r.cap;
     if len > cap && st.pos >= cap {
@@ -195,7 +207,8 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         let from = st.pos;
         let to = if limit_is_end && !r.is_final && search_end == limit {
             let hold = d.longest.max(r.cx.lookback);
-            crate::span::floor_char_boundary(text, len.saturating_sub(hold.saturating_sub(1)).max(from))
+            let to = crate::span::floor_char_boundary(text, len.saturating_sub(hold.saturating_sub(1)).max(from));
+            before_id(text, from, to)
         } else {
             search_end
         };
@@ -210,6 +223,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         // A longer marker may still start here, or at any byte from which a marker could
         // run past the end of the text so far (or a tool name glued to a `{` be cut).
         let mut safe = crate::span::floor_char_boundary(text, (len + 1).saturating_sub(hold).min(m.start()));
+        safe = before_id(text, st.pos, safe);
         if r.cx.tools.is_some() && text.as_bytes().get(m.start()) == Some(&b'{') {
             // Not into a tool name glued to this `{`.
             if let Some(g) = super::glued::name_before(text, st.pos, m.start(), r.cx) {
@@ -231,12 +245,21 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
                 Decision::No | Decision::TooLarge => {}
             }
         }
+        if let Some(Kind::Call(rows)) = d.kinds.get(m.pattern().as_usize())
+            && super::text::is_at(text, m.start(), super::kimi_k2::ARG_BEGIN)
+        {
+            match bare_id(text, st, r, rows, m.start(), limit, in_reasoning) {
+                Decision::Wait => return None,
+                Decision::Yes(step) => return Some(step),
+                Decision::No | Decision::TooLarge => {}
+            }
+        }
         st.pos = m.start();
         return Some(Step::Prose);
     }
     let kind = d.kinds.get(m.pattern().as_usize());
     let Some(Kind::Call(rows)) = kind else {
-        return Some(other_marker(st, r, d, kind, m.span(), block.is_some()));
+        return Some(other_marker(st, r, d, kind, m.span(), block));
     };
     // Parsers inside a block see the text up to the block's end only.
     let mut too_large = false;
@@ -285,6 +308,79 @@ fn glued<'a>(
     }
 }
 
+/// The first line of `content`: a Functionary v3.2 recipient (`all`, or a declared tool
+/// followed by its arguments) that the prompt's `>>>` started.
+#[cold]
+fn lead<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>, d: &registry::Dispatch) -> Decision<Step<'a>> {
+    match super::functionary::leading(text, r.is_final) {
+        None => return Decision::Wait,
+        Some(false) => {
+            st.began = true;
+            return Decision::No;
+        }
+        Some(true) => {}
+    }
+    let mut too_large = false;
+    match try_rows(text, 0, &[d.leading], r, st, &mut too_large, text.len()) {
+        Rows::Wait => Decision::Wait,
+        Rows::Found(format, parsed) => {
+            st.began = true;
+            st.pos = parsed.end;
+            Decision::Yes(accept(st, r, format, 0, parsed, false))
+        }
+        Rows::None => {
+            st.began = true;
+            Decision::No
+        }
+    }
+}
+
+/// A call id written right before Kimi K2's argument marker at `marker`, its per-call
+/// marker missing (`kimi_k2.rs`): prose up to the id, or the call read from it. `No` when
+/// there is none (or it does not parse).
+#[cold]
+fn bare_id<'a>(
+    text: &'a str,
+    st: &mut State,
+    r: &Read<'_, '_>,
+    rows: &[usize],
+    marker: usize,
+    limit: usize,
+    in_reasoning: bool,
+) -> Decision<Step<'a>> {
+    let Some(start) = super::kimi_k2::id_before(text, st.pos, marker, r.cx) else {
+        return Decision::No;
+    };
+    if start > st.pos {
+        st.pos = start;
+        return Decision::Yes(Step::Prose);
+    }
+    let mut too_large = false;
+    match try_rows(text, start, rows, r, st, &mut too_large, limit) {
+        Rows::Wait => Decision::Wait,
+        Rows::Found(format, parsed) => {
+            st.pos = parsed.end;
+            Decision::Yes(accept(st, r, format, start, parsed, in_reasoning))
+        }
+        Rows::None => Decision::No,
+    }
+}
+
+/// `to`, or the start of the run of call-id bytes that reaches it (a stream holds back
+/// an id that an argument marker may follow, see `bare_id`), not below `from`.
+fn before_id(text: &str, from: usize, to: usize) -> usize {
+    let low = from.max(to.saturating_sub(super::kimi_k2::MAX_ID));
+    let run = text.get(low..to).map_or(0, |t| t.bytes().rev().take_while(|b| super::kimi_k2::is_id_byte(*b)).count());
+    let goes_on =
+        to - run == low && low > 0 && text.as_bytes().get(low - 1).is_some_and(|b| super::kimi_k2::is_id_byte(*b));
+    if run == 0 || goes_on {
+        // No id there, or a run that began before the window (longer than an id, or in
+        // text already read): it cannot be one.
+        return to;
+    }
+    to - run
+}
+
 /// A marker that is not call markup: a reasoning block's, or a prose wrapper.
 #[cold]
 fn other_marker<'a>(
@@ -293,9 +389,11 @@ fn other_marker<'a>(
     d: &registry::Dispatch,
     kind: Option<&Kind>,
     m: aho_corasick::Span,
-    in_block: bool,
+    block: Option<Block>,
 ) -> Step<'a> {
+    let in_block = block.is_some();
     let in_reasoning = in_block || r.mode == Mode::Reasoning;
+    let close_of = |k: usize| d.reasoning.get(k).map(|x| x.think.close);
     st.pos = m.end;
     match kind {
         Some(Kind::ThinkOpen(k)) if r.mode == Mode::Content && !in_block => {
@@ -311,6 +409,29 @@ fn other_marker<'a>(
             st.forced_done = true;
             st.touched = true;
             Step::Forced { reasoning_end: m.start, cut_end: m.end }
+        }
+        // The block's own opener written again inside it (Gemma 4's `<|channel>`, vLLM
+        // swallows it): markup, not reasoning text, when the block moves.
+        Some(Kind::ThinkOpen(k))
+            if r.mode == Mode::Content && r.move_blocks && block.is_some_and(|b| close_of(b.kind) == close_of(*k)) =>
+        {
+            Step::ReasoningCut(Span::new(m.start, m.end))
+        }
+        // A close marker after reasoning already ended (servers' reasoning parsers absorb
+        // it): markup, not prose, when blocks move.
+        Some(Kind::ThinkClose(k))
+            if r.mode == Mode::Content && r.move_blocks && !in_block && (st.seen_open || st.forced_done) =>
+        {
+            note_owner(st, d, *k);
+            st.touched = true;
+            Step::Calls {
+                region: Span::new(m.start, m.end),
+                calls: Vec::new(),
+                reasoning: false,
+                cut: true,
+                moved: None,
+                kept: None,
+            }
         }
         Some(Kind::Wrapper(owner)) => {
             st.hint = Some(*owner);
@@ -641,6 +762,7 @@ pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool
                 }
             }
             Step::Noted(note) | Step::Exhausted(note) => out.notes.push(note),
+            Step::ReasoningCut(span) => out.reasoning_cuts.push(span),
             Step::Forced { reasoning_end, cut_end } => {
                 out.removed.push(Span::new(0, cut_end));
                 out.reasoning.push(Span::new(0, reasoning_end));

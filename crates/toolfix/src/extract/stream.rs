@@ -334,6 +334,7 @@ impl<'t> StreamExtractor<'t> {
                     }
                 }
                 Step::Noted(note) | Step::Exhausted(note) => events.push(StreamEvent::Note(note)),
+                Step::ReasoningCut(span) => self.cuts.push(span),
                 Step::Forced { cut_end, .. } => {
                     events.push(StreamEvent::ContentWasReasoning);
                     self.moved_any = true;
@@ -342,8 +343,9 @@ impl<'t> StreamExtractor<'t> {
                 Step::BlockEnd { moved, unclosed } => {
                     for (region, c) in std::mem::take(&mut self.held) {
                         if unclosed && scan::ends_unclosed_reasoning(text.len(), region, &self.options.limits) {
-                            if self.cuts.last() != Some(&region) {
+                            if !self.cuts.contains(&region) {
                                 self.cuts.push(region);
+                                self.cuts.sort_unstable_by_key(|c| c.start);
                             }
                             let c = ExtractedCall { channel: Channel::Content, ..c };
                             self.content_call(c, &mut events);
@@ -441,6 +443,7 @@ impl<'t> StreamExtractor<'t> {
             format: c.format,
             channel,
             span: Span::new(c.span.start + self.base, c.span.end + self.base),
+            cut: c.cut,
         }
     }
 
