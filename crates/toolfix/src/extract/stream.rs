@@ -42,6 +42,9 @@ use super::{Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, Rep
 use crate::Span;
 use std::borrow::Cow;
 
+/// Text held back up to this many bytes is read again at the next byte.
+const SHORT_WAIT: usize = 64;
+
 /// What the assembler tells its caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -300,8 +303,11 @@ impl<'t> StreamExtractor<'t> {
         let text = text_owned.as_str();
         loop {
             let Some(step) = scan::step(text, &mut self.state, &read) else {
+                // The next byte may decide a short wait (the start of a marker); a long one
+                // (a call being written) is tried again once it has doubled, which keeps
+                // the re-tries linear.
                 let pending = text.len().saturating_sub(self.state.pos);
-                self.retry_at = text.len() + pending.max(16);
+                self.retry_at = text.len() + if pending <= SHORT_WAIT { 1 } else { pending };
                 break;
             };
             match step {

@@ -118,6 +118,46 @@ impl<'a> ToolCallDelta<'a> {
     }
 }
 
+/// The reply as the server sent it, assembled from the deltas fed to a [`ReplyStream`]
+/// (what a front end needs to ask the model again, or to report what it received).
+///
+/// ```
+/// use toolfix::{FixOptions, ReplyStream, ToolCallDelta};
+///
+/// let mut stream = ReplyStream::new(None, None, FixOptions::default());
+/// stream.push_content("On it.").unwrap();
+/// stream.push_tool_call(ToolCallDelta::new(0).with_id("c1").with_name("ls").with_arguments("{\"pa"));
+/// stream.push_tool_call(ToolCallDelta::new(0).with_arguments("th\": \".\"}"));
+/// let received = stream.received();
+/// assert_eq!(received.content, "On it.");
+/// assert_eq!(received.tool_calls[0].arguments, r#"{"path": "."}"#);
+/// assert_eq!(received.tool_calls[0].id.as_deref(), Some("c1"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Received {
+    /// The `content` text, as received.
+    pub content: String,
+    /// The `reasoning_content` text, when any was received.
+    pub reasoning_content: Option<String>,
+    /// The server-parsed calls, in the order their first delta came.
+    pub tool_calls: Vec<ReceivedCall>,
+}
+
+/// A server-parsed call as received (see [`Received`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReceivedCall {
+    /// The call's `index` in the deltas.
+    pub index: usize,
+    /// Its id, when one came.
+    pub id: Option<String>,
+    /// Its name.
+    pub name: String,
+    /// Its arguments text, joined.
+    pub arguments: String,
+}
+
 /// A server-parsed call being received.
 #[derive(Debug)]
 struct Native {
@@ -151,6 +191,8 @@ pub struct ReplyStream<'t> {
     /// Reasoning moved out of the content (its pieces concatenate).
     moved: Option<String>,
     notes: Vec<Note>,
+    /// The reply as received.
+    received: Received,
 }
 
 impl std::fmt::Debug for ReplyStream<'_> {
@@ -186,7 +228,15 @@ impl<'t> ReplyStream<'t> {
             reasoning_text: None,
             moved: None,
             notes: Vec::new(),
+            received: Received::default(),
         }
+    }
+
+    /// The reply as received so far: content, reasoning and server-parsed calls as the
+    /// server sent them (text refused for size is not in it).
+    #[must_use]
+    pub fn received(&self) -> &Received {
+        &self.received
     }
 
     /// Feed the next piece of `content`.
@@ -204,6 +254,7 @@ impl<'t> ReplyStream<'t> {
             self.content_end = self.content_len + last.0 + last.1.len_utf8();
         }
         self.content_len += text.len();
+        self.received.content.push_str(text);
         let events = self.content.push_str(text);
         let mut out = Vec::new();
         self.take_content(events, &mut out);
@@ -218,6 +269,7 @@ impl<'t> ReplyStream<'t> {
     pub fn push_reasoning(&mut self, text: &str) -> Result<Vec<ReplyEvent>> {
         self.grow(text.len())?;
         self.reasoning_text.get_or_insert_with(String::new).push_str(text);
+        self.received.reasoning_content.get_or_insert_with(String::new).push_str(text);
         let lookup = self.lookup;
         let options = found_options(&self.options);
         let events =
@@ -247,6 +299,20 @@ impl<'t> ReplyStream<'t> {
             // A later call has started: the earlier ones are complete.
             self.complete_natives(Some(delta.index));
             self.natives.push(Native { index: delta.index, id: None, name: String::new(), arguments: None });
+            self.received.tool_calls.push(ReceivedCall { index: delta.index, ..ReceivedCall::default() });
+        }
+        if let Some(r) = self.received.tool_calls.iter_mut().rev().find(|r| r.index == delta.index) {
+            if let Some(id) = delta.id.filter(|i| !i.is_empty()) {
+                r.id.get_or_insert_with(|| id.to_owned());
+            }
+            if let Some(name) = delta.name
+                && r.name != name
+            {
+                push_capped(&mut r.name, name, 1024);
+            }
+            if let Some(a) = delta.arguments {
+                push_capped(&mut r.arguments, a, cap);
+            }
         }
         if let Some(n) = self.natives.iter_mut().find(|n| n.index == delta.index) {
             if let Some(id) = delta.id.filter(|i| !i.is_empty()) {
