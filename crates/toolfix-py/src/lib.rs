@@ -30,6 +30,34 @@ fn fix_reply(
     tools::fix_without_tools(py, content, reasoning_content, tool_calls, finish_reason, history)
 }
 
+/// Seconds that `repair_call` takes over `calls` (name, arguments) `repeat` times, in Rust
+/// alone, outcomes dropped: the benchmark script's baseline for the Python call's overhead.
+#[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "PyO3 extracts the list by value")]
+fn _time_repair_calls(tools: &tools::PyToolSet, calls: Vec<(String, String)>, repeat: usize) -> f64 {
+    let start = std::time::Instant::now();
+    for _ in 0..repeat {
+        for (name, text) in &calls {
+            std::hint::black_box(tools.inner.repair_call(name, text));
+        }
+    }
+    start.elapsed().as_secs_f64()
+}
+
+/// Seconds that `salvage` takes over `texts` `repeat` times, in Rust alone: the benchmark
+/// script's baseline for `loads`.
+#[pyfunction]
+#[expect(clippy::needless_pass_by_value, reason = "PyO3 extracts the list by value")]
+fn _time_salvage(texts: Vec<String>, repeat: usize) -> f64 {
+    let start = std::time::Instant::now();
+    for _ in 0..repeat {
+        for text in &texts {
+            let _ = std::hint::black_box(toolfix::salvage::salvage(text));
+        }
+    }
+    start.elapsed().as_secs_f64()
+}
+
 #[pymodule]
 fn _toolfix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -37,6 +65,8 @@ fn _toolfix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json::loads, m)?)?;
     m.add_function(wrap_pyfunction!(json::repair_json, m)?)?;
     m.add_function(wrap_pyfunction!(fix_reply, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_repair_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(_time_salvage, m)?)?;
     m.add_class::<tools::PyToolSet>()?;
     m.add_class::<tools::PyCallOutcome>()?;
     m.add_class::<reply::PyFixedReply>()?;
