@@ -12,21 +12,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use toolfix::extend::Extensions;
 use toolfix::salvage::TextFix;
-use toolfix::{CallOutcome, Limits, Repair, Tool, ToolSet};
-
-/// What running a tool does to the world; it decides what recovery may do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Effect {
-    /// Reads only. Retried on transient errors; may receive values salvaged from
-    /// output cut off by the token limit.
-    ReadOnly,
-    /// Changes things, but running it twice is the same as once. Retried on transient errors.
-    Idempotent,
-    /// Changes things; never retried (a timeout may have taken effect).
-    Mutating,
-}
+use toolfix::schema::Extensions;
+use toolfix::{CallOutcome, Effect, Limits, Repair, Tool, ToolSet};
 
 /// One tool call from the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -338,9 +326,7 @@ impl Dispatcher {
         let mut all = self.tools.tools().to_vec();
         all.push(tool);
         let mut tools = ToolSet::from_tools(all)?;
-        if effect == Effect::ReadOnly {
-            tools = tools.with_read_only(name, true)?;
-        }
+        tools = tools.with_effect(name, effect)?;
         if let Some(ext) = &self.extensions {
             tools = tools.with_extensions(ext.clone());
         }

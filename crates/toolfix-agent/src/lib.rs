@@ -32,11 +32,15 @@ mod llm;
 #[cfg(feature = "tokio")]
 pub use backoff::TokioTimer;
 pub use backoff::{Backoff, BoxFuture, Jitter, Timer};
-pub use dispatch::{Bounds, Call, Dispatcher, Effect, Outcome, Success, Turn};
+pub use dispatch::{Bounds, Call, Dispatcher, Outcome, Success, Turn};
 pub use error::{Error, ExecError, Severity, ToolError, Transience};
 pub use handlers::{Decide, Decision, FixAnswer, FixRequest, Fixer, Handlers, OnExecution, Sanitiser, text_fixer};
 #[cfg(feature = "llm")]
 pub use llm::LlmFixer;
+/// What running a tool does to the world (read-only, idempotent, mutating): the library's
+/// one side-effect model, which also decides what recovery may do (a mutating tool is never
+/// retried after a transient failure).
+pub use toolfix::Effect;
 
 #[cfg(all(doctest, feature = "tokio", feature = "llm"))]
 #[doc = include_str!("../../../docs/agent.md")]

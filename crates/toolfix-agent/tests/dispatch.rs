@@ -409,7 +409,7 @@ fn definitions_come_from_the_types() {
 
 #[tokio::test]
 async fn library_extensions_apply_to_registered_tools() {
-    use toolfix::extend::Extensions;
+    use toolfix::schema::Extensions;
     let ran = counter();
     let ext = Extensions::new()
         .with_field_matcher(|given, _| (given == "body").then(|| "content".to_owned()))

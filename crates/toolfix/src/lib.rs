@@ -40,7 +40,6 @@ pub mod bind;
 mod canonical;
 pub mod check;
 mod error;
-pub mod extend;
 pub mod extract;
 pub mod feedback;
 pub mod flatten;
@@ -61,11 +60,11 @@ pub use feedback::Refusal;
 pub use limits::Limits;
 pub use pipeline::{CallOptions, CallOutcome};
 pub use reply::{
-    CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream, ToolCallDelta,
-    fix_reply,
+    CallFixer, CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream,
+    ToolCallDelta, fix_reply,
 };
 pub use report::{Outcome, Repair, RepairKind, Report, Stats};
-pub use schema::{Policy, Tool, ToolSet};
+pub use schema::{Effect, Policy, Tool, ToolSet};
 pub use span::Span;
 pub use validate::Issue;
 

@@ -159,8 +159,13 @@ pub struct Report {
     pub tool: String,
     /// How the call ended.
     pub outcome: Outcome,
-    /// Text-level fixes made by salvage.
+    /// Text-level fixes made by salvage to the arguments (spans in the arguments text).
     pub text_fixes: Vec<TextFix>,
+    /// Text-level fixes made to the markup the call was found in, when the call was written
+    /// in a reply's text and its envelope was not strict JSON (`{'name': 'x', ...}`); spans
+    /// in that channel's text.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub envelope_fixes: Vec<TextFix>,
     /// Schema-level repairs, in the order they were made.
     pub repairs: Vec<Repair>,
     /// Notes for the model (e.g. which defaults were filled).
@@ -168,9 +173,19 @@ pub struct Report {
 }
 
 impl Report {
+    pub(crate) fn new(
+        tool: &str,
+        outcome: Outcome,
+        text_fixes: Vec<TextFix>,
+        repairs: Vec<Repair>,
+        notes: Vec<String>,
+    ) -> Report {
+        Report { tool: tool.to_owned(), outcome, text_fixes, envelope_fixes: Vec::new(), repairs, notes }
+    }
+
     /// Emit the `tracing` event for this report: `tool_call_repaired` (debug) or
     /// `tool_call_invalid` (info); nothing for an untouched call.
-    pub fn trace(&self) {
+    pub(crate) fn trace(&self) {
         // Written only when the event is enabled.
         let kinds = Kinds(&self.repairs);
         match self.outcome {
@@ -279,13 +294,13 @@ mod tests {
     #[test]
     fn stats_count() {
         let stats = Stats::default();
-        let report = Report {
-            tool: "t".into(),
-            outcome: Outcome::Repaired,
-            text_fixes: vec![],
-            repairs: vec![Repair::new(RepairKind::CoercedScalar, "/a", None, None)],
-            notes: vec![],
-        };
+        let report = Report::new(
+            "t",
+            Outcome::Repaired,
+            vec![],
+            vec![Repair::new(RepairKind::CoercedScalar, "/a", None, None)],
+            vec![],
+        );
         std::thread::scope(|s| {
             s.spawn(|| stats.record(&report));
             s.spawn(|| stats.record(&report));

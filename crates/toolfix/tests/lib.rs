@@ -1,9 +1,9 @@
 //! The library's integration tests, linked as one test binary (`autotests = false`).
 
-mod common;
 mod bench_inputs;
 mod bfcl_corruption;
 mod check_props;
+mod common;
 mod extend;
 mod extract_api;
 mod feedback;

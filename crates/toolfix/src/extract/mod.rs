@@ -72,7 +72,6 @@ mod tags;
 mod text;
 
 /// Keys of the calls taken so far (repeats in a stream of server calls).
-pub(crate) use dedupe::Seen as CallsSeen;
 pub use format::Format;
 
 use crate::{Limits, Span};
@@ -171,6 +170,10 @@ pub struct ExtractedCall<'a> {
     /// The bytes of the call's markup in its channel's text (for [`Channel::ToolCalls`],
     /// an empty span at the call's index in the server's list).
     pub span: Span,
+    /// Fixes salvage made to the call's envelope when it was not strict JSON
+    /// (`{'name': …}`), spans in the channel's text.
+    #[serde(skip)]
+    pub(crate) envelope: Vec<crate::salvage::TextFix>,
 }
 
 /// An assistant message as the server returned it.
@@ -336,6 +339,9 @@ pub struct Options {
     pub repeats: Repeats,
     /// The caps (text per channel, calls per reply, markup per call, depth).
     pub limits: Limits,
+    /// Keep every call, repeats included: the caller (the whole-reply layer) drops them by
+    /// the keys of the accepted calls, so no arguments are read twice.
+    pub(crate) keep_repeats: bool,
 }
 
 impl Options {
@@ -364,6 +370,13 @@ impl Options {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// These options keeping every call, repeats included (the whole-reply layer drops
+    /// them by the accepted calls' keys).
+    pub(crate) fn keeping_repeats(mut self) -> Self {
+        self.keep_repeats = true;
         self
     }
 }
@@ -549,6 +562,7 @@ fn assemble<'a>(
             format: c.format,
             channel,
             span: c.span,
+            envelope: c.envelope,
         }
     };
     let mut candidates = native;
@@ -585,6 +599,14 @@ fn keep_once<'a>(
     // Keys per channel, to tell a repeat in the same channel from one in another.
     let mut seen: Vec<(Channel, dedupe::Seen)> = Vec::new();
     for c in candidates {
+        if options.keep_repeats {
+            if calls.len() >= options.limits.max_calls {
+                notes.push(Note::new(NoteKind::TooManyCalls, c.span, Some(c.name.to_string())));
+                break;
+            }
+            calls.push(c);
+            continue;
+        }
         let in_other = seen.iter().any(|(ch, s)| *ch != c.channel && s.contains(&c.name, &c.arguments));
         let own = seen.iter().position(|(ch, _)| *ch == c.channel).unwrap_or_else(|| {
             seen.push((c.channel, dedupe::Seen::default()));

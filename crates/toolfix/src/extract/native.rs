@@ -35,6 +35,7 @@ pub(crate) fn calls<'a>(
         format: Format::Native,
         channel: Channel::ToolCalls,
         span: Span::at(index),
+        envelope: Vec::new(),
     };
     match tools.and_then(|t| split(t, &name, &arguments)) {
         Some(parts) => {

@@ -312,7 +312,10 @@ impl<'t> StreamExtractor<'t> {
                             if self.reasoning_calls.len() < self.options.limits.max_calls {
                                 self.reasoning_calls.push(c);
                             }
-                        } else if !self.seen.take(&c.name, &c.arguments) && self.options.repeats == Repeats::Drop {
+                        } else if !self.options.keep_repeats
+                            && !self.seen.take(&c.name, &c.arguments)
+                            && self.options.repeats == Repeats::Drop
+                        {
                             events.push(StreamEvent::Note(Note::new(
                                 NoteKind::Duplicate,
                                 c.span,
@@ -394,6 +397,11 @@ impl<'t> StreamExtractor<'t> {
             format: c.format,
             channel,
             span: Span::new(c.span.start + self.base, c.span.end + self.base),
+            envelope: c
+                .envelope
+                .iter()
+                .map(|f| crate::salvage::TextFix { span: f.span.shift(self.base), ..*f })
+                .collect(),
         }
     }
 
