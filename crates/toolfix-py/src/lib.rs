@@ -8,6 +8,7 @@
 //! `python3`.
 
 mod convert;
+mod fixer;
 mod json;
 mod reply;
 mod stream;
@@ -71,6 +72,7 @@ fn _toolfix(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tools::PyCallOutcome>()?;
     m.add_class::<reply::PyFixedReply>()?;
     m.add_class::<reply::PyFixedCall>()?;
+    m.add_class::<fixer::PyCallFixer>()?;
     m.add_class::<stream::PyReplyStream>()?;
     m.add_class::<stream::PyEvent>()?;
     Ok(())

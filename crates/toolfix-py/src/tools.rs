@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyType};
 use serde_json::{Value, json};
-use toolfix::{CallOptions, CallOutcome, ToolSet};
+use toolfix::{CallOptions, CallOutcome, Effect, ToolSet};
 
 /// Tool definitions, each schema compiled once; cheap to share between threads.
 #[pyclass(frozen, module = "toolfix", name = "ToolSet")]
@@ -21,10 +21,25 @@ fn definition_error(e: &toolfix::Error) -> PyErr {
     PyValueError::new_err(e.report())
 }
 
-fn build(definitions: &[Value], read_only: Option<Vec<String>>) -> PyResult<PyToolSet> {
+/// An effect by its Python name.
+fn effect_named(name: &str) -> PyResult<Effect> {
+    Effect::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown effect {name:?} (expected \"read_only\", \"idempotent\" or \"mutating\")"
+        ))
+    })
+}
+
+fn build(
+    definitions: &[Value],
+    read_only: Option<Vec<String>>,
+    idempotent: Option<Vec<String>>,
+) -> PyResult<PyToolSet> {
     let mut set = ToolSet::new(definitions).map_err(|e| definition_error(&e))?;
-    for name in read_only.unwrap_or_default() {
-        set = set.with_read_only(&name, true).map_err(|e| definition_error(&e))?;
+    for (names, effect) in [(read_only, Effect::ReadOnly), (idempotent, Effect::Idempotent)] {
+        for name in names.unwrap_or_default() {
+            set = set.with_effect(&name, effect).map_err(|e| definition_error(&e))?;
+        }
     }
     Ok(PyToolSet { inner: set })
 }
@@ -50,49 +65,61 @@ impl PyToolSet {
     /// names tools declared free of side effects (MCP's `readOnlyHint` and `x-toolfix`
     /// hints are read too).
     #[new]
-    #[pyo3(signature = (tools, *, read_only = None))]
-    fn new(tools: &Bound<'_, PyAny>, read_only: Option<Vec<String>>) -> PyResult<Self> {
-        build(&definitions(tools)?, read_only)
+    #[pyo3(signature = (tools, *, read_only = None, idempotent = None))]
+    fn new(
+        tools: &Bound<'_, PyAny>,
+        read_only: Option<Vec<String>>,
+        idempotent: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        build(&definitions(tools)?, read_only, idempotent)
     }
 
     /// Tools in OpenAI form (Chat Completions or Responses).
     #[classmethod]
-    #[pyo3(signature = (tools, *, read_only = None))]
+    #[pyo3(signature = (tools, *, read_only = None, idempotent = None))]
     fn from_openai(
         _cls: &Bound<'_, PyType>,
         tools: &Bound<'_, PyAny>,
         read_only: Option<Vec<String>>,
+        idempotent: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        Self::new(tools, read_only)
+        Self::new(tools, read_only, idempotent)
     }
 
     /// Tools in Anthropic form (`{"name", "description", "input_schema"}`).
     #[classmethod]
-    #[pyo3(signature = (tools, *, read_only = None))]
+    #[pyo3(signature = (tools, *, read_only = None, idempotent = None))]
     fn from_anthropic(
         _cls: &Bound<'_, PyType>,
         tools: &Bound<'_, PyAny>,
         read_only: Option<Vec<String>>,
+        idempotent: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        Self::new(tools, read_only)
+        Self::new(tools, read_only, idempotent)
     }
 
     /// Tools in MCP form (`{"name", "description", "inputSchema", "annotations"?}`), as
     /// dicts or `mcp.types.Tool` objects.
     #[classmethod]
-    #[pyo3(signature = (tools, *, read_only = None))]
-    fn from_mcp(_cls: &Bound<'_, PyType>, tools: &Bound<'_, PyAny>, read_only: Option<Vec<String>>) -> PyResult<Self> {
-        Self::new(tools, read_only)
+    #[pyo3(signature = (tools, *, read_only = None, idempotent = None))]
+    fn from_mcp(
+        _cls: &Bound<'_, PyType>,
+        tools: &Bound<'_, PyAny>,
+        read_only: Option<Vec<String>>,
+        idempotent: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        Self::new(tools, read_only, idempotent)
     }
 
     /// Tools from pydantic models: each model's class name is the tool's name, its
     /// docstring the description, `model_json_schema()` the parameters.
     #[classmethod]
-    #[pyo3(signature = (models, *, read_only = None))]
+    #[pyo3(signature = (models, *, read_only = None, idempotent = None))]
     fn from_pydantic(
         _cls: &Bound<'_, PyType>,
         models: &Bound<'_, PyAny>,
         read_only: Option<Vec<String>>,
+        idempotent: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let mut defs = Vec::new();
         for model in models.try_iter()? {
@@ -103,23 +130,24 @@ impl PyToolSet {
             let description = doc.map(|d| d.trim().to_owned()).unwrap_or_default();
             defs.push(json!({"name": name, "description": description, "parameters": schema}));
         }
-        build(&defs, read_only)
+        build(&defs, read_only, idempotent)
     }
 
     /// Tools from plain JSON Schemas: `{name: schema}`.
     #[classmethod]
-    #[pyo3(signature = (schemas, *, read_only = None))]
+    #[pyo3(signature = (schemas, *, read_only = None, idempotent = None))]
     fn from_schemas(
         _cls: &Bound<'_, PyType>,
         schemas: &Bound<'_, PyDict>,
         read_only: Option<Vec<String>>,
+        idempotent: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let mut defs = Vec::new();
         for (name, schema) in schemas.iter() {
             let name: String = name.extract()?;
             defs.push(json!({"name": name, "parameters": py_to_value(&schema)?}));
         }
-        build(&defs, read_only)
+        build(&defs, read_only, idempotent)
     }
 
     /// The declared tool names, in order.
@@ -128,15 +156,29 @@ impl PyToolSet {
         self.inner.tools().iter().map(|t| t.name().to_owned()).collect()
     }
 
+    /// What running the tool `name` (resolved as calls are) does: `"read_only"`,
+    /// `"idempotent"` or `"mutating"` (the default), `None` for no such tool.
+    fn effect(&self, name: &str) -> Option<&'static str> {
+        self.inner.tool(name).ok().map(|t| t.effect().as_str())
+    }
+
     /// True when the tool `name` (resolved as calls are) is declared read-only.
     fn is_read_only(&self, name: &str) -> bool {
         self.inner.tool(name).is_ok_and(toolfix::Tool::is_read_only)
     }
 
-    /// The same tools, with `name` declared read-only (or not).
+    /// The same tools, with the effect of `name` declared: `"read_only"`, `"idempotent"`
+    /// or `"mutating"`.
+    fn with_effect(&self, name: &str, effect: &str) -> PyResult<Self> {
+        let inner = self.inner.clone().with_effect(name, effect_named(effect)?).map_err(|e| definition_error(&e))?;
+        Ok(PyToolSet { inner })
+    }
+
+    /// The same tools, with `name` declared read-only (or, `False`, mutating).
     #[pyo3(signature = (name, read_only = true))]
     fn with_read_only(&self, name: &str, read_only: bool) -> PyResult<Self> {
-        let inner = self.inner.clone().with_read_only(name, read_only).map_err(|e| definition_error(&e))?;
+        let effect = if read_only { Effect::ReadOnly } else { Effect::Mutating };
+        let inner = self.inner.clone().with_effect(name, effect).map_err(|e| definition_error(&e))?;
         Ok(PyToolSet { inner })
     }
 

@@ -111,3 +111,24 @@ def test_dropping_a_stream_mid_way_is_fine(tools):
         stream = toolfix.ReplyStream(tools)
         stream.push_content("<tool_call>{")
         del stream
+
+
+def test_call_fixer_fixes_one_call_at_a_time(tools):
+    fixer = toolfix.CallFixer(tools)
+    call = fixer.fix("GetWeather", "{'city': 'Paris', 'days': '3'}", id="c1")
+    assert call.id == "c1" and call.name == "get_weather" and call.arguments == {"city": "Paris", "days": 3}
+    assert fixer.fix("get_weather", {"city": "Rome"}).id.startswith("call_")
+    refused = fixer.fix("transfer", '{"account": "A", "amount": 5, "amount": 50}', id="c2")
+    assert refused.status == "refused" and "/amount" in refused.message
+    cut = fixer.fix("transfer", '{"account": "A", "amount": 5}', at_cut=False)
+    assert cut.ok
+
+
+def test_call_fixer_storm_guard_counts_the_session(tools):
+    fixer = toolfix.CallFixer(tools)
+    statuses = []
+    for i in range(3):
+        call = fixer.fix("transfer", '{"account": "A", "amount": 5}', id=f"c{i}")
+        statuses.append(call.status)
+        fixer.record_result(f"c{i}", "ok")
+    assert statuses[:2] == ["untouched", "untouched"] and statuses[2] == "suppressed"

@@ -155,3 +155,15 @@ def test_tool_sets_are_shared_between_threads(tools):
     for t in threads:
         t.join()
     assert len(results) == 800 and all(r == {"city": "Paris", "days": 3} for r in results)
+
+
+def test_effects():
+    tools = toolfix.ToolSet.from_openai([WEATHER, TRANSFER], read_only=["get_weather"], idempotent=["transfer"])
+    assert tools.effect("get_weather") == "read_only" and tools.effect("transfer") == "idempotent"
+    assert tools.effect("GetWeather") == "read_only" and tools.effect("nope") is None
+    mutating = tools.with_effect("transfer", "mutating").with_read_only("get_weather", False)
+    assert mutating.effect("transfer") == "mutating" and mutating.effect("get_weather") == "mutating"
+    with pytest.raises(ValueError):
+        tools.with_effect("transfer", "sometimes")
+    with pytest.raises(ValueError):
+        tools.with_effect("no_such_tool", "read_only")

@@ -27,6 +27,7 @@ the framework is installed).
 """
 
 from toolfix._toolfix import (
+    CallFixer,
     CallOutcome,
     FixedCall,
     FixedReply,
@@ -41,6 +42,7 @@ from toolfix._toolfix import (
 )
 
 __all__ = [
+    "CallFixer",
     "CallOutcome",
     "FixedCall",
     "FixedReply",
