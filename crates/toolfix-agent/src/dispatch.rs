@@ -558,5 +558,5 @@ impl Dispatcher {
 }
 
 fn refusal_of(outcome: &CallOutcome) -> toolfix::Refusal {
-    outcome.refusal().cloned().unwrap_or_else(|| toolfix::Refusal::new(String::new(), Vec::new()))
+    outcome.refusal().cloned().unwrap_or_default()
 }

@@ -63,9 +63,9 @@ fn run() -> Result<(), String> {
                     (_, None) => false,
                 };
                 if good {
-                    ok += 1
+                    ok += 1;
                 } else {
-                    wrong += 1
+                    wrong += 1;
                 }
                 black_box(outcome);
             }
@@ -82,9 +82,9 @@ fn run() -> Result<(), String> {
                 let value: Value = serde_json::from_str(black_box(text)).map_err(|e| e.to_string())?;
                 let valid = validators.get(i).is_some_and(|v| v.is_valid(&value));
                 if valid {
-                    ok += 1
+                    ok += 1;
                 } else {
-                    wrong += 1
+                    wrong += 1;
                 }
                 black_box(value);
             }

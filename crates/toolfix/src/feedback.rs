@@ -5,12 +5,12 @@
 
 use crate::pointer::Moves;
 use crate::report::CallNote;
+use crate::report::{Issue, Refusal};
 use crate::salvage::{Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{NameError, Tool};
 use crate::span::{floor_char_boundary, shorten};
-use crate::validate::{Issue, Problem, ProblemKind, Violation, ViolationKind};
-use serde::Serialize;
+use crate::validate::{Problem, ProblemKind, Violation, ViolationKind};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -18,31 +18,6 @@ use std::fmt::Write as _;
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 const MAX_RECEIVED: usize = 80;
 const MAX_OPTIONS: usize = 12;
-
-/// A refused call: the message for the model and the issues as data.
-///
-/// ```
-/// let refusal = toolfix::Refusal::new("The tool `x` is not offered.", Vec::new());
-/// assert!(refusal.issues.is_empty());
-/// assert_eq!(toolfix::Refusal::default().message, "");
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Refusal {
-    /// The whole message, at most 4 KiB.
-    pub message: String,
-    /// One entry per failing place.
-    pub issues: Vec<Issue>,
-}
-
-impl Refusal {
-    /// A refusal with `message` (capped at [`MAX_MESSAGE_BYTES`]) and `issues`: for front
-    /// ends that refuse a call for a reason of their own.
-    #[must_use]
-    pub fn new(message: impl Into<String>, issues: Vec<Issue>) -> Refusal {
-        Refusal { message: cap(message.into()), issues }
-    }
-}
 
 /// Build the refusal for a call whose (possibly partly repaired) `value` has `found`
 /// violations, with `problems` repair could not settle. `original` maps a path back to
@@ -362,12 +337,25 @@ pub(crate) fn finish(tool: &Tool, mut refusal: Refusal) -> Refusal {
     refusal
 }
 
-/// A tool's description as shown to a model: the description, then its contract.
-pub(crate) fn description_for_model(description: &str, contract: Option<&str>) -> String {
-    match contract {
-        Some(c) if description.is_empty() => format!("Contract: {c}"),
-        Some(c) => format!("{description}\n\nContract: {c}"),
-        None => description.to_owned(),
+impl Tool {
+    /// The description to show a model: the description, then the contract hint
+    /// ([`Tool::contract`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::Tool;
+    ///
+    /// let tool = Tool::from_definition(&json!({"name": "ls", "description": "List a directory.",
+    ///     "parameters": {"type": "object", "x-toolfix": {"contract": "paths are absolute"}}})).unwrap();
+    /// assert_eq!(tool.description_for_model(), "List a directory.\n\nContract: paths are absolute");
+    /// ```
+    #[must_use]
+    pub fn description_for_model(&self) -> String {
+        match self.contract() {
+            Some(c) if self.description().is_empty() => format!("Contract: {c}"),
+            Some(c) => format!("{}\n\nContract: {c}", self.description()),
+            None => self.description().to_owned(),
+        }
     }
 }
 

@@ -53,20 +53,18 @@ pub mod report;
 pub mod salvage;
 pub mod schema;
 mod span;
-pub mod validate;
+mod validate;
 
 pub use error::{Error, ErrorKind, Result};
-pub use feedback::Refusal;
 pub use limits::Limits;
 pub use pipeline::{CallOptions, CallOutcome};
 pub use reply::{
     CallFixer, CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream,
     ToolCallDelta, fix_reply,
 };
-pub use report::{Outcome, Repair, RepairKind, Report, Stats};
+pub use report::{Issue, Outcome, Refusal, Repair, RepairKind, Report, Stats};
 pub use schema::{Effect, Policy, Tool, ToolSet};
 pub use span::Span;
-pub use validate::Issue;
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

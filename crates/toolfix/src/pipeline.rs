@@ -24,10 +24,10 @@
 //! assert!(bad.refusal().unwrap().message.contains("/query"));
 //! ```
 
-use crate::feedback::{self, Refusal};
+use crate::feedback;
 use crate::pointer::{Moves, TextIndex, render};
 use crate::repair::{self, Ctx};
-use crate::report::{CallNote, Outcome, Repair, RepairKind, Report};
+use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
 use crate::salvage::{self, TextFix, Truncation};
 use crate::schema::view::{self, Types};
 use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};

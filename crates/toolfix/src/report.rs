@@ -66,6 +66,72 @@ repair_kinds! {
     UncertainMatch => "uncertain_match",
 }
 
+/// One reason a call was refused, for people and models.
+///
+/// ```
+/// let issue = toolfix::Issue::new("/path", "string").with_hint("send a path");
+/// assert_eq!(issue.received, None);
+/// assert_eq!(issue.hint.as_deref(), Some("send a path"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Issue {
+    /// JSON pointer into the arguments (`""` for the whole call).
+    pub path: String,
+    /// What the schema expected there, in a compact rendering.
+    pub expected: String,
+    /// What was received, shortened (`None` when missing or when the tool is sensitive).
+    pub received: Option<String>,
+    /// A concrete fix.
+    pub hint: Option<String>,
+}
+
+impl Issue {
+    /// An issue at `path` (a JSON pointer into the arguments) where the schema expected
+    /// `expected`.
+    #[must_use]
+    pub fn new(path: impl Into<String>, expected: impl Into<String>) -> Issue {
+        Issue { path: path.into(), expected: expected.into(), received: None, hint: None }
+    }
+
+    /// This issue with what was received.
+    #[must_use]
+    pub fn with_received(mut self, received: impl Into<String>) -> Issue {
+        self.received = Some(received.into());
+        self
+    }
+
+    /// This issue with a concrete fix.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Issue {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// A refused call: the message for the model (written by `feedback`, at most 4 KiB) and
+/// the issues as data.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::ToolSet;
+///
+/// let tools = ToolSet::new(&[json!({"name": "t", "parameters": {"type": "object",
+///     "properties": {"n": {"type": "integer"}}, "required": ["n"]}})]).unwrap();
+/// let refusal = tools.repair_call("t", "{}").refusal().cloned().unwrap();
+/// assert_eq!(refusal.issues[0].path, "/n");
+/// assert!(refusal.message.contains("/n"));
+/// assert_eq!(toolfix::Refusal::default().message, "");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Refusal {
+    /// The whole message, at most 4 KiB.
+    pub message: String,
+    /// One entry per failing place.
+    pub issues: Vec<Issue>,
+}
+
 /// One schema-level repair: what kind, where (a JSON pointer into the repaired
 /// arguments), and the value before and after (`None` for absent).
 #[derive(Clone, Debug, PartialEq, Serialize)]

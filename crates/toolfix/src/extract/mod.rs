@@ -136,6 +136,20 @@ impl<S: std::hash::BuildHasher + Sync> ToolLookup for std::collections::HashMap<
     }
 }
 
+impl ToolLookup for crate::schema::ToolSet {
+    fn is_known(&self, name: &str) -> bool {
+        matches!(self.tool(name), Ok(_) | Err(crate::schema::NameError::Broken { .. }))
+    }
+
+    fn parameters(&self, name: &str) -> Option<&serde_json::Value> {
+        self.tool(name).ok().map(crate::schema::Tool::parameters)
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.tools().iter().map(crate::schema::Tool::name).chain(self.broken_names()).collect()
+    }
+}
+
 /// A call found in the model's output.
 ///
 /// Serializes with its `arguments` as the text found (a JSON string: they may still need

@@ -45,9 +45,9 @@ pub use fixer::CallFixer;
 pub use stream::{ReplyEvent, ReplyStream, ToolCallDelta};
 
 use crate::extract::{self, Channel, Format, Message, Note, ReasoningCalls};
-use crate::feedback::Refusal;
 use crate::guard::{GuardConfig, Suppressed};
 use crate::pipeline::CallOutcome;
+use crate::report::Refusal;
 use crate::report::Report;
 use crate::{Error, ErrorKind, Limits, Result, ToolSet};
 use serde::Serialize;

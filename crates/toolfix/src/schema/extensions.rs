@@ -29,7 +29,7 @@
 //! ```
 
 use super::{Tool, ToolSet};
-use crate::feedback::Refusal;
+use crate::report::Refusal;
 use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
@@ -163,20 +163,5 @@ impl Tool {
         let registered =
             self.extensions().and_then(|e| e.contracts.iter().find(|(n, _)| n == self.name()).map(|(_, c)| c.as_str()));
         registered.or_else(|| self.parameters().get("x-toolfix")?.get("contract")?.as_str())
-    }
-
-    /// The description to show a model: the description, then the contract hint.
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use toolfix::Tool;
-    ///
-    /// let tool = Tool::from_definition(&json!({"name": "ls", "description": "List a directory.",
-    ///     "parameters": {"type": "object", "x-toolfix": {"contract": "paths are absolute"}}})).unwrap();
-    /// assert_eq!(tool.description_for_model(), "List a directory.\n\nContract: paths are absolute");
-    /// ```
-    #[must_use]
-    pub fn description_for_model(&self) -> String {
-        crate::feedback::description_for_model(self.description(), self.contract())
     }
 }

@@ -528,20 +528,6 @@ fn definition_name(definition: &Value) -> Option<&str> {
     definition.get("function").filter(|f| f.is_object()).unwrap_or(definition).get("name")?.as_str()
 }
 
-impl crate::extract::ToolLookup for ToolSet {
-    fn is_known(&self, name: &str) -> bool {
-        matches!(self.tool(name), Ok(_) | Err(NameError::Broken { .. }))
-    }
-
-    fn parameters(&self, name: &str) -> Option<&Value> {
-        self.tool(name).ok().map(Tool::parameters)
-    }
-
-    fn names(&self) -> Vec<&str> {
-        self.tools().iter().map(Tool::name).chain(self.inner.broken.iter().map(|(n, _)| n.as_str())).collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,7 +598,6 @@ mod tests {
         assert_eq!(set.tool("readFile").unwrap().name(), "read_file");
         assert!(matches!(set.tool("WriteFile"), Err(NameError::Broken { ref name, .. }) if name == "write_file"));
         assert_eq!(set.broken_names(), ["write_file"]);
-        assert!(crate::extract::ToolLookup::is_known(&set, "write_file"));
     }
 
     #[test]
