@@ -6,6 +6,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
+use std::sync::Mutex;
 
 /// Deepest nesting read from Python objects (tool schemas, histories): the library's own
 /// default depth cap.
@@ -25,7 +26,12 @@ enum Open<'py> {
 /// Nesting is read with an explicit stack; text that is not strict JSON is a `ValueError`
 /// (it cannot come from the library, but nothing here panics on it).
 pub(crate) fn json_to_py<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
-    let mut r = Reader { text, b: text.as_bytes(), i: 0 };
+    // The key cache is taken once per value, and only when free: building objects can run
+    // Python code (a finalizer during garbage collection) that reads JSON again, on this
+    // thread or another, so waiting for the lock could deadlock. Busy or poisoned, the
+    // value is read without it.
+    let mut keys = KEYS.try_lock().ok();
+    let mut r = Reader { text, b: text.as_bytes(), i: 0, keys: keys.as_deref_mut() };
     let mut stack: Vec<Open<'py>> = Vec::new();
     loop {
         r.skip_ws();
@@ -100,14 +106,53 @@ fn pop<'py>(py: Python<'py>, stack: &mut Vec<Open<'py>>) -> Bound<'py, PyAny> {
     }
 }
 
+/// Object keys seen lately, as Python strings: tool-call arguments repeat the same few
+/// keys, and a cached key costs neither a new string nor its hash. A fixed table of slots
+/// indexed by an FNV-1a hash of the key's bytes; a slot holds the last key that hashed to
+/// it. Only short keys without escapes are cached.
+struct KeyCache {
+    slots: Vec<Option<(Box<str>, Py<PyString>)>>,
+}
+
+const KEY_SLOTS: usize = 512;
+const KEY_MAX_BYTES: usize = 48;
+
+static KEYS: Mutex<KeyCache> = Mutex::new(KeyCache { slots: Vec::new() });
+
+impl KeyCache {
+    /// The Python string for `key` (its raw bytes in the text, with no escape).
+    fn get<'py>(&mut self, py: Python<'py>, key: &str) -> Bound<'py, PyString> {
+        if key.len() > KEY_MAX_BYTES {
+            return PyString::new(py, key);
+        }
+        if self.slots.is_empty() {
+            self.slots.resize_with(KEY_SLOTS, || None);
+        }
+        let mut h: u32 = 0x811c_9dc5;
+        for &b in key.as_bytes() {
+            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        let Some(slot) = self.slots.get_mut(h as usize % KEY_SLOTS) else { return PyString::new(py, key) };
+        if let Some((k, s)) = slot.as_ref()
+            && **k == *key
+        {
+            return s.bind(py).clone();
+        }
+        let s = PyString::new(py, key);
+        *slot = Some((key.into(), s.clone().unbind()));
+        s
+    }
+}
+
 /// A cursor over strict JSON text.
-struct Reader<'t> {
+struct Reader<'t, 'k> {
     text: &'t str,
     b: &'t [u8],
     i: usize,
+    keys: Option<&'k mut KeyCache>,
 }
 
-impl Reader<'_> {
+impl Reader<'_, '_> {
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
@@ -128,7 +173,7 @@ impl Reader<'_> {
         if self.peek() != Some(b'"') {
             return Err(self.error("expected a key"));
         }
-        let key = self.string(py)?;
+        let key = self.key_string(py)?;
         self.skip_ws();
         if self.peek() != Some(b':') {
             return Err(self.error("expected `:`"));
@@ -182,6 +227,20 @@ impl Reader<'_> {
         match s.parse::<f64>() {
             Ok(f) => Ok(PyFloat::new(py, f).into_any()),
             Err(_) => Err(self.error("not a number")),
+        }
+    }
+
+    /// A key at the cursor (on its opening quote): from the cache when it has no escape.
+    fn key_string<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
+        let start = self.i + 1;
+        let end = self.b.get(start..).and_then(|rest| rest.iter().position(|&c| c == b'"' || c == b'\\'));
+        match (end, self.keys.as_deref_mut()) {
+            (Some(n), Some(keys)) if self.b.get(start + n) == Some(&b'"') => {
+                let key = self.text.get(start..start + n).unwrap_or("");
+                self.i = start + n + 1;
+                Ok(keys.get(py, key))
+            }
+            _ => self.string(py),
         }
     }
 
