@@ -150,3 +150,11 @@ def test_input_size_is_capped_and_can_be_raised():
 def test_not_a_string_is_a_type_error():
     with pytest.raises(TypeError):
         toolfix.loads(b"{}")  # type: ignore[arg-type]
+
+
+def test_keys_read_through_the_cache_are_the_right_keys():
+    # Many distinct keys (slots replaced), long keys (not cached), escaped and non-ASCII keys.
+    for i in range(3000):
+        key = f"k{i}" if i % 3 else "x" * (40 + i % 20)
+        assert toolfix.loads(f'{{"{key}": {i}, "é": 1, "a\\"b": 2}}') == {key: i, "é": 1, 'a"b': 2}
+    assert list(toolfix.loads('{"b": 1, "a": 2, "b": 3}')) == ["b", "a"]
