@@ -54,6 +54,7 @@ pub struct CallFixer {
 pub(crate) struct Prepared {
     pub(crate) outcome: CallOutcome,
     pub(crate) written_name: String,
+    pub(crate) written_arguments: String,
     pub(crate) id: Option<String>,
     pub(crate) format: Format,
     pub(crate) channel: Channel,
@@ -132,6 +133,7 @@ impl CallFixer {
         Prepared {
             outcome,
             written_name: name.to_owned(),
+            written_arguments: arguments.to_owned(),
             id: id.map(str::to_owned),
             format,
             channel,
@@ -144,7 +146,8 @@ impl CallFixer {
     /// Admit a prepared call: its id, its status (a call moved out of a reply's text is
     /// repaired: its bytes moved, or its envelope was fixed), and the storm guard's verdict.
     pub(crate) fn admit(&mut self, prepared: Prepared) -> FixedCall {
-        let Prepared { mut outcome, written_name, id, format, channel, envelope, key, .. } = prepared;
+        let Prepared { mut outcome, written_name, written_arguments, id, format, channel, envelope, key, .. } =
+            prepared;
         let id = match id {
             Some(id) if !is_fresh_id(&id) => id,
             _ => self.fresh_id(outcome.name(), &key),
@@ -173,7 +176,17 @@ impl CallFixer {
                 suppressed = Some(s);
             }
         }
-        FixedCall { id, name: outcome.name().to_owned(), written_name, format, channel, status, outcome, suppressed }
+        FixedCall {
+            id,
+            name: outcome.name().to_owned(),
+            written_name,
+            format,
+            channel,
+            status,
+            written_arguments,
+            outcome,
+            suppressed,
+        }
     }
 
     fn repair(&mut self, name: &str, arguments: &str, at_cut: bool) -> CallOutcome {

@@ -256,6 +256,9 @@ pub struct FixedCall {
     pub channel: Channel,
     /// What became of it.
     pub status: CallStatus,
+    /// The arguments as the model wrote them (for a call found in text, as its format
+    /// gives them).
+    written_arguments: String,
     outcome: CallOutcome,
     suppressed: Option<Suppressed>,
 }
@@ -278,6 +281,13 @@ impl FixedCall {
     #[must_use]
     pub fn refusal(&self) -> Option<&Refusal> {
         self.outcome.refusal()
+    }
+
+    /// The arguments as the model wrote them, before any repair: what a fixer or a model
+    /// that refuses the repair needs (for a call found in text, as its format gives them).
+    #[must_use]
+    pub fn written_arguments(&self) -> &str {
+        &self.written_arguments
     }
 
     /// The storm guard's verdict, when it stopped the call.
