@@ -105,11 +105,10 @@ def test_no_json_raises_instead_of_returning_an_empty_string():
 
 
 def test_a_cut_literal_is_never_completed_or_kept_as_text():
-    for text, cut in [('{"a": 1, "ok": tr', "tr"), ('{"ok": fal', "fal"), ('{"v": nu', "nu")]:
-        theirs = json_repair.loads(text)
-        assert theirs[list(theirs)[-1]] == cut
+    for text, key, cut in [('{"a": 1, "ok": tr', "ok", "tr"), ('{"ok": fal', "ok", "fal"), ('{"v": nu', "v", "nu")]:
+        assert json_repair.loads(text)[key] == cut
         ours, log = toolfix.loads(text, logging=True)
-        assert ours[list(ours)[-1]] is None
+        assert key not in ours  # the member is left out: its value was never written
         assert any(e["kind"] == "uncertain_literal" for e in log)
 
 
