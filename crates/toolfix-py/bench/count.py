@@ -33,17 +33,18 @@ elif which == "toolfix_valid":
 
     load = toolfix.loads
     texts = json.loads(open(path.replace("calls_damaged", "calls_valid")).read())[:n]
-elif which in ("repair_call", "repair_call_arguments", "repair_rust"):
+elif which in ("repair_call", "repair_call_arguments", "repair_rust", "valid_call", "valid_rust"):
     import toolfix
     from toolfix import _toolfix
 
     base = path.rsplit("/", 1)[0]
     schemas = json.loads(open(base + "/schemas.json").read())
     tools = toolfix.ToolSet([{"name": f"t{i}", "parameters": s} for i, s in enumerate(schemas)])
-    calls = [(f"t{i}", t) for i, t in json.loads(open(base + "/schema_calls_damaged.json").read())[:n]]
-    if which == "repair_rust":
+    source = "/schema_calls_valid.json" if which.startswith("valid") else "/schema_calls_damaged.json"
+    calls = [(f"t{i}", t) for i, t in json.loads(open(base + source).read())[:n]]
+    if which in ("repair_rust", "valid_rust"):
         _toolfix._time_repair_calls(tools, calls, 1)
-    elif which == "repair_call":
+    elif which in ("repair_call", "valid_call"):
         for name, t in calls:
             tools.repair_call(name, t)
     else:
