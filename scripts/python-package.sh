@@ -27,7 +27,7 @@ fi
 # Everything the wheel is built from.
 sources=$(find Cargo.toml Cargo.lock crates/toolfix/Cargo.toml crates/toolfix/src \
     crates/toolfix-py/Cargo.toml crates/toolfix-py/pyproject.toml crates/toolfix-py/src \
-    crates/toolfix-py/python -type f -not -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum | sha256sum)
+    crates/toolfix-py/python -type f -not -name '*.pyc' -not -name '*.so' -print0 | sort -z | xargs -0 sha256sum | sha256sum)
 if ! [[ -f "$venv/.wheel" ]] || [[ "$(cat "$venv/.wheel")" != "$sources" ]]; then
     wheels="$target/py-wheels"
     rm -rf "$wheels"

@@ -44,8 +44,10 @@ def run(model, ran, streamed=False, tool_list=None):
 
     async def go():
         result = Runner.run_streamed(agent, "go")
-        async for _ in result.stream_events():
-            pass
+        result.shown = ""
+        async for event in result.stream_events():
+            if event.type == "raw_response_event" and event.data.type == "response.output_text.delta":
+                result.shown += event.data.delta
         return result
 
     return asyncio.run(go())
@@ -79,6 +81,9 @@ def test_a_call_left_in_the_text_runs(streamed):
     result = run(ToolfixModel(inner), ran, streamed)
     assert ran == [("get_weather", "Oslo", 1)]
     assert result.final_output == "Cold."
+    if streamed:
+        # The markup never reached the stream: the text shown is the prose.
+        assert result.shown == "Checking.Cold."
 
 
 def test_a_refused_call_goes_back_to_the_model_with_the_refusal():

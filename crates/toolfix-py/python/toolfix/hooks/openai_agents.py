@@ -16,9 +16,9 @@ or an unknown tool name; here a call that cannot be repaired honestly is sent ba
 model with toolfix's refusal (as the call's output, or as a user message for a call made
 in text) and the model asked again, up to ``max_reprompts`` times; a call still refused
 after that is dropped, and a reply left with nothing carries the refusal as its text.
-Streaming passes the model's events through as they come and fixes the completed response
-the runner acts on (no re-prompt while streaming: refused calls are dropped, their refusal
-is the text).
+Streaming passes text deltas on as they come with call markup held back until it is
+decided, and fixes the completed response the runner acts on (no re-prompt while
+streaming: refused calls are dropped, their refusal is the text).
 
 ``repairing_tool(tool)`` returns the ``FunctionTool`` with its invocation repairing the
 arguments first; a refusal becomes the tool's output, which the model reads.
@@ -45,11 +45,13 @@ try:
         ResponseFunctionToolCall,
         ResponseOutputMessage,
         ResponseOutputText,
+        ResponseTextDeltaEvent,
+        ResponseTextDoneEvent,
     )
 except ImportError as e:  # pragma: no cover - exercised only without the framework
     raise ImportError("toolfix.hooks.openai_agents needs openai-agents: pip install 'toolfix[openai-agents]'") from e
 
-from toolfix import FixedReply, ToolSet
+from toolfix import FixedReply, ReplyStream, ToolSet
 from toolfix.hooks._common import toolset_for
 
 
@@ -187,12 +189,27 @@ class ToolfixModel(Model):
         toolset = self._toolset(tools, handoffs)
         history = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
         stream = self.model.stream_response(system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, previous_response_id=previous_response_id, conversation_id=conversation_id, prompt=prompt)
+        # Text goes out as it comes, with call markup held back (toolfix's ReplyStream)
+        # until it is decided; the completed response the runner acts on is fixed whole.
+        text = ReplyStream(toolset, history) if toolset is not None else None
         async for event in stream:
+            if text is not None and isinstance(event, ResponseTextDeltaEvent):
+                shown = "".join(e.text or "" for e in text.push_content(event.delta) if e.kind == "content")
+                if shown:
+                    yield event.model_copy(update={"delta": shown})
+                continue
+            if text is not None and isinstance(event, ResponseTextDoneEvent):
+                last, fixed = text.finish()
+                text = None
+                shown = "".join(e.text or "" for e in last if e.kind == "content")
+                if shown:
+                    yield ResponseTextDeltaEvent(**{**event.model_dump(exclude={"text", "type"}), "type": "response.output_text.delta", "delta": shown, "logprobs": []})
+                event = event.model_copy(update={"text": fixed.content})
             if toolset is not None and isinstance(event, ResponseCompletedEvent):
-                fixed = _Fixed(list(event.response.output), toolset, history)
-                if fixed.changed or fixed.refused:
+                fixed_output = _Fixed(list(event.response.output), toolset, history)
+                if fixed_output.changed or fixed_output.refused:
                     response = copy.copy(event.response)
-                    response.output = fixed.output
+                    response.output = fixed_output.output
                     event = event.model_copy(update={"response": response})
             yield event
 
