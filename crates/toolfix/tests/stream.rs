@@ -68,7 +68,7 @@ impl Rng {
 }
 
 fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
-    for options in [Options::default(), Options::default().with_think_blocks(ThinkBlocks::Move)] {
+    for options in [Options::default(), Options::default().with_think_blocks(ThinkBlocks::Keep)] {
         let expected = whole(text, tools, options);
         let bytes = text.as_bytes();
         assert_eq!(streamed(&[bytes], tools, options), expected, "{id}: fed whole");
@@ -326,9 +326,9 @@ mod properties {
             let prose = long_prose();
             let text: String = picks.iter().map(|&i| PIECES.get(i).copied().unwrap_or(prose.as_str())).collect();
             let options = if move_blocks {
-                Options::default().with_think_blocks(ThinkBlocks::Move)
-            } else {
                 Options::default()
+            } else {
+                Options::default().with_think_blocks(ThinkBlocks::Keep)
             };
             let expected = whole(&text, None, options);
             let bytes = text.as_bytes();
