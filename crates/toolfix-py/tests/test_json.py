@@ -158,3 +158,16 @@ def test_keys_read_through_the_cache_are_the_right_keys():
         key = f"k{i}" if i % 3 else "x" * (40 + i % 20)
         assert toolfix.loads(f'{{"{key}": {i}, "é": 1, "a\\"b": 2}}') == {key: i, "é": 1, 'a"b': 2}
     assert list(toolfix.loads('{"b": 1, "a": 2, "b": 3}')) == ["b", "a"]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_layout_matches_json_dumps(seed):
+    """Property: on valid text, repair_json's ensure_ascii and indent give json.dumps's text."""
+    rng = random.Random(1000 + seed)
+    for _ in range(50):
+        value = random_value(rng)
+        written = json.dumps(value, ensure_ascii=False)
+        assert toolfix.repair_json(written) == json.dumps(value)
+        assert toolfix.repair_json(written, ensure_ascii=False) == written
+        for indent in (2, "\t"):
+            assert toolfix.repair_json(written, indent=indent) == json.dumps(value, indent=indent)
