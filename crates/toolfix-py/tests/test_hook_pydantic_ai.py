@@ -107,3 +107,51 @@ def test_read_only_tools_keep_complete_values_of_a_cut_call():
     make_agent(model, ran, ToolfixCapability(read_only=["get_weather"])).run_sync("weather?")
     # `days` touched the cut: dropped (optional), the default applies.
     assert ran == [("get_weather", "Rome", 1)]
+
+
+def streamed(*turns):
+    """A streaming FunctionModel: each turn is a list of text pieces or tool-call deltas."""
+    seen = []
+
+    async def stream(messages, info: AgentInfo):
+        seen.append(messages)
+        for piece in turns[len(seen) - 1]:
+            yield piece
+
+    return FunctionModel(stream_function=stream)
+
+
+def test_streamed_tool_call_deltas_are_repaired():
+    import asyncio
+
+    from pydantic_ai.models.function import DeltaToolCall
+
+    model = streamed(
+        [{0: DeltaToolCall(name="get_weather", json_args="{'city': 'Par", tool_call_id="c1")}, {0: DeltaToolCall(json_args="is', 'days': '3',}")}],
+        ["Sunny", " today."],
+    )
+    ran = []
+    agent = make_agent(model, ran)
+
+    async def go():
+        async with agent.run_stream("weather?") as run:
+            return await run.get_output()
+
+    assert asyncio.run(go()) == "Sunny today."
+    assert ran == [("get_weather", "Paris", 3)]
+
+
+def test_a_call_streamed_in_the_text_is_recovered():
+    import asyncio
+
+    model = streamed(['Checking.<tool_call>{"name": "get_weather", ', '"arguments": {"city": "Oslo"}}</tool_call>'], ["Cold."])
+    ran = []
+    agent = make_agent(model, ran)
+
+    async def go():
+        async with agent.run_stream_events("weather?") as events:
+            async for _ in events:
+                pass
+
+    asyncio.run(go())
+    assert ran == [("get_weather", "Oslo", 1)]
