@@ -106,3 +106,10 @@ def test_fix_ai_message_keeps_refusals_in_invalid_tool_calls():
     (refused,) = fixed.invalid_tool_calls
     assert refused["id"] == "b" and "/amount" in refused["error"]
     assert refused["args"] == '{"account": "B", "amount": 1, "amount": 2}'
+
+
+def test_provider_built_in_tools_are_skipped():
+    from toolfix.hooks.langchain import toolset_of
+
+    tools = toolset_of([*make_tools([]), {"type": "web_search_preview"}])
+    assert tools.names == ["get_weather", "transfer"]

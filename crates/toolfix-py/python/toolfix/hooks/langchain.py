@@ -44,9 +44,13 @@ def toolset_of(tools: Sequence[Any], read_only: Collection[str] = ()) -> ToolSet
     """A ToolSet for LangChain tools (``BaseTool``, functions, OpenAI dicts), cached."""
     defs = []
     for t in tools:
-        spec = convert_to_openai_tool(t)
+        try:
+            spec = convert_to_openai_tool(t)
+        except (TypeError, ValueError):
+            continue  # not a function tool (a provider's built-in tool): nothing to repair
         f = spec.get("function", spec)
-        defs.append({"name": f["name"], "description": f.get("description", ""), "parameters": f.get("parameters", {"type": "object"})})
+        if isinstance(f, dict) and f.get("name"):
+            defs.append({"name": f["name"], "description": f.get("description", ""), "parameters": f.get("parameters") or {"type": "object"}})
     return toolset_for(defs, read_only)
 
 
@@ -97,7 +101,8 @@ class ToolfixMiddleware(AgentMiddleware):
         if self._tools is not None:
             return self._tools
         tools = list(getattr(request, "tools", None) or [])
-        return toolset_of(tools, self._read_only) if tools else None
+        toolset = toolset_of(tools, self._read_only) if tools else None
+        return toolset if toolset is not None and len(toolset) else None
 
     def _step(self, response: Any, tools: ToolSet) -> tuple[Any, list[Any]]:
         """The response with its AI message fixed, and the messages of a re-prompt (empty
