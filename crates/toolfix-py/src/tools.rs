@@ -34,10 +34,18 @@ fn build(
     definitions: &[Value],
     read_only: Option<Vec<String>>,
     idempotent: Option<Vec<String>>,
+    partial: bool,
 ) -> PyResult<PyToolSet> {
-    let mut set = ToolSet::new(definitions).map_err(|e| definition_error(&e))?;
+    let mut set = if partial {
+        ToolSet::new_partial(definitions).0
+    } else {
+        ToolSet::new(definitions).map_err(|e| definition_error(&e))?
+    };
     for (names, effect) in [(read_only, Effect::ReadOnly), (idempotent, Effect::Idempotent)] {
         for name in names.unwrap_or_default() {
+            if partial && set.broken_names().contains(&name.as_str()) {
+                continue;
+            }
             set = set.with_effect(&name, effect).map_err(|e| definition_error(&e))?;
         }
     }
@@ -63,15 +71,17 @@ impl PyToolSet {
     /// "function": {...}}`), bare (`{"name", "description", "parameters"}`), MCP
     /// (`inputSchema`) or Anthropic (`input_schema`), as dicts or SDK objects. `read_only`
     /// names tools declared free of side effects (MCP's `readOnlyHint` and `x-toolfix`
-    /// hints are read too).
+    /// hints are read too). A definition the library cannot read raises `ValueError`;
+    /// with `partial=True` it is left out instead (listed in `broken`, calls to it refused).
     #[new]
-    #[pyo3(signature = (tools, *, read_only = None, idempotent = None))]
+    #[pyo3(signature = (tools, *, read_only = None, idempotent = None, partial = false))]
     fn new(
         tools: &Bound<'_, PyAny>,
         read_only: Option<Vec<String>>,
         idempotent: Option<Vec<String>>,
+        partial: bool,
     ) -> PyResult<Self> {
-        build(&definitions(tools)?, read_only, idempotent)
+        build(&definitions(tools)?, read_only, idempotent, partial)
     }
 
     /// Tools in OpenAI form (Chat Completions or Responses).
@@ -83,7 +93,7 @@ impl PyToolSet {
         read_only: Option<Vec<String>>,
         idempotent: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        Self::new(tools, read_only, idempotent)
+        Self::new(tools, read_only, idempotent, false)
     }
 
     /// Tools in Anthropic form (`{"name", "description", "input_schema"}`).
@@ -95,7 +105,7 @@ impl PyToolSet {
         read_only: Option<Vec<String>>,
         idempotent: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        Self::new(tools, read_only, idempotent)
+        Self::new(tools, read_only, idempotent, false)
     }
 
     /// Tools in MCP form (`{"name", "description", "inputSchema", "annotations"?}`), as
@@ -108,7 +118,7 @@ impl PyToolSet {
         read_only: Option<Vec<String>>,
         idempotent: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        Self::new(tools, read_only, idempotent)
+        Self::new(tools, read_only, idempotent, false)
     }
 
     /// Tools from pydantic models: each model's class name is the tool's name, its
@@ -130,7 +140,7 @@ impl PyToolSet {
             let description = doc.map(|d| d.trim().to_owned()).unwrap_or_default();
             defs.push(json!({"name": name, "description": description, "parameters": schema}));
         }
-        build(&defs, read_only, idempotent)
+        build(&defs, read_only, idempotent, false)
     }
 
     /// Tools from plain JSON Schemas: `{name: schema}`.
@@ -147,7 +157,14 @@ impl PyToolSet {
             let name: String = name.extract()?;
             defs.push(json!({"name": name, "parameters": py_to_value(&schema)?}));
         }
-        build(&defs, read_only, idempotent)
+        build(&defs, read_only, idempotent, false)
+    }
+
+    /// The names of tools whose definition is broken (with `partial=True`; calls to them
+    /// are refused, the message naming the definition's problem).
+    #[getter]
+    fn broken(&self) -> Vec<String> {
+        self.inner.broken_names().into_iter().map(str::to_owned).collect()
     }
 
     /// The declared tool names, in order.

@@ -17,7 +17,9 @@ _LOCK = Lock()
 
 def toolset_for(definitions: Iterable[dict[str, Any]], read_only: Iterable[str] = ()) -> ToolSet:
     """A ToolSet for bare definitions (``{"name", "description", "parameters"}``), built
-    once per distinct list (the last 64 lists are kept)."""
+    once per distinct list (the last 64 lists are kept). A definition the library cannot
+    read is left out (``ToolSet.broken``): the hooks leave calls to it as the framework
+    sent them, for the framework's own validation."""
     defs = list(definitions)
     ro = sorted(set(read_only))
     key = json.dumps([defs, ro], sort_keys=True, default=str)
@@ -27,7 +29,7 @@ def toolset_for(definitions: Iterable[dict[str, Any]], read_only: Iterable[str] 
             _CACHE.move_to_end(key)
             return found
     names = {d.get("name") for d in defs}
-    tools = ToolSet(defs, read_only=[n for n in ro if n in names])
+    tools = ToolSet(defs, read_only=[n for n in ro if n in names], partial=True)
     with _LOCK:
         _CACHE[key] = tools
         if len(_CACHE) > _CACHE_SIZE:

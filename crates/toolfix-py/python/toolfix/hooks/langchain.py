@@ -63,16 +63,26 @@ def _text(content: Any) -> str | None:
 def _fix(message: AIMessage, tools: ToolSet) -> tuple[AIMessage, FixedReply]:
     native = []
     raw: dict[str, str | None] = {}
+    sent: dict[str, Any] = {}
     for c in message.tool_calls:
         native.append({"id": c.get("id"), "function": {"name": c["name"], "arguments": json.dumps(c.get("args") or {})}})
+        sent[c.get("id") or ""] = c
     for c in message.invalid_tool_calls:
         native.append({"id": c.get("id"), "function": {"name": c.get("name") or "", "arguments": c.get("args") or ""}})
         raw[c.get("id") or ""] = c.get("args")
+        sent[c.get("id") or ""] = c
     content = _text(message.content)
     finish = (message.response_metadata or {}).get("finish_reason")
     fixed = tools.fix_reply(content=content or "", tool_calls=native or None, finish_reason=finish)
-    good = [tool_call(name=c.name, args=c.arguments or {}, id=c.id) for c in fixed.calls if c.ok]
-    bad = [invalid_tool_call(name=c.name, args=raw.get(c.id), id=c.id, error=c.message) for c in fixed.calls if not c.ok]
+    good, bad = [], []
+    for c in fixed.calls:
+        if c.ok:
+            good.append(tool_call(name=c.name, args=c.arguments or {}, id=c.id))
+        elif c.name in tools.broken and c.id in sent:
+            # A tool whose schema toolfix cannot read: the call stays as LangChain had it.
+            (bad if c.id in raw else good).append(sent[c.id])
+        else:
+            bad.append(invalid_tool_call(name=c.name, args=raw.get(c.id), id=c.id, error=c.message))
     update: dict[str, Any] = {"tool_calls": good, "invalid_tool_calls": bad}
     if content is not None:
         update["content"] = fixed.content
@@ -112,7 +122,7 @@ class ToolfixMiddleware(AgentMiddleware):
             if isinstance(m, AIMessage):
                 fixed_message, fixed = _fix(m, tools)
                 messages[i] = fixed_message
-                refused = [c for c in fixed.calls if not c.ok]
+                refused = [c for c in fixed.calls if not c.ok and c.name not in tools.broken]
                 again: list[Any] = []
                 if refused:
                     shown = fixed.content if isinstance(fixed_message.content, str) else ""

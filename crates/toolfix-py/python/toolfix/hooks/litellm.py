@@ -43,18 +43,25 @@ def _toolset(data: dict[str, Any], read_only: Collection[str]) -> ToolSet | None
     return toolset_for(defs, read_only) if defs else None
 
 
-def _calls(fixed: FixedReply) -> list[dict[str, Any]]:
-    return [
-        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
-        for c in fixed.calls
-        if c.ok
-    ]
+def _passed(c: Any, tools: ToolSet, sent: dict[str, Any]) -> bool:
+    """A refused call to a tool whose schema toolfix cannot read: it goes on as sent."""
+    return not c.ok and c.name in tools.broken and c.id in sent
 
 
-def _said(fixed: FixedReply) -> str:
+def _calls(fixed: FixedReply, tools: ToolSet, sent: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = []
+    for c in fixed.calls:
+        if c.ok:
+            calls.append({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}})
+        elif _passed(c, tools, sent):
+            calls.append(sent[c.id])
+    return calls
+
+
+def _said(fixed: FixedReply, tools: ToolSet, sent: dict[str, Any]) -> str:
     """The text of the turn: the prose left, then each refusal."""
     parts = [fixed.content] if fixed.content else []
-    parts += [c.message for c in fixed.calls if not c.ok and c.message]
+    parts += [c.message for c in fixed.calls if not c.ok and c.message and not _passed(c, tools, sent)]
     return "\n\n".join(parts)
 
 
@@ -84,12 +91,13 @@ class ToolfixCallback(CustomLogger):
             content = message.content if isinstance(message.content, str) else ""
             reasoning = getattr(message, "reasoning_content", None)
             fixed = tools.fix_reply(content=content, reasoning_content=reasoning, tool_calls=native or None, finish_reason=choice.finish_reason, history=history)
-            refused = any(not c.ok for c in fixed.calls)
+            sent = {c.get("id"): c for c in native}
+            refused = any(not c.ok and not _passed(c, tools, sent) for c in fixed.calls)
             if not fixed.changed_calls and not refused:
                 continue
             changed = True
-            calls = _calls(fixed)
-            message.content = _said(fixed) or None
+            calls = _calls(fixed, tools, sent)
+            message.content = _said(fixed, tools, sent) or None
             message.tool_calls = [
                 ChatCompletionMessageToolCall(id=c["id"], type="function", function=Function(**c["function"])) for c in calls
             ] or None
@@ -107,6 +115,7 @@ class ToolfixCallback(CustomLogger):
         stream = ReplyStream(tools, request_data.get("messages"))
         last = None
         finish = None
+        raw: dict[int, dict[str, Any]] = {}  # the calls as streamed, for a call toolfix passes on
         async for chunk in response:
             last = chunk
             choice = chunk.choices[0] if chunk.choices else None
@@ -121,7 +130,13 @@ class ToolfixCallback(CustomLogger):
                 events += stream.push_content(delta.content)
             for tc in delta.tool_calls or []:
                 f = tc.function
-                events += stream.push_tool_call(tc.index or 0, id=tc.id, name=getattr(f, "name", None), arguments=getattr(f, "arguments", None))
+                name, arguments = getattr(f, "name", None), getattr(f, "arguments", None)
+                events += stream.push_tool_call(tc.index or 0, id=tc.id, name=name, arguments=arguments)
+                seen = raw.setdefault(tc.index or 0, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+                seen["id"] = seen["id"] or tc.id
+                if name and seen["function"]["name"] != name:
+                    seen["function"]["name"] += name
+                seen["function"]["arguments"] += arguments or ""
             if choice.finish_reason:
                 finish = choice.finish_reason
                 continue
@@ -131,8 +146,9 @@ class ToolfixCallback(CustomLogger):
         if last is None:
             return
         events, fixed = stream.finish(finish)
-        refusals = [c.message for c in fixed.calls if not c.ok and c.message]
-        calls = _calls(fixed)
+        sent = {c["id"]: c for c in raw.values() if c["id"]}
+        refusals = [c.message for c in fixed.calls if not c.ok and c.message and not _passed(c, tools, sent)]
+        calls = _calls(fixed, tools, sent)
         tail = _chunk(last, events, extra_text="\n\n".join(refusals), calls=calls, finish="tool_calls" if calls else (finish or "stop"))
         if tail is not None:
             yield tail

@@ -113,14 +113,19 @@ class _Fixed:
         by_id = {c.call_id: c for c in calls}
         self.fixed = fixed
         self.changed = fixed.changed_calls or (bool(messages) and fixed.content != content)
-        self.refused = [c for c in fixed.calls if not c.ok]
         self.original = {c.id: by_id[c.id] for c in fixed.calls if c.channel == "tool_calls" and c.id in by_id}
+        # A call to a tool whose schema toolfix cannot read stays as the model sent it.
+        passed = {c.id for c in fixed.calls if not c.ok and c.name in tools.broken}
+        self.refused = [c for c in fixed.calls if not c.ok and c.id not in passed]
         others = [i for i in output if getattr(i, "type", None) not in ("message", "function_call")]
         kept: list[Any] = list(others)
         if messages and fixed.content.strip():
             first = messages[0]
             kept.append(first.model_copy(update={"content": [ResponseOutputText(type="output_text", text=fixed.content, annotations=[])]}))
         for c in fixed.calls:
+            if c.id in passed and c.id in self.original:
+                kept.append(self.original[c.id])
+                continue
             if not c.ok:
                 continue
             item = self.original.get(c.id)

@@ -61,6 +61,8 @@ class ToolfixCapability(AbstractCapability[Any]):
 
     async def before_tool_validate(self, ctx: Any, *, call: ToolCallPart, tool_def: Any, args: Any) -> Any:
         tools = self._toolset([tool_def])
+        if tool_def.name in tools.broken:
+            return args  # a schema toolfix cannot read: pydantic-ai validates as usual
         outcome = tools.repair_call(tool_def.name, arguments_text(args), hit_token_limit=_cut(ctx, call))
         if not outcome.ok:
             raise ModelRetry(outcome.message or "the call was refused")
@@ -90,7 +92,7 @@ class ToolfixCapability(AbstractCapability[Any]):
                 parts.append(part)
             elif isinstance(part, TextPart) and part.content:
                 fixed = tools.fix_reply(content=part.content, finish_reason=response.finish_reason)
-                if not fixed.calls:
+                if not fixed.calls or any(c.name in tools.broken for c in fixed.calls):
                     parts.append(part)
                     continue
                 changed = True
