@@ -240,6 +240,13 @@ fn reply(
                 c.str("name", &call.name);
                 if let Ok(s) = toolfix::salvage::salvage_with(&call.arguments, &job.limits) {
                     c.raw("arguments", s.text());
+                    // Cut off (inside a value, or right after a key or a comma): closed to
+                    // be shown, never presented as complete; `fix` refuses it for a tool
+                    // that may change things.
+                    if s.truncation().is_some_and(|t| t.is_evident() || !t.uncertain().is_empty()) {
+                        usable = false;
+                        c.bool("cut", true);
+                    }
                 } else {
                     // Not JSON even after salvage: the text as written.
                     usable = false;

@@ -66,8 +66,9 @@ struct ExtractArgs {
     #[arg(long, conflicts_with = "batch")]
     message: bool,
     /// What becomes of reasoning blocks (`<think>...</think>` and the like) found in
-    /// `content`: keep them in `content`, strip them, or move them to `reasoning_content`.
-    #[arg(long, value_enum, value_name = "WHAT", default_value_t = Think::Keep)]
+    /// `content`: move them to `reasoning_content` (the default), keep them in `content`,
+    /// or strip them.
+    #[arg(long, value_enum, value_name = "WHAT", default_value_t = Think::Move)]
     think: Think,
 }
 

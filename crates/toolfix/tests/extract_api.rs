@@ -46,14 +46,39 @@ fn duplicates_across_channels_are_dropped_with_a_note_and_ids_are_kept_or_made()
 }
 
 #[test]
-fn think_blocks_keep_or_move() {
+fn think_blocks_move_by_default_or_stay() {
     let text = "<think>pondering</think>Answer.";
-    let kept = extract(&Message::new(text), None);
-    assert_eq!(kept.content, text);
-    assert_eq!(kept.reasoning_content, None);
-    let moved = extract_with(&Message::new(text), None, &Options::default().with_think_blocks(ThinkBlocks::Move));
+    let moved = extract(&Message::new(text), None);
     assert_eq!(moved.content, "Answer.");
     assert_eq!(moved.reasoning_content.as_deref(), Some("pondering"));
+    let kept = extract_with(&Message::new(text), None, &Options::default().with_think_blocks(ThinkBlocks::Keep));
+    assert_eq!(kept.content, text);
+    assert_eq!(kept.reasoning_content, None);
+}
+
+/// A reasoning block that never closes and holds a call: the call is the model's call (a
+/// server's reasoning parser reads the call's start as the end of the reasoning), the
+/// rest of the block is reasoning. A closed block keeps a call drafted in it as written.
+#[test]
+fn an_unclosed_block_that_holds_a_call() {
+    let call = r#"<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>"#;
+    let text = format!("Sure. <think>I will call f.\n{call}\nthen wait");
+    let x = extract(&Message::new(&text), None);
+    assert_eq!(x.calls.len(), 1);
+    assert_eq!((&*x.calls[0].name, x.calls[0].channel), ("f", Channel::Content));
+    assert_eq!(x.content, "Sure. ");
+    assert_eq!(x.reasoning_content.as_deref(), Some("I will call f.\n\nthen wait"));
+
+    let closed = format!("<think>I will call f.\n{call}</think>Done.");
+    let x = extract(&Message::new(&closed), None);
+    assert_eq!(x.calls[0].channel, Channel::Reasoning);
+    assert_eq!(x.reasoning_content.as_deref(), Some(format!("I will call f.\n{call}").as_str()));
+    assert_eq!(x.content, "Done.");
+
+    // Kept blocks stay as written; the call is still found.
+    let keep = Options::default().with_think_blocks(ThinkBlocks::Keep);
+    let x = extract_with(&Message::new(&text), None, &keep);
+    assert_eq!((x.calls.len(), &*x.content), (1, text.as_str()));
 }
 
 #[test]

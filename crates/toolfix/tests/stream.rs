@@ -68,7 +68,7 @@ impl Rng {
 }
 
 fn check(id: &str, text: &str, tools: Option<&dyn ToolLookup>, rng: &mut Rng) {
-    for options in [Options::default(), Options::default().with_think_blocks(ThinkBlocks::Move)] {
+    for options in [Options::default(), Options::default().with_think_blocks(ThinkBlocks::Keep)] {
         let expected = whole(text, tools, options);
         let bytes = text.as_bytes();
         assert_eq!(streamed(&[bytes], tools, options), expected, "{id}: fed whole");
@@ -326,9 +326,9 @@ mod properties {
             let prose = long_prose();
             let text: String = picks.iter().map(|&i| PIECES.get(i).copied().unwrap_or(prose.as_str())).collect();
             let options = if move_blocks {
-                Options::default().with_think_blocks(ThinkBlocks::Move)
-            } else {
                 Options::default()
+            } else {
+                Options::default().with_think_blocks(ThinkBlocks::Keep)
             };
             let expected = whole(&text, None, options);
             let bytes = text.as_bytes();
@@ -420,8 +420,15 @@ proptest::proptest! {
         for (received, sent) in sent_after_each(&chunks, None) {
             proptest::prop_assert!(received.starts_with(&sent));
             let held = &received[sent.len()..];
+            // At the very start of the text only, forms that begin with no marker wait:
+            // Functionary v3.2's first recipient (`all\n`) and a gpt-oss raw completion's
+            // recipient (`to=functions.`, after the prompt's `<|start|>assistant`).
+            let leading = held == received
+                && ["all\n", " to=functions.", " to=python", " to=browser.", " to=container."]
+                    .iter()
+                    .any(|f| f.starts_with(held) || f.get(1..).is_some_and(|f| f.starts_with(held)));
             proptest::prop_assert!(
-                held.is_empty() || WORD_MARKERS.iter().any(|m| m.len() > held.len() && m.starts_with(held)),
+                held.is_empty() || leading || WORD_MARKERS.iter().any(|m| m.len() > held.len() && m.starts_with(held)),
                 "held {held:?} of {received:?}"
             );
         }

@@ -150,7 +150,7 @@ fn parse_deepseek<'a>(text: &'a str, at: usize, _cx: &Cx<'_>, format: Format) ->
     if calls.first().map(|c: &RawCall<'_>| c.format) != Some(format) {
         return None;
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// One call from the text before and after `<｜tool▁sep｜>`; `at_end` when the text ended

@@ -96,7 +96,7 @@ fn parse_dsml<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Opti
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// One invoke being read.

@@ -3,9 +3,12 @@
 //! Keys are bare (or `<|"|>`-quoted), strings are wrapped in `<|"|>` (no escapes inside),
 //! other values are JSON-like scalars (`3`, `true`, `null`; Python's `True`/`None` too),
 //! objects and arrays nest. A bare word value is kept as a string. Read with an explicit
-//! stack (depth capped). A call cut off at the end is closed where it stopped; the end
-//! marker may be missing. Several `call:` in one block, or repeated blocks, are read. A
-//! declared tool's name without `call:` before it is read too.
+//! stack (depth capped). The same `key: value` pairs may come in parentheses,
+//! `call:get_weather(city: <|"|>Paris<|"|>)` (vLLM's Gemma 4 parser reads both). The end
+//! marker may be missing, or written `<turn|>`. A call cut off at the end keeps its
+//! arguments open where they stopped (`{"city": "Par`), so the cut is seen downstream.
+//! Several `call:` in one block, or repeated blocks, are read; `call` may be left out
+//! (`<|tool_call>:get_weather{…}`), and so may `call:` before a declared tool's name.
 
 use super::Format;
 use super::params::{number_text, push_json_string};
@@ -16,6 +19,8 @@ use std::borrow::Cow;
 
 const OPEN: &str = "<|tool_call>";
 const CLOSE: &str = "<tool_call|>";
+/// Some checkpoints end a call with the turn's end instead (vLLM `gemma4_utils.py`).
+const TURN_END: &str = "<turn|>";
 const QUOTE: &str = "<|\"|>";
 
 /// Parses Gemma 4 call blocks at `at`.
@@ -37,6 +42,9 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
             }
             let from = if is_at(text, q, "call:") {
                 q + "call:".len()
+            } else if is_at(text, q, ":") && block_calls == 0 {
+                // `call` left out: `<|tool_call>:get_weather{…}`.
+                q + 1
             } else if names_declared_tool(text, q, cx) {
                 // `call:` left out before a declared tool's name.
                 q
@@ -55,35 +63,44 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
             break;
         }
         let c = skip_ws(text, q);
-        end = if is_at(text, c, CLOSE) { c + CLOSE.len() } else { q };
+        end = if is_at(text, c, CLOSE) {
+            c + CLOSE.len()
+        } else if is_at(text, c, TURN_END) {
+            c + TURN_END.len()
+        } else {
+            q
+        };
         pos = end;
     }
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// True when `N{` at `pos` names a tool the request declared.
 fn names_declared_tool(text: &str, pos: usize, cx: &Cx<'_>) -> bool {
     let Some(tools) = cx.tools else { return false };
     let rest = text.get(pos..).unwrap_or("");
-    let len = rest.bytes().take(super::text::MAX_NAME + 1).take_while(|b| *b != b'{').count();
-    rest.as_bytes().get(len) == Some(&b'{') && rest.get(..len).is_some_and(|n| tools.is_known(n))
+    let len = rest.bytes().take(super::text::MAX_NAME + 1).take_while(|b| !matches!(b, b'{' | b'(')).count();
+    matches!(rest.as_bytes().get(len), Some(b'{' | b'(')) && rest.get(..len).is_some_and(|n| tools.is_known(n))
 }
 
-/// `N{...}` from `pos`: the name, the arguments JSON text, the position after `}`, and
-/// whether the text ended inside the arguments.
+/// `N{...}` or `N(...)` from `pos`: the name, the arguments JSON text (left open where
+/// the text ended, when it did), the position after the closer, and whether the text
+/// ended inside the arguments.
 fn read_call(text: &str, pos: usize, max_depth: usize) -> Option<(&str, String, usize, bool)> {
     let rest = text.get(pos..)?;
-    let brace = rest.find(['{', '<', '\n'])?;
-    if rest.as_bytes().get(brace) != Some(&b'{') {
-        return None;
-    }
+    let brace = rest.find(['{', '(', '<', '\n'])?;
+    let parens = match rest.as_bytes().get(brace) {
+        Some(b'{') => false,
+        Some(b'(') => true,
+        _ => return None,
+    };
     let name = clean_name(rest.get(..brace)?)?;
     let mut r = Reader { text, pos: pos + brace, max_depth, cut: false };
     let mut out = String::new();
-    r.value(&mut out)?;
+    r.value(&mut out, parens)?;
     if !out.starts_with('{') {
         return None;
     }
@@ -102,6 +119,27 @@ struct Reader<'a> {
 enum Frame {
     Object,
     Array,
+    /// `name(k: v, …)`: an object written in parentheses.
+    Args,
+}
+
+impl Frame {
+    /// The closer as written.
+    fn closer(self) -> &'static str {
+        match self {
+            Frame::Object => "}",
+            Frame::Array => "]",
+            Frame::Args => ")",
+        }
+    }
+
+    /// The closer in JSON.
+    fn json_closer(self) -> &'static str {
+        match self {
+            Frame::Object | Frame::Args => "}",
+            Frame::Array => "]",
+        }
+    }
 }
 
 impl<'a> Reader<'a> {
@@ -122,17 +160,39 @@ impl<'a> Reader<'a> {
     fn at_end(&mut self) -> bool {
         let rest = self.rest();
         self.cut |= rest.is_empty();
-        rest.is_empty() || rest.starts_with(CLOSE)
+        rest.is_empty() || rest.starts_with(CLOSE) || rest.starts_with(TURN_END)
     }
 
-    /// One value, with an explicit stack for nesting. At the end of the text (cut off)
-    /// open containers are closed.
-    fn value(&mut self, out: &mut String) -> Option<()> {
+    /// The text ended, or the block closed, inside the value: cut off, it stays open where
+    /// it stopped (salvage closes it and reports the cut); at a closer, open containers
+    /// are closed.
+    fn stop(&self, out: &mut String, stack: &mut Vec<Frame>) {
+        if !self.cut {
+            close_all(out, stack);
+        }
+    }
+
+    /// One value (in `parens`: the arguments of `name(…)`), with an explicit stack for
+    /// nesting.
+    fn value(&mut self, out: &mut String, parens: bool) -> Option<()> {
         let mut stack: Vec<Frame> = Vec::new();
+        if parens && self.eat("(") {
+            stack.push(Frame::Args);
+            out.push('{');
+            self.ws();
+            if self.eat(")") {
+                stack.pop();
+                out.push('}');
+                return Some(());
+            }
+            if self.key_or_end(out, &mut stack)? {
+                return Some(());
+            }
+        }
         'value: loop {
             self.ws();
             if self.at_end() {
-                close_all(out, &mut stack);
+                self.stop(out, &mut stack);
                 return Some(());
             }
             if self.eat("{") {
@@ -171,27 +231,23 @@ impl<'a> Reader<'a> {
                 };
                 self.ws();
                 if self.at_end() {
-                    close_all(out, &mut stack);
+                    self.stop(out, &mut stack);
                     return Some(());
                 }
-                let close = match frame {
-                    Frame::Object => "}",
-                    Frame::Array => "]",
-                };
-                if self.eat(close) {
-                    out.push_str(close);
+                if self.eat(frame.closer()) {
+                    out.push_str(frame.json_closer());
                     stack.pop();
                     continue;
                 }
                 if self.eat(",") {
                     self.ws();
-                    if self.eat(close) {
-                        out.push_str(close);
+                    if self.eat(frame.closer()) {
+                        out.push_str(frame.json_closer());
                         stack.pop();
                         continue;
                     }
                     out.push_str(", ");
-                    if matches!(frame, Frame::Object) && self.key_or_end(out, &mut stack)? {
+                    if matches!(frame, Frame::Object | Frame::Args) && self.key_or_end(out, &mut stack)? {
                         return Some(());
                     }
                     continue 'value;
@@ -201,13 +257,16 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A key and its `:`; true when the text ends right after it (the value is then
-    /// `null` and every open container is closed).
+    /// A key and its `:`; true when the text ends right after it (cut off: left open
+    /// after the `:`, no value is made up; at the block's closer the value is `null`).
     fn key_or_end(&mut self, out: &mut String, stack: &mut Vec<Frame>) -> Option<bool> {
         self.key(out)?;
+        self.ws();
         if self.at_end() {
-            out.push_str("null");
-            close_all(out, stack);
+            if !self.cut {
+                out.push_str("null");
+            }
+            self.stop(out, stack);
             return Some(true);
         }
         Some(false)
@@ -224,7 +283,7 @@ impl<'a> Reader<'a> {
             key
         } else {
             let rest = self.rest();
-            let len = rest.find([':', ',', '}', '<', '\n'])?;
+            let len = rest.find([':', ',', '}', ')', '<', '\n'])?;
             let key = rest.get(..len)?.trim().trim_matches(['"', '\'']).to_owned();
             self.pos += len;
             key
@@ -241,30 +300,48 @@ impl<'a> Reader<'a> {
         Some(())
     }
 
-    /// A `<|"|>` string, a JSON string, or a bare scalar up to `,` `}` `]`.
+    /// A `<|"|>` string, a JSON string, or a bare scalar up to `,` `}` `]` `)`.
     fn scalar(&mut self, out: &mut String) {
         if self.eat(QUOTE) {
             let rest = self.rest();
-            let (value, used) = match rest.find(QUOTE) {
-                Some(len) => (rest.get(..len).unwrap_or(""), len + QUOTE.len()),
-                None => (rest.find(CLOSE).and_then(|l| rest.get(..l)).unwrap_or(rest), rest.len()),
-            };
-            push_json_string(out, value);
-            self.pos += used.min(rest.len());
+            if let Some(len) = rest.find(QUOTE) {
+                push_json_string(out, rest.get(..len).unwrap_or(""));
+                self.pos += len + QUOTE.len();
+            } else if let Some(len) = rest.find(CLOSE) {
+                // The string's end left out before the block's closer.
+                push_json_string(out, rest.get(..len).unwrap_or(""));
+                self.pos += len;
+            } else {
+                // Cut off inside the string: it stays open.
+                push_json_string(out, rest);
+                out.pop();
+                self.pos += rest.len();
+                self.cut = true;
+            }
             return;
         }
         let rest = self.rest();
-        let len = rest.find([',', '}', ']', '\n']).unwrap_or(rest.len());
+        let len = rest.find([',', '}', ']', ')', '\n']).unwrap_or(rest.len());
         let len = rest.get(..len).and_then(|r| r.find(CLOSE)).unwrap_or(len);
+        if len == rest.len() {
+            // Cut off inside a bare value: written as it stands (`tr` stays cut, never
+            // `true`); a number that may go on is left for salvage to judge.
+            let raw = rest.trim();
+            self.pos += len;
+            self.cut = true;
+            match (literal(raw), number_text(raw)) {
+                (Some(lit), _) => out.push_str(lit),
+                (None, Some(n)) => out.push_str(n),
+                (None, None) => {
+                    push_json_string(out, raw);
+                    out.pop();
+                }
+            }
+            return;
+        }
         let raw = rest.get(..len).unwrap_or("").trim();
         self.pos += len;
-        let lit = match raw {
-            "true" | "True" => Some("true"),
-            "false" | "False" => Some("false"),
-            "null" | "None" => Some("null"),
-            _ => None,
-        };
-        if let Some(lit) = lit {
+        if let Some(lit) = literal(raw) {
             out.push_str(lit);
         } else if let Some(n) = number_text(raw) {
             out.push_str(n);
@@ -276,15 +353,22 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Closes every open container (a cut-off call keeps what was given).
+/// A JSON or Python literal, as JSON.
+fn literal(raw: &str) -> Option<&'static str> {
+    match raw {
+        "true" | "True" => Some("true"),
+        "false" | "False" => Some("false"),
+        "null" | "None" => Some("null"),
+        _ => None,
+    }
+}
+
+/// Closes every open container (at the block's closer, with the call's closers left out).
 fn close_all(out: &mut String, stack: &mut Vec<Frame>) {
     if out.ends_with(", ") {
         out.truncate(out.len() - 2);
     }
     while let Some(frame) = stack.pop() {
-        out.push(match frame {
-            Frame::Object => '}',
-            Frame::Array => ']',
-        });
+        out.push_str(frame.json_closer());
     }
 }

@@ -92,7 +92,7 @@ fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Optio
         None => (text.len(), true),
     };
     let call = RawCall::new(Cow::Borrowed(name), Cow::Owned(args.finish()), format, Span::new(at, end));
-    Some(Parsed { end, calls: vec![call.cut_if(cut)] })
+    Some(Parsed::new(end, vec![call.cut_if(cut)]))
 }
 
 /// True when the next thing at `pos`, past whitespace and literal `\n`, is a tag (or the

@@ -24,9 +24,6 @@ const OPENERS: &[&str] = &["<tool_call>", "<function_call>"];
 /// Closers a model writes after such a call without having written their openers.
 const STRAY_CLOSERS: &[&str] = &["</tool_call>", "</function>", "</function_call>", "</tool>"];
 
-/// Bytes before a `{` that [`name_before`] may look at, beyond the longest tool name.
-pub(crate) const LOOKBACK_SLACK: usize = 32;
-
 /// Parses `NAME{json}` (and the forms in the module doc) at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
     let tools = cx.tools?;
@@ -80,7 +77,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         end = stray_closers(text, end);
     }
     let call = super::parsed::RawCall { span: Span::new(at, end), ..call };
-    Some(Parsed { end, calls: vec![call] })
+    Some(Parsed::new(end, vec![call]))
 }
 
 /// Where a declared tool's name starts right before the `{` at `brace` (after `from`):

@@ -9,8 +9,7 @@
 
 use super::Format;
 use super::params::{Args, Untyped};
-use super::parsed::{Cx, Parsed, RawCall};
-use super::registry::{Spec, matched};
+use super::parsed::{Cx, Markers, Parsed, RawCall, matched};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, is_at, markup_or_end, skip_ws};
 use crate::Span;
@@ -66,22 +65,22 @@ pub(crate) const MUSE: Block = Block {
     },
 };
 
-/// Parses the block of `spec` at `at` (where one of its start markers is).
+/// Parses the block of the row with `markers` at `at` (where one of its start markers is).
 pub(crate) fn parse_block<'a>(
     block: &Block,
-    spec: &Spec,
+    markers: &Markers,
     text: &'a str,
     pos: usize,
     cx: &Cx<'_>,
 ) -> Option<Parsed<'a>> {
-    let marker = matched(spec.start, text, pos)?;
+    let marker = matched(markers.start, text, pos)?;
     let (calls, after) = parse_invokes(text, pos + marker.len(), &block.syntax, cx);
     if calls.is_empty() {
         return None;
     }
     let q = skip_ws(text, after);
     let end = if is_at(text, q, block.close) { q + block.close.len() } else { after };
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// How a format writes its invoke elements.

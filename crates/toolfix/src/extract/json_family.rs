@@ -8,8 +8,7 @@
 use super::Format;
 use super::json::call::{Keys, call_at, calls_in_array};
 use super::json::scan::{End, decode_string, value_end, walk_object};
-use super::parsed::{Cx, Parsed, RawCall};
-use super::registry::{Spec, matched};
+use super::parsed::{Cx, Markers, Parsed, RawCall, matched};
 use super::text::{after, clean_name, is_identifier_like, skip_closer, skip_fence_open, skip_ws};
 use crate::Span;
 use std::borrow::Cow;
@@ -94,10 +93,16 @@ pub(crate) enum Empty {
     List,
 }
 
-/// Read the calls of `row` (the grammar of `spec`) at `at`, where a start marker matched.
-pub(crate) fn parse<'a>(row: &JsonRow, spec: &Spec, text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed<'a>> {
-    let format = spec.format;
-    let marker = matched(spec.start, text, at)?;
+/// Read the calls of `row` (the grammar of the row with `markers`) at `at`, where a start marker matched.
+pub(crate) fn parse<'a>(
+    row: &JsonRow,
+    markers: &Markers,
+    text: &'a str,
+    at: usize,
+    _cx: &Cx<'_>,
+) -> Option<Parsed<'a>> {
+    let format = markers.format;
+    let marker = matched(markers.start, text, at)?;
     let open = at + marker.len();
     // A marker ending in `[` opens the body.
     let mut i = if marker.ends_with('[') { open - 1 } else { open };
@@ -139,10 +144,10 @@ pub(crate) fn parse<'a>(row: &JsonRow, spec: &Spec, text: &'a str, at: usize, _c
     if row.fence != Fence::No {
         end = skip_closer(text, end, "```");
     }
-    for closer in spec.end {
+    for closer in markers.end {
         end = skip_closer(text, end, closer);
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// What a body reader found.
@@ -337,6 +342,10 @@ fn named(text: &str, at: usize, open: usize, rule: Name, format: Format) -> Opti
 /// A Mistral v11 name and its `[CALL_ID]id` and `[ARGS]` tokens at `i`: the name, the id
 /// and where the arguments start (`None` for no name).
 fn v11_head(text: &str, i: usize) -> Option<(&str, Option<Cow<'_, str>>, usize, bool)> {
+    // A space after the marker (`[TOOL_CALLS] get_time{…}`), when arguments follow the
+    // name (`[TOOL_CALLS] not json` is prose after a bare marker).
+    let spaces = text.get(i..)?.bytes().take(4).take_while(|b| *b == b' ').count();
+    let i = i + spaces;
     let rest = text.get(i..)?;
     let len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')).count();
     let name = clean_name(rest.get(..len)?).filter(|n| is_identifier_like(n))?;
@@ -348,6 +357,9 @@ fn v11_head(text: &str, i: usize) -> Option<(&str, Option<Cow<'_, str>>, usize, 
         i = j + id_len;
     }
     let args = after(text, i, "[ARGS]");
+    if spaces > 0 && args.is_none() && id.is_none() && !super::text::is_at(text, skip_ws(text, i), "{") {
+        return None;
+    }
     Some((name, id, args.unwrap_or(i), args.is_some()))
 }
 

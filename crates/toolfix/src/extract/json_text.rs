@@ -25,11 +25,11 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, _cx: &Cx<'_>) -> Option<Parsed
                 return None;
             }
             let (end, calls) = value_calls(text, i)?;
-            Some(Parsed { end: skip_closer(text, end, "```"), calls })
+            Some(Parsed::new(skip_closer(text, end, "```"), calls))
         }
         b'{' | b'[' => {
             let (end, calls) = value_calls(text, at)?;
-            Some(Parsed { end: skip_closer(text, end, "</tool_call>"), calls })
+            Some(Parsed::new(skip_closer(text, end, "</tool_call>"), calls))
         }
         _ => None,
     }

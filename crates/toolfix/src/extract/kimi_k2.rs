@@ -5,8 +5,11 @@
 //! The id (`functions.N:IDX`, also written `N:IDX`) is the call id and carries the name.
 //! A bare counter id (`0`) names no tool: such a call is skipped (unless one declared tool
 //! fits), as is an id without `:IDX` (`functions.bad.0`) unless it names a declared tool.
-//! The section markers may be missing, and a call cut off at the end keeps its (partial)
-//! JSON; the driver salvages it.
+//! The section markers may be missing, and so may the per-call marker, when the server
+//! stripped the special tokens before the id or the prompt ended with them:
+//! `functions.N:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>` (the scan finds the
+//! argument marker and looks back for the id, [`id_before`]). A call cut off at the end
+//! keeps its (partial) JSON; the driver salvages it.
 
 use super::Format;
 use super::json::scan::{End, value_end};
@@ -19,11 +22,19 @@ const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
 const SECTION_END: &str = "<|tool_calls_section_end|>";
 const CALL_BEGIN: &str = "<|tool_call_begin|>";
 const CALL_END: &str = "<|tool_call_end|>";
-const ARG_BEGIN: &str = "<|tool_call_argument_begin|>";
+/// The argument marker: where a call without its per-call marker is found.
+pub(crate) const ARG_BEGIN: &str = "<|tool_call_argument_begin|>";
+
+/// Longest call id read before an argument marker without a per-call marker.
+pub(crate) const MAX_ID: usize = 128;
 
 /// Parses a Kimi K2 tool-call section (or bare calls) at `at`.
 pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
-    let mut pos = section_start(text, at, SECTION_BEGIN, CALL_BEGIN)?;
+    let mut pos = match section_start(text, at, SECTION_BEGIN, CALL_BEGIN) {
+        Some(pos) => pos,
+        // An id written without its per-call marker.
+        None => bare_id_end(text, at, cx).map(|_| at)?,
+    };
     let mut calls = Vec::new();
     let mut end = pos;
     loop {
@@ -32,10 +43,13 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
             end = p + SECTION_END.len();
             break;
         }
-        if !is_at(text, p, CALL_BEGIN) {
+        let id_start = if is_at(text, p, CALL_BEGIN) {
+            p + CALL_BEGIN.len()
+        } else if bare_id_end(text, p, cx).is_some() {
+            p
+        } else {
             break;
-        }
-        let id_start = p + CALL_BEGIN.len();
+        };
         let Some((id_end, token)) = next_token(text, id_start) else {
             // Cut off inside the id: nothing usable.
             end = text.len();
@@ -72,7 +86,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// The next Kimi token at or after `from`: its position and text.
@@ -90,13 +104,45 @@ fn next_token(text: &str, from: usize) -> Option<(usize, &'static str)> {
     }
 }
 
+/// A byte of a call id (`functions.get_weather:0`).
+pub(crate) fn is_id_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':')
+}
+
+/// Where an id written right before an argument marker at `marker` starts, looking back
+/// no further than `from` (what was read already) and [`MAX_ID`] bytes. `None` when no
+/// id is there, or when the run of id bytes may go on before the window (it is then
+/// longer than an id, or began in text already read). Such a call, with neither marker
+/// before it, is only taken when its id names a declared tool (`N:IDX`).
+pub(crate) fn id_before(text: &str, from: usize, marker: usize, cx: &Cx<'_>) -> Option<usize> {
+    let low = from.max(marker.saturating_sub(MAX_ID));
+    let run = text.get(low..marker)?.bytes().rev().take_while(|b| is_id_byte(*b)).count();
+    let start = marker - run;
+    let goes_on = start == low && low > 0 && text.as_bytes().get(low - 1).is_some_and(|b| is_id_byte(*b));
+    (run > 0 && !goes_on && declared_id(text.get(start..marker)?, cx)).then_some(start)
+}
+
+/// The end of an id written at `at` right before an argument marker, when one is (and
+/// names a declared tool).
+fn bare_id_end(text: &str, at: usize, cx: &Cx<'_>) -> Option<usize> {
+    let rest = text.get(at..)?;
+    let len = rest.bytes().take(MAX_ID + 1).take_while(|b| is_id_byte(*b)).count();
+    (len > 0 && len <= MAX_ID && is_at(text, at + len, ARG_BEGIN) && declared_id(rest.get(..len)?, cx))
+        .then_some(at + len)
+}
+
+/// An id `N:IDX` whose `N` is a declared tool.
+fn declared_id(id: &str, cx: &Cx<'_>) -> bool {
+    name_from_id(id).is_some_and(|n| cx.tools.is_some_and(|t| t.is_known(n)))
+}
+
 fn is_counter(id: &str) -> bool {
     !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The tool a bare counter id (`0`) must mean (see `native::infer_name`).
+/// The tool a bare counter id (`0`) must mean (see `infer.rs`).
 fn infer_name(cx: &Cx<'_>, arguments: &str) -> Option<String> {
-    super::native::infer_name(cx.tools?, arguments)
+    super::infer::infer_name(cx.tools?, arguments)
 }
 
 /// An id without `:IDX` (`functions.N`) that names a declared tool: that tool. Without

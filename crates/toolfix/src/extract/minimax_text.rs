@@ -45,7 +45,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         return None;
     }
     let end = if is_at(text, i, CLOSE) { i + CLOSE.len() } else { i };
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// `{tool => "N", args => {...}}` at `i`: the call and the position after its `}`.

@@ -46,10 +46,13 @@ mod dedupe;
 mod deepseek;
 mod dsml;
 mod format;
+mod functionary;
 mod gemma4;
 mod glm;
 mod glued;
+mod granite;
 mod harmony;
+mod infer;
 mod invoke;
 mod json;
 mod json_family;
@@ -199,6 +202,11 @@ pub struct ExtractedCall<'a> {
     /// (`{'name': …}`), spans in the channel's text.
     #[serde(skip)]
     pub(crate) envelope: Vec<crate::salvage::TextFix>,
+    /// The text ended inside the call's markup, before what closes it: more may have been
+    /// coming. Arguments cut inside a value are left open where they stopped, so
+    /// [`salvage`](crate::salvage::salvage) reports the cut too. Serialized only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 /// An assistant message as the server returned it.
@@ -292,10 +300,11 @@ impl<'a> Message<'a> {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ThinkBlocks {
-    /// Left in `content` as written (what servers' tool parsers do).
-    #[default]
+    /// Left in `content` as written.
     Keep,
-    /// Moved to `reasoning_content`.
+    /// Moved to `reasoning_content` (what servers' reasoning parsers do, and llama.cpp's
+    /// default reasoning format).
+    #[default]
     Move,
 }
 
@@ -578,6 +587,13 @@ fn assemble<'a>(
         [one] => Some(Cow::Borrowed(*one)),
         many => Some(Cow::Owned(many.join("\n"))),
     };
+    // Calls that ended an unclosed block leave its reasoning text.
+    let reasoning_content = match reasoning_content {
+        Some(_) if !content_scan.reasoning_cuts.is_empty() => {
+            Some(Cow::Owned(without(message, &content_scan.reasoning, &content_scan.reasoning_cuts)))
+        }
+        other => other,
+    };
 
     let to_call = |channel: Channel| {
         move |c: parsed::RawCall<'a>| ExtractedCall {
@@ -588,6 +604,7 @@ fn assemble<'a>(
             channel,
             span: c.span,
             envelope: c.envelope,
+            cut: c.cut,
         }
     };
     let mut candidates = native;
@@ -654,6 +671,23 @@ fn keep_once<'a>(
         }
     }
     calls
+}
+
+/// The reasoning text (`reasoning_content`, then the `blocks` of `content`, joined by
+/// `\n`), the `cuts` (ranges of `content`, sorted) left out.
+fn without(message: &Message<'_>, blocks: &[Span], cuts: &[Span]) -> String {
+    let mut parts: Vec<Cow<'_, str>> = Vec::with_capacity(blocks.len() + 1);
+    parts.extend(message.reasoning_content.map(Cow::Borrowed));
+    for b in blocks {
+        let mut inside: Vec<Span> = cuts
+            .iter()
+            .filter(|c| c.start >= b.start && c.end <= b.end)
+            .map(|c| Span::new(c.start - b.start, c.end - b.start))
+            .collect();
+        inside.sort_unstable_by_key(|c| c.start);
+        parts.push(cut(message.content.get(b.range()).unwrap_or(""), &inside));
+    }
+    parts.join("\n")
 }
 
 /// `text` without the `removed` ranges (sorted, disjoint).

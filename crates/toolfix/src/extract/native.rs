@@ -1,11 +1,18 @@
 //! The server's own `tool_calls`, read the same way whole and streamed: a call with an
-//! empty name gets the one declared tool its arguments fit (when exactly one does), and
+//! empty name gets the one declared tool its arguments fit (when exactly one does),
 //! arguments holding two parallel calls' objects back to back (`{…}{…}`) become one call
-//! each, when every object is a complete call for that tool.
+//! each, when every object is a complete call for that tool, and a name that holds another
+//! format's markup (a server parser that failed half-way:
+//! `read<arg_key>filePath</arg_key><arg_value>/x</arg_value>`) is read as that markup when
+//! it is complete, names a declared tool and the server gave no arguments of its own.
+//! Otherwise the name stays as written and the schema stage refuses it.
 
+use super::infer::infer_name;
 use super::json::scan::{End, value_end};
+use super::parsed::Cx;
+use super::scan::{self, Mode};
 use super::{Channel, ExtractedCall, Format, ToolLookup};
-use crate::Span;
+use crate::{Limits, Span};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -20,19 +27,24 @@ pub(crate) fn calls<'a>(
     index: usize,
     tools: Option<&dyn ToolLookup>,
 ) -> Vec<ExtractedCall<'a>> {
-    let name = if name.trim().is_empty() {
+    let (name, arguments, format) = if name.trim().is_empty() {
         match tools.and_then(|t| infer_name(t, &arguments)) {
-            Some(n) => Cow::Owned(n),
-            None => name,
+            Some(n) => (Cow::Owned(n), arguments, Format::Native),
+            None => (name, arguments, Format::Native),
         }
     } else {
-        name
+        match tools.and_then(|t| from_markup(&name, &arguments, t)) {
+            // Reported in the format of the markup it was read from.
+            Some((n, a, f)) => (Cow::Owned(n), Cow::Owned(a), f),
+            None => (name, arguments, Format::Native),
+        }
     };
     let one = |name: Cow<'a, str>, arguments: Cow<'a, str>, id: Option<Cow<'a, str>>| ExtractedCall {
         name,
         arguments,
         id,
-        format: Format::Native,
+        format,
+        cut: false,
         channel: Channel::ToolCalls,
         span: Span::at(index),
         envelope: Vec::new(),
@@ -47,25 +59,70 @@ pub(crate) fn calls<'a>(
     }
 }
 
-/// The tool a call without a name must mean: the only tool offered, or the only one whose
-/// schema has every argument key. `None` when that is not unique (no guess).
-pub(crate) fn infer_name(tools: &dyn ToolLookup, arguments: &str) -> Option<String> {
-    let names = tools.names();
-    if let [only] = names.as_slice() {
-        return Some((*only).to_owned());
-    }
-    let value = crate::salvage::salvage(arguments).ok()?.to_value().ok()?;
-    let keys: Vec<&String> = value.as_object()?.keys().collect();
-    if keys.is_empty() {
+/// A name holding a call in another format's markup, its arguments empty: the call that
+/// markup holds, when it is the one call there, complete (not cut off, nothing else left)
+/// and to a declared tool.
+fn from_markup(name: &str, arguments: &str, tools: &dyn ToolLookup) -> Option<(String, String, Format)> {
+    if !name.contains('<') || !matches!(arguments.trim(), "" | "{}" | "null") || name.len() > MAX_MARKUP {
         return None;
     }
-    let mut fits = names.iter().filter(|name| {
-        let props = tools.parameters(name).and_then(|s| s.get("properties")).and_then(Value::as_object);
-        props.is_some_and(|props| keys.iter().all(|k| props.contains_key(k.as_str())))
-    });
-    let first = fits.next()?;
-    fits.next().is_none().then(|| (*first).to_owned())
+    if !balanced(name) {
+        // A closer without its opener (`tool_12</arg_value>`), or an element left open:
+        // not complete markup.
+        return None;
+    }
+    // GLM's `N<arg_key>K</arg_key><arg_value>V</arg_value>`, or Qwen3-Coder's parameters
+    // after the name (`N\n<parameter=K>V</parameter>`).
+    let head = name.split('<').next().unwrap_or("").trim();
+    let rest = name.get(name.find('<')?..)?;
+    [format!("<tool_call>{name}</tool_call>"), format!("<tool_call><function={head}>{rest}</function></tool_call>")]
+        .iter()
+        .find_map(|text| one_call(text, tools))
 }
+
+/// True when every tag in `text` closes one opened before it and every opened one is
+/// closed (`<parameter=K>` closes with `</parameter>`).
+fn balanced(text: &str) -> bool {
+    let mut open: Vec<&str> = Vec::new();
+    let mut rest = text;
+    while let Some(lt) = rest.find('<') {
+        let Some(tag) = rest.get(lt + 1..) else { break };
+        let Some(gt) = tag.find('>') else { return false };
+        let inner = tag.get(..gt).unwrap_or("");
+        if let Some(closing) = inner.strip_prefix('/') {
+            if open.pop() != Some(closing.trim()) {
+                return false;
+            }
+        } else {
+            let base = inner.split(['=', ' ']).next().unwrap_or("");
+            if base.is_empty() || open.len() >= 64 {
+                return false;
+            }
+            open.push(base);
+        }
+        rest = tag.get(gt + 1..).unwrap_or("");
+    }
+    open.is_empty()
+}
+
+/// The one complete call to a declared tool that `text` holds, nothing else.
+fn one_call(text: &str, tools: &dyn ToolLookup) -> Option<(String, String, Format)> {
+    let cx = Cx::new(Some(tools), Limits::default());
+    let found = scan::scan(text, &cx, Mode::Content, true);
+    let [call] = found.calls.as_slice() else { return None };
+    let mut left = 0;
+    let mut at = 0;
+    for r in &found.removed {
+        left += text.get(at..r.start).map_or(0, |t| t.trim().len());
+        at = at.max(r.end);
+    }
+    left += text.get(at..).map_or(0, |t| t.trim().len());
+    let complete = !call.cut && left == 0 && found.notes.is_empty() && found.reasoning_calls.is_empty();
+    (complete && tools.is_known(&call.name)).then(|| (call.name.to_string(), call.arguments.to_string(), call.format))
+}
+
+/// Longest name read as markup.
+const MAX_MARKUP: usize = 64 * 1024;
 
 /// `{…}{…}` (or `{…}, {…}`): the objects, when there are two or more, nothing else is
 /// there, and each is a complete call for tool `name` (its keys are parameters of the

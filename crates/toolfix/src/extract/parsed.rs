@@ -1,7 +1,11 @@
-//! What one format parser returns to the extraction driver.
+//! The contract between the extraction driver and the format grammars: what a grammar
+//! is given ([`Cx`], the [`Markers`] of its row) and what it returns ([`Parsed`],
+//! [`RawCall`]).
 //!
 //! Every format is a row of the registry (`registry.rs`): its start markers and a
-//! grammar, either a declarative JSON row (`json_family.rs`) or a parser function:
+//! grammar, either a declarative row read by a shared grammar (`json_family.rs`,
+//! `invoke.rs`, `pythonic.rs`, given the row's [`Markers`]) or a parser function
+//! ([`ParseFn`]):
 //!
 //! ```text
 //! /// Parse the markup that starts at byte `at` of `text` (where a start marker matched).
@@ -17,6 +21,30 @@
 use super::{Format, ToolLookup};
 use crate::{Limits, Span};
 use std::borrow::Cow;
+
+/// A format parser (see the module doc).
+pub(crate) type ParseFn = for<'a> fn(&'a str, usize, &Cx<'_>) -> Option<Parsed<'a>>;
+
+/// Bytes before a `{` that the look back for a declared tool name glued to it may read,
+/// beyond the longest tool name (`glued.rs`).
+pub(crate) const LOOKBACK_SLACK: usize = 32;
+
+/// What a shared grammar knows of the registry row it runs for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Markers {
+    /// The format reported.
+    pub(crate) format: Format,
+    /// Markers where its calls start.
+    pub(crate) start: &'static [&'static str],
+    /// Markers that end its calls.
+    pub(crate) end: &'static [&'static str],
+}
+
+/// The longest of `markers` that `text` has at `at`.
+pub(crate) fn matched<'m>(markers: &[&'m str], text: &str, at: usize) -> Option<&'m str> {
+    let rest = text.get(at..)?;
+    markers.iter().copied().filter(|m| rest.starts_with(m)).max_by_key(|m| m.len())
+}
 
 /// What a format parser may consult.
 #[derive(Clone, Copy)]
@@ -37,8 +65,7 @@ pub(crate) struct Cx<'t> {
 impl<'t> Cx<'t> {
     /// A context with these tools and limits and no hint.
     pub(crate) fn new(tools: Option<&'t dyn ToolLookup>, limits: Limits) -> Self {
-        let lookback =
-            tools.map_or(0, |t| t.names().iter().map(|n| n.len()).max().unwrap_or(0) + super::glued::LOOKBACK_SLACK);
+        let lookback = tools.map_or(0, |t| t.names().iter().map(|n| n.len()).max().unwrap_or(0) + LOOKBACK_SLACK);
         Cx { tools, limits, hint: None, lookback }
     }
 }
@@ -57,6 +84,31 @@ pub(crate) struct Parsed<'a> {
     pub(crate) end: usize,
     /// The calls found, in order (may be empty: markup with no usable call).
     pub(crate) calls: Vec<RawCall<'a>>,
+    /// Text inside the markup that is reasoning (a channel message that is not a call:
+    /// Harmony's analysis channel addressed to a tool that was not offered).
+    pub(crate) reasoning: Option<Span>,
+    /// Text inside the markup that stays prose (an answer wrapper's answer): only the
+    /// markup around it leaves the prose.
+    pub(crate) prose: Option<Span>,
+}
+
+impl<'a> Parsed<'a> {
+    /// Markup ending at `end` with these calls.
+    pub(crate) fn new(end: usize, calls: Vec<RawCall<'a>>) -> Self {
+        Parsed { end, calls, reasoning: None, prose: None }
+    }
+
+    /// This markup, with `prose` (inside it) kept as prose.
+    pub(crate) fn with_prose(mut self, prose: Span) -> Self {
+        self.prose = Some(prose);
+        self
+    }
+
+    /// This markup, with `reasoning` as its reasoning text.
+    pub(crate) fn with_reasoning(mut self, reasoning: Span) -> Self {
+        self.reasoning = Some(reasoning);
+        self
+    }
 }
 
 /// One call as a format parser found it.

@@ -9,9 +9,8 @@
 //! Values are Python literals (see `pycall`). A call that does not parse is dropped and its
 //! siblings kept; a list with no good call is not a call at all.
 
-use super::parsed::{Cx, Parsed, RawCall};
+use super::parsed::{Cx, Markers, Parsed, RawCall, matched};
 use super::pycall::{self, Layout, PyCall};
-use super::registry::{Spec, matched};
 use super::text::{is_at, skip_ws};
 use crate::Span;
 use std::borrow::Cow;
@@ -25,9 +24,9 @@ pub(crate) struct PyRow {
     pub(crate) bare_list: bool,
 }
 
-/// Parses the Python calls of `spec` at `at`.
-pub(crate) fn parse<'a>(row: &PyRow, spec: &Spec, text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
-    let marker = matched(spec.start, text, at)?;
+/// Parses the Python calls of the row with `markers` at `at`.
+pub(crate) fn parse<'a>(row: &PyRow, markers: &Markers, text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
+    let marker = matched(markers.start, text, at)?;
     let depth = cx.limits.max_depth;
     let (calls, end) = if marker == "[" {
         if !row.bare_list || !pycall::looks_like_call(text, at + 1) {
@@ -68,7 +67,7 @@ pub(crate) fn parse<'a>(row: &PyRow, spec: &Spec, text: &'a str, at: usize, cx: 
         let q = skip_ws(text, end);
         (calls, if is_at(text, q, close) { q + close.len() } else { end })
     };
-    to_parsed(calls, end, spec)
+    to_parsed(calls, end, markers)
 }
 
 /// Llama 3's tag before a built-in tool call (its JSON calls are `llama3_json`'s).
@@ -76,13 +75,15 @@ pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
 /// The end of a Llama 3 message that waits for a tool's output.
 const EOM: &str = "<|eom_id|>";
 
-fn to_parsed<'a>(calls: Vec<PyCall<'a>>, end: usize, spec: &Spec) -> Option<Parsed<'a>> {
+fn to_parsed<'a>(calls: Vec<PyCall<'a>>, end: usize, markers: &Markers) -> Option<Parsed<'a>> {
     if calls.is_empty() {
         return None;
     }
     let calls = calls
         .into_iter()
-        .map(|c| RawCall::new(Cow::Borrowed(c.name), Cow::Owned(c.arguments), spec.format, Span::new(c.start, c.end)))
+        .map(|c| {
+            RawCall::new(Cow::Borrowed(c.name), Cow::Owned(c.arguments), markers.format, Span::new(c.start, c.end))
+        })
         .collect();
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }

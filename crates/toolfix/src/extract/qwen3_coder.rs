@@ -54,7 +54,7 @@ fn parse_dialect<'a>(text: &'a str, at: usize, cx: &Cx<'_>, dialect: &Dialect) -
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// Where a call starts at `pos` (after whitespace when `pos` is past the first block):

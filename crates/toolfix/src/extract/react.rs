@@ -51,5 +51,5 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
         end = skip_closer(text, end, "```");
     }
     let call = RawCall { span: Span::new(at, end), ..call };
-    Some(Parsed { end, calls: vec![call] })
+    Some(Parsed::new(end, vec![call]))
 }

@@ -12,13 +12,10 @@ use super::Format;
 use super::invoke::Block;
 use super::json::call::{Keys, NAME_ARGUMENTS};
 use super::json_family::{Body, Empty, Fence, JsonRow, Name};
-use super::parsed::{Cx, Parsed};
+use super::parsed::{Cx, Markers, ParseFn, Parsed};
 use super::pythonic::PyRow;
 use aho_corasick::{AhoCorasick, MatchKind};
 use std::sync::OnceLock;
-
-/// A format parser: see `parsed.rs` for the contract.
-pub(crate) type ParseFn = for<'a> fn(&'a str, usize, &Cx<'_>) -> Option<Parsed<'a>>;
 
 /// How a format's calls are written after its start marker.
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +64,9 @@ const MM_THINK: Think = think("<mm:think>", "</mm:think>");
 const KIMI_THINK: Think = think("◁think▷", "◁/think▷");
 const COHERE_THINK: Think = think("<|START_THINKING|>", "<|END_THINKING|>");
 const GEMMA_THOUGHT: Think = think("<|channel>thought", "<channel|>");
+/// Gemma 4's channel without its `thought` label (vLLM's parser opens reasoning at
+/// `<|channel>` and strips the label).
+const GEMMA_CHANNEL: Think = think("<|channel>", "<channel|>");
 /// gpt-oss Harmony's analysis channel: reasoning written as channel markup.
 const HARMONY_ANALYSIS: Think =
     Think { open: Some("<|channel|>analysis<|message|>"), close: "<|end|>", always_moves: true };
@@ -76,6 +76,10 @@ const HARMONY_ANALYSIS_MESSAGE: Think =
     Think { open: Some("<|start|>assistant<|channel|>analysis<|message|>"), close: "<|end|>", always_moves: true };
 /// Apriel writes its reasoning, then `[BEGIN FINAL RESPONSE]`.
 const APRIEL_FINAL: Think = Think { open: None, close: "[BEGIN FINAL RESPONSE]", always_moves: false };
+/// Apriel 1.5's reasoning before its calls (its template asks for `<thinking>` tags).
+const APRIEL_THINKING: Think = think("<thinking>", "</thinking>");
+/// Apertus.
+const APERTUS_INNER: Think = think("<|inner_prefix|>", "<|inner_suffix|>");
 
 /// One format.
 #[derive(Clone, Copy, Debug)]
@@ -98,10 +102,11 @@ pub(crate) struct Spec {
 impl Spec {
     /// Run this format's grammar at `at`.
     pub(crate) fn parse<'a>(&self, text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<'a>> {
+        let markers = Markers { format: self.format, start: self.start, end: self.end };
         match self.grammar {
-            Grammar::Json(row) => super::json_family::parse(&row, self, text, at, cx),
-            Grammar::Invoke(block) => super::invoke::parse_block(block, self, text, at, cx),
-            Grammar::Python(row) => super::pythonic::parse(&row, self, text, at, cx),
+            Grammar::Json(row) => super::json_family::parse(&row, &markers, text, at, cx),
+            Grammar::Invoke(block) => super::invoke::parse_block(block, &markers, text, at, cx),
+            Grammar::Python(row) => super::pythonic::parse(&row, &markers, text, at, cx),
             Grammar::Parser(parse) => parse(text, at, cx),
         }
     }
@@ -227,7 +232,9 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::KimiK2,
         families: "Kimi K2, K2 Thinking (Kimi VL / K1.5 reasoning: `◁think▷`)",
-        start: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
+        // The argument marker: a call whose per-call marker is missing (the scan looks
+        // back for its id).
+        start: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>", super::kimi_k2::ARG_BEGIN],
         end: &["<|tool_call_end|>", "<|tool_calls_section_end|>"],
         grammar: Grammar::Parser(super::kimi_k2::parse),
         reasoning: &[THINK, KIMI_THINK],
@@ -236,6 +243,9 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::GptOssHarmony,
         families: "gpt-oss (Harmony)",
+        // A raw completion after the prompt's `<|start|>assistant` starts with its
+        // recipient and no marker (` to=functions.N<|channel|>…`): read at the start of
+        // `content` only (the scan's lead), so `to` in prose never waits.
         start: &["<|start|>", "<|channel|>"],
         end: &["<|call|>", "<|end|>"],
         grammar: Grammar::Parser(super::harmony::parse),
@@ -256,7 +266,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         start: &["<|tool_call>"],
         end: &["<tool_call|>"],
         grammar: Grammar::Parser(super::gemma4::parse),
-        reasoning: &[GEMMA_THOUGHT],
+        reasoning: &[GEMMA_THOUGHT, GEMMA_CHANNEL],
         ..BASE
     },
     Spec {
@@ -372,8 +382,9 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::Granite,
         families: "Granite 3.x / 4.x",
-        start: &["<|tool_call|>"],
-        grammar: json(&[], Fence::No, Body::ArrayOrObject { junk: 0 }, NAME_ARGUMENTS, Empty::NotACall),
+        start: &[super::granite::TOOL_CALL, super::granite::RESPONSE],
+        grammar: Grammar::Parser(super::granite::parse),
+        reasoning: &[THINK],
         ..BASE
     },
     Spec {
@@ -414,7 +425,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         end: &["</tool_calls>"],
         grammar: TOOL_CALLS_ARRAY,
         when: When::After(Format::Apriel),
-        reasoning: &[APRIEL_FINAL],
+        reasoning: &[APRIEL_FINAL, APRIEL_THINKING],
         wrappers: &["[END FINAL RESPONSE]"],
     },
     Spec {
@@ -452,8 +463,9 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::FunctionaryV32,
         families: "Functionary v3.2",
-        start: &[">>>"],
-        grammar: json(&[], Fence::No, Body::Named(Name::Line { text: "all" }), NAME_ARGUMENTS, Empty::Markup),
+        start: &[super::functionary::MARKER],
+        // Also at the start of `content` (the prompt ends with `>>>`): see `scan.rs`.
+        grammar: Grammar::Parser(super::functionary::parse),
         ..BASE
     },
     Spec {
@@ -471,6 +483,8 @@ pub(crate) static REGISTRY: &[Spec] = &[
         families: "Command R+",
         start: &["Action:"],
         grammar: json(&[], Fence::Required, Body::Array, COHERE_KEYS, Empty::NotACall),
+        // Its turn tokens, left in the text when the server keeps special tokens.
+        wrappers: &["<|START_OF_TURN_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"],
         ..BASE
     },
     Spec {
@@ -495,6 +509,7 @@ pub(crate) static REGISTRY: &[Spec] = &[
         start: &["<|tools_prefix|>"],
         end: &["<|tools_suffix|>"],
         grammar: json(&[], Fence::No, Body::Keyed, NAME_ARGUMENTS, Empty::NotACall),
+        reasoning: &[APERTUS_INNER],
         ..BASE
     },
     Spec {
@@ -533,12 +548,6 @@ pub(crate) static REGISTRY: &[Spec] = &[
     },
 ];
 
-/// The longest of `markers` that `text` has at `at`.
-pub(crate) fn matched<'m>(markers: &[&'m str], text: &str, at: usize) -> Option<&'m str> {
-    let rest = text.get(at..)?;
-    markers.iter().copied().filter(|m| rest.starts_with(m)).max_by_key(|m| m.len())
-}
-
 /// The specs of `format` (one row each; `Native` has none).
 pub(crate) fn spec(format: Format) -> Option<&'static Spec> {
     REGISTRY.iter().find(|s| s.format == format)
@@ -576,6 +585,10 @@ pub(crate) struct Dispatch {
     pub(crate) patterns: Vec<&'static str>,
     /// The row of `Format::Glued`.
     pub(crate) glued: usize,
+    /// The row of `Format::FunctionaryV32` (its first recipient starts the text, no marker).
+    pub(crate) leading: usize,
+    /// The row of `Format::GptOssHarmony` (a raw completion starts with its recipient).
+    pub(crate) harmony: usize,
 }
 
 impl std::fmt::Debug for Dispatch {
@@ -653,7 +666,9 @@ fn build() -> Option<Dispatch> {
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
     let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
     let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
-    Some(Dispatch { automaton, kinds, reasoning, longest, patterns, glued })
+    let leading = REGISTRY.iter().position(|s| s.format == Format::FunctionaryV32)?;
+    let harmony = REGISTRY.iter().position(|s| s.format == Format::GptOssHarmony)?;
+    Some(Dispatch { automaton, kinds, reasoning, longest, patterns, glued, leading, harmony })
 }
 
 /// A cheap look at the text after a marker: false when the row's grammar cannot succeed

@@ -73,6 +73,9 @@ pub(crate) struct State {
     brackets: Brackets,
     /// The format whose own marker came last (see `Cx::hint`).
     hint: Option<Format>,
+    /// The start of the text was looked at (a reply may start with a recipient line,
+    /// `functionary.rs`).
+    began: bool,
 }
 
 impl State {
@@ -102,13 +105,18 @@ pub(crate) enum Step<'a> {
     /// `[from, to)` is prose (or reasoning text, inside a block).
     Prose,
     /// Call markup `region` was read; `calls` may be empty (markup with no call, cut out).
-    Calls { region: Span, calls: Vec<RawCall<'a>>, reasoning: bool, cut: bool },
+    /// `moved`: text inside it that leaves `content` for the reasoning; `kept`: text inside
+    /// it that stays prose (only the markup around it is cut).
+    Calls { region: Span, calls: Vec<RawCall<'a>>, reasoning: bool, cut: bool, moved: Option<Span>, kept: Option<Span> },
     /// Markup left as text, with a note.
     Noted(Note),
     /// Forced-open reasoning: `[0, reasoning_end)` was reasoning; `[0, cut_end)` leaves content.
     Forced { reasoning_end: usize, cut_end: usize },
+    /// Markup inside a reasoning block that moves, left out of its reasoning text.
+    ReasoningCut(Span),
     /// A reasoning block ended; when blocks move, `moved` is (cut, reasoning text).
-    BlockEnd { moved: Option<(Span, Span)> },
+    /// `unclosed`: the text ended inside it (its close marker never came).
+    BlockEnd { moved: Option<(Span, Span)>, unclosed: bool },
     /// A marker that is not a call, or a failed parse: the text stays prose.
     Skip,
     /// A limit was reached at this byte (failed parses, text size): the rest is prose.
@@ -152,6 +160,13 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         st.pos = len;
         return Some(Step::Prose);
     }
+    if !st.began && st.pos == 0 && r.base == 0 && r.mode == Mode::Content {
+        match lead(text, st, r, d) {
+            Decision::Wait => return None,
+            Decision::Yes(step) => return Some(step),
+            Decision::No | Decision::TooLarge => {}
+        }
+    }
     // Past the text cap, the rest is prose.
     let cap = r.cap;
     if len > cap && st.pos >= cap {
@@ -193,7 +208,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         let from = st.pos;
         let to = if limit_is_end && !r.is_final && search_end == limit {
             let held = partial_marker(text, from, d).min(glued_hold(text, from, r.cx).unwrap_or(len));
-            held.min(len)
+            id_hold(text, from, held.min(len), r.cx)
         } else {
             search_end
         };
@@ -206,7 +221,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     if limit_is_end && !r.is_final {
         // A marker may begin before this one (or a longer one here) and run past the end
         // of the text so far: wait for the bytes that decide it.
-        let held = partial_marker(text, st.pos, d);
+        let held = id_hold(text, st.pos, partial_marker(text, st.pos, d), r.cx);
         if held <= m.start() {
             if held > st.pos {
                 st.pos = held;
@@ -224,12 +239,21 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
                 Decision::No | Decision::TooLarge => {}
             }
         }
+        if let Some(Kind::Call(rows)) = d.kinds.get(m.pattern().as_usize())
+            && super::text::is_at(text, m.start(), super::kimi_k2::ARG_BEGIN)
+        {
+            match bare_id(text, st, r, rows, m.start(), limit, in_reasoning) {
+                Decision::Wait => return None,
+                Decision::Yes(step) => return Some(step),
+                Decision::No | Decision::TooLarge => {}
+            }
+        }
         st.pos = m.start();
         return Some(Step::Prose);
     }
     let kind = d.kinds.get(m.pattern().as_usize());
     let Some(Kind::Call(rows)) = kind else {
-        return Some(other_marker(st, r, d, kind, m.span(), block.is_some()));
+        return Some(other_marker(st, r, d, kind, m.span(), block));
     };
     // Parsers inside a block see the text up to the block's end only.
     let mut too_large = false;
@@ -377,6 +401,117 @@ fn glued<'a>(
     }
 }
 
+/// The start of `content`: a gpt-oss raw completion's recipient (` to=functions.N…`, the
+/// prompt ended with `<|start|>assistant`), or a Functionary v3.2 recipient (`all`, or a
+/// declared tool followed by its arguments) that the prompt's `>>>` started.
+#[cold]
+fn lead<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>, d: &registry::Dispatch) -> Decision<Step<'a>> {
+    let ws = text.len() - text.trim_start_matches(' ').len();
+    let rest = text.get(ws..).unwrap_or_default();
+    let raw = super::harmony::RAW_RECIPIENTS;
+    if raw.iter().any(|m| rest.starts_with(m)) {
+        let mut too_large = false;
+        match try_rows(text, ws, &[d.harmony], r, st, &mut too_large, text.len()) {
+            Rows::Wait => return Decision::Wait,
+            Rows::Found(format, parsed) => {
+                st.began = true;
+                st.pos = parsed.end;
+                return Decision::Yes(accept(st, r, format, ws, parsed, false));
+            }
+            Rows::None => {}
+        }
+    } else if !r.is_final && raw.iter().any(|m| m.starts_with(rest)) {
+        return Decision::Wait;
+    }
+    match super::functionary::leading(text, r.is_final, r.cx) {
+        None => return Decision::Wait,
+        Some(false) => {
+            st.began = true;
+            return Decision::No;
+        }
+        Some(true) => {}
+    }
+    let mut too_large = false;
+    match try_rows(text, 0, &[d.leading], r, st, &mut too_large, text.len()) {
+        Rows::Wait => Decision::Wait,
+        Rows::Found(format, parsed) => {
+            st.began = true;
+            st.pos = parsed.end;
+            Decision::Yes(accept(st, r, format, 0, parsed, false))
+        }
+        Rows::None => {
+            st.began = true;
+            Decision::No
+        }
+    }
+}
+
+/// A call id written right before Kimi K2's argument marker at `marker`, its per-call
+/// marker missing (`kimi_k2.rs`): prose up to the id, or the call read from it. `No` when
+/// there is none (or it does not parse).
+#[cold]
+fn bare_id<'a>(
+    text: &'a str,
+    st: &mut State,
+    r: &Read<'_, '_>,
+    rows: &[usize],
+    marker: usize,
+    limit: usize,
+    in_reasoning: bool,
+) -> Decision<Step<'a>> {
+    let Some(start) = super::kimi_k2::id_before(text, st.pos, marker, r.cx) else {
+        return Decision::No;
+    };
+    if start > st.pos {
+        st.pos = start;
+        return Decision::Yes(Step::Prose);
+    }
+    let mut too_large = false;
+    match try_rows(text, start, rows, r, st, &mut too_large, limit) {
+        Rows::Wait => Decision::Wait,
+        Rows::Found(format, parsed) => {
+            st.pos = parsed.end;
+            Decision::Yes(accept(st, r, format, start, parsed, in_reasoning))
+        }
+        Rows::None => Decision::No,
+    }
+}
+
+/// `to`, or the start of the run of call-id bytes that reaches it (a stream holds back
+/// an id that an argument marker may follow, see `bare_id`), not below `from`.
+/// Where a run of id bytes ending at `to` starts when it could still become a Kimi K2 call
+/// id of a declared tool (`functions.NAME:IDX` or `NAME:IDX`, whose
+/// `<|tool_call_argument_begin|>` has not come yet): a stream holds it back; `to` otherwise
+/// (no tools, no such run: nothing is held).
+fn id_hold(text: &str, from: usize, to: usize, cx: &Cx<'_>) -> usize {
+    const NAMESPACE: &str = "functions.";
+    let Some(tools) = cx.tools else { return to };
+    let start = before_id(text, from, to);
+    let Some(run) = text.get(start..to).filter(|r| !r.is_empty()) else { return to };
+    if NAMESPACE.starts_with(run) {
+        return start;
+    }
+    let run = run.strip_prefix(NAMESPACE).unwrap_or(run);
+    let could_be = match run.split_once(':') {
+        Some((name, index)) => index.bytes().all(|b| b.is_ascii_digit()) && tools.is_known(name),
+        None => tools.names().iter().any(|n| n.starts_with(run)),
+    };
+    if could_be { start } else { to }
+}
+
+fn before_id(text: &str, from: usize, to: usize) -> usize {
+    let low = from.max(to.saturating_sub(super::kimi_k2::MAX_ID));
+    let run = text.get(low..to).map_or(0, |t| t.bytes().rev().take_while(|b| super::kimi_k2::is_id_byte(*b)).count());
+    let goes_on =
+        to - run == low && low > 0 && text.as_bytes().get(low - 1).is_some_and(|b| super::kimi_k2::is_id_byte(*b));
+    if run == 0 || goes_on {
+        // No id there, or a run that began before the window (longer than an id, or in
+        // text already read): it cannot be one.
+        return to;
+    }
+    to - run
+}
+
 /// A marker that is not call markup: a reasoning block's, or a prose wrapper.
 #[cold]
 fn other_marker<'a>(
@@ -385,9 +520,11 @@ fn other_marker<'a>(
     d: &registry::Dispatch,
     kind: Option<&Kind>,
     m: aho_corasick::Span,
-    in_block: bool,
+    block: Option<Block>,
 ) -> Step<'a> {
+    let in_block = block.is_some();
     let in_reasoning = in_block || r.mode == Mode::Reasoning;
+    let close_of = |k: usize| d.reasoning.get(k).map(|x| x.think.close);
     st.pos = m.end;
     match kind {
         Some(Kind::ThinkOpen(k)) if r.mode == Mode::Content && !in_block => {
@@ -404,17 +541,54 @@ fn other_marker<'a>(
             st.touched = true;
             Step::Forced { reasoning_end: m.start, cut_end: m.end }
         }
+        // The block's own opener written again inside it (Gemma 4's `<|channel>`, vLLM
+        // swallows it): markup, not reasoning text, when the block moves.
+        Some(Kind::ThinkOpen(k))
+            if r.mode == Mode::Content && r.move_blocks && block.is_some_and(|b| close_of(b.kind) == close_of(*k)) =>
+        {
+            Step::ReasoningCut(Span::new(m.start, m.end))
+        }
+        // A close marker after reasoning already ended (servers' reasoning parsers absorb
+        // it): markup, not prose, when blocks move.
+        Some(Kind::ThinkClose(k))
+            if r.mode == Mode::Content && r.move_blocks && !in_block && (st.seen_open || st.forced_done) =>
+        {
+            note_owner(st, d, *k);
+            st.touched = true;
+            Step::Calls {
+                region: Span::new(m.start, m.end),
+                calls: Vec::new(),
+                reasoning: false,
+                cut: true,
+                moved: None,
+                kept: None,
+            }
+        }
         Some(Kind::Wrapper(owner)) => {
             st.hint = Some(*owner);
             let cut = !in_reasoning && r.mode == Mode::Content;
             st.touched |= cut;
-            Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: in_reasoning, cut }
+            Step::Calls {
+                region: Span::new(m.start, m.end),
+                calls: Vec::new(),
+                reasoning: in_reasoning,
+                cut,
+                moved: None,
+                kept: None,
+            }
         }
         // Channel markup (Harmony's `<|end|>` after a preamble) is never prose.
         Some(Kind::ThinkClose(k)) if always_moves(*k) && !in_reasoning => {
             note_owner(st, d, *k);
             st.touched = true;
-            Step::Calls { region: Span::new(m.start, m.end), calls: Vec::new(), reasoning: false, cut: true }
+            Step::Calls {
+                region: Span::new(m.start, m.end),
+                calls: Vec::new(),
+                reasoning: false,
+                cut: true,
+                moved: None,
+                kept: None,
+            }
         }
         Some(Kind::ThinkOpen(k) | Kind::ThinkClose(k)) => {
             note_owner(st, d, *k);
@@ -465,7 +639,17 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
     if moved.is_some() {
         st.touched = true;
     }
-    Step::BlockEnd { moved }
+    Step::BlockEnd { moved, unclosed: b.close.is_none() }
+}
+
+/// A call read inside a reasoning block that moves out of `content` is the model's call
+/// when the block never closes (the model ended its reasoning with the call, as servers'
+/// reasoning parsers read a tool-call start): its markup leaves the reasoning text. So
+/// that a stream need not hold reasoning back without bound, this holds only when at most
+/// `Limits::max_held_bytes` of text follow the call's markup; past that the call stays in
+/// the reasoning, as a call drafted there.
+pub(crate) fn ends_unclosed_reasoning(text_len: usize, region: Span, limits: &crate::Limits) -> bool {
+    text_len.saturating_sub(region.end) <= limits.max_held_bytes
 }
 
 /// Channel markup (Harmony's analysis channel) is never prose: it always moves.
@@ -641,7 +825,9 @@ fn accept<'a>(
     if cut {
         st.touched = true;
     }
-    Step::Calls { region, calls: parsed.calls, reasoning: in_reasoning, cut }
+    let moved = parsed.reasoning.filter(|_| cut);
+    let kept = parsed.prose.filter(|_| cut);
+    Step::Calls { region, calls: parsed.calls, reasoning: in_reasoning, cut, moved, kept }
 }
 
 /// The next char boundary after `i`.
@@ -651,6 +837,16 @@ fn next_boundary(text: &str, i: usize) -> usize {
         j += 1;
     }
     j
+}
+
+/// The parts of markup `region` that leave the prose: all of it, or what is around the
+/// `kept` text.
+pub(crate) fn around(region: Span, kept: Option<Span>) -> impl Iterator<Item = Span> {
+    let (a, b) = match kept {
+        Some(k) => (Span::new(region.start, k.start), Some(Span::new(k.end, region.end))),
+        None => (region, None),
+    };
+    std::iter::once(a).chain(b)
 }
 
 /// What one whole-text pass found.
@@ -664,6 +860,9 @@ pub(crate) struct Scan<'a> {
     pub(crate) removed: Vec<Span>,
     /// Reasoning text found in `content` that leaves it.
     pub(crate) reasoning: Vec<Span>,
+    /// Byte ranges cut out of that reasoning text (calls that ended an unclosed block), in
+    /// order.
+    pub(crate) reasoning_cuts: Vec<Span>,
     /// Things worth telling.
     pub(crate) notes: Vec<Note>,
 }
@@ -673,26 +872,41 @@ pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool
     let r = Read::new(cx, mode, move_blocks, true, 0);
     let mut st = State::default();
     let mut out = Scan::default();
+    // Calls read in the open reasoning block that moves: the model's calls if it never
+    // closes.
+    let mut held: Vec<(Span, Vec<RawCall<'a>>)> = Vec::new();
     while let Some(s) = step(text, &mut st, &r) {
         match s {
             Step::End => break,
             Step::Prose | Step::Skip => {}
-            Step::Calls { region, calls, reasoning, cut } => {
+            Step::Calls { region, calls, reasoning, cut, moved, kept } => {
                 if cut {
-                    out.removed.push(region);
+                    out.removed.extend(around(region, kept));
                 }
-                if reasoning {
+                out.reasoning.extend(moved);
+                if reasoning && !calls.is_empty() && mode == Mode::Content && st.moving_block(move_blocks).is_some() {
+                    held.push((region, calls));
+                } else if reasoning {
                     out.reasoning_calls.extend(calls);
                 } else {
                     out.calls.extend(calls);
                 }
             }
             Step::Noted(note) | Step::Exhausted(note) => out.notes.push(note),
+            Step::ReasoningCut(span) => out.reasoning_cuts.push(span),
             Step::Forced { reasoning_end, cut_end } => {
                 out.removed.push(Span::new(0, cut_end));
                 out.reasoning.push(Span::new(0, reasoning_end));
             }
-            Step::BlockEnd { moved } => {
+            Step::BlockEnd { moved, unclosed } => {
+                for (region, calls) in held.drain(..) {
+                    if unclosed && ends_unclosed_reasoning(text.len(), region, &cx.limits) {
+                        out.reasoning_cuts.push(region);
+                        out.calls.extend(calls);
+                    } else {
+                        out.reasoning_calls.extend(calls);
+                    }
+                }
                 if let Some((cut, reasoning)) = moved {
                     out.removed.push(cut);
                     out.reasoning.push(reasoning);

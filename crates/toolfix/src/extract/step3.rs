@@ -64,7 +64,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
     if calls.is_empty() {
         return None;
     }
-    Some(Parsed { end, calls })
+    Some(Parsed::new(end, calls))
 }
 
 /// The invoke tag of a call block whose text starts at `from`: after whitespace and an

@@ -85,6 +85,10 @@ pub struct StreamExtractor<'t> {
     sent: usize,
     too_many: bool,
     reasoning_calls: Vec<ExtractedCall<'static>>,
+    /// Calls read in the open reasoning block that moves, with their markup (of `text`):
+    /// the model's calls if the block never closes (`scan::ends_unclosed_reasoning`), so
+    /// the reasoning is sent up to the first of them only.
+    held: Vec<(Span, ExtractedCall<'static>)>,
     /// Do not step again before the text is this long (keeps re-tries linear).
     retry_at: usize,
     /// `content` or `reasoning_content`.
@@ -122,6 +126,7 @@ impl<'t> StreamExtractor<'t> {
             sent: 0,
             too_many: false,
             reasoning_calls: Vec::new(),
+            held: Vec::new(),
             retry_at: 0,
             mode: Mode::Content,
             block_announced: false,
@@ -308,37 +313,52 @@ impl<'t> StreamExtractor<'t> {
             match step {
                 Step::End => break,
                 Step::Prose | Step::Skip => {}
-                Step::Calls { region, calls, reasoning, cut } => {
-                    if cut {
-                        self.cuts.push(region);
+                Step::Calls { region, calls, reasoning, cut, moved, kept } => {
+                    if let Some(body) = moved {
+                        self.emit(text, region.start, Channel::Content, &mut events);
+                        self.announce(&mut events);
+                        let piece = text.get(body.range()).unwrap_or("");
+                        if !piece.is_empty() {
+                            events.push(StreamEvent::Reasoning(piece.to_owned()));
+                        }
+                        self.block_announced = false;
                     }
+                    if cut {
+                        self.cuts.extend(scan::around(region, kept));
+                    }
+                    let hold =
+                        reasoning && self.mode == Mode::Content && self.state.moving_block(move_blocks).is_some();
                     for c in calls {
                         let c = self.owned(c, if reasoning { Channel::Reasoning } else { Channel::Content });
-                        if reasoning {
-                            if self.reasoning_calls.len() < self.options.limits.max_calls {
-                                self.reasoning_calls.push(c);
-                            }
-                        } else if !self.options.keep_repeats
-                            && !self.seen.take(&c.name, &c.arguments)
-                            && self.options.repeats == Repeats::Drop
-                        {
-                            events.push(StreamEvent::Note(Note::new(
-                                NoteKind::Duplicate,
-                                c.span,
-                                Some(c.name.to_string()),
-                            )));
+                        if hold {
+                            self.held.push((region, c));
+                        } else if reasoning {
+                            self.reasoning_call(c);
                         } else {
-                            self.send(c, &mut events);
+                            self.content_call(c, &mut events);
                         }
                     }
                 }
                 Step::Noted(note) | Step::Exhausted(note) => events.push(StreamEvent::Note(note)),
+                Step::ReasoningCut(span) => self.cuts.push(span),
                 Step::Forced { cut_end, .. } => {
                     events.push(StreamEvent::ContentWasReasoning);
                     self.moved_any = true;
                     self.emitted = self.emitted.max(cut_end);
                 }
-                Step::BlockEnd { moved } => {
+                Step::BlockEnd { moved, unclosed } => {
+                    for (region, c) in std::mem::take(&mut self.held) {
+                        if unclosed && scan::ends_unclosed_reasoning(text.len(), region, &self.options.limits) {
+                            if !self.cuts.contains(&region) {
+                                self.cuts.push(region);
+                                self.cuts.sort_unstable_by_key(|c| c.start);
+                            }
+                            let c = ExtractedCall { channel: Channel::Content, ..c };
+                            self.content_call(c, &mut events);
+                        } else {
+                            self.reasoning_call(c);
+                        }
+                    }
                     if let Some((cut, body)) = moved {
                         self.emit(text, cut.start, Channel::Content, &mut events);
                         self.announce(&mut events);
@@ -350,13 +370,20 @@ impl<'t> StreamExtractor<'t> {
                 }
             }
             // Text before the current position is decided: prose, or the reasoning of a
-            // block that moves.
+            // block that moves (up to a call that may end it, while that is not known).
             match self.state.moving_block(move_blocks) {
                 Some(b) if self.mode == Mode::Content => {
                     self.emit(text, b.start, Channel::Content, &mut events);
                     self.announce(&mut events);
                     self.emitted = self.emitted.max(b.body);
-                    self.emit(text, self.state.pos, Channel::Reasoning, &mut events);
+                    while let Some((region, _)) = self.held.first()
+                        && !scan::ends_unclosed_reasoning(text.len(), *region, &self.options.limits)
+                    {
+                        let (_, c) = self.held.remove(0);
+                        self.reasoning_call(c);
+                    }
+                    let to = self.held.first().map_or(self.state.pos, |(r, _)| r.start.min(self.state.pos));
+                    self.emit(text, to, Channel::Reasoning, &mut events);
                 }
                 _ => self.emit(text, self.state.pos, Channel::Content, &mut events),
             }
@@ -364,6 +391,23 @@ impl<'t> StreamExtractor<'t> {
         self.text = text_owned;
         self.drop_decided();
         events
+    }
+
+    /// A call read outside reasoning: sent, or noted as a repeat.
+    fn content_call(&mut self, c: ExtractedCall<'static>, events: &mut Vec<StreamEvent>) {
+        if !self.options.keep_repeats && !self.seen.take(&c.name, &c.arguments) && self.options.repeats == Repeats::Drop
+        {
+            events.push(StreamEvent::Note(Note::new(NoteKind::Duplicate, c.span, Some(c.name.to_string()))));
+        } else {
+            self.send(c, events);
+        }
+    }
+
+    /// A call read in reasoning: kept for [`finish`](Self::finish).
+    fn reasoning_call(&mut self, c: ExtractedCall<'static>) {
+        if self.reasoning_calls.len() < self.options.limits.max_calls {
+            self.reasoning_calls.push(c);
+        }
     }
 
     /// A moving block starts: send its first piece (the separator from earlier reasoning).
@@ -392,6 +436,9 @@ impl<'t> StreamExtractor<'t> {
         for c in &mut self.cuts {
             *c = Span::new(c.start.saturating_sub(keep_from), c.end - keep_from);
         }
+        for (r, _) in &mut self.held {
+            *r = Span::new(r.start.saturating_sub(keep_from), r.end.saturating_sub(keep_from));
+        }
     }
 
     /// A found call, owned, its span counted from the start of the stream.
@@ -408,6 +455,7 @@ impl<'t> StreamExtractor<'t> {
                 .iter()
                 .map(|f| crate::salvage::TextFix { span: f.span.shift(self.base), ..*f })
                 .collect(),
+            cut: c.cut,
         }
     }
 
