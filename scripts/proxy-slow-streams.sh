@@ -34,7 +34,7 @@ for _ in $(seq 50); do
     curl -sf "http://127.0.0.1:$proxy_port/healthz" >/dev/null 2>&1 && break
     sleep 0.1
 done
-kib() { sed -n "s/^$1: *\([0-9]*\) kB/\1/p" "/proc/$proxy_pid/status"; }
+kib() { sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$proxy_pid/status"; }
 idle=$(kib VmRSS)
 "$EXAMPLE" --proxy "http://127.0.0.1:$proxy_port" --streams "$STREAMS" --seconds "$SECONDS_EACH"
 peak=$(kib VmHWM)
