@@ -7,12 +7,14 @@
 #
 #   scripts/proxy-slow-streams.sh                   # 1,000 streams of 30 s
 #   STREAMS=200 SECONDS_EACH=10 scripts/proxy-slow-streams.sh
+#   ROUNDS=3 scripts/proxy-slow-streams.sh          # the same load again, memory after each
 set -euo pipefail
 # CARGO_TARGET_DIR is read relative to where the script was started.
 . "$(dirname "$0")/common.sh"
 
 STREAMS=${STREAMS:-1000}
 SECONDS_EACH=${SECONDS_EACH:-30}
+ROUNDS=${ROUNDS:-1}
 cargo build --quiet --release -p toolfix-cli
 cargo build --quiet --release -p toolfix-proxy --example slow_streams
 TARGET_DIR=$(target_dir)
@@ -36,8 +38,10 @@ for _ in $(seq 50); do
 done
 kib() { sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$proxy_pid/status"; }
 idle=$(kib VmRSS)
-"$EXAMPLE" --proxy "http://127.0.0.1:$proxy_port" --streams "$STREAMS" --seconds "$SECONDS_EACH"
-peak=$(kib VmHWM)
-sleep 5
-after=$(kib VmRSS)
-echo "proxy memory: idle $((idle / 1024)) MiB, peak $((peak / 1024)) MiB, after $((after / 1024)) MiB"
+for round in $(seq "$ROUNDS"); do
+    "$EXAMPLE" --proxy "http://127.0.0.1:$proxy_port" --streams "$STREAMS" --seconds "$SECONDS_EACH"
+    peak=$(kib VmHWM)
+    sleep 5
+    after=$(kib VmRSS)
+    echo "round $round: proxy memory idle $((idle / 1024)) MiB, peak $((peak / 1024)) MiB, 5 s after $((after / 1024)) MiB"
+done
