@@ -323,7 +323,7 @@ impl MessagesStream {
     }
 }
 
-impl<'t> StreamFixer<'t> for MessagesStream {
+impl StreamFixer<'_> for MessagesStream {
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, Fault> {
         let events = self.sse.push(bytes).map_err(|sse::TooLong| Fault::TooLarge)?;
         let mut out = Vec::new();

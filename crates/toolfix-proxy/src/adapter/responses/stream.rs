@@ -292,7 +292,7 @@ impl ResponsesStream {
     }
 }
 
-impl<'t> StreamFixer<'t> for ResponsesStream {
+impl StreamFixer<'_> for ResponsesStream {
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, Fault> {
         let events = self.sse.push(bytes).map_err(|sse::TooLong| Fault::TooLarge)?;
         let mut out = Vec::new();
