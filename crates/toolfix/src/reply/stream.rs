@@ -167,13 +167,15 @@ struct Native {
     arguments: Option<String>,
 }
 
-/// The streaming fixer for one reply.
-pub struct ReplyStream<'t> {
-    lookup: Option<&'t dyn ToolLookup>,
+/// The streaming fixer for one reply. It owns what it needs (the tool set is shared, not
+/// copied), so it can be kept in a struct, moved across threads (`Send`) and held across
+/// `.await` points.
+pub struct ReplyStream {
     options: FixOptions,
+    /// Owns the tool set the stream reads with.
     fixer: CallFixer,
-    content: StreamExtractor<'t>,
-    reasoning: Option<StreamExtractor<'t>>,
+    content: StreamExtractor<'static>,
+    reasoning: Option<StreamExtractor<'static>>,
     /// Bytes of content and reasoning received.
     size: usize,
     /// Content received so far: its length and the end of its last non-space character.
@@ -195,7 +197,7 @@ pub struct ReplyStream<'t> {
     received: Received,
 }
 
-impl std::fmt::Debug for ReplyStream<'_> {
+impl std::fmt::Debug for ReplyStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReplyStream")
             .field("received", &self.size)
@@ -205,16 +207,14 @@ impl std::fmt::Debug for ReplyStream<'_> {
     }
 }
 
-impl<'t> ReplyStream<'t> {
+impl ReplyStream {
     /// A stream for one reply, with the tools offered (none: salvage only) and the
     /// conversation so far (for the storm guard).
     #[must_use]
-    pub fn new(tools: Option<&'t ToolSet>, history: Option<&Value>, options: FixOptions) -> Self {
-        let lookup = tools.map(|t| t as &dyn ToolLookup);
+    pub fn new(tools: Option<&ToolSet>, history: Option<&Value>, options: FixOptions) -> Self {
         ReplyStream {
-            lookup,
             fixer: CallFixer::new(tools, history, &options),
-            content: StreamExtractor::new(lookup, found_options(&options)),
+            content: StreamExtractor::new(None, found_options(&options)),
             reasoning: None,
             options,
             size: 0,
@@ -255,7 +255,7 @@ impl<'t> ReplyStream<'t> {
         }
         self.content_len += text.len();
         self.received.content.push_str(text);
-        let events = self.content.push_str(text);
+        let events = self.content.push_with(text.as_bytes(), lookup(&self.fixer));
         let mut out = Vec::new();
         self.take_content(events, &mut out);
         Ok(out)
@@ -270,10 +270,9 @@ impl<'t> ReplyStream<'t> {
         self.grow(text.len())?;
         self.reasoning_text.get_or_insert_with(String::new).push_str(text);
         self.received.reasoning_content.get_or_insert_with(String::new).push_str(text);
-        let lookup = self.lookup;
         let options = found_options(&self.options);
-        let events =
-            self.reasoning.get_or_insert_with(|| StreamExtractor::for_reasoning(lookup, options)).push_str(text);
+        let reasoning = self.reasoning.get_or_insert_with(|| StreamExtractor::for_reasoning(None, options));
+        let events = reasoning.push_with(text.as_bytes(), lookup(&self.fixer));
         let mut out = Vec::new();
         self.take_reasoning(events, &mut out);
         Ok(out)
@@ -341,7 +340,7 @@ impl<'t> ReplyStream<'t> {
         self.end_content(&mut out);
         self.complete_natives(None);
         if let Some(r) = self.reasoning.take() {
-            let events = r.finish();
+            let events = r.finish_with(lookup(&self.fixer));
             self.take_reasoning(events, &mut out);
         }
         let cut = merge::Cut { hit, content_end: self.content_end };
@@ -360,8 +359,8 @@ impl<'t> ReplyStream<'t> {
 
     /// Decide the content received so far.
     fn end_content(&mut self, out: &mut Vec<ReplyEvent>) {
-        let fresh = StreamExtractor::new(self.lookup, found_options(&self.options));
-        let events = std::mem::replace(&mut self.content, fresh).finish();
+        let fresh = StreamExtractor::new(None, found_options(&self.options));
+        let events = std::mem::replace(&mut self.content, fresh).finish_with(lookup(&self.fixer));
         self.take_content(events, out);
     }
 
@@ -423,11 +422,16 @@ impl<'t> ReplyStream<'t> {
                 arguments,
                 n.id.map(Cow::Owned),
                 n.index,
-                self.lookup,
+                lookup(&self.fixer),
             );
             self.found.native.extend(calls);
         }
     }
+}
+
+/// The tools the stream reads with, as extraction sees them.
+fn lookup(fixer: &CallFixer) -> Option<&dyn ToolLookup> {
+    fixer.tools().map(|t| t as &dyn ToolLookup)
 }
 
 /// How the stream's extractors read: every call kept (repeats and calls in reasoning are

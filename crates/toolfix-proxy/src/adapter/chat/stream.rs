@@ -21,10 +21,10 @@ use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet, feedb
 const MAX_CHOICES: usize = 16;
 
 /// One choice of the stream.
-struct Choice<'t> {
+struct Choice {
     index: u64,
     /// `None` once the reply outgrew the fixer: the rest passes through.
-    stream: Option<ReplyStream<'t>>,
+    stream: Option<ReplyStream>,
     /// Tool-call indices added to what passes through after the fixer gave up (the calls
     /// it had fixed went out first).
     shift: Option<u64>,
@@ -42,7 +42,7 @@ pub(crate) struct ChatStream<'t> {
     history: Option<&'t Value>,
     options: FixOptions,
     sse: sse::Parser,
-    choices: Vec<Choice<'t>>,
+    choices: Vec<Choice>,
     template: Option<Map<String, Value>>,
     usage: Vec<Bytes>,
     usage_value: Option<Value>,

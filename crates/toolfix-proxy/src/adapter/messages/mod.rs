@@ -35,7 +35,7 @@ struct Envelope<'a> {
 impl Adapter for Messages {
     const API: &'static str = "messages";
     const PATH: &'static str = "/v1/messages";
-    type Stream<'t> = MessagesStream<'t>;
+    type Stream<'t> = MessagesStream;
 
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
         let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
@@ -254,7 +254,7 @@ impl Adapter for Messages {
         history: Option<&'t Value>,
         options: &FixOptions,
         max_event: usize,
-    ) -> MessagesStream<'t> {
+    ) -> MessagesStream {
         MessagesStream::new(tools, history, options.clone(), max_event)
     }
 

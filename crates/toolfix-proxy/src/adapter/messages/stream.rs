@@ -32,9 +32,9 @@ enum Block {
 
 /// The streaming fixer of Anthropic Messages.
 #[expect(clippy::struct_excessive_bools, reason = "independent facts about the stream so far")]
-pub(crate) struct MessagesStream<'t> {
+pub(crate) struct MessagesStream {
     sse: sse::Parser,
-    stream: Option<ReplyStream<'t>>,
+    stream: Option<ReplyStream>,
     blocks: Vec<(u64, Block)>,
     /// The next output block index.
     next_out: usize,
@@ -56,8 +56,8 @@ pub(crate) struct MessagesStream<'t> {
     through: bool,
 }
 
-impl<'t> MessagesStream<'t> {
-    pub(crate) fn new(tools: &'t ToolSet, history: Option<&'t Value>, options: FixOptions, max_event: usize) -> Self {
+impl MessagesStream {
+    pub(crate) fn new(tools: &ToolSet, history: Option<&Value>, options: FixOptions, max_event: usize) -> Self {
         MessagesStream {
             sse: sse::Parser::new(max_event),
             stream: Some(ReplyStream::new(Some(tools), history, options)),
@@ -323,7 +323,7 @@ impl<'t> MessagesStream<'t> {
     }
 }
 
-impl<'t> StreamFixer<'t> for MessagesStream<'t> {
+impl StreamFixer<'_> for MessagesStream {
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, Fault> {
         let events = self.sse.push(bytes).map_err(|sse::TooLong| Fault::TooLarge)?;
         let mut out = Vec::new();

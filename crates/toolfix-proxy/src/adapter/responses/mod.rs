@@ -36,7 +36,7 @@ struct Envelope<'a> {
 impl Adapter for Responses {
     const API: &'static str = "responses";
     const PATH: &'static str = "/v1/responses";
-    type Stream<'t> = ResponsesStream<'t>;
+    type Stream<'t> = ResponsesStream;
 
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
         let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
@@ -225,7 +225,7 @@ impl Adapter for Responses {
         history: Option<&'t Value>,
         options: &FixOptions,
         max_event: usize,
-    ) -> ResponsesStream<'t> {
+    ) -> ResponsesStream {
         ResponsesStream::new(tools, history, options.clone(), max_event)
     }
 }

@@ -33,9 +33,9 @@ enum Item {
 }
 
 /// The streaming fixer of OpenAI Responses.
-pub(crate) struct ResponsesStream<'t> {
+pub(crate) struct ResponsesStream {
     sse: sse::Parser,
-    stream: Option<ReplyStream<'t>>,
+    stream: Option<ReplyStream>,
     items: Vec<(u64, Item)>,
     next_out: usize,
     /// The proxy's open message item: (output index, item id).
@@ -58,8 +58,8 @@ pub(crate) struct ResponsesStream<'t> {
     unfixed: Vec<String>,
 }
 
-impl<'t> ResponsesStream<'t> {
-    pub(crate) fn new(tools: &'t ToolSet, history: Option<&'t Value>, options: FixOptions, max_event: usize) -> Self {
+impl ResponsesStream {
+    pub(crate) fn new(tools: &ToolSet, history: Option<&Value>, options: FixOptions, max_event: usize) -> Self {
         ResponsesStream {
             sse: sse::Parser::new(max_event),
             stream: Some(ReplyStream::new(Some(tools), history, options)),
@@ -292,7 +292,7 @@ impl<'t> ResponsesStream<'t> {
     }
 }
 
-impl<'t> StreamFixer<'t> for ResponsesStream<'t> {
+impl StreamFixer<'_> for ResponsesStream {
     fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, Fault> {
         let events = self.sse.push(bytes).map_err(|sse::TooLong| Fault::TooLarge)?;
         let mut out = Vec::new();
