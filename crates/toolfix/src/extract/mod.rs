@@ -53,6 +53,7 @@ mod glued;
 mod granite;
 mod harmony;
 mod infer;
+pub mod intent;
 mod invoke;
 mod json;
 mod json_family;
@@ -74,8 +75,8 @@ pub mod stream;
 mod tags;
 mod text;
 
-/// Keys of the calls taken so far (repeats in a stream of server calls).
 pub use format::Format;
+pub use intent::{Intent, LeakedCalls, Signal};
 
 use crate::{Limits, Span};
 use serde::Serialize;
@@ -129,6 +130,12 @@ pub trait ToolLookup: Sync {
     /// spellings must accept their starts too.
     fn could_begin_name(&self, text: &str) -> bool {
         self.names().iter().any(|n| n.starts_with(text))
+    }
+    /// How calls to tool `name` written in text are taken, when the tool says
+    /// (`x-toolfix.leaked_calls`); `None`: as [`Options::leaked_calls`] says.
+    fn leaked_calls(&self, name: &str) -> Option<LeakedCalls> {
+        let _ = name;
+        None
     }
 }
 
@@ -202,6 +209,15 @@ pub struct ExtractedCall<'a> {
     /// (`{'name': …}`), spans in the channel's text.
     #[serde(skip)]
     pub(crate) envelope: Vec<crate::salvage::TextFix>,
+    /// What the markup was meant as, for a call written in text: [`Intent::Call`], or
+    /// [`Intent::Uncertain`] when its signals disagree (see [`intent`]). Serialized only
+    /// when uncertain.
+    #[serde(skip_serializing_if = "Intent::is_call")]
+    pub intent: Intent,
+    /// The signals read around the call's markup (see [`intent`]); empty for calls the
+    /// server parsed. Serialized only when not empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<Signal>,
     /// The text ended inside the call's markup, before what closes it: more may have been
     /// coming. Arguments cut inside a value are left open where they stopped, so
     /// [`salvage`](crate::salvage::salvage) reports the cut too. Serialized only when true.
@@ -373,6 +389,9 @@ pub struct Options {
     pub repeats: Repeats,
     /// The caps (text per channel, calls per reply, markup per call, depth).
     pub limits: Limits,
+    /// How calls written in text are taken (see [`intent`]); a tool's own policy
+    /// ([`ToolLookup::leaked_calls`]) wins for calls to it.
+    pub leaked_calls: LeakedCalls,
     /// Keep every call, repeats included: the caller (the whole-reply layer) drops them by
     /// the keys of the accepted calls, so no arguments are read twice.
     pub(crate) keep_repeats: bool,
@@ -404,6 +423,13 @@ impl Options {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// These options with `leaked_calls`.
+    #[must_use]
+    pub fn with_leaked_calls(mut self, leaked_calls: LeakedCalls) -> Self {
+        self.leaked_calls = leaked_calls;
         self
     }
 
@@ -441,6 +467,9 @@ pub enum NoteKind {
     /// Markup that may start a call ends no call within [`Limits::max_held_bytes`]: left
     /// as prose.
     CallTooLarge,
+    /// Call markup the model only showed (an example, a quote, a question, a tool
+    /// definition: see [`intent`]): left in the text, not a call.
+    ShownCall,
 }
 
 impl NoteKind {
@@ -455,6 +484,7 @@ impl NoteKind {
             NoteKind::TextTooLarge => "text_too_large",
             NoteKind::TooManyCalls => "too_many_calls",
             NoteKind::CallTooLarge => "call_too_large",
+            NoteKind::ShownCall => "shown_call",
         }
     }
 }
@@ -486,12 +516,15 @@ pub struct Note {
     pub span: Span,
     /// The tool name concerned, if any.
     pub name: Option<String>,
+    /// For a shown call, the signals that decided it (see [`intent`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<Signal>,
 }
 
 impl Note {
     /// A note.
     pub(crate) fn new(kind: NoteKind, span: Span, name: Option<String>) -> Self {
-        Note { kind, span, name }
+        Note { kind, span, name, signals: Vec::new() }
     }
 }
 
@@ -563,8 +596,10 @@ pub fn extract<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>) -> Ext
 #[must_use]
 pub fn extract_with<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>, options: &Options) -> Extraction<'a> {
     let cx = parsed::Cx::new(tools, options.limits);
-    let content_scan = scan::scan(message.content, &cx, scan::Mode::Content, options.think_blocks == ThinkBlocks::Move);
-    let reasoning_scan = message.reasoning_content.map(|r| scan::scan(r, &cx, scan::Mode::Reasoning, false));
+    let move_blocks = options.think_blocks == ThinkBlocks::Move;
+    let content_scan = scan::scan(message.content, &cx, scan::Mode::Content, move_blocks, options.leaked_calls);
+    let reasoning_scan =
+        message.reasoning_content.map(|r| scan::scan(r, &cx, scan::Mode::Reasoning, false, options.leaked_calls));
     let native = message.tool_calls.map(|t| native_calls(t, tools)).unwrap_or_default();
     assemble(message, native, content_scan, reasoning_scan, *options)
 }
@@ -605,6 +640,8 @@ fn assemble<'a>(
             span: c.span,
             envelope: c.envelope,
             cut: c.cut,
+            intent: c.intent,
+            signals: c.signals.to_vec(),
         }
     };
     let mut candidates = native;

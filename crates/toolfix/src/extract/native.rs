@@ -48,6 +48,8 @@ pub(crate) fn calls<'a>(
         channel: Channel::ToolCalls,
         span: Span::at(index),
         envelope: Vec::new(),
+        intent: super::Intent::Call,
+        signals: Vec::new(),
     };
     match tools.and_then(|t| split(t, &name, &arguments)) {
         Some(parts) => {
@@ -108,7 +110,8 @@ fn balanced(text: &str) -> bool {
 /// The one complete call to a declared tool that `text` holds, nothing else.
 fn one_call(text: &str, tools: &dyn ToolLookup) -> Option<(String, String, Format)> {
     let cx = Cx::new(Some(tools), Limits::default());
-    let found = scan::scan(text, &cx, Mode::Content, true);
+    // A server's own parse that failed: its markup is a call, not something shown.
+    let found = scan::scan(text, &cx, Mode::Content, true, super::LeakedCalls::Trust);
     let [call] = found.calls.as_slice() else { return None };
     let mut left = 0;
     let mut at = 0;

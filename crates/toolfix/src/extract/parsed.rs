@@ -129,12 +129,26 @@ pub(crate) struct RawCall<'a> {
     pub(crate) cut: bool,
     /// Fixes salvage made to the call's envelope (`{'name': …}`), spans in `text`.
     pub(crate) envelope: Vec<crate::salvage::TextFix>,
+    /// What the markup was meant as (set by the driver once its group is judged).
+    pub(crate) intent: super::Intent,
+    /// The signals that decided it.
+    pub(crate) signals: super::intent::Signals,
 }
 
 impl<'a> RawCall<'a> {
     /// A complete call with no id.
     pub(crate) fn new(name: Cow<'a, str>, arguments: Cow<'a, str>, format: Format, span: Span) -> Self {
-        RawCall { name, arguments, id: None, format, span, cut: false, envelope: Vec::new() }
+        RawCall {
+            name,
+            arguments,
+            id: None,
+            format,
+            span,
+            cut: false,
+            envelope: Vec::new(),
+            intent: super::Intent::Call,
+            signals: super::intent::Signals::default(),
+        }
     }
 
     /// This call with an id.

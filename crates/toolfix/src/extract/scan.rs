@@ -13,6 +13,7 @@
 //! the text, not of how it arrived, and a failed parse costs bounded work.
 
 use super::brackets::{Brackets, Extent};
+use super::intent::{self, LeakedCalls, Place, Signals, Verdict};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::registry::{self, Kind, REGISTRY, When};
 use super::{Format, Note, NoteKind};
@@ -406,7 +407,7 @@ fn glued<'a>(
 /// declared tool followed by its arguments) that the prompt's `>>>` started.
 #[cold]
 fn lead<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>, d: &registry::Dispatch) -> Decision<Step<'a>> {
-    let ws = text.len() - text.trim_start_matches(' ').len();
+    let ws = usize::from(text.starts_with(' '));
     let rest = text.get(ws..).unwrap_or_default();
     let raw = super::harmony::RAW_RECIPIENTS;
     if raw.iter().any(|m| rest.starts_with(m)) {
@@ -867,29 +868,47 @@ pub(crate) struct Scan<'a> {
     pub(crate) notes: Vec<Note>,
 }
 
-/// Read a whole text.
-pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool) -> Scan<'a> {
+/// Read a whole text; `policy` says how calls written in it are taken (`intent`).
+///
+/// Call markup is judged group by group as the steps go, with the same triggers the
+/// stream uses (`stream.rs`), so both judge the same groups with the same windows: a group
+/// is judged when markup after it starts a new group, when the text [`intent::AFTER`]
+/// bytes past it has been read and more follows, when a reasoning block that moves out of
+/// the text ends after it, or at the end of the text.
+pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool, policy: LeakedCalls) -> Scan<'a> {
     let r = Read::new(cx, mode, move_blocks, true, 0);
     let mut st = State::default();
     let mut out = Scan::default();
     // Calls read in the open reasoning block that moves: the model's calls if it never
     // closes.
     let mut held: Vec<(Span, Vec<RawCall<'a>>)> = Vec::new();
+    // Call markup of the answer and of reasoning waiting for its group's verdict.
+    let judge = Judge { text, policy, tools: cx.tools };
+    let thought_place = if mode == Mode::Reasoning { Place::Reasoning } else { Place::Block };
+    let mut answer: Groups<Found<'a>> = Groups::default();
+    let mut thought: Groups<Found<'a>> = Groups::default();
     while let Some(s) = step(text, &mut st, &r) {
         match s {
             Step::End => break,
             Step::Prose | Step::Skip => {}
             Step::Calls { region, calls, reasoning, cut, moved, kept } => {
-                if cut {
-                    out.removed.extend(around(region, kept));
+                if moved.is_some() {
+                    judge.group(&mut out, &mut answer, region.start, Place::Answer);
                 }
                 out.reasoning.extend(moved);
                 if reasoning && !calls.is_empty() && mode == Mode::Content && st.moving_block(move_blocks).is_some() {
+                    if cut {
+                        out.removed.extend(around(region, kept));
+                    }
                     held.push((region, calls));
                 } else if reasoning {
-                    out.reasoning_calls.extend(calls);
+                    if cut {
+                        out.removed.extend(around(region, kept));
+                    }
+                    let found = Found { region, kept, cut: false, calls };
+                    judge.found(&mut out, &mut thought, found, thought_place);
                 } else {
-                    out.calls.extend(calls);
+                    judge.found(&mut out, &mut answer, Found { region, kept, cut, calls }, Place::Answer);
                 }
             }
             Step::Noted(note) | Step::Exhausted(note) => out.notes.push(note),
@@ -899,6 +918,9 @@ pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool
                 out.reasoning.push(Span::new(0, reasoning_end));
             }
             Step::BlockEnd { moved, unclosed } => {
+                if let Some((cut, _)) = moved {
+                    judge.group(&mut out, &mut answer, cut.start, Place::Answer);
+                }
                 for (region, calls) in held.drain(..) {
                     if unclosed && ends_unclosed_reasoning(text.len(), region, &cx.limits) {
                         out.reasoning_cuts.push(region);
@@ -913,6 +935,138 @@ pub(crate) fn scan<'a>(text: &'a str, cx: &Cx<'_>, mode: Mode, move_blocks: bool
                 }
             }
         }
+        for (groups, place) in [(&mut answer, Place::Answer), (&mut thought, thought_place)] {
+            if groups.ready(st.pos, text.len()) {
+                let ceiling = groups.window_end();
+                judge.group(&mut out, groups, ceiling, place);
+            }
+        }
     }
+    judge.group(&mut out, &mut answer, text.len(), Place::Answer);
+    judge.group(&mut out, &mut thought, text.len(), thought_place);
+    out.removed.sort_unstable_by_key(|s| s.start);
+    // In the order of the text (calls that ended an unclosed block were taken earlier).
+    out.calls.sort_by_key(|c| c.span.start);
     out
+}
+
+/// A judged group into the scan's result: a call's markup is cut (when the scan cuts it)
+/// and its calls taken; shown markup stays, with a note per call.
+fn take<'a>(out: &mut Scan<'a>, group: Vec<Found<'a>>, verdict: (Verdict, Signals), place: Place) {
+    for f in group {
+        match verdict.0 {
+            Verdict::Prose => out.notes.extend(f.calls.iter().map(|c| shown(c, verdict.1))),
+            Verdict::Taken(intent) => {
+                if f.cut {
+                    out.removed.extend(around(f.region, f.kept));
+                }
+                let calls = f.calls.into_iter().map(|c| RawCall { intent, signals: verdict.1, ..c });
+                match place {
+                    Place::Answer => out.calls.extend(calls),
+                    Place::Reasoning | Place::Block => out.reasoning_calls.extend(calls),
+                }
+            }
+        }
+    }
+}
+
+/// The note for a call the model only showed.
+pub(crate) fn shown(call: &RawCall<'_>, signals: Signals) -> Note {
+    let mut note = Note::new(NoteKind::ShownCall, call.span, Some(call.name.to_string()));
+    note.signals = signals.to_vec();
+    note
+}
+
+/// Groups of call markup of one place waiting for their verdict, and what the verdicts
+/// before left (shared by the whole-text read and the stream).
+#[derive(Debug)]
+pub(crate) struct Groups<F> {
+    /// The group waiting (regions with only layout between).
+    pub(crate) open: Vec<F>,
+    /// The end of the last group judged (a window before a group stops there).
+    pub(crate) floor: usize,
+    /// The formats of the markup judged so far (and of the waiting group, once judged).
+    pub(crate) forms: intent::Forms,
+}
+
+impl<F> Default for Groups<F> {
+    fn default() -> Self {
+        Groups { open: Vec::new(), floor: 0, forms: intent::Forms::default() }
+    }
+}
+
+impl<F: Region> Groups<F> {
+    /// Where the waiting group's window after it ends at most.
+    pub(crate) fn window_end(&self) -> usize {
+        self.open.last().map_or(0, |l| l.region().end + intent::AFTER)
+    }
+
+    /// True when the waiting group's window after it is complete: the scan is past it and
+    /// text follows it (`pos` and `total` counted from the start of the text).
+    pub(crate) fn ready(&self, pos: usize, total: usize) -> bool {
+        !self.open.is_empty() && pos >= self.window_end() && total > self.window_end()
+    }
+}
+
+/// Call markup waiting for a verdict: where it is.
+pub(crate) trait Region {
+    fn region(&self) -> Span;
+}
+
+impl Region for Found<'_> {
+    fn region(&self) -> Span {
+        self.region
+    }
+}
+
+/// Call markup read, waiting for its group's verdict.
+#[derive(Debug)]
+pub(crate) struct Found<'a> {
+    pub(crate) region: Span,
+    pub(crate) kept: Option<Span>,
+    /// The markup leaves the text when taken.
+    pub(crate) cut: bool,
+    pub(crate) calls: Vec<RawCall<'a>>,
+}
+
+/// Judges the groups of call markup in one whole text (`intent`).
+struct Judge<'t, 'l> {
+    text: &'t str,
+    policy: LeakedCalls,
+    tools: Option<&'l dyn super::ToolLookup>,
+}
+
+impl<'a> Judge<'a, '_> {
+    /// Markup read: it joins the waiting group when only layout lies between, or the
+    /// waiting group is judged (its window ends here) and it starts the next.
+    fn found(&self, out: &mut Scan<'a>, groups: &mut Groups<Found<'a>>, found: Found<'a>, place: Place) {
+        if let Some(last) = groups.open.last()
+            && !intent::only_layout(self.text.get(last.region.end..found.region.start).unwrap_or_default())
+        {
+            self.group(out, groups, found.region.start, place);
+        }
+        groups.open.push(found);
+    }
+
+    /// Judge the waiting group (if any), its window after it ending at `ceiling`, and take
+    /// its result.
+    fn group(&self, out: &mut Scan<'a>, groups: &mut Groups<Found<'a>>, ceiling: usize, place: Place) {
+        let open = std::mem::take(&mut groups.open);
+        let (Some(first), Some(last)) = (open.first(), open.last()) else { return };
+        let (start, end) = (first.region.start, last.region.end);
+        open.iter().flat_map(|f| &f.calls).for_each(|c| groups.forms.add(c.format));
+        let after = intent::after_window(self.text, end, ceiling);
+        let verdict = intent::judge(
+            intent::before_window(self.text, groups.floor, start),
+            after,
+            end + after.len() >= self.text.len(),
+            &open.iter().flat_map(|f| &f.calls).map(|c| (c.name.as_ref(), c.arguments.as_ref())).collect::<Vec<_>>(),
+            groups.forms.mixed(),
+            place,
+            self.policy,
+            self.tools,
+        );
+        groups.floor = end;
+        take(out, open, verdict, place);
+    }
 }

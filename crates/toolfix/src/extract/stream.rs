@@ -36,8 +36,9 @@
 //! when it is known whether another channel had one.
 
 use super::dedupe::{self, Seen};
+use super::intent;
 use super::parsed::{Cx, RawCall};
-use super::scan::{self, Mode, Read, State, Step};
+use super::scan::{self, Groups, Mode, Read, State, Step};
 use super::{Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, Repeats, ThinkBlocks, ToolLookup};
 use crate::Span;
 use std::borrow::Cow;
@@ -97,6 +98,33 @@ pub struct StreamExtractor<'t> {
     block_announced: bool,
     /// Reasoning left this stream before (the next block starts with `\n`).
     moved_any: bool,
+    /// Answer call markup whose group is not judged yet (`intent`): nothing from its first
+    /// region on is sent before the verdict.
+    group: Groups<Pending>,
+    /// Reasoning call markup whose group is not judged yet (its text is sent: reasoning
+    /// keeps its markup).
+    thought: Groups<Pending>,
+    /// The last bytes dropped from the front of `text` (they end at `base`), for a window
+    /// before a group that reaches back past `base`.
+    tail: String,
+    /// Calls that ended an unclosed reasoning block while an answer group waited: sent
+    /// after its calls, in the order of the text.
+    late: Vec<ExtractedCall<'static>>,
+}
+
+/// Call markup read, its calls owned (positions counted from the start of the stream).
+#[derive(Debug)]
+struct Pending {
+    region: Span,
+    kept: Option<Span>,
+    cut: bool,
+    calls: Vec<ExtractedCall<'static>>,
+}
+
+impl scan::Region for Pending {
+    fn region(&self) -> Span {
+        self.region
+    }
 }
 
 impl std::fmt::Debug for StreamExtractor<'_> {
@@ -131,6 +159,10 @@ impl<'t> StreamExtractor<'t> {
             mode: Mode::Content,
             block_announced: false,
             moved_any: false,
+            group: Groups::default(),
+            thought: Groups::default(),
+            tail: String::new(),
+            late: Vec::new(),
         }
     }
 
@@ -326,6 +358,10 @@ impl<'t> StreamExtractor<'t> {
                 Step::End => break,
                 Step::Prose | Step::Skip => {}
                 Step::Calls { region, calls, reasoning, cut, moved, kept } => {
+                    if moved.is_some() {
+                        // Reasoning leaves the text here: a waiting group's window ends.
+                        self.judge(text, false, self.base + region.start, &read, &mut events);
+                    }
                     if let Some(body) = moved {
                         self.emit(text, region.start, Channel::Content, &mut events);
                         self.announce(&mut events);
@@ -335,20 +371,22 @@ impl<'t> StreamExtractor<'t> {
                         }
                         self.block_announced = false;
                     }
-                    if cut {
+                    if cut && reasoning {
                         self.cuts.extend(scan::around(region, kept));
                     }
                     let hold =
                         reasoning && self.mode == Mode::Content && self.state.moving_block(move_blocks).is_some();
-                    for c in calls {
-                        let c = self.owned(c, if reasoning { Channel::Reasoning } else { Channel::Content });
-                        if hold {
-                            self.held.push((region, c));
-                        } else if reasoning {
-                            self.reasoning_call(c);
-                        } else {
-                            self.content_call(c, &mut events);
-                        }
+                    let channel = if reasoning { Channel::Reasoning } else { Channel::Content };
+                    let owned: Vec<ExtractedCall<'static>> =
+                        calls.into_iter().map(|c| self.owned(c, channel)).collect();
+                    if hold {
+                        self.held.extend(owned.into_iter().map(|c| (region, c)));
+                    } else {
+                        let b = self.base;
+                        let abs = |s: Span| Span::new(s.start + b, s.end + b);
+                        let found =
+                            Pending { region: abs(region), kept: kept.map(abs), cut: cut && !reasoning, calls: owned };
+                        self.found(text, found, reasoning, &read, &mut events);
                     }
                 }
                 Step::Noted(note) | Step::Exhausted(note) => events.push(StreamEvent::Note(note)),
@@ -359,6 +397,10 @@ impl<'t> StreamExtractor<'t> {
                     self.emitted = self.emitted.max(cut_end);
                 }
                 Step::BlockEnd { moved, unclosed } => {
+                    if let Some((cut, _)) = moved {
+                        // Reasoning leaves the text here: a waiting group's window ends.
+                        self.judge(text, false, self.base + cut.start, &read, &mut events);
+                    }
                     for (region, c) in std::mem::take(&mut self.held) {
                         if unclosed && scan::ends_unclosed_reasoning(text.len(), region, &self.options.limits) {
                             if !self.cuts.contains(&region) {
@@ -366,7 +408,12 @@ impl<'t> StreamExtractor<'t> {
                                 self.cuts.sort_unstable_by_key(|c| c.start);
                             }
                             let c = ExtractedCall { channel: Channel::Content, ..c };
-                            self.content_call(c, &mut events);
+                            if self.group.open.is_empty() {
+                                self.content_call(c, &mut events);
+                            } else {
+                                // After the calls of the group waiting before it.
+                                self.late.push(c);
+                            }
                         } else {
                             self.reasoning_call(c);
                         }
@@ -380,6 +427,11 @@ impl<'t> StreamExtractor<'t> {
                         self.block_announced = false;
                     }
                 }
+            }
+            self.judge_ready(text, &read, false, &mut events);
+            if !self.group.open.is_empty() {
+                // Call markup waits for its verdict, and what follows it with it.
+                continue;
             }
             // Text before the current position is decided: prose, or the reasoning of a
             // block that moves (up to a call that may end it, while that is not known).
@@ -400,9 +452,139 @@ impl<'t> StreamExtractor<'t> {
                 _ => self.emit(text, self.state.pos, Channel::Content, &mut events),
             }
         }
+        if is_final {
+            // The text is all read: every group waiting is judged, then the rest is sent.
+            self.judge_ready(text, &read, true, &mut events);
+            if self.group.open.is_empty() {
+                self.emit(text, self.state.pos, Channel::Content, &mut events);
+            }
+        }
         self.text = text_owned;
         self.drop_decided();
         events
+    }
+
+    /// Call markup read: it joins the group before it when only layout lies between, or
+    /// starts a group (the one before it is judged: its window ends here).
+    fn found(
+        &mut self,
+        text: &str,
+        found: Pending,
+        reasoning: bool,
+        read: &Read<'_, '_>,
+        events: &mut Vec<StreamEvent>,
+    ) {
+        let base = self.base;
+        let groups = if reasoning { &self.thought } else { &self.group };
+        if let Some(last) = groups.open.last() {
+            let between = text.get(last.region.end - base..found.region.start - base).unwrap_or_default();
+            if intent::only_layout(between) {
+                let groups = if reasoning { &mut self.thought } else { &mut self.group };
+                groups.open.push(found);
+                return;
+            }
+            self.judge(text, reasoning, found.region.start, read, events);
+        }
+        let groups = if reasoning { &mut self.thought } else { &mut self.group };
+        groups.open.push(found);
+    }
+
+    /// Judge the groups whose window after them is complete: the scan is past it and
+    /// text follows it, or (`at_end`) the whole text has been read.
+    fn judge_ready(&mut self, text: &str, read: &Read<'_, '_>, at_end: bool, events: &mut Vec<StreamEvent>) {
+        let total = self.base + text.len();
+        let pos = self.base + self.state.pos;
+        for reasoning in [false, true] {
+            let groups = if reasoning { &self.thought } else { &self.group };
+            if at_end {
+                self.judge(text, reasoning, total, read, events);
+            } else if groups.ready(pos, total) {
+                let ceiling = groups.window_end();
+                self.judge(text, reasoning, ceiling, read, events);
+            }
+        }
+    }
+
+    /// Judge the waiting group of one place, its window after it ending at `ceiling`
+    /// (counted from the start of the stream): send its calls and cut its markup, or leave
+    /// the markup as text with a note.
+    fn judge(
+        &mut self,
+        text: &str,
+        reasoning: bool,
+        ceiling: usize,
+        read: &Read<'_, '_>,
+        events: &mut Vec<StreamEvent>,
+    ) {
+        let base = self.base;
+        let total = base + text.len();
+        let groups = if reasoning { &mut self.thought } else { &mut self.group };
+        let open = std::mem::take(&mut groups.open);
+        let (Some(first), Some(last)) = (open.first(), open.last()) else { return };
+        let (start, end) = (first.region.start, last.region.end);
+        for c in open.iter().flat_map(|p| &p.calls) {
+            groups.forms.add(c.format);
+        }
+        let mixed = groups.forms.mixed();
+        let floor = groups.floor;
+        groups.floor = end;
+        let after = intent::after_window(text, end - base, ceiling.min(total) - base);
+        let reaches_end = end + after.len() >= total && read.is_final;
+        let before = self.before_window(text, floor, start);
+        let place = match (reasoning, self.mode) {
+            (false, _) => intent::Place::Answer,
+            (true, Mode::Reasoning) => intent::Place::Reasoning,
+            (true, Mode::Content) => intent::Place::Block,
+        };
+        let calls: Vec<(&str, &str)> =
+            open.iter().flat_map(|p| &p.calls).map(|c| (c.name.as_ref(), c.arguments.as_ref())).collect();
+        let (verdict, signals) =
+            intent::judge(&before, after, reaches_end, &calls, mixed, place, self.options.leaked_calls, read.cx.tools);
+        for p in open {
+            match verdict {
+                intent::Verdict::Prose => {
+                    for c in &p.calls {
+                        let mut note = Note::new(NoteKind::ShownCall, c.span, Some(c.name.to_string()));
+                        note.signals = signals.to_vec();
+                        events.push(StreamEvent::Note(note));
+                    }
+                }
+                intent::Verdict::Taken(intent) => {
+                    if p.cut {
+                        let local = |s: Span| Span::new(s.start - base, s.end - base);
+                        self.cuts.extend(scan::around(local(p.region), p.kept.map(local)));
+                        self.cuts.sort_unstable_by_key(|c| c.start);
+                    }
+                    for c in p.calls {
+                        let c = ExtractedCall { intent, signals: signals.to_vec(), ..c };
+                        if reasoning { self.reasoning_call(c) } else { self.content_call(c, events) }
+                    }
+                }
+            }
+        }
+        if !reasoning {
+            for c in std::mem::take(&mut self.late) {
+                self.content_call(c, events);
+            }
+        }
+    }
+
+    /// The window before a group that starts at `start`, back to `floor` (both counted
+    /// from the start of the stream): the bytes the whole-text read takes
+    /// (`intent::before_window`), from the tail of dropped text when they reach back past
+    /// `base`.
+    fn before_window(&self, text: &str, floor: usize, start: usize) -> String {
+        let from = start.saturating_sub(intent::BEFORE).max(floor);
+        let here = text.get(..start.saturating_sub(self.base)).unwrap_or_default();
+        if from >= self.base {
+            let at = crate::span::ceil_char_boundary(here, from - self.base);
+            return here.get(at..).unwrap_or_default().to_owned();
+        }
+        let tail_start = self.base - self.tail.len();
+        let at = crate::span::ceil_char_boundary(&self.tail, from.saturating_sub(tail_start));
+        let mut joined = self.tail.get(at..).unwrap_or_default().to_owned();
+        joined.push_str(here);
+        joined
     }
 
     /// A call read outside reasoning: sent, or noted as a repeat.
@@ -434,11 +616,19 @@ impl<'t> StreamExtractor<'t> {
 
     /// Forget the text that is decided (sent, or cut), once it is worth the copy.
     fn drop_decided(&mut self) {
-        let keep_from = self.emitted.min(self.state.pos);
+        let mut keep_from = self.emitted.min(self.state.pos);
+        // A reasoning group waiting for its verdict still reads the text after it.
+        if let Some(first) = self.thought.open.first() {
+            keep_from = keep_from.min(first.region.start.saturating_sub(self.base));
+        }
         if keep_from < 4096 || keep_from < self.text.len() / 2 {
             return;
         }
         let keep_from = crate::span::floor_char_boundary(&self.text, keep_from);
+        // Keep the last bytes dropped: a window before a later group may reach back here.
+        self.tail.push_str(self.text.get(..keep_from).unwrap_or_default());
+        let from = crate::span::ceil_char_boundary(&self.tail, self.tail.len().saturating_sub(intent::BEFORE));
+        self.tail.drain(..from);
         self.state.rebase(&self.text, keep_from, self.options.limits.max_depth);
         self.text.drain(..keep_from);
         self.base += keep_from;
@@ -468,6 +658,8 @@ impl<'t> StreamExtractor<'t> {
                 .map(|f| crate::salvage::TextFix { span: f.span.shift(self.base), ..*f })
                 .collect(),
             cut: c.cut,
+            intent: c.intent,
+            signals: c.signals.to_vec(),
         }
     }
 

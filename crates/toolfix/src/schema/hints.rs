@@ -110,6 +110,51 @@ impl Effect {
     }
 }
 
+/// How calls written in a reply's text are taken (`leaked_calls` in configurations).
+///
+/// ```
+/// use toolfix::schema::LeakedCalls;
+///
+/// assert_eq!(LeakedCalls::from_name("never"), Some(LeakedCalls::Never));
+/// assert_eq!(LeakedCalls::default(), LeakedCalls::Infer);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LeakedCalls {
+    /// Decided from the reply's structure (see `toolfix::extract::intent`).
+    #[default]
+    Infer,
+    /// Every call written in text is a call (a model known to leak its calls); a tool
+    /// definition still is not.
+    Trust,
+    /// No call written in text is one (a model whose server always parses its calls).
+    Never,
+}
+
+impl LeakedCalls {
+    /// The policy named `infer`, `trust` or `never`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<LeakedCalls> {
+        match name {
+            "infer" => Some(LeakedCalls::Infer),
+            "trust" => Some(LeakedCalls::Trust),
+            "never" => Some(LeakedCalls::Never),
+            _ => None,
+        }
+    }
+
+    /// The stable name.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LeakedCalls::Infer => "infer",
+            LeakedCalls::Trust => "trust",
+            LeakedCalls::Never => "never",
+        }
+    }
+}
+
 /// A relational group: when some of `fields` are given, the missing ones are filled from
 /// `defaults`.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,6 +168,7 @@ pub(crate) struct Relational {
 pub(crate) struct ToolHints {
     pub(crate) policy: Policy,
     pub(crate) effect: Effect,
+    pub(crate) leaked_calls: Option<LeakedCalls>,
     pub(crate) sensitive: bool,
     pub(crate) relational: Vec<Relational>,
     pub(crate) required_any: Vec<Vec<String>>,
@@ -164,6 +210,9 @@ impl ToolHints {
         }
         if let Some(e) = h.get("effect").and_then(Value::as_str).and_then(Effect::from_name) {
             self.effect = e;
+        }
+        if let Some(l) = h.get("leaked_calls").and_then(Value::as_str).and_then(LeakedCalls::from_name) {
+            self.leaked_calls = Some(l);
         }
         if let Some(b) = h.get("sensitive").and_then(Value::as_bool) {
             self.sensitive = b;

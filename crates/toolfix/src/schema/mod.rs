@@ -20,7 +20,7 @@ pub(crate) mod view;
 
 pub use extensions::{Extensions, FieldMatcher, FormatNormaliser, RefusalRenderer, ValueCoercer};
 pub(crate) use hints::ToolHints;
-pub use hints::{Effect, Policy, strip_hints};
+pub use hints::{Effect, LeakedCalls, Policy, strip_hints};
 
 use crate::{Error, ErrorKind, Result};
 use serde_json::Value;
@@ -33,6 +33,7 @@ pub struct Tool {
     compiled: Arc<Compiled>,
     policy: Policy,
     effect: Effect,
+    leaked_calls: Option<LeakedCalls>,
     /// Extension points registered on the set.
     ext: Option<Arc<Extensions>>,
 }
@@ -93,6 +94,7 @@ impl Tool {
         let has_tagged_strings = has_tagged_strings(&parameters);
         let policy = hints.policy;
         let effect = hints.effect;
+        let leaked_calls = hints.leaked_calls;
         Ok(Tool {
             compiled: Arc::new(Compiled {
                 name: name.to_owned(),
@@ -104,6 +106,7 @@ impl Tool {
             }),
             policy,
             effect,
+            leaked_calls,
             ext: None,
         })
     }
@@ -142,6 +145,14 @@ impl Tool {
     #[must_use]
     pub fn effect(&self) -> Effect {
         self.effect
+    }
+
+    /// How calls to this tool written in a reply's text are taken, when the tool says
+    /// (`x-toolfix.leaked_calls`, or [`ToolSet::with_leaked_calls`]); `None`: as the
+    /// extraction options say.
+    #[must_use]
+    pub fn leaked_calls(&self) -> Option<LeakedCalls> {
+        self.leaked_calls
     }
 
     /// True when the tool is declared read-only (see [`Effect`]). A tool that is not
@@ -430,6 +441,26 @@ impl ToolSet {
     /// When no tool has that exact name.
     pub fn with_effect(self, name: &str, effect: Effect) -> Result<ToolSet> {
         self.with_tool(name, |tool| tool.effect = effect)
+    }
+
+    /// This set with tool `name`'s policy for calls written in text declared (see
+    /// [`LeakedCalls`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::ToolSet;
+    /// use toolfix::schema::LeakedCalls;
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "rm", "parameters": {"type": "object"}})]).unwrap();
+    /// let tools = tools.with_leaked_calls("rm", LeakedCalls::Never).unwrap();
+    /// assert_eq!(tools.tool("rm").unwrap().leaked_calls(), Some(LeakedCalls::Never));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When no tool has that exact name.
+    pub fn with_leaked_calls(self, name: &str, policy: LeakedCalls) -> Result<ToolSet> {
+        self.with_tool(name, |tool| tool.leaked_calls = Some(policy))
     }
 
     /// This set with `change` applied to every tool.
