@@ -350,6 +350,14 @@ impl Tool {
 }
 
 impl CallOutcome {
+    /// This outcome refused with `refusal` (what was read and repaired is kept in the
+    /// report): a call the reply layer will not run although its arguments were fine.
+    pub(crate) fn into_refused(self, refusal: Refusal) -> CallOutcome {
+        let mut report = self.report;
+        report.outcome = Outcome::Rejected;
+        CallOutcome { report, result: Err(refusal), key: self.key }
+    }
+
     fn refused(tool: &str, text_fixes: Vec<TextFix>, repairs: Vec<Repair>, refusal: Refusal) -> CallOutcome {
         CallOutcome {
             report: Report::new(tool, Outcome::Rejected, text_fixes, repairs, Vec::new()),

@@ -44,7 +44,7 @@ pub mod stream;
 pub use fixer::CallFixer;
 pub use stream::{Received, ReceivedCall, ReplyEvent, ReplyStream, ToolCallDelta};
 
-use crate::extract::{self, Channel, Format, Message, Note, ReasoningCalls};
+use crate::extract::{self, Channel, Format, Intent, Message, Note, ReasoningCalls, Signal};
 use crate::guard::{GuardConfig, Suppressed};
 use crate::pipeline::CallOutcome;
 use crate::report::Refusal;
@@ -256,6 +256,12 @@ pub struct FixedCall {
     pub channel: Channel,
     /// What became of it.
     pub status: CallStatus,
+    /// What the markup was meant as, for a call written in text ([`Intent::Uncertain`]:
+    /// its signals disagree; such a call runs only for a tool declared read-only).
+    pub intent: Intent,
+    /// The signals read around the call's markup (see [`extract::intent`]); empty for a
+    /// call the server parsed.
+    pub signals: Vec<Signal>,
     /// The arguments as the model wrote them (for a call found in text, as its format
     /// gives them).
     written_arguments: String,
@@ -334,6 +340,12 @@ impl Serialize for FixedCall {
         s.serialize_field("format", self.format.as_str())?;
         s.serialize_field("channel", channel_name(self.channel))?;
         s.serialize_field("status", &self.status)?;
+        if self.intent != Intent::Call {
+            s.serialize_field("intent", &self.intent)?;
+        }
+        if !self.signals.is_empty() {
+            s.serialize_field("signals", &self.signals)?;
+        }
         if let Some(text) = self.arguments_text() {
             let raw = serde_json::value::RawValue::from_string(crate::salvage::compact(text))
                 .map_err(serde::ser::Error::custom)?;
