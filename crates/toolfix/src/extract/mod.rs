@@ -169,6 +169,10 @@ impl ToolLookup for crate::schema::ToolSet {
     fn could_begin_name(&self, text: &str) -> bool {
         crate::schema::ToolSet::could_begin_name(self, text)
     }
+
+    fn leaked_calls(&self, name: &str) -> Option<LeakedCalls> {
+        self.tool(name).ok()?.leaked_calls()
+    }
 }
 
 /// A call found in the model's output.
