@@ -511,7 +511,8 @@ impl<'r> Draft<'r> {
     /// one. A key given twice with different values is refused.
     fn settle_cut(&mut self, options: &CallOptions) -> Phase {
         let tool = self.tool;
-        let cut = self.truncation.as_ref().filter(|t| t.is_evident() || options.hit_token_limit);
+        let evident = |t: &Truncation| t.is_evident() && !cut_only_in_wrapper(tool, &self.value, t, self.raw);
+        let cut = self.truncation.as_ref().filter(|t| evident(t) || options.hit_token_limit);
         if let Some(cut) = cut {
             if !tool.is_read_only() {
                 return Err(feedback::cut_off(tool, cut, feedback::CutRefusal::MayChangeThings));
@@ -730,6 +731,21 @@ fn drop_uncertain(
     }
     notes.push(CallNote::CutDropped { path: u.pointer.clone() });
     Ok(true)
+}
+
+/// True when text was evidently cut only because the object a lone wrapper key holds
+/// (`{"args": {...`, a key the tool does not declare) was left open after a complete value:
+/// the wrapper is not part of the arguments, so the cut is read as for the arguments
+/// alone — only their closing brace missing.
+fn cut_only_in_wrapper(tool: &Tool, value: &Value, cut: &Truncation, raw: &str) -> bool {
+    if tool.policy() == Policy::Strict {
+        return false;
+    }
+    let Some((key, _)) = repair::wrapper(tool, value) else { return false };
+    let wrapped = crate::pointer::join("", key);
+    let ended_on_a_value = raw.get(..cut.at()).is_some_and(|t| !t.trim_end().ends_with([',', ':', '{', '[']));
+    ended_on_a_value
+        && matches!(cut.uncertain(), [u] if u.kind == UncertainKind::Object && u.pointer == wrapped && u.kept)
 }
 
 /// Arguments that give a key twice: refused when the values differ, else kept once.
