@@ -177,7 +177,7 @@ async fn a_refused_call_is_reprompted_with_the_refusal_and_the_fixed_answer_retu
     assert_eq!(msgs.len(), 4);
     assert_eq!(msgs[1]["role"], "assistant");
     assert_eq!(msgs[3]["role"], "user");
-    assert_eq!(msgs[3]["content"], toolfix::feedback::reprompt(&toolfix::FixedReply::default()));
+    assert_eq!(msgs[3]["content"], toolfix::FixedReply::default().reprompt());
     assert_eq!(msgs[1]["tool_calls"][0]["id"], "c1");
     assert_eq!(msgs[2]["role"], "tool");
     assert_eq!(msgs[2]["tool_call_id"], "c1");

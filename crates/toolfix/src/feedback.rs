@@ -211,21 +211,28 @@ fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> Refusal {
 /// A refusal for arguments that could not be read at all: over the size or depth limit
 /// (said so, with the figures: never "not JSON" for valid JSON that is only too big), or
 /// not JSON.
-pub(crate) fn unreadable(tool: &Tool, error: &crate::Error, raw: &str, limits: &crate::Limits) -> Refusal {
+pub(crate) fn unreadable(
+    tool: &Tool,
+    error: &crate::error::Error,
+    raw: &str,
+    limits: &crate::limits::Limits,
+) -> Refusal {
     let kind = match error.kind() {
         // A value deeper than serde_json's own cap fails late, as a syntax error.
-        crate::ErrorKind::Syntax if nesting_depth(raw) > limits.max_depth.min(crate::Limits::DEFAULT_MAX_DEPTH) => {
-            crate::ErrorKind::TooDeep
+        crate::error::ErrorKind::Syntax
+            if nesting_depth(raw) > limits.max_depth.min(crate::limits::Limits::DEFAULT_MAX_DEPTH) =>
+        {
+            crate::error::ErrorKind::TooDeep
         }
         other => other,
     };
     let what = match kind {
-        crate::ErrorKind::InputTooLarge => format!(
+        crate::error::ErrorKind::InputTooLarge => format!(
             "the arguments are too large ({} bytes, limit {}, raise `--max-input-bytes`), so they were not read; send shorter arguments",
             raw.len(),
             limits.max_input_bytes
         ),
-        crate::ErrorKind::TooDeep => format!(
+        crate::error::ErrorKind::TooDeep => format!(
             "the arguments nest too deeply (more than {} levels of arrays and objects), so they were not read; send flatter arguments",
             limits.max_depth
         ),
@@ -236,7 +243,7 @@ pub(crate) fn unreadable(tool: &Tool, error: &crate::Error, raw: &str, limits: &
         },
     };
     let received = match kind {
-        crate::ErrorKind::InputTooLarge | crate::ErrorKind::TooDeep => None,
+        crate::error::ErrorKind::InputTooLarge | crate::error::ErrorKind::TooDeep => None,
         _ => Some(raw),
     };
     not_arguments(tool, &what, received)

@@ -24,7 +24,9 @@
 //! assert!(bad.refusal().unwrap().message.contains("/query"));
 //! ```
 
+use crate::error::Result;
 use crate::feedback;
+use crate::limits::Limits;
 use crate::pointer::{Moves, TextIndex, render};
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
@@ -32,7 +34,6 @@ use crate::salvage::{self, TextFix, Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};
 use crate::validate::{Violation, violations};
-use crate::{Limits, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -134,7 +135,7 @@ impl CallOutcome {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Bind`](crate::ErrorKind) when the call was refused or the value does
+    /// [`ErrorKind::Bind`](crate::error::ErrorKind) when the call was refused or the value does
     /// not fit `T`.
     pub fn bind<T: DeserializeOwned>(&self) -> Result<T> {
         crate::bind::bind_value(self.arguments(), self.refusal())
@@ -467,7 +468,10 @@ impl<'r> Draft<'r> {
         let (value, dupes) = match parsed {
             Ok(v) => v,
             Err(e) => {
-                let e = crate::Error::new(crate::ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"));
+                let e = crate::error::Error::new(
+                    crate::error::ErrorKind::Syntax,
+                    format!("repaired JSON does not fit a value: {e}"),
+                );
                 return Err(refuse(fixes, feedback::unreadable(tool, &e, raw, limits)));
             }
         };

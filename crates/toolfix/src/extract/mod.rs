@@ -78,7 +78,8 @@ mod text;
 pub use format::Format;
 pub use intent::{Intent, LeakedCalls, Signal};
 
-use crate::{Limits, Span};
+use crate::limits::Limits;
+use crate::span::Span;
 use serde::Serialize;
 use std::borrow::Cow;
 

@@ -26,11 +26,12 @@ use super::{CallStatus, FixOptions, FixedCall};
 use crate::canonical::call_key;
 use crate::extract::{Channel, Format, Intent, Signal};
 use crate::guard::{StormGuard, Verdict};
+use crate::limits::Limits;
 use crate::pipeline::{CallOptions, CallOutcome};
 use crate::report::Outcome;
 use crate::salvage::TextFix;
 use crate::schema::Effect;
-use crate::{Limits, Tool, ToolSet};
+use crate::schema::{Tool, ToolSet};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -63,7 +64,7 @@ pub(crate) struct Prepared {
     pub(crate) intent: Intent,
     pub(crate) signals: Vec<Signal>,
     /// Where the call was found in its channel.
-    pub(crate) span: crate::Span,
+    pub(crate) span: crate::span::Span,
     /// The canonical key: the accepted call's, or the arguments as written for a refused one.
     pub(crate) key: String,
 }
@@ -143,7 +144,7 @@ impl CallFixer {
             envelope: Vec::new(),
             intent: Intent::Call,
             signals: Vec::new(),
-            span: crate::Span::default(),
+            span: crate::span::Span::default(),
             key,
         }
     }

@@ -44,12 +44,14 @@ pub mod stream;
 pub use fixer::CallFixer;
 pub use stream::{Received, ReceivedCall, ReplyEvent, ReplyStream, ToolCallDelta};
 
+use crate::error::{Error, ErrorKind, Result};
 use crate::extract::{self, Channel, Format, Intent, Message, Note, ReasoningCalls, Signal};
 use crate::guard::{GuardConfig, Suppressed};
+use crate::limits::Limits;
 use crate::pipeline::CallOutcome;
 use crate::report::Refusal;
 use crate::report::Report;
-use crate::{Error, ErrorKind, Limits, Result, ToolSet};
+use crate::schema::ToolSet;
 use serde::Serialize;
 use serde::ser::SerializeStruct as _;
 use serde_json::Value;
@@ -313,6 +315,14 @@ impl FixedCall {
         }
     }
 
+    /// What to answer the model about this call in a corrective re-prompt: why it could
+    /// not be used, or that it was not run because another call of its reply could not be
+    /// (`feedback::call_result`).
+    #[must_use]
+    pub fn result_for_model(&self) -> &str {
+        crate::feedback::call_result(self.message())
+    }
+
     /// The per-call result of the repair pipeline.
     #[must_use]
     pub fn outcome(&self) -> &CallOutcome {
@@ -422,6 +432,55 @@ impl FixedReply {
         self.calls
             .iter()
             .any(|c| c.channel != Channel::ToolCalls || c.status != CallStatus::Untouched || c.written_name != c.name)
+    }
+}
+
+impl FixedReply {
+    /// The corrective re-prompt after this reply (`feedback::reprompt`): each call written
+    /// in its text with what to fix, then the request to send the calls again as tool calls.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
+    ///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
+    /// let reply = Reply::new("<tool_call>{\"name\": \"pay\", \"arguments\": {}}</tool_call>");
+    /// let fixed = fix_reply(&reply, Some(&tools), None, &FixOptions::default()).unwrap();
+    /// let text = fixed.reprompt();
+    /// assert!(text.contains("`pay`") && text.ends_with("as tool calls."));
+    /// ```
+    #[must_use]
+    pub fn reprompt(&self) -> String {
+        crate::feedback::reprompt(
+            self.calls
+                .iter()
+                .filter(|c| c.channel != Channel::ToolCalls)
+                .map(|c| (c.written_name.as_str(), c.result_for_model())),
+        )
+    }
+
+    /// The turn a client gets when this reply's calls still could not be used after every
+    /// attempt (`feedback::gave_up`): `prose`, then which calls were not run and why.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
+    ///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
+    /// let calls = json!([{"id": "c1", "function": {"name": "pay", "arguments": "{}"}}]);
+    /// let fixed = fix_reply(&Reply::new("Paying.").with_tool_calls(&calls), Some(&tools), None,
+    ///     &FixOptions::default()).unwrap();
+    /// let text = fixed.gave_up(&fixed.content);
+    /// assert!(text.starts_with("Paying.\n\n") && text.contains("`pay` was not run."));
+    /// ```
+    #[must_use]
+    pub fn gave_up(&self, prose: &str) -> String {
+        crate::feedback::gave_up(
+            prose,
+            self.calls.iter().filter(|c| !c.status.is_usable()).map(|c| (c.name.as_str(), c.result_for_model())),
+        )
     }
 }
 

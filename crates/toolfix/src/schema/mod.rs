@@ -22,7 +22,7 @@ pub use extensions::{Extensions, FieldMatcher, FormatNormaliser, RefusalRenderer
 pub(crate) use hints::ToolHints;
 pub use hints::{Effect, LeakedCalls, Policy, strip_hints};
 
-use crate::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
