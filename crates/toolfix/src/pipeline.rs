@@ -329,7 +329,7 @@ impl UncertainCall {
     /// # Errors
     ///
     /// When the value does not fit `T`.
-    pub fn bind<T: DeserializeOwned>(&self) -> crate::Result<T> {
+    pub fn bind<T: DeserializeOwned>(&self) -> crate::error::Result<T> {
         crate::bind::bind_value(Some(&self.arguments), None)
     }
 }

@@ -58,7 +58,8 @@ pub(crate) fn assemble(
         }
         if !native.is_empty() {
             // The server made calls of its own: one more sign this one was only shown.
-            let own = fixer.tools().and_then(|t| t.tool(p.outcome.name()).ok()).and_then(crate::Tool::leaked_calls);
+            let own =
+                fixer.tools().and_then(|t| t.tool(p.outcome.name()).ok()).and_then(crate::schema::Tool::leaked_calls);
             (p.intent, p.signals) =
                 intent::beside_native_calls(p.intent, &p.signals, own, options.extract.leaked_calls);
         }

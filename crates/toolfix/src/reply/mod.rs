@@ -33,7 +33,7 @@
 //! When `finish_reason` is `"length"`, the output was cut by the token limit, so a call
 //! that reached the end of the output may be missing more than its closing brackets: the
 //! last server-parsed call, a `content` call that reaches the end of `content`, and calls
-//! found in reasoning are repaired with [`CallOptions::hit_token_limit`](crate::CallOptions)
+//! found in reasoning are repaired with [`CallOptions::hit_token_limit`](crate::pipeline::CallOptions)
 //! — a tool that may have side effects gets a refusal for such a call when its arguments
 //! were not complete.
 
