@@ -51,7 +51,7 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
                 }
             }
             // Legal JSON, but parsers disagree on which value wins: always said.
-            for d in toolfix::salvage::duplicate_keys(s.text()) {
+            for d in s.duplicate_keys() {
                 let values: Vec<String> = d.values.iter().map(ToString::to_string).collect();
                 let which = if d.values_agree() { "the same value" } else { "different values" };
                 eprintln!(
@@ -101,7 +101,7 @@ fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolf
         Ok(s) => {
             obj.raw("output", s.text());
             push_fixes(obj.key("fixes"), s.fixes());
-            push_duplicates(&mut obj, s.text());
+            push_duplicates(&mut obj, &s);
         }
         Err(e) => {
             obj.str("error", &e.to_string());
@@ -112,8 +112,8 @@ fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolf
 
 /// `"duplicates":[{"pointer","values"}]` when some object gives a key twice (legal JSON,
 /// but parsers disagree on which value wins); nothing otherwise.
-fn push_duplicates(obj: &mut out::Obj<'_>, text: &str) {
-    let dupes = toolfix::salvage::duplicate_keys(text);
+fn push_duplicates(obj: &mut out::Obj<'_>, salvaged: &toolfix::salvage::Salvaged<'_>) {
+    let dupes = salvaged.duplicate_keys();
     if dupes.is_empty() {
         return;
     }

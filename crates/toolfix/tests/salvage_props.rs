@@ -77,6 +77,37 @@ proptest! {
         }
     }
 
+    /// The strict pass agrees with serde_json: text comes back untouched exactly when
+    /// serde_json reads it and holds no lone surrogate escape (generated JSON, damaged
+    /// JSON, and text from JSON's alphabet),
+    /// and the duplicate-key report of a salvage is the one of its text.
+    #[test]
+    fn the_strict_pass_agrees_with_serde_json(
+        text in rendered(),
+        cuts in prop::collection::vec((any::<prop::sample::Index>(), 0usize..16), 0..3),
+        noise in "[\\[\\]{}\",: 0-9eE.+\\-tfnrul\\\\/ud8]{0,24}",
+    ) {
+        const DAMAGE: [&str; 16] = ["'", ",", "}", "]", "\"", "\\", "\\u", "\\ud800", "\\udc00", "0", ".", "e", "-", "\u{1}", " ", "\"a\": 1"];
+        let mut s = text.clone();
+        for (at, what) in cuts {
+            let mut i = at.index(s.len() + 1);
+            while !s.is_char_boundary(i) { i -= 1; }
+            s.insert_str(i, DAMAGE[what]);
+        }
+        for t in [s.as_str(), noise.as_str()] {
+            // JSON text allows numbers past f64 (`1e400`), which a `Value` cannot hold; a lone
+            // surrogate escape is the one valid text salvage changes.
+            let lone = serde_json::from_str::<Value>(t).err().is_some_and(|e| { let m = e.to_string(); m.contains("surrogate") || m.contains("hex escape") });
+            let serde_ok = serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok() && !lone;
+            let out = salvage(t);
+            let untouched = out.as_ref().is_ok_and(|o| o.is_untouched() && o.text() == t);
+            prop_assert_eq!(untouched, serde_ok, "{:?}", t);
+            if let Ok(out) = out {
+                prop_assert_eq!(out.duplicate_keys(), toolfix::salvage::duplicate_keys(out.text()), "{:?}", t);
+            }
+        }
+    }
+
     /// Every prefix of valid JSON repairs to strict JSON or errors, without panicking.
     #[test]
     fn truncations_repair_or_error(text in rendered(), at in any::<prop::sample::Index>()) {

@@ -368,7 +368,7 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
 fn without_fences(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = memchr::memmem::find(rest.as_bytes(), b"```") {
+    while let Some(i) = find(rest.as_bytes(), b"```", 0, rest.len()) {
         out.push_str(&rest[..i]);
         let after = rest[i..].trim_start_matches('`');
         let tag = after.bytes().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')).count();
@@ -492,7 +492,7 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
         return;
     }
     edits.clear_range(start, end);
-    let fence = memchr::memmem::find(text.as_bytes(), b"```").is_some();
+    let fence = find(text.as_bytes(), b"```", 0, text.len()).is_some();
     let rest: Cow<'_, str> = if fence { Cow::Owned(without_fences(text)) } else { Cow::Borrowed(text) };
     let meaningful =
         rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || is_invisible(u32::from(c)));

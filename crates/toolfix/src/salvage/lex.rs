@@ -144,9 +144,7 @@ pub(super) fn skip_gap(b: &[u8], i: usize, end: usize) -> usize {
     loop {
         let limit = end.min(i + LOOKAHEAD);
         let close = match (b.get(i), b.get(i + 1)) {
-            (Some(b'/'), Some(b'*')) => {
-                b.get(i + 2..limit).and_then(|t| memchr::memmem::find(t, b"*/")).map(|p| i + 2 + p + 2)
-            }
+            (Some(b'/'), Some(b'*')) => super::parser::find(b, b"*/", i + 2, limit).map(|p| p + 2),
             (Some(b'/'), Some(b'/')) | (Some(b'#'), _) => {
                 b.get(i..limit).and_then(|t| memchr::memchr2(b'\n', b'\r', t)).map(|p| i + p)
             }

@@ -648,8 +648,20 @@ pub(super) fn memchr_in(b: &[u8], needle: u8, from: usize, to: usize) -> Option<
     b.get(from..to)?.iter().position(|&c| c == needle).map(|p| p + from)
 }
 
+/// The first `needle` (a short one: a fence or a comment's end) in `b[from..to]`: its
+/// first byte found by `memchr`, the rest compared (no searcher is built per call).
 pub(super) fn find(b: &[u8], needle: &[u8], from: usize, to: usize) -> Option<usize> {
-    memchr::memmem::find(b.get(from..to)?, needle).map(|p| p + from)
+    let (&first, rest) = needle.split_first()?;
+    let hay = b.get(from..to)?;
+    let mut i = 0;
+    while let Some(p) = hay.get(i..).and_then(|h| memchr::memchr(first, h)) {
+        let at = i + p;
+        if hay.get(at + 1..at + 1 + rest.len()) == Some(rest) {
+            return Some(from + at);
+        }
+        i = at + 1;
+    }
+    None
 }
 
 mod closers;

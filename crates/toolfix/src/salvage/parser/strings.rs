@@ -9,7 +9,7 @@ use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, is_ident, is_ident_start,
     is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then, skip_gap,
-    skip_layout, value_starts,
+    skip_layout, skip_ws, value_starts,
 };
 use crate::{ErrorKind, Result};
 
@@ -98,8 +98,12 @@ impl Parser<'_> {
             }
             if let Some(n) = q.close_at(self.b, i) {
                 if (embedded == 0 || i + n >= self.end) && self.closes_string(open + qlen, i, n, ctx, inner % 2 == 1) {
-                    // "a" + "b": join the pieces.
-                    let j = skip_gap(self.b, i + n, self.end);
+                    // "a" + "b": join the pieces (reading through comments only when one
+                    // may start: the common case is a delimiter).
+                    let mut j = skip_ws(self.b, i + n, self.end);
+                    if self.at(j).is_some_and(|c| matches!(c, b'/' | b'#') || c >= 0xC2) {
+                        j = skip_gap(self.b, j, self.end);
+                    }
                     if self.at(j) == Some(b'+') {
                         let k = skip_gap(self.b, j + 1, self.end);
                         if let Some((qlen2, q2)) = open_quote(self.b, k) {
