@@ -108,6 +108,39 @@ proptest! {
         }
     }
 
+    /// Keys written in every style (double, single, no quotes, escapes, typographic) with
+    /// repeats: the duplicate-key report of a salvage, which the parser fills as it reads,
+    /// is the one a parse of its text gives.
+    #[test]
+    fn repeated_keys_in_any_style_are_reported(
+        members in prop::collection::vec((0usize..4, 0usize..6, 0u8..3, any::<bool>()), 0..24),
+    ) {
+        const KEYS: [&str; 4] = ["a", "b", "k1", "x y"];
+        let mut text = String::from("{");
+        for (n, (key, style, value, nested)) in members.iter().enumerate() {
+            if n > 0 {
+                text.push_str(", ");
+            }
+            let k = KEYS[*key];
+            let written = match style {
+                0 => format!("\"{k}\""),
+                1 => format!("'{k}'"),
+                2 if !k.contains(' ') => k.to_owned(),
+                3 => format!("\"\\u{:04x}{}\"", u32::from(k.as_bytes()[0]), &k[1..]),
+                4 => format!("\u{201c}{k}\u{201d}"),
+                _ => format!("\"{k}\""),
+            };
+            if *nested {
+                text.push_str(&format!("{written}: {{{written}: {value}, {written}: True}}"));
+            } else {
+                text.push_str(&format!("{written}: {value}"));
+            }
+        }
+        text.push('}');
+        let out = salvage(&text).unwrap();
+        prop_assert_eq!(out.duplicate_keys(), toolfix::salvage::duplicate_keys(out.text()), "{}", text);
+    }
+
     /// Every prefix of valid JSON repairs to strict JSON or errors, without panicking.
     #[test]
     fn truncations_repair_or_error(text in rendered(), at in any::<prop::sample::Index>()) {

@@ -94,8 +94,10 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
         )
         .with_hint("send a whole JSON object such as {\"key\": \"value\"}"));
     }
+    let keys_unique = !p.keys_may_repeat;
     let mut edits = p.edits;
     edits.cut = p.cut;
+    edits.keys_unique = keys_unique;
     settle_values(src, &mut edits, &values, jsonp);
     Ok(edits)
 }
@@ -351,6 +353,8 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
     }
     map.push(end);
     let mut inner = parse(&text, max_depth, false)?;
+    // Keys read from unescaped text are not compared with the input's.
+    p.keys_may_repeat = true;
     p.cut = inner.cut.take().map(|t| t.mapped(|x| map.get(x).copied().unwrap_or(end)));
     let (out, fixes) = inner.finish(&text);
     let out = out.trim().to_owned();

@@ -110,6 +110,16 @@ pub(super) fn fence_at(b: &[u8], i: usize, end: usize) -> (usize, usize) {
     (ticks, tag)
 }
 
+/// A fingerprint of a key's text: its length and first eight bytes. Two keys with
+/// different fingerprints differ; equal fingerprints are compared in full.
+#[inline]
+pub(crate) fn fingerprint(key: &[u8]) -> u64 {
+    let mut head = [0u8; 8];
+    let n = key.len().min(8);
+    head[..n].copy_from_slice(&key[..n]);
+    u64::from_le_bytes(head) ^ (key.len() as u64).rotate_right(8)
+}
+
 /// Index of the first byte at or after `i` that is not JSON whitespace.
 pub(super) fn skip_ws(b: &[u8], mut i: usize, end: usize) -> usize {
     while i < end && is_ws(b[i]) {

@@ -196,11 +196,12 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
         return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique: false });
     }
     let truncation = edits.cut.take();
+    let keys_unique = edits.keys_unique;
     let (text, fixes) = edits.finish(input);
     if text.trim().is_empty() {
         return Err(Error::new(ErrorKind::NoJson, "no JSON value found"));
     }
-    Ok(Salvaged { text: Cow::Owned(text), fixes, truncation, keys_unique: false })
+    Ok(Salvaged { text: Cow::Owned(text), fixes, truncation, keys_unique })
 }
 
 /// `json` without whitespace outside strings: one line, ready to embed in JSON Lines.

@@ -63,6 +63,8 @@ struct Frame {
     /// The closer must be rewritten to this one (a set `{a, b}` is an array, an array
     /// with `k: v` pairs is an object).
     close_as: Option<u8>,
+    /// Where this frame's keys start in [`Parser::keys`].
+    keys_from: usize,
 }
 
 /// Context of a string, which decides what may follow its closing quote.
@@ -102,6 +104,14 @@ pub(super) struct Parser<'a> {
     /// The last search for a closing fence: from where, up to where, and the first one
     /// found (so repeated searches stay linear on hostile input).
     fence_search: Option<(usize, usize, Option<usize>)>,
+    /// The text of the keys of the open objects (ranges of the input, quotes aside, and a
+    /// [`fingerprint`](super::lex::fingerprint)), compared when their object closes, so
+    /// that the duplicate-key report of repaired text needs no second pass.
+    keys: Vec<(usize, usize, u64)>,
+    /// Some object may give a key twice in the repaired text: a key compared equal, or
+    /// one whose text the repair changed (an escape, a requoted inner quote), or an object
+    /// whose keys were not all seen together.
+    pub(super) keys_may_repeat: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -119,6 +129,8 @@ impl<'a> Parser<'a> {
             cut: None,
             quoted_fence: None,
             fence_search: None,
+            keys: Vec::new(),
+            keys_may_repeat: false,
         }
     }
 
@@ -130,6 +142,7 @@ impl<'a> Parser<'a> {
     /// Forget any open frames (after a failed attempt).
     pub(super) fn reset_stack(&mut self) {
         self.stack.clear();
+        self.keys.clear();
         self.last_closed = None;
         self.cut_token = None;
         self.cut = None;
@@ -265,6 +278,8 @@ impl<'a> Parser<'a> {
                 o.key_start = key;
                 o.key_edits = checkpoint;
                 o.key_end = frame.last_end;
+                // The key was read as an element: its text is not compared.
+                self.keys_may_repeat = true;
                 self.pos += 1;
             }
             (_, State::Next, _) => {
@@ -311,6 +326,7 @@ impl<'a> Parser<'a> {
             saw_comma: false,
             last_was_string: false,
             close_as: None,
+            keys_from: self.keys.len(),
         });
         Ok(())
     }
@@ -474,6 +490,7 @@ impl<'a> Parser<'a> {
             }
         }
         let end = self.pos;
+        self.note_key(i, end, checkpoint);
         let f = self.top();
         f.state = State::Colon;
         f.key_start = i;
@@ -487,6 +504,29 @@ impl<'a> Parser<'a> {
             self.top().state = State::Value;
         }
         Ok(())
+    }
+
+    /// Note the key written at `start..end` (quotes included, when it has them), whose
+    /// edits start at `checkpoint`: its text, when the output holds it as written (a key in
+    /// `"` or `'` quotes, or none, with no escape and no edit inside); else the object's
+    /// keys are not known.
+    fn note_key(&mut self, start: usize, end: usize, checkpoint: usize) {
+        let quoted = matches!(self.b.get(start), Some(b'"' | b'\''));
+        let (from, to) = if quoted { (start + 1, end.saturating_sub(1)) } else { (start, end) };
+        // A quoted key closed by its own quote; an unquoted one with no quote (not a key
+        // whose opening quote was missing).
+        let closed = if quoted {
+            to > start && self.b.get(to) == self.b.get(start)
+        } else {
+            self.b.get(end.saturating_sub(1)) != Some(&b'"')
+        };
+        let text = self.b.get(from..to).filter(|t| closed && !t.contains(&b'\\'));
+        match text {
+            Some(t) if !self.edits.edits_inside(checkpoint, from, to) => {
+                self.keys.push((from, to, super::lex::fingerprint(t)));
+            }
+            _ => self.keys_may_repeat = true,
+        }
     }
 
     /// Quote the unquoted key at `i..j`.

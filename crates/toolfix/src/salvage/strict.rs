@@ -22,7 +22,7 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
     let b = text.as_bytes();
     // Open containers: `{` or `[`, and for objects where their keys start in `keys`.
     let mut open: Vec<(u8, usize)> = Vec::new();
-    let mut keys: Vec<&[u8]> = Vec::new();
+    let mut keys: Vec<Key<'_>> = Vec::new();
     let mut keys_may_repeat = false;
     let mut i = ws(b, 0);
     'value: loop {
@@ -92,7 +92,7 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
 }
 
 /// A key at `i`, then `:` and the whitespace after it: where its value starts.
-fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<&'t [u8]>, may_repeat: &mut bool) -> Option<usize> {
+fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<Key<'t>>, may_repeat: &mut bool) -> Option<usize> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
@@ -100,7 +100,8 @@ fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<&'t [u8]>, may_repeat: &mut boo
     if escaped {
         *may_repeat = true;
     } else {
-        keys.push(b.get(i + 1..end - 1)?);
+        let text = b.get(i + 1..end - 1)?;
+        keys.push((text, super::lex::fingerprint(text)));
     }
     let colon = ws(b, end);
     (b.get(colon) == Some(&b':')).then(|| ws(b, colon + 1))
@@ -109,13 +110,19 @@ fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<&'t [u8]>, may_repeat: &mut boo
 /// Up to this many keys, an object's keys are compared pair by pair; more are sorted.
 const PAIRWISE: usize = 16;
 
-/// True when two of `keys` are equal.
-fn repeats(keys: &mut [&[u8]]) -> bool {
+/// A key's text and [fingerprint](super::lex::fingerprint).
+type Key<'t> = (&'t [u8], u64);
+
+/// True when two of `keys` are equal (fingerprints first, text where they agree).
+fn repeats(keys: &mut [Key<'_>]) -> bool {
     if keys.len() <= PAIRWISE {
-        return keys.iter().enumerate().any(|(n, k)| keys.get(..n).is_some_and(|before| before.contains(k)));
+        return keys
+            .iter()
+            .enumerate()
+            .any(|(n, k)| keys.get(..n).is_some_and(|before| before.iter().any(|p| p.1 == k.1 && p.0 == k.0)));
     }
-    keys.sort_unstable();
-    keys.windows(2).any(|w| w.first() == w.get(1))
+    keys.sort_unstable_by(|x, y| x.1.cmp(&y.1).then_with(|| x.0.cmp(y.0)));
+    keys.windows(2).any(|w| matches!(w, [x, y] if x == y))
 }
 
 /// Past JSON whitespace from `i`.

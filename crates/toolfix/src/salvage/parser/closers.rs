@@ -123,9 +123,30 @@ impl Parser<'_> {
     /// Pop the top frame, which ended at `end`, and tell its parent.
     pub(super) fn close_frame(&mut self, end: usize) {
         if let Some(f) = self.stack.pop() {
+            if f.kind == Kind::Object && self.keys.len() > f.keys_from + 1 {
+                self.compare_keys(f.keys_from);
+            }
+            self.keys.truncate(f.keys_from);
             self.last_closed = Some((f, end));
             self.value_done(end, false);
         }
+    }
+
+    /// Compare the keys of the object that closes (from `first` in [`Parser::keys`]): by
+    /// fingerprint, then by text where two fingerprints agree.
+    fn compare_keys(&mut self, first: usize) {
+        let b = self.b;
+        let text = |&(from, to, _): &(usize, usize, u64)| b.get(from..to).unwrap_or_default();
+        let Some(keys) = self.keys.get_mut(first..) else { return };
+        let repeat = if keys.len() <= 16 {
+            keys.iter().enumerate().any(|(n, k)| {
+                keys.get(..n).is_some_and(|before| before.iter().any(|p| p.2 == k.2 && text(p) == text(k)))
+            })
+        } else {
+            keys.sort_unstable_by(|x, y| x.2.cmp(&y.2).then_with(|| text(x).cmp(text(y))));
+            keys.windows(2).any(|w| matches!(w, [x, y] if x.2 == y.2 && text(x) == text(y)))
+        };
+        self.keys_may_repeat |= repeat;
     }
 
     /// Before closing a frame that lacked its closer at `at`: insert what it needs.
@@ -180,7 +201,10 @@ impl Parser<'_> {
         // An object with no member yet (`{a b}, "k": 1}` drops `a b`) takes the comma as a
         // leading one; a dangling key (`{"e"}, "k": 1`) got `null` and is a member.
         let state = if frame.count == 0 && frame.state == State::Open { State::Open } else { State::Next };
-        self.stack.push(Frame { state, last_end: end - 1, ..frame });
+        // Its keys before the `}` were compared and forgotten: the rest are not compared
+        // with them.
+        self.keys_may_repeat = true;
+        self.stack.push(Frame { state, last_end: end - 1, keys_from: self.keys.len(), ..frame });
         true
     }
 }
