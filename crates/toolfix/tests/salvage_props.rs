@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
+use std::fmt::Write as _;
 use toolfix::salvage::salvage;
 
 /// Arbitrary JSON values (serde_json), rendered compact or pretty.
@@ -131,9 +132,9 @@ proptest! {
                 _ => format!("\"{k}\""),
             };
             if *nested {
-                text.push_str(&format!("{written}: {{{written}: {value}, {written}: True}}"));
+                let _ = write!(text, "{written}: {{{written}: {value}, {written}: True}}");
             } else {
-                text.push_str(&format!("{written}: {value}"));
+                let _ = write!(text, "{written}: {value}");
             }
         }
         text.push('}');
