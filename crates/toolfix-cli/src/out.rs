@@ -129,10 +129,9 @@ pub(crate) fn json_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a 
     let mut i = first;
     while i < b.len() {
         if b[i] != b'\\' {
-            // The text up to the next escape is copied in one piece.
-            while b.get(i).is_some_and(|&c| c != b'\\') {
-                i += 1;
-            }
+            // The text up to the next escape (a quote is only ever escaped in a string
+            // literal) is copied in one piece.
+            i = string_stop(b, i, false);
             continue;
         }
         scratch.push_str(body.get(copied..i)?);

@@ -27,7 +27,7 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
     let mut values: Vec<ValueSpan> = Vec::new();
     let mut jsonp = false;
     let mut first_error: Option<Error> = None;
-    for (start, end) in regions {
+    for &(start, end) in regions.as_slice() {
         p.end = end;
         p.pos = start;
         p.skip_trivia();
@@ -155,9 +155,25 @@ fn p_bytes<'a>(p: &Parser<'a>) -> &'a [u8] {
     p.bytes()
 }
 
+/// The regions of a text to parse: one (the whole text, the common case, with no vector),
+/// or the bodies of several Markdown fences.
+enum Regions {
+    One((usize, usize)),
+    Many(Vec<(usize, usize)>),
+}
+
+impl Regions {
+    fn as_slice(&self) -> &[(usize, usize)] {
+        match self {
+            Regions::One(r) => std::slice::from_ref(r),
+            Regions::Many(v) => v,
+        }
+    }
+}
+
 /// The regions to parse: the bodies of Markdown fences that hold JSON, or the whole text.
-fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
-    let whole = vec![(0, b.len())];
+fn fence_regions(b: &[u8]) -> Regions {
+    let whole = Regions::One((0, b.len()));
     let first = skip_ws(b, 0, b.len());
     if matches!(b.get(first), Some(b'{' | b'[')) && !brackets_around_fence(b, first) {
         // JSON first: a fence can only be a stray closer at the end.
@@ -169,7 +185,7 @@ fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
         while k > first && b[k - 1] == b'`' {
             k -= 1;
         }
-        return if end - k >= 3 { vec![(0, k)] } else { whole };
+        return if end - k >= 3 { Regions::One((0, k)) } else { whole };
     }
     if b.get(first) == Some(&b'"') {
         // A string that runs to the end (cut off) holds its fences as text.
@@ -198,7 +214,7 @@ fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
             i += 1;
         }
     }
-    if regions.is_empty() { whole } else { regions }
+    if regions.is_empty() { whole } else { Regions::Many(regions) }
 }
 
 /// `[```json {…} ```]`, `{```\n{…}\n```}`: the text is one fenced value inside a pair of

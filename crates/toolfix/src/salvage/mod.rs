@@ -228,35 +228,25 @@ pub fn compact(json: &str) -> String {
 /// ```
 pub fn compact_into(out: &mut String, json: &str) {
     let b = json.as_bytes();
-    out.reserve(b.len());
     let mut copied = 0;
     let mut i = 0;
-    loop {
-        // Outside strings: to the next quote or whitespace.
-        while b.get(i).is_some_and(|&c| c != b'"' && !lex::is_ws(c)) {
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' {
+            // A string: copied as it is, up to its closing quote (escapes skipped).
             i += 1;
-        }
-        match b.get(i) {
-            None => break,
-            Some(b'"') => {
-                // A string: copied as it is, up to its closing quote (escapes skipped).
-                i += 1;
-                while let Some(&c) = b.get(i) {
-                    if c == b'"' {
-                        break;
-                    }
-                    i += if c == b'\\' { 2 } else { 1 };
-                }
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+        } else if lex::is_ws(c) {
+            out.push_str(json.get(copied..i).unwrap_or(""));
+            while i < b.len() && lex::is_ws(b[i]) {
                 i += 1;
             }
-            Some(_) => {
-                out.push_str(json.get(copied..i).unwrap_or(""));
-                while b.get(i).is_some_and(|&c| lex::is_ws(c)) {
-                    i += 1;
-                }
-                copied = i;
-            }
+            copied = i;
+            continue;
         }
+        i += 1;
     }
     out.push_str(json.get(copied..).unwrap_or(""));
 }

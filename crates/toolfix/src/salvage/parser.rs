@@ -129,7 +129,7 @@ impl<'a> Parser<'a> {
             cut: None,
             quoted_fence: None,
             fence_search: None,
-            keys: Vec::new(),
+            keys: Vec::with_capacity(32),
             keys_may_repeat: false,
         }
     }

@@ -21,8 +21,8 @@ pub(super) struct Strict {
 pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
     let b = text.as_bytes();
     // Open containers: `{` or `[`, and for objects where their keys start in `keys`.
-    let mut open: Vec<(u8, usize)> = Vec::new();
-    let mut keys: Vec<Key<'_>> = Vec::new();
+    let mut open: Vec<(u8, usize)> = Vec::with_capacity(16);
+    let mut keys: Vec<Key<'_>> = Vec::with_capacity(32);
     let mut keys_may_repeat = false;
     let mut i = ws(b, 0);
     'value: loop {
