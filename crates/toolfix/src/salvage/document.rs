@@ -13,6 +13,7 @@ use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_invisible, is_ws, open_quote, skip_ws};
 use super::parser::{Parser, ValueSpan, find};
+use super::small::Small;
 use crate::{Error, ErrorKind, Result};
 use std::borrow::Cow;
 
@@ -24,7 +25,7 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
     let b = src.as_bytes();
     let regions = fence_regions(b);
     let mut p = Parser::new(src, max_depth);
-    let mut values: Vec<ValueSpan> = Vec::new();
+    let mut values: Small<ValueSpan, 2> = Small::default();
     let mut jsonp = false;
     let mut first_error: Option<Error> = None;
     for &(start, end) in regions.as_slice() {
@@ -98,14 +99,14 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
     let mut edits = p.edits;
     edits.cut = p.cut;
     edits.keys_unique = keys_unique;
-    settle_values(src, &mut edits, &values, jsonp);
+    settle_values(src, &mut edits, values.as_slice(), jsonp);
     Ok(edits)
 }
 
 /// After a value: more values separated by whitespace, commas or semicolons. Arrays and
 /// objects follow anything; a scalar follows after a comma (`1,2,3`), or on its own line
 /// after a scalar (NDJSON of scalars).
-fn more_values(p: &mut Parser<'_>, values: &mut Vec<ValueSpan>) {
+fn more_values(p: &mut Parser<'_>, values: &mut Small<ValueSpan, 2>) {
     loop {
         let before = p.pos;
         p.skip_trivia();

@@ -62,6 +62,7 @@ mod dupes;
 mod edits;
 mod lex;
 mod parser;
+mod small;
 mod strict;
 
 pub(crate) use dupes::parse_value;

@@ -65,6 +65,9 @@ struct Frame {
     close_as: Option<u8>,
     /// Where this frame's keys start in [`Parser::keys`].
     keys_from: usize,
+    /// One bit per key seen (from its fingerprint): a key whose bit is set already is
+    /// compared with the keys before it; the others cannot equal any.
+    key_bits: u64,
 }
 
 /// Context of a string, which decides what may follow its closing quote.
@@ -77,7 +80,7 @@ enum Ctx {
 }
 
 /// The result of parsing one top-level value.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct ValueSpan {
     pub(super) start: usize,
     pub(super) end: usize,
@@ -327,6 +330,7 @@ impl<'a> Parser<'a> {
             last_was_string: false,
             close_as: None,
             keys_from: self.keys.len(),
+            key_bits: 0,
         });
         Ok(())
     }
@@ -521,12 +525,25 @@ impl<'a> Parser<'a> {
             self.b.get(end.saturating_sub(1)) != Some(&b'"')
         };
         let text = self.b.get(from..to).filter(|t| closed && !t.contains(&b'\\'));
-        match text {
-            Some(t) if !self.edits.edits_inside(checkpoint, from, to) => {
-                self.keys.push((from, to, super::lex::fingerprint(t)));
-            }
-            _ => self.keys_may_repeat = true,
+        let Some(t) = text.filter(|_| !self.edits.edits_inside(checkpoint, from, to)) else {
+            self.keys_may_repeat = true;
+            return;
+        };
+        let fp = super::lex::fingerprint(t);
+        let bit = 1u64 << (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
+        let (first, bits) = self.stack.last().map_or((0, 0), |f| (f.keys_from, f.key_bits));
+        let count = self.keys.len().saturating_sub(first);
+        // Up to `KEY_BITS_MAX` keys, a key is compared only when its bit was set; past
+        // that, every key is compared when the object closes (sorted).
+        if count < KEY_BITS_MAX && bits & bit != 0 {
+            let b = self.b;
+            let same = |&(f, e, p): &(usize, usize, u64)| p == fp && b.get(f..e) == Some(t);
+            self.keys_may_repeat |= self.keys.get(first..).is_some_and(|keys| keys.iter().any(same));
         }
+        if let Some(f) = self.stack.last_mut() {
+            f.key_bits |= bit;
+        }
+        self.keys.push((from, to, fp));
     }
 
     /// Quote the unquoted key at `i..j`.
@@ -664,6 +681,10 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 }
+
+/// Keys of one object compared as they come (see [`Frame::key_bits`]); an object with
+/// more has all its keys sorted and compared when it closes.
+const KEY_BITS_MAX: usize = 64;
 
 /// `1,234` or `12,000`: the comma at `i` follows a number of one to three digits and is
 /// followed by exactly three digits, so it may group thousands rather than separate two

@@ -75,8 +75,7 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
                     continue 'value;
                 }
                 (b'{', b'}') => {
-                    let object = keys.get_mut(first..).unwrap_or_default();
-                    keys_may_repeat |= repeats(object);
+                    keys_may_repeat |= repeats(keys.get_mut(first..).unwrap_or_default());
                     keys.truncate(first);
                     open.pop();
                     i += 1;

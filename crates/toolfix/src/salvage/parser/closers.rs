@@ -1,7 +1,7 @@
 //! Closing brackets: the right one, a typo for it, one that closes several frames at once,
 //! one with nothing to close, and a `}` that ended the top-level value too early.
 
-use super::{Frame, Kind, Parser, State};
+use super::{Frame, KEY_BITS_MAX, Kind, Parser, State};
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{key_then_colon, quoted_then, skip_layout};
 
@@ -123,7 +123,7 @@ impl Parser<'_> {
     /// Pop the top frame, which ended at `end`, and tell its parent.
     pub(super) fn close_frame(&mut self, end: usize) {
         if let Some(f) = self.stack.pop() {
-            if f.kind == Kind::Object && self.keys.len() > f.keys_from + 1 {
+            if f.kind == Kind::Object && self.keys.len() > f.keys_from + KEY_BITS_MAX {
                 self.compare_keys(f.keys_from);
             }
             self.keys.truncate(f.keys_from);
@@ -132,21 +132,15 @@ impl Parser<'_> {
         }
     }
 
-    /// Compare the keys of the object that closes (from `first` in [`Parser::keys`]): by
-    /// fingerprint, then by text where two fingerprints agree.
+    /// Compare the keys of an object with many, as it closes (from `first` in
+    /// [`Parser::keys`]): sorted by fingerprint, then by text.
+    #[cold]
     fn compare_keys(&mut self, first: usize) {
         let b = self.b;
         let text = |&(from, to, _): &(usize, usize, u64)| b.get(from..to).unwrap_or_default();
         let Some(keys) = self.keys.get_mut(first..) else { return };
-        let repeat = if keys.len() <= 16 {
-            keys.iter().enumerate().any(|(n, k)| {
-                keys.get(..n).is_some_and(|before| before.iter().any(|p| p.2 == k.2 && text(p) == text(k)))
-            })
-        } else {
-            keys.sort_unstable_by(|x, y| x.2.cmp(&y.2).then_with(|| text(x).cmp(text(y))));
-            keys.windows(2).any(|w| matches!(w, [x, y] if x.2 == y.2 && text(x) == text(y)))
-        };
-        self.keys_may_repeat |= repeat;
+        keys.sort_unstable_by(|x, y| x.2.cmp(&y.2).then_with(|| text(x).cmp(text(y))));
+        self.keys_may_repeat |= keys.windows(2).any(|w| matches!(w, [x, y] if x.2 == y.2 && text(x) == text(y)));
     }
 
     /// Before closing a frame that lacked its closer at `at`: insert what it needs.
