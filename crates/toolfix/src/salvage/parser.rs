@@ -515,6 +515,10 @@ impl<'a> Parser<'a> {
     /// `"` or `'` quotes, or none, with no escape and no edit inside); else the object's
     /// keys are not known.
     fn note_key(&mut self, start: usize, end: usize, checkpoint: usize) {
+        if self.keys_may_repeat {
+            // Already left to the scan of the repaired text: no more comparing.
+            return;
+        }
         let quoted = matches!(self.b.get(start), Some(b'"' | b'\''));
         let (from, to) = if quoted { (start + 1, end.saturating_sub(1)) } else { (start, end) };
         // A quoted key closed by its own quote; an unquoted one with no quote (not a key

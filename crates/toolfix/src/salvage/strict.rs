@@ -75,7 +75,9 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
                     continue 'value;
                 }
                 (b'{', b'}') => {
-                    keys_may_repeat |= repeats(keys.get_mut(first..).unwrap_or_default());
+                    if !keys_may_repeat {
+                        keys_may_repeat = repeats(keys.get_mut(first..).unwrap_or_default());
+                    }
                     keys.truncate(first);
                     open.pop();
                     i += 1;
@@ -98,7 +100,7 @@ fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<Key<'t>>, may_repeat: &mut bool
     let (end, escaped) = string(b, i)?;
     if escaped {
         *may_repeat = true;
-    } else {
+    } else if !*may_repeat {
         let text = b.get(i + 1..end - 1)?;
         keys.push((text, super::lex::fingerprint(text)));
     }

@@ -123,7 +123,7 @@ impl Parser<'_> {
     /// Pop the top frame, which ended at `end`, and tell its parent.
     pub(super) fn close_frame(&mut self, end: usize) {
         if let Some(f) = self.stack.pop() {
-            if f.kind == Kind::Object && self.keys.len() > f.keys_from + KEY_BITS_MAX {
+            if f.kind == Kind::Object && !self.keys_may_repeat && self.keys.len() > f.keys_from + KEY_BITS_MAX {
                 self.compare_keys(f.keys_from);
             }
             self.keys.truncate(f.keys_from);
