@@ -206,6 +206,7 @@ fn regressions() {
         "{\"\",1:...",                  // (found by fuzzing)
         "{\"\"key\": ...",              // a key with a quote inside was not found back exactly
         "{\"\".\".,\"c\"...",           // nor was `".,"c"`; and a lone `.` became `0`
+        "{c\"\"+//,\n\u{201c}:\"a",     // a lost quote looked for before the comma of a joined comment
     ] {
         let out = salvage(input).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());
