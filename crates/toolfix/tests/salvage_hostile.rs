@@ -82,3 +82,18 @@ fn the_issue_24_classes_stay_linear() {
     let text = format!("[{}]", "{\"i\":1,".repeat(50_000));
     assert!(salvage_with(&text, &big()).is_ok_and(|o| serde_json::from_str::<serde_json::Value>(o.text()).is_ok()));
 }
+
+/// Several values gathered into one array nest a level deeper than each: at the depth
+/// limit, they are refused (fuzzing: `2e\n[[[…` of 128 levels gave an output that salvage
+/// then refused as too deep).
+#[test]
+fn values_gathered_past_the_depth_limit_are_refused() {
+    let deep = format!("{}1{}", "[".repeat(128), "]".repeat(128));
+    assert!(salvage_with(&deep, &Limits::default()).is_ok());
+    let err = salvage_with(&format!("2\n{deep}"), &Limits::default()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooDeep);
+    let shallower = format!("{}1{}", "[".repeat(127), "]".repeat(127));
+    let two = format!("2\n{shallower}");
+    let out = salvage_with(&two, &Limits::default()).unwrap();
+    assert!(salvage_with(out.text(), &Limits::default()).unwrap().is_untouched());
+}

@@ -95,8 +95,23 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
         )
         .with_hint("send a whole JSON object such as {\"key\": \"value\"}"));
     }
+    // Several values are gathered into one array, a level deeper than each.
+    let deepest = values.as_slice().iter().map(|v| v.depth).max().unwrap_or(0);
+    if values.len() > 1
+        && deepest >= max_depth
+        && let Some(v) = values.as_slice().iter().find(|v| v.depth >= max_depth)
+    {
+        return Err(Error::at(
+            ErrorKind::TooDeep,
+            format!("nesting deeper than {max_depth} levels once the values are gathered into one array"),
+            src,
+            v.start,
+        )
+        .with_hint("send one value, or flatten it"));
+    }
     let keys_unique = !p.keys_may_repeat;
     let mut edits = p.edits;
+    edits.deepest = deepest;
     edits.cut = p.cut;
     edits.keys_unique = keys_unique;
     settle_values(src, &mut edits, values.as_slice(), jsonp);
@@ -373,6 +388,7 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
     // Keys read from unescaped text are not compared with the input's.
     p.keys_may_repeat = true;
     p.cut = inner.cut.take().map(|t| t.mapped(|x| map.get(x).copied().unwrap_or(end)));
+    let depth = inner.deepest;
     let (out, fixes) = inner.finish(&text);
     let out = out.trim().to_owned();
     p.edits.replace(s, end, Cow::Owned(out), Some(K::EscapedJson));
@@ -382,7 +398,7 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
         p.edits.note(a, z.max(a), f.kind);
     }
     p.pos = end;
-    Ok(Some(ValueSpan { start: s, end, empty_container: false }))
+    Ok(Some(ValueSpan { start: s, end, empty_container: false, depth }))
 }
 
 /// `text` without Markdown fence markers and their language tags.

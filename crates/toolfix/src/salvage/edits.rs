@@ -26,6 +26,8 @@ pub(super) struct Edits {
     pub(super) cut: Option<Truncation>,
     /// The parser compared every key of the repaired text and none repeats.
     pub(super) keys_unique: bool,
+    /// How deep the repaired value nests.
+    pub(super) deepest: usize,
 }
 
 impl Edits {
@@ -33,7 +35,7 @@ impl Edits {
     /// reallocation at a time costs more than the parse of a small call. (Small inputs
     /// stay under 1 KiB, the size at which glibc's malloc consolidates its free lists.)
     pub(super) fn for_text(len: usize) -> Self {
-        Edits { list: Vec::with_capacity((len / 16).clamp(12, 4096)), cut: None, keys_unique: false }
+        Edits { list: Vec::with_capacity((len / 16).clamp(12, 4096)), cut: None, keys_unique: false, deepest: 0 }
     }
 
     pub(super) fn is_empty(&self) -> bool {

@@ -86,6 +86,8 @@ pub(super) struct ValueSpan {
     pub(super) end: usize,
     /// The value is an empty `{}` or `[]`.
     pub(super) empty_container: bool,
+    /// How deep it nests (a scalar: 0).
+    pub(super) depth: usize,
 }
 
 pub(super) struct Parser<'a> {
@@ -115,6 +117,8 @@ pub(super) struct Parser<'a> {
     /// one whose text the repair changed (an escape, a requoted inner quote), or an object
     /// whose keys were not all seen together.
     pub(super) keys_may_repeat: bool,
+    /// How deep the value being parsed has nested so far.
+    deepest: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -134,6 +138,7 @@ impl<'a> Parser<'a> {
             fence_search: None,
             keys: Vec::with_capacity(32),
             keys_may_repeat: false,
+            deepest: 0,
         }
     }
 
@@ -165,6 +170,7 @@ impl<'a> Parser<'a> {
     pub(super) fn value(&mut self) -> Result<ValueSpan> {
         let start = self.pos;
         self.cut_token = None;
+        self.deepest = 0;
         self.start_value(Ctx::Top)?;
         loop {
             if self.stack.is_empty() {
@@ -172,12 +178,12 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 let empty = matches!(self.b.get(start..self.pos), Some(b"{}" | b"[]"));
-                return Ok(ValueSpan { start, end: self.pos, empty_container: empty });
+                return Ok(ValueSpan { start, end: self.pos, empty_container: empty, depth: self.deepest });
             }
             self.skip_trivia();
             if self.pos >= self.end {
                 self.close_at_eof();
-                return Ok(ValueSpan { start, end: self.end, empty_container: false });
+                return Ok(ValueSpan { start, end: self.end, empty_container: false, depth: self.deepest });
             }
             self.step()?;
         }
@@ -332,6 +338,7 @@ impl<'a> Parser<'a> {
             keys_from: self.keys.len(),
             key_bits: 0,
         });
+        self.deepest = self.deepest.max(self.stack.len());
         Ok(())
     }
 
