@@ -11,11 +11,16 @@ target="${CARGO_TARGET_DIR:-$root/target}"
 venv="$target/py-e2e"
 req="$root/scripts/e2e/requirements.txt"
 stamp="$venv/.requirements"
+mkdir -p "$target"
+# Tests run in parallel and may all ask at once: one creates the environment, the others
+# wait for it (and then find it ready).
+exec 9>"$target/py-e2e.lock"
+flock 9
 if [[ -x "$venv/bin/python" && -f "$stamp" ]] && cmp -s "$req" "$stamp"; then
     echo "$venv/bin/python"
     exit 0
 fi
-mkdir -p "$target"
+rm -rf "$venv"
 python3 -m venv "$venv" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$req" >&2
 cp "$req" "$stamp"

@@ -11,7 +11,12 @@ use crate::out::{Obj, Stdout};
 use anyhow::Result;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::io::{self, BufRead, BufReader, Read};
+
+/// A JSON string, borrowed from the line when it has no escapes.
+#[derive(Deserialize)]
+pub(crate) struct Text<'a>(#[serde(borrow)] pub(crate) Cow<'a, str>);
 
 /// Where batch lines come from: a file or stdin, read through one buffer.
 pub(crate) type Input = BufReader<Box<dyn Read>>;
@@ -64,18 +69,30 @@ pub(crate) fn answer_with_id<'b>(answer: &'b mut String, id: Option<&str>) -> Ob
 }
 
 /// The raw JSON text of `"id"` and `"input"` when `line` is exactly
-/// `{"id": "…", "input": "…"}` (in this order, string values, JSON whitespace anywhere),
-/// read without serde: the common batch line. `None` for any other shape, which serde
-/// reads (and reports on) as before; so is a string with a control character or an
-/// escape other than a two-byte one, which serde may reject.
+/// `{"id": …, "input": "…"}` (in this order, the id a string or an integer, the input a
+/// string, JSON whitespace anywhere), read without serde: the common batch line. `None`
+/// for any other shape, which serde reads (and reports on) as before; so is a string with
+/// a control character or an escape other than a two-byte one, which serde may reject.
 pub(crate) fn plain_id_and_input(line: &str) -> Option<(&str, &str)> {
     let b = line.as_bytes();
     let i = expect(b, 0, b"{")?;
-    let (id, i) = plain_member(line, i, b"\"id\"")?;
-    let i = expect(b, i, b",")?;
+    let i = expect(b, i, b"\"id\"")?;
+    let i = expect(b, i, b":")?;
+    let id_end = plain_string_end(b, i).or_else(|| plain_integer_end(b, i))?;
+    let id = line.get(i..id_end)?;
+    let i = expect(b, id_end, b",")?;
     let (input, i) = plain_member(line, i, b"\"input\"")?;
     let i = expect(b, i, b"}")?;
     (i == b.len()).then_some((id, input))
+}
+
+/// The end of the JSON integer at `i` (`0`, `-12`; no fraction or exponent, which serde
+/// reads).
+fn plain_integer_end(b: &[u8], i: usize) -> Option<usize> {
+    let digits = if b.get(i) == Some(&b'-') { i + 1 } else { i };
+    let end = digits + b.get(digits..)?.iter().take_while(|c| c.is_ascii_digit()).count();
+    let leading_zero = b.get(digits) == Some(&b'0') && end > digits + 1;
+    (end > digits && !leading_zero && !matches!(b.get(end), Some(b'.' | b'e' | b'E'))).then_some(end)
 }
 
 /// `token` at `i`, after whitespace: the index past it and the whitespace after it.
@@ -101,6 +118,8 @@ fn plain_string_end(b: &[u8], i: usize) -> Option<usize> {
     }
     let mut j = i + 1;
     loop {
+        // Plain text is skipped a word at a time: only `"`, `\` and control bytes stop.
+        j = crate::out::string_stop(b, j, true);
         match *b.get(j)? {
             b'"' => return Some(j + 1),
             b'\\' => {
@@ -109,8 +128,7 @@ fn plain_string_end(b: &[u8], i: usize) -> Option<usize> {
                 }
                 j += 2;
             }
-            0..=0x1F => return None,
-            _ => j += 1,
+            _ => return None,
         }
     }
 }
@@ -229,9 +247,18 @@ mod tests {
             assert_eq!(fast, Some(slow), "{line}");
         }
         // Any other shape goes to serde, which reads it or reports on it.
+        // An integer id too.
+        for line in [r#"{"id": 1, "input": "x"}"#, r#"{"id":-20,"input":"x"}"#, r#"{"id": 0 , "input": "x"}"#] {
+            let serde: Envelope<'_> = serde_json::from_str(line).unwrap();
+            assert_eq!(plain_id_and_input(line), Some((serde.id.unwrap().get(), serde.input.unwrap().get())), "{line}");
+        }
         let other = [
             r#"{"input": "x", "id": "a"}"#,
-            r#"{"id": 1, "input": "x"}"#,
+            r#"{"id": 1.5, "input": "x"}"#,
+            r#"{"id": 1e3, "input": "x"}"#,
+            r#"{"id": 01, "input": "x"}"#,
+            r#"{"id": -, "input": "x"}"#,
+            r#"{"id": null, "input": "x"}"#,
             r#"{"id": "a", "input": "x", "tools": []}"#,
             r#"{"id": "a", "input": "\u0041"}"#,
             "{\"id\": \"a\", \"input\": \"tab\there\"}",

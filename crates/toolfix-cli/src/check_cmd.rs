@@ -3,7 +3,7 @@
 //! array, stderr one line each. Exit 1 when there is an error, 0 with warnings only, 2 when
 //! the file cannot be read.
 
-use crate::CheckArgs;
+use crate::args::CheckArgs;
 use anyhow::{Context, Result};
 use std::process::ExitCode;
 use toolfix::check::{CheckProblem, Severity};

@@ -2,12 +2,13 @@
 //! API ([`toolfix::fix_reply`]) on each reply. Both only read the input, call the library
 //! once per reply, and write its result in the CLI's wire shapes.
 
+use crate::args::{ExtractArgs, FixArgs, Leaked, Think};
+use crate::batch::Text;
 use crate::batch::{self, Line};
-use crate::json_cmd::Text;
+use crate::out::UNRECOVERED;
 use crate::out::{Obj, Stdout};
 use crate::repair_cmd::{push_error, push_outcome};
 use crate::tools::{self, Cache};
-use crate::{ExtractArgs, FixArgs, Leaked, Think, UNRECOVERED};
 use anyhow::Result;
 use serde::Deserialize;
 use serde_json::Value;
@@ -76,7 +77,7 @@ pub(crate) fn run(args: &ExtractArgs, fix: Option<&FixArgs>) -> Result<ExitCode>
     let input = match args.io.read(read_limit)? {
         Ok(text) => text,
         Err(size) => {
-            eprintln!("{}", crate::repair_cmd::too_large(size, read_limit));
+            eprintln!("{}", crate::args::too_large(size, read_limit));
             return Ok(ExitCode::from(UNRECOVERED));
         }
     };

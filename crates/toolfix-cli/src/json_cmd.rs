@@ -1,12 +1,13 @@
 //! `toolfix json`: lenient JSON salvage.
 
+use crate::args::JsonArgs;
+use crate::batch::Text;
 use crate::batch::{self, Line};
+use crate::out::UNRECOVERED;
 use crate::out::{self, Stdout};
-use crate::{JsonArgs, UNRECOVERED};
 use anyhow::Result;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::borrow::Cow;
 use std::process::ExitCode;
 use toolfix::salvage::TextFix;
 
@@ -18,10 +19,6 @@ pub(crate) struct Envelope<'a> {
     #[serde(borrow)]
     pub(crate) input: Option<&'a RawValue>,
 }
-
-/// A JSON string, borrowed from the line when it has no escapes.
-#[derive(Deserialize)]
-pub(crate) struct Text<'a>(#[serde(borrow)] pub(crate) Cow<'a, str>);
 
 pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     let limits = args.io.limits();
@@ -36,7 +33,7 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     let input = match args.io.read(limits.max_input_bytes)? {
         Ok(text) => text,
         Err(size) => {
-            eprintln!("{}", crate::repair_cmd::too_large(size, limits.max_input_bytes));
+            eprintln!("{}", crate::args::too_large(size, limits.max_input_bytes));
             return Ok(ExitCode::from(UNRECOVERED));
         }
     };
@@ -51,7 +48,7 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
                 }
             }
             // Legal JSON, but parsers disagree on which value wins: always said.
-            for d in toolfix::salvage::duplicate_keys(s.text()) {
+            for d in s.duplicate_keys() {
                 let values: Vec<String> = d.values.iter().map(ToString::to_string).collect();
                 let which = if d.values_agree() { "the same value" } else { "different values" };
                 eprintln!(
@@ -101,7 +98,7 @@ fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolf
         Ok(s) => {
             obj.raw("output", s.text());
             push_fixes(obj.key("fixes"), s.fixes());
-            push_duplicates(&mut obj, s.text());
+            push_duplicates(&mut obj, &s);
         }
         Err(e) => {
             obj.str("error", &e.to_string());
@@ -112,8 +109,8 @@ fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolf
 
 /// `"duplicates":[{"pointer","values"}]` when some object gives a key twice (legal JSON,
 /// but parsers disagree on which value wins); nothing otherwise.
-fn push_duplicates(obj: &mut out::Obj<'_>, text: &str) {
-    let dupes = toolfix::salvage::duplicate_keys(text);
+fn push_duplicates(obj: &mut out::Obj<'_>, salvaged: &toolfix::salvage::Salvaged<'_>) {
+    let dupes = salvaged.duplicate_keys();
     if dupes.is_empty() {
         return;
     }

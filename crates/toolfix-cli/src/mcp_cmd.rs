@@ -2,32 +2,10 @@
 //! `toolfix mcp -- CMD ARGS` instead of `CMD ARGS`; stdout carries only protocol messages,
 //! diagnostics go to stderr with the server's own.
 
+use crate::args::McpArgs;
 use anyhow::{Context, Result};
-use clap::Args;
-use std::ffi::OsString;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use toolfix_mcp::{Config, Log};
-
-/// Flags of `toolfix mcp`.
-#[derive(Debug, Args)]
-pub(crate) struct McpArgs {
-    /// A TOML configuration file (see docs/mcp.md).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Also write one JSON object per repaired or refused call to this file (appended).
-    #[arg(long, value_name = "FILE")]
-    log_file: Option<PathBuf>,
-    /// Show argument values and whole refusal messages in diagnostics.
-    #[arg(long)]
-    verbose: bool,
-    /// Turn the storm guard off.
-    #[arg(long)]
-    no_guard: bool,
-    /// The MCP server to run, after `--`: CMD [ARGS...].
-    #[arg(last = true, required = true, value_name = "CMD")]
-    command: Vec<OsString>,
-}
 
 pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
     let mut config = match &args.config {

@@ -4,6 +4,9 @@
 
 use std::io::{self, Write};
 
+/// Exit code 1: some input could not be recovered, or a call was refused.
+pub(crate) const UNRECOVERED: u8 = 1;
+
 /// One JSON object written member by member into `text`.
 #[derive(Debug)]
 pub(crate) struct Obj<'b> {
@@ -83,19 +86,55 @@ impl<'b> Obj<'b> {
     }
 }
 
+/// A byte in every lane of a word, and the top bit of every lane.
+const LANES: u64 = 0x0101_0101_0101_0101;
+const TOPS: u64 = LANES << 7;
+
+/// The lanes of `x` that equal `c` (top bit set), exact for the lowest one (a lane above a
+/// match may be flagged too): bytes compared eight at a time.
+#[inline]
+fn lanes_equal(x: u64, c: u8) -> u64 {
+    let t = x ^ (LANES * u64::from(c));
+    t.wrapping_sub(LANES) & !t & TOPS
+}
+
+/// Where `b` first holds a byte that ends plain JSON string text at or after `i`: `"`,
+/// `\`, or a control byte when `controls`; `b.len()` when none does. Eight bytes at a
+/// time, as escaped and long inputs are common.
+pub(crate) fn string_stop(b: &[u8], mut i: usize, controls: bool) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let mut m = lanes_equal(x, b'"') | lanes_equal(x, b'\\');
+        if controls {
+            m |= x.wrapping_sub(LANES * 0x20) & !x & TOPS;
+        }
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    let rest = b.get(i..).unwrap_or_default();
+    i + rest.iter().position(|&c| c == b'"' || c == b'\\' || (controls && c < 0x20)).unwrap_or(rest.len())
+}
+
 /// The text of a JSON string literal `raw` (quotes included, as a `RawValue` holds it):
 /// borrowed when it has no escape, else unescaped into `scratch`. `None` when `raw` is not
 /// a string (or holds an escaped surrogate: then ask serde).
 pub(crate) fn json_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a str> {
     let body = raw.strip_prefix('"')?.strip_suffix('"')?;
     let b = body.as_bytes();
-    let Some(first) = b.iter().position(|&c| c == b'\\') else { return Some(body) };
+    let Some(first) = memchr::memchr(b'\\', b) else { return Some(body) };
     scratch.clear();
+    scratch.reserve(b.len());
     let mut copied = 0;
     let mut i = first;
     while i < b.len() {
         if b[i] != b'\\' {
-            i += 1;
+            // The text up to the next escape (a quote is only ever escaped in a string
+            // literal) is copied in one piece.
+            i = string_stop(b, i, false);
             continue;
         }
         scratch.push_str(body.get(copied..i)?);
@@ -123,11 +162,18 @@ pub(crate) fn json_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a 
 }
 
 /// `n` in decimal, appended to `out`.
-pub(crate) fn push_usize(out: &mut String, n: usize) {
-    if n >= 10 {
-        push_usize(out, n / 10);
+pub(crate) fn push_usize(out: &mut String, mut n: usize) {
+    let mut digits = [b'0'; 20];
+    let mut start = digits.len();
+    for d in digits.iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        start -= 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
     }
-    out.push(char::from(b'0' + (n % 10) as u8));
+    out.push_str(std::str::from_utf8(digits.get(start..).unwrap_or_default()).unwrap_or("0"));
 }
 
 /// `s` as a JSON string literal, appended to `out`, with U+2028/U+2029 escaped so no line
@@ -298,6 +344,35 @@ mod tests {
             let mut out = String::new();
             Obj::new(&mut out).raw("v", json);
             assert_eq!(out, format!("{{\"v\":{compacted}"), "{json}");
+        }
+    }
+
+    #[test]
+    fn string_stop_finds_what_a_byte_loop_finds() {
+        let naive = |b: &[u8], i: usize, controls: bool| {
+            i + b[i..].iter().position(|&c| c == b'"' || c == b'\\' || (controls && c < 0x20)).unwrap_or(b.len() - i)
+        };
+        let texts: [&[u8]; 8] = [
+            b"",
+            b"plain text with no stop at all, longer than a word",
+            b"a\"b",
+            b"0123456789abcdef\\x",
+            "é👩‍💻 \u{7f}\u{80}\u{ff} tail\"".as_bytes(),
+            b"\x1f\x00 control first",
+            b"almost!\x21\x23\x5b\x5d\x1fend",
+            b"\"\"\"\\\\\"",
+        ];
+        for b in texts {
+            for i in 0..=b.len() {
+                for controls in [false, true] {
+                    assert_eq!(
+                        string_stop(b, i, controls),
+                        naive(b, i, controls),
+                        "{:?} at {i}",
+                        String::from_utf8_lossy(b)
+                    );
+                }
+            }
         }
     }
 

@@ -1,11 +1,12 @@
 //! `toolfix repair`: validate arguments against a tool's schema and repair them, or say
 //! what to fix.
 
+use crate::args::{RepairArgs, too_large};
+use crate::batch::Text;
 use crate::batch::{self, Line};
-use crate::json_cmd::Text;
+use crate::out::UNRECOVERED;
 use crate::out::{Obj, Stdout};
 use crate::tools::{self, Cache};
-use crate::{RepairArgs, UNRECOVERED};
 use anyhow::{Result, bail};
 use serde::Deserialize;
 use serde_json::Value;
@@ -140,10 +141,4 @@ fn report(outcome: &CallOutcome, verbose: bool) {
     for n in outcome.notes() {
         eprintln!("note: {n}");
     }
-}
-
-/// The message for a single-mode input over the limit (`size` is what was read: one byte
-/// over).
-pub(crate) fn too_large(size: usize, limit: usize) -> String {
-    format!("error: the input is too large (over {} bytes, limit {limit}; raise `--max-input-bytes`)", size - 1)
 }

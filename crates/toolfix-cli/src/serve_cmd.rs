@@ -1,66 +1,11 @@
 //! `toolfix serve`: the repair proxy (crate `toolfix-proxy`), configured
 //! from flags and an optional TOML file (flags win).
 
+use crate::args::ServeArgs;
 use anyhow::{Context, Result, bail};
-use clap::Args;
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use toolfix_proxy::{Config, GiveUp, LengthRecovery};
-
-/// Flags of `toolfix serve`.
-#[derive(Debug, Args)]
-pub(crate) struct ServeArgs {
-    /// The upstream's base URL, standing for the proxy's `/v1`
-    /// (e.g. http://127.0.0.1:8000/v1); required unless the config file gives it.
-    #[arg(long, value_name = "URL")]
-    upstream: Option<String>,
-    /// Where to listen [default: 127.0.0.1:8787].
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<SocketAddr>,
-    /// A TOML configuration file (see docs/proxy.md); flags override it.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// The key clients must send as `Authorization: Bearer KEY` (needed to listen beyond
-    /// loopback).
-    #[arg(long, value_name = "KEY", env = "TOOLFIX_API_KEY", hide_env_values = true)]
-    api_key: Option<String>,
-    /// The key sent to the upstream as `Authorization: Bearer KEY` (without it, the
-    /// client's header is passed through unless --api-key is set).
-    #[arg(long, value_name = "KEY", env = "TOOLFIX_UPSTREAM_API_KEY", hide_env_values = true)]
-    upstream_api_key: Option<String>,
-    /// Listen beyond loopback without an API key.
-    #[arg(long)]
-    allow_remote: bool,
-    /// Corrective re-prompts per request, 0 to 5 [default: 1].
-    #[arg(long, value_name = "N")]
-    max_reprompts: Option<u8>,
-    /// What the client gets for a call still unusable when the attempts ran out: explain
-    /// (left out, the text says why) or as_sent (passed on unrepaired) [default: explain].
-    #[arg(long, value_name = "MODE")]
-    on_give_up: Option<String>,
-    /// How a call cut off by the token limit is recovered: off, retry or continue
-    /// [default: retry].
-    #[arg(long, value_name = "MODE")]
-    length: Option<String>,
-    /// How calls written in a reply's text are taken: infer (a call the model only shows
-    /// is not run), trust or never [default: infer].
-    #[arg(long, value_name = "POLICY")]
-    leaked_calls: Option<String>,
-    /// Leave the request's history as it came (no request-side repair).
-    #[arg(long)]
-    no_history_repair: bool,
-    /// Put the upstream's original messages into each response's `x_toolfix`.
-    #[arg(long)]
-    detail: bool,
-    /// Seconds to wait for a whole answer (for a stream: its first event).
-    #[arg(long, value_name = "SECS")]
-    timeout: Option<f64>,
-    /// The largest request body, in bytes [default: 16 MiB].
-    #[arg(long, value_name = "BYTES")]
-    body_limit: Option<usize>,
-}
 
 /// Build the configuration, bind, and serve until SIGTERM or Ctrl-C (in-flight requests
 /// finish first).

@@ -206,6 +206,7 @@ fn regressions() {
         "{\"\",1:...",                  // (found by fuzzing)
         "{\"\"key\": ...",              // a key with a quote inside was not found back exactly
         "{\"\".\".,\"c\"...",           // nor was `".,"c"`; and a lone `.` became `0`
+        "{c\"\"+//,\n\u{201c}:\"a",     // a lost quote looked for before the comma of a joined comment
     ] {
         let out = salvage(input).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(out.text()).is_ok(), "{input:?} -> {:?}", out.text());
@@ -324,4 +325,23 @@ fn placeholder_value_keeps_commas_right() {
         "{\"a\": 1, \"b\": \"...\", \"c\": 2}",
         &[K::MissingComma, K::NumberAsString],
     );
+}
+
+/// The parser compares keys as they come, and an object with many keys when it closes:
+/// the duplicate-key report of a salvage is the one of its text either way.
+#[test]
+fn duplicate_keys_are_found_in_objects_of_any_size() {
+    for n in [2, 15, 17, 63, 64, 65, 200] {
+        let keys: Vec<String> = (0..n).map(|i| format!("'k{i}': {i}")).collect();
+        let unique = format!("{{{}}}", keys.join(", "));
+        let out = salvage(&unique).unwrap();
+        assert!(out.duplicate_keys().is_empty(), "{n} keys");
+        for repeat in [0, n / 2, n - 1] {
+            let text = format!("{{{}, k{repeat}: 0}}", keys.join(", "));
+            let out = salvage(&text).unwrap();
+            let found = out.duplicate_keys();
+            assert_eq!(found, toolfix::salvage::duplicate_keys(out.text()), "{n} keys, k{repeat} again");
+            assert_eq!(found.len(), 1, "{n} keys, k{repeat} again");
+        }
+    }
 }

@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 use serde_json::Value;
+use std::fmt::Write as _;
 use toolfix::salvage::salvage;
 
 /// Arbitrary JSON values (serde_json), rendered compact or pretty.
@@ -75,6 +76,70 @@ proptest! {
             let again = salvage(out.text()).unwrap();
             prop_assert!(again.is_untouched(), "second pass fixed {:?} in {:?}", again.fixes(), out.text());
         }
+    }
+
+    /// The strict pass agrees with serde_json: text comes back untouched exactly when
+    /// serde_json reads it and holds no lone surrogate escape (generated JSON, damaged
+    /// JSON, and text from JSON's alphabet),
+    /// and the duplicate-key report of a salvage is the one of its text.
+    #[test]
+    fn the_strict_pass_agrees_with_serde_json(
+        text in rendered(),
+        cuts in prop::collection::vec((any::<prop::sample::Index>(), 0usize..16), 0..3),
+        noise in "[\\[\\]{}\",: 0-9eE.+\\-tfnrul\\\\/ud8]{0,24}",
+    ) {
+        const DAMAGE: [&str; 16] = ["'", ",", "}", "]", "\"", "\\", "\\u", "\\ud800", "\\udc00", "0", ".", "e", "-", "\u{1}", " ", "\"a\": 1"];
+        let mut s = text.clone();
+        for (at, what) in cuts {
+            let mut i = at.index(s.len() + 1);
+            while !s.is_char_boundary(i) { i -= 1; }
+            s.insert_str(i, DAMAGE[what]);
+        }
+        for t in [s.as_str(), noise.as_str()] {
+            // JSON text allows numbers past f64 (`1e400`), which a `Value` cannot hold; a lone
+            // surrogate escape is the one valid text salvage changes.
+            let lone = serde_json::from_str::<Value>(t).err().is_some_and(|e| { let m = e.to_string(); m.contains("surrogate") || m.contains("hex escape") });
+            let serde_ok = serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok() && !lone;
+            let out = salvage(t);
+            let untouched = out.as_ref().is_ok_and(|o| o.is_untouched() && o.text() == t);
+            prop_assert_eq!(untouched, serde_ok, "{:?}", t);
+            if let Ok(out) = out {
+                prop_assert_eq!(out.duplicate_keys(), toolfix::salvage::duplicate_keys(out.text()), "{:?}", t);
+            }
+        }
+    }
+
+    /// Keys written in every style (double, single, no quotes, escapes, typographic) with
+    /// repeats: the duplicate-key report of a salvage, which the parser fills as it reads,
+    /// is the one a parse of its text gives.
+    #[test]
+    fn repeated_keys_in_any_style_are_reported(
+        members in prop::collection::vec((0usize..4, 0usize..6, 0u8..3, any::<bool>()), 0..24),
+    ) {
+        const KEYS: [&str; 4] = ["a", "b", "k1", "x y"];
+        let mut text = String::from("{");
+        for (n, (key, style, value, nested)) in members.iter().enumerate() {
+            if n > 0 {
+                text.push_str(", ");
+            }
+            let k = KEYS[*key];
+            let written = match style {
+                0 => format!("\"{k}\""),
+                1 => format!("'{k}'"),
+                2 if !k.contains(' ') => k.to_owned(),
+                3 => format!("\"\\u{:04x}{}\"", u32::from(k.as_bytes()[0]), &k[1..]),
+                4 => format!("\u{201c}{k}\u{201d}"),
+                _ => format!("\"{k}\""),
+            };
+            if *nested {
+                let _ = write!(text, "{written}: {{{written}: {value}, {written}: True}}");
+            } else {
+                let _ = write!(text, "{written}: {value}");
+            }
+        }
+        text.push('}');
+        let out = salvage(&text).unwrap();
+        prop_assert_eq!(out.duplicate_keys(), toolfix::salvage::duplicate_keys(out.text()), "{}", text);
     }
 
     /// Every prefix of valid JSON repairs to strict JSON or errors, without panicking.

@@ -11,8 +11,10 @@
 
 use super::FixKind as K;
 use super::edits::Edits;
+use super::lex::find;
 use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_invisible, is_ws, open_quote, skip_ws};
-use super::parser::{Parser, ValueSpan, find};
+use super::parser::{Parser, ValueSpan};
+use super::small::Small;
 use crate::error::{Error, ErrorKind, Result};
 use std::borrow::Cow;
 
@@ -24,10 +26,10 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
     let b = src.as_bytes();
     let regions = fence_regions(b);
     let mut p = Parser::new(src, max_depth);
-    let mut values: Vec<ValueSpan> = Vec::new();
+    let mut values: Small<ValueSpan, 2> = Small::default();
     let mut jsonp = false;
     let mut first_error: Option<Error> = None;
-    for (start, end) in regions {
+    for &(start, end) in regions.as_slice() {
         p.end = end;
         p.pos = start;
         p.skip_trivia();
@@ -94,16 +96,33 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
         )
         .with_hint("send a whole JSON object such as {\"key\": \"value\"}"));
     }
+    // Several values are gathered into one array, a level deeper than each.
+    let deepest = values.as_slice().iter().map(|v| v.depth).max().unwrap_or(0);
+    if values.len() > 1
+        && deepest >= max_depth
+        && let Some(v) = values.as_slice().iter().find(|v| v.depth >= max_depth)
+    {
+        return Err(Error::at(
+            ErrorKind::TooDeep,
+            format!("nesting deeper than {max_depth} levels once the values are gathered into one array"),
+            src,
+            v.start,
+        )
+        .with_hint("send one value, or flatten it"));
+    }
+    let keys_unique = !p.keys_may_repeat;
     let mut edits = p.edits;
+    edits.deepest = deepest;
     edits.cut = p.cut;
-    settle_values(src, &mut edits, &values, jsonp);
+    edits.keys_unique = keys_unique;
+    settle_values(src, &mut edits, values.as_slice(), jsonp);
     Ok(edits)
 }
 
 /// After a value: more values separated by whitespace, commas or semicolons. Arrays and
 /// objects follow anything; a scalar follows after a comma (`1,2,3`), or on its own line
 /// after a scalar (NDJSON of scalars).
-fn more_values(p: &mut Parser<'_>, values: &mut Vec<ValueSpan>) {
+fn more_values(p: &mut Parser<'_>, values: &mut Small<ValueSpan, 2>) {
     loop {
         let before = p.pos;
         p.skip_trivia();
@@ -153,9 +172,25 @@ fn p_bytes<'a>(p: &Parser<'a>) -> &'a [u8] {
     p.bytes()
 }
 
+/// The regions of a text to parse: one (the whole text, the common case, with no vector),
+/// or the bodies of several Markdown fences.
+enum Regions {
+    One((usize, usize)),
+    Many(Vec<(usize, usize)>),
+}
+
+impl Regions {
+    fn as_slice(&self) -> &[(usize, usize)] {
+        match self {
+            Regions::One(r) => std::slice::from_ref(r),
+            Regions::Many(v) => v,
+        }
+    }
+}
+
 /// The regions to parse: the bodies of Markdown fences that hold JSON, or the whole text.
-fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
-    let whole = vec![(0, b.len())];
+fn fence_regions(b: &[u8]) -> Regions {
+    let whole = Regions::One((0, b.len()));
     let first = skip_ws(b, 0, b.len());
     if matches!(b.get(first), Some(b'{' | b'[')) && !brackets_around_fence(b, first) {
         // JSON first: a fence can only be a stray closer at the end.
@@ -167,7 +202,7 @@ fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
         while k > first && b[k - 1] == b'`' {
             k -= 1;
         }
-        return if end - k >= 3 { vec![(0, k)] } else { whole };
+        return if end - k >= 3 { Regions::One((0, k)) } else { whole };
     }
     if b.get(first) == Some(&b'"') {
         // A string that runs to the end (cut off) holds its fences as text.
@@ -196,7 +231,7 @@ fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
             i += 1;
         }
     }
-    if regions.is_empty() { whole } else { regions }
+    if regions.is_empty() { whole } else { Regions::Many(regions) }
 }
 
 /// `[```json {…} ```]`, `{```\n{…}\n```}`: the text is one fenced value inside a pair of
@@ -351,7 +386,10 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
     }
     map.push(end);
     let mut inner = parse(&text, max_depth, false)?;
+    // Keys read from unescaped text are not compared with the input's.
+    p.keys_may_repeat = true;
     p.cut = inner.cut.take().map(|t| t.mapped(|x| map.get(x).copied().unwrap_or(end)));
+    let depth = inner.deepest;
     let (out, fixes) = inner.finish(&text);
     let out = out.trim().to_owned();
     p.edits.replace(s, end, Cow::Owned(out), Some(K::EscapedJson));
@@ -361,14 +399,14 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
         p.edits.note(a, z.max(a), f.kind);
     }
     p.pos = end;
-    Ok(Some(ValueSpan { start: s, end, empty_container: false }))
+    Ok(Some(ValueSpan { start: s, end, empty_container: false, depth }))
 }
 
 /// `text` without Markdown fence markers and their language tags.
 fn without_fences(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = memchr::memmem::find(rest.as_bytes(), b"```") {
+    while let Some(i) = find(rest.as_bytes(), b"```", 0, rest.len()) {
         out.push_str(&rest[..i]);
         let after = rest[i..].trim_start_matches('`');
         let tag = after.bytes().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'-')).count();
@@ -492,7 +530,7 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
         return;
     }
     edits.clear_range(start, end);
-    let fence = memchr::memmem::find(text.as_bytes(), b"```").is_some();
+    let fence = find(text.as_bytes(), b"```", 0, text.len()).is_some();
     let rest: Cow<'_, str> = if fence { Cow::Owned(without_fences(text)) } else { Cow::Borrowed(text) };
     let meaningful =
         rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || is_invisible(u32::from(c)));

@@ -52,47 +52,154 @@ fn parsed_duplicate_keys(text: &str) -> Vec<DuplicateKey> {
     }
 }
 
-/// Most keys lists have no repeat: a byte scan (no parse, no allocation past a few key
-/// slices) says so. True when some key text appears twice anywhere in `text`, when a key
-/// holds an escape (`"a"` and `"\u0061"` are one key), or past 16 keys (the comparison is
-/// quadratic): then the parse decides.
+/// Most objects give no key twice: a byte scan says so without a parse or a `Value` (the
+/// keys of the open objects are slices of `text`, compared when their object closes). True
+/// when some object gives a key twice, or writes a key with an escape (`"a"` and `"\u0061"`
+/// are one key), or nests deeper than [`MAX_OPEN`], or when `text` is not strict JSON:
+/// then the parse decides. Linear in the text, but for sorting the keys of an object with
+/// more than [`PAIRWISE`] of them.
 fn may_repeat_keys(text: &str) -> bool {
-    const MAX_KEYS: usize = 16;
     let b = text.as_bytes();
-    // On the stack: no allocation for the common case.
-    let mut keys: [&[u8]; MAX_KEYS] = [&[]; MAX_KEYS];
-    let mut count = 0;
+    let mut keys = Keys::default();
+    // Where the keys of each open object start, innermost last.
+    let mut objects = [0usize; MAX_OPEN];
+    let mut depth = 0;
+    // The text of the last string, and whether it holds an escape: a key when `:` follows.
+    let mut last = (0, 0, false);
     let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'"' {
-            i += 1;
-            continue;
-        }
-        let start = i + 1;
-        let mut j = start;
-        let mut escaped = false;
-        while j < b.len() && b[j] != b'"' {
-            if b[j] == b'\\' {
-                escaped = true;
-                j += 1;
+    loop {
+        i = skip_to(b, i, &STRUCTURE);
+        let Some(&c) = b.get(i) else { break };
+        i += 1;
+        match c {
+            b'"' => {
+                let start = i;
+                let mut escaped = false;
+                loop {
+                    i = skip_to(b, i, &STRING_END);
+                    match b.get(i) {
+                        Some(b'"') => break,
+                        Some(_) => {
+                            escaped = true;
+                            i += 2;
+                        }
+                        None => return true,
+                    }
+                }
+                last = (start, i, escaped);
+                i += 1;
             }
-            j += 1;
-        }
-        let Some(key) = b.get(start..j) else { return true };
-        i = j + 1;
-        let mut k = i;
-        while k < b.len() && matches!(b[k], b' ' | b'\t' | b'\n' | b'\r') {
-            k += 1;
-        }
-        if b.get(k) == Some(&b':') {
-            if escaped || count == MAX_KEYS || keys[..count].contains(&key) {
-                return true;
+            b':' => {
+                let (start, end, escaped) = last;
+                if escaped || depth == 0 {
+                    return true;
+                }
+                keys.push(b.get(start..end).unwrap_or_default());
             }
-            keys[count] = key;
-            count += 1;
+            b'{' => {
+                let Some(slot) = objects.get_mut(depth) else { return true };
+                *slot = keys.len();
+                depth += 1;
+            }
+            _ => {
+                let Some(d) = depth.checked_sub(1) else { return true };
+                depth = d;
+                let first = objects.get(d).copied().unwrap_or_default();
+                if repeats(keys.from(first)) {
+                    return true;
+                }
+                keys.truncate(first);
+            }
         }
     }
-    false
+    depth > 0
+}
+
+/// The first byte at or after `i` that `stop` marks, or `b.len()`.
+#[inline]
+fn skip_to(b: &[u8], i: usize, stop: &[bool; 256]) -> usize {
+    let rest = b.get(i..).unwrap_or_default();
+    i + rest.iter().position(|&c| stop[usize::from(c)]).unwrap_or(rest.len())
+}
+
+/// The bytes inside a string the scan stops at: `"` and `\`.
+static STRING_END: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// The bytes outside strings the scan stops at: `"`, `{`, `}` and `:`.
+static STRUCTURE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'{' as usize] = true;
+    t[b'}' as usize] = true;
+    t[b':' as usize] = true;
+    t
+};
+
+/// Objects open at once that the scan follows; deeper text goes to the parse.
+const MAX_OPEN: usize = 64;
+
+/// Up to this many keys, an object's keys are compared pair by pair; more are sorted.
+const PAIRWISE: usize = 16;
+
+/// The keys of the open objects: on the stack while they are few, else in a vector.
+#[derive(Default)]
+struct Keys<'t> {
+    few: [&'t [u8]; 32],
+    len: usize,
+    /// All the keys, once there were more than `few` holds.
+    many: Option<Vec<&'t [u8]>>,
+}
+
+impl<'t> Keys<'t> {
+    fn len(&self) -> usize {
+        self.many.as_ref().map_or(self.len, Vec::len)
+    }
+
+    fn push(&mut self, key: &'t [u8]) {
+        match &mut self.many {
+            Some(many) => many.push(key),
+            None => {
+                if let Some(slot) = self.few.get_mut(self.len) {
+                    *slot = key;
+                    self.len += 1;
+                } else {
+                    let mut many = Vec::with_capacity(2 * self.few.len());
+                    many.extend_from_slice(&self.few);
+                    many.push(key);
+                    self.many = Some(many);
+                }
+            }
+        }
+    }
+
+    /// The keys from the `first`.
+    fn from(&mut self, first: usize) -> &mut [&'t [u8]] {
+        match &mut self.many {
+            Some(many) => many.get_mut(first..).unwrap_or_default(),
+            None => self.few.get_mut(first..self.len).unwrap_or_default(),
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        match &mut self.many {
+            Some(many) => many.truncate(len),
+            None => self.len = self.len.min(len),
+        }
+    }
+}
+
+/// True when two of `keys` are equal.
+fn repeats(keys: &mut [&[u8]]) -> bool {
+    if keys.len() <= PAIRWISE {
+        return keys.iter().enumerate().any(|(n, k)| keys[..n].contains(k));
+    }
+    keys.sort_unstable();
+    keys.windows(2).any(|w| w[0] == w[1])
 }
 
 /// Parse strict JSON `text` into a value (last value wins, as `serde_json` does), and say
@@ -282,9 +389,13 @@ mod tests {
 
     #[test]
     fn the_byte_scan_never_hides_a_duplicate() {
-        // No repeat at all, and repeats the scan must send on to the parse: the same key in
-        // two objects, a key spelled with an escape, a `"` escaped inside a key or a value.
+        // No repeat at all, and repeats the scan must send on to the parse: a key spelled
+        // with an escape, a `"` escaped inside a key or a value.
         assert!(!may_repeat_keys(r#"{"a": "x:y", "b": ["a"], "c": {"d": "\"a\""}}"#));
+        // The same key in sibling and nested objects is no repeat; past 16 keys too.
+        assert!(!may_repeat_keys(r#"[{"a": 1}, {"a": {"a": 2}}]"#));
+        let many: Vec<String> = (0..100).map(|i| format!("\"k{i}\": {{\"k{i}\": {i}}}")).collect();
+        assert!(!may_repeat_keys(&format!("{{{}}}", many.join(", "))));
         assert!(duplicate_keys(r#"{"a": 1, "b": {"a": 2}}"#).is_empty());
         assert_eq!(duplicate_keys(r#"{"a": 1, "\u0061": 2}"#).len(), 1);
         assert_eq!(duplicate_keys(r#"{"q\"": 1, "q\"": 2}"#).len(), 1);
@@ -297,7 +408,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn the_byte_scan_agrees_with_the_parse(
-            members in proptest::collection::vec(("[ab\"\\\\:é]{0,3}", 0u8..3, proptest::bool::ANY), 0..8),
+            members in proptest::collection::vec(("[ab\"\\\\:é]{0,3}", 0u8..3, proptest::bool::ANY), 0..40),
         ) {
             // Objects nested one level, keys with quotes, backslashes, colons and non-ASCII,
             // written through serde_json so every escape is legal; repeats are likely.

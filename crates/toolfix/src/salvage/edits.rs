@@ -24,6 +24,10 @@ pub(super) struct Edits {
     list: Vec<Edit>,
     /// How the text ended, when it ended with something open.
     pub(super) cut: Option<Truncation>,
+    /// The parser compared every key of the repaired text and none repeats.
+    pub(super) keys_unique: bool,
+    /// How deep the repaired value nests.
+    pub(super) deepest: usize,
 }
 
 impl Edits {
@@ -31,7 +35,7 @@ impl Edits {
     /// reallocation at a time costs more than the parse of a small call. (Small inputs
     /// stay under 1 KiB, the size at which glibc's malloc consolidates its free lists.)
     pub(super) fn for_text(len: usize) -> Self {
-        Edits { list: Vec::with_capacity((len / 16).clamp(12, 4096)), cut: None }
+        Edits { list: Vec::with_capacity((len / 16).clamp(12, 4096)), cut: None, keys_unique: false, deepest: 0 }
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -96,6 +100,11 @@ impl Edits {
             .rev()
             .take_while(|e| e.span.start >= at)
             .any(|e| e.span.start == at && e.fix.is_some_and(|f| f.kind == kind))
+    }
+
+    /// True when an edit made since `checkpoint` starts strictly inside `from..to`.
+    pub(super) fn edits_inside(&self, checkpoint: usize, from: usize, to: usize) -> bool {
+        self.list.get(checkpoint..).is_some_and(|l| l.iter().any(|e| e.span.start > from && e.span.start < to))
     }
 
     /// Drop the last edit if it is an insertion of `text` at `at` reporting `kind`.

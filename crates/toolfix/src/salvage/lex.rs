@@ -110,6 +110,16 @@ pub(super) fn fence_at(b: &[u8], i: usize, end: usize) -> (usize, usize) {
     (ticks, tag)
 }
 
+/// A fingerprint of a key's text: its length and first eight bytes. Two keys with
+/// different fingerprints differ; equal fingerprints are compared in full.
+#[inline]
+pub(crate) fn fingerprint(key: &[u8]) -> u64 {
+    let mut head = [0u8; 8];
+    let n = key.len().min(8);
+    head[..n].copy_from_slice(&key[..n]);
+    u64::from_le_bytes(head) ^ (key.len() as u64).rotate_right(8)
+}
+
 /// Index of the first byte at or after `i` that is not JSON whitespace.
 pub(super) fn skip_ws(b: &[u8], mut i: usize, end: usize) -> usize {
     while i < end && is_ws(b[i]) {
@@ -144,9 +154,7 @@ pub(super) fn skip_gap(b: &[u8], i: usize, end: usize) -> usize {
     loop {
         let limit = end.min(i + LOOKAHEAD);
         let close = match (b.get(i), b.get(i + 1)) {
-            (Some(b'/'), Some(b'*')) => {
-                b.get(i + 2..limit).and_then(|t| memchr::memmem::find(t, b"*/")).map(|p| i + 2 + p + 2)
-            }
+            (Some(b'/'), Some(b'*')) => find(b, b"*/", i + 2, limit).map(|p| p + 2),
             (Some(b'/'), Some(b'/')) | (Some(b'#'), _) => {
                 b.get(i..limit).and_then(|t| memchr::memchr2(b'\n', b'\r', t)).map(|p| i + p)
             }
@@ -520,6 +528,26 @@ pub(super) fn hex_to_decimal(hex: &[u8]) -> Option<String> {
         out.push_str(&digits);
     }
     Some(out)
+}
+
+pub(crate) fn memchr_in(b: &[u8], needle: u8, from: usize, to: usize) -> Option<usize> {
+    b.get(from..to)?.iter().position(|&c| c == needle).map(|p| p + from)
+}
+
+/// The first `needle` (a short one: a fence or a comment's end) in `b[from..to]`: its
+/// first byte found by `memchr`, the rest compared (no searcher is built per call).
+pub(crate) fn find(b: &[u8], needle: &[u8], from: usize, to: usize) -> Option<usize> {
+    let (&first, rest) = needle.split_first()?;
+    let hay = b.get(from..to)?;
+    let mut i = 0;
+    while let Some(p) = hay.get(i..).and_then(|h| memchr::memchr(first, h)) {
+        let at = i + p;
+        if hay.get(at + 1..at + 1 + rest.len()) == Some(rest) {
+            return Some(from + at);
+        }
+        i = at + 1;
+    }
+    None
 }
 
 #[cfg(test)]

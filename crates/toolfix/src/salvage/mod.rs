@@ -62,6 +62,8 @@ mod dupes;
 mod edits;
 mod lex;
 mod parser;
+mod small;
+mod strict;
 
 pub(crate) use dupes::parse_value;
 pub use dupes::{DuplicateKey, duplicate_keys};
@@ -79,6 +81,9 @@ pub struct Salvaged<'a> {
     text: Cow<'a, str>,
     fixes: Vec<TextFix>,
     truncation: Option<Truncation>,
+    /// Salvage saw every key and none repeats in its object: no duplicate-key report can
+    /// find one.
+    keys_unique: bool,
 }
 
 impl<'a> Salvaged<'a> {
@@ -118,6 +123,21 @@ impl<'a> Salvaged<'a> {
     #[must_use]
     pub fn truncation(&self) -> Option<&Truncation> {
         self.truncation.as_ref()
+    }
+
+    /// Every key given twice in one object of the repaired text, as
+    /// [`duplicate_keys`]`(self.text())` finds them; free when salvage already saw that
+    /// every key is given once (the strict pass of valid input compares the keys as it
+    /// goes).
+    ///
+    /// ```
+    /// let out = toolfix::salvage::salvage(r#"{'a': 1, 'a': 2}"#).unwrap();
+    /// assert_eq!(out.duplicate_keys()[0].pointer, "/a");
+    /// assert!(toolfix::salvage::salvage(r#"{"a": 1, "b": {"a": 2}}"#).unwrap().duplicate_keys().is_empty());
+    /// ```
+    #[must_use]
+    pub fn duplicate_keys(&self) -> Vec<DuplicateKey> {
+        if self.keys_unique { Vec::new() } else { duplicate_keys(&self.text) }
     }
 
     /// True when a string value was cut off mid-way ([`FixKind::TruncatedString`]).
@@ -167,59 +187,23 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
     if input.trim().is_empty() {
         return Err(Error::new(ErrorKind::EmptyInput, "input is empty"));
     }
-    // Strict fast path: serde_json validates, and only a lone surrogate escape (which
-    // serde_json accepts when skipping a string) sends valid text to the lenient parser.
-    if limits.max_depth >= STRICT_DEPTH
-        && serde_json::from_str::<serde::de::IgnoredAny>(input).is_ok()
-        && !may_hold_surrogate_escape(input)
-    {
-        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None });
+    // Strict fast path: valid text comes back borrowed (a lone surrogate escape, which no
+    // Rust string can hold, goes to the lenient parser, which replaces it).
+    if let Some(strict) = strict::check(input, limits.max_depth) {
+        let keys_unique = !strict.keys_may_repeat;
+        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique });
     }
     let mut edits = document::parse(input, limits.max_depth, true)?;
     if edits.is_empty() {
-        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None });
+        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique: false });
     }
     let truncation = edits.cut.take();
+    let keys_unique = edits.keys_unique;
     let (text, fixes) = edits.finish(input);
     if text.trim().is_empty() {
         return Err(Error::new(ErrorKind::NoJson, "no JSON value found"));
     }
-    Ok(Salvaged { text: Cow::Owned(text), fixes, truncation })
-}
-
-/// `serde_json`'s own nesting limit: deeper valid input goes through the lenient parser,
-/// which enforces [`Limits::max_depth`].
-const STRICT_DEPTH: usize = 128;
-
-/// True when strict JSON `text` has a `\u` escape of a lone UTF-16 surrogate
-/// (`\uD800`–`\uDFFF` not in a high-low pair). Pairs such as `\ud83d\ude80` (an emoji)
-/// are common in escaped text and keep the fast path.
-fn may_hold_surrogate_escape(text: &str) -> bool {
-    let b = text.as_bytes();
-    let mut from = 0;
-    while let Some(p) = b.get(from..).and_then(|rest| memchr::memchr(b'\\', rest)) {
-        let i = from + p;
-        match surrogate_escape_at(b, i) {
-            Some(true) if surrogate_escape_at(b, i + 6) == Some(false) => from = i + 12,
-            Some(_) => return true,
-            // In strict JSON a backslash starts a two-byte escape (or `\uXXXX`, whose hex
-            // digits hold no backslash): skip the escaped byte, so `\\ud800` is no match.
-            None => from = i + 2,
-        }
-    }
-    false
-}
-
-/// At `i`, a `\u` escape of a high (`Some(true)`) or low (`Some(false)`) surrogate.
-fn surrogate_escape_at(b: &[u8], i: usize) -> Option<bool> {
-    if b.get(i) != Some(&b'\\') || b.get(i + 1) != Some(&b'u') || !matches!(b.get(i + 2), Some(b'd' | b'D')) {
-        return None;
-    }
-    match b.get(i + 3) {
-        Some(b'8'..=b'9' | b'a' | b'b' | b'A' | b'B') => Some(true),
-        Some(b'c'..=b'f' | b'C'..=b'F') => Some(false),
-        _ => None,
-    }
+    Ok(Salvaged { text: Cow::Owned(text), fixes, truncation, keys_unique })
 }
 
 /// `json` without whitespace outside strings: one line, ready to embed in JSON Lines.

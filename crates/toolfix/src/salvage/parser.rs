@@ -8,7 +8,7 @@ use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
     breaks_ident, ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_missing_open_quote,
-    key_then_colon, open_quote, skip_layout, skip_ws, value_starts,
+    key_then_colon, memchr_in, open_quote, skip_layout, skip_ws, value_starts,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::report::{Truncation, UncertainKind};
@@ -63,6 +63,11 @@ struct Frame {
     /// The closer must be rewritten to this one (a set `{a, b}` is an array, an array
     /// with `k: v` pairs is an object).
     close_as: Option<u8>,
+    /// Where this frame's keys start in [`Parser::keys`].
+    keys_from: usize,
+    /// One bit per key seen (from its fingerprint): a key whose bit is set already is
+    /// compared with the keys before it; the others cannot equal any.
+    key_bits: u64,
 }
 
 /// Context of a string, which decides what may follow its closing quote.
@@ -75,12 +80,14 @@ enum Ctx {
 }
 
 /// The result of parsing one top-level value.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(super) struct ValueSpan {
     pub(super) start: usize,
     pub(super) end: usize,
     /// The value is an empty `{}` or `[]`.
     pub(super) empty_container: bool,
+    /// How deep it nests (a scalar: 0).
+    pub(super) depth: usize,
 }
 
 pub(super) struct Parser<'a> {
@@ -102,6 +109,16 @@ pub(super) struct Parser<'a> {
     /// The last search for a closing fence: from where, up to where, and the first one
     /// found (so repeated searches stay linear on hostile input).
     fence_search: Option<(usize, usize, Option<usize>)>,
+    /// The text of the keys of the open objects (ranges of the input, quotes aside, and a
+    /// [`fingerprint`](super::lex::fingerprint)), compared when their object closes, so
+    /// that the duplicate-key report of repaired text needs no second pass.
+    keys: Vec<(usize, usize, u64)>,
+    /// Some object may give a key twice in the repaired text: a key compared equal, or
+    /// one whose text the repair changed (an escape, a requoted inner quote), or an object
+    /// whose keys were not all seen together.
+    pub(super) keys_may_repeat: bool,
+    /// How deep the value being parsed has nested so far.
+    deepest: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -119,6 +136,9 @@ impl<'a> Parser<'a> {
             cut: None,
             quoted_fence: None,
             fence_search: None,
+            keys: Vec::with_capacity(32),
+            keys_may_repeat: false,
+            deepest: 0,
         }
     }
 
@@ -130,6 +150,7 @@ impl<'a> Parser<'a> {
     /// Forget any open frames (after a failed attempt).
     pub(super) fn reset_stack(&mut self) {
         self.stack.clear();
+        self.keys.clear();
         self.last_closed = None;
         self.cut_token = None;
         self.cut = None;
@@ -149,6 +170,7 @@ impl<'a> Parser<'a> {
     pub(super) fn value(&mut self) -> Result<ValueSpan> {
         let start = self.pos;
         self.cut_token = None;
+        self.deepest = 0;
         self.start_value(Ctx::Top)?;
         loop {
             if self.stack.is_empty() {
@@ -156,12 +178,12 @@ impl<'a> Parser<'a> {
                     continue;
                 }
                 let empty = matches!(self.b.get(start..self.pos), Some(b"{}" | b"[]"));
-                return Ok(ValueSpan { start, end: self.pos, empty_container: empty });
+                return Ok(ValueSpan { start, end: self.pos, empty_container: empty, depth: self.deepest });
             }
             self.skip_trivia();
             if self.pos >= self.end {
                 self.close_at_eof();
-                return Ok(ValueSpan { start, end: self.end, empty_container: false });
+                return Ok(ValueSpan { start, end: self.end, empty_container: false, depth: self.deepest });
             }
             self.step()?;
         }
@@ -265,6 +287,8 @@ impl<'a> Parser<'a> {
                 o.key_start = key;
                 o.key_edits = checkpoint;
                 o.key_end = frame.last_end;
+                // The key was read as an element: its text is not compared.
+                self.keys_may_repeat = true;
                 self.pos += 1;
             }
             (_, State::Next, _) => {
@@ -311,7 +335,10 @@ impl<'a> Parser<'a> {
             saw_comma: false,
             last_was_string: false,
             close_as: None,
+            keys_from: self.keys.len(),
+            key_bits: 0,
         });
+        self.deepest = self.deepest.max(self.stack.len());
         Ok(())
     }
 
@@ -474,6 +501,7 @@ impl<'a> Parser<'a> {
             }
         }
         let end = self.pos;
+        self.note_key(i, end, checkpoint);
         let f = self.top();
         f.state = State::Colon;
         f.key_start = i;
@@ -487,6 +515,46 @@ impl<'a> Parser<'a> {
             self.top().state = State::Value;
         }
         Ok(())
+    }
+
+    /// Note the key written at `start..end` (quotes included, when it has them), whose
+    /// edits start at `checkpoint`: its text, when the output holds it as written (a key in
+    /// `"` or `'` quotes, or none, with no escape and no edit inside); else the object's
+    /// keys are not known.
+    fn note_key(&mut self, start: usize, end: usize, checkpoint: usize) {
+        if self.keys_may_repeat {
+            // Already left to the scan of the repaired text: no more comparing.
+            return;
+        }
+        let quoted = matches!(self.b.get(start), Some(b'"' | b'\''));
+        let (from, to) = if quoted { (start + 1, end.saturating_sub(1)) } else { (start, end) };
+        // A quoted key closed by its own quote; an unquoted one with no quote (not a key
+        // whose opening quote was missing).
+        let closed = if quoted {
+            to > start && self.b.get(to) == self.b.get(start)
+        } else {
+            self.b.get(end.saturating_sub(1)) != Some(&b'"')
+        };
+        let text = self.b.get(from..to).filter(|t| closed && !t.contains(&b'\\'));
+        let Some(t) = text.filter(|_| !self.edits.edits_inside(checkpoint, from, to)) else {
+            self.keys_may_repeat = true;
+            return;
+        };
+        let fp = super::lex::fingerprint(t);
+        let bit = 1u64 << (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
+        let (first, bits) = self.stack.last().map_or((0, 0), |f| (f.keys_from, f.key_bits));
+        let count = self.keys.len().saturating_sub(first);
+        // Up to `KEY_BITS_MAX` keys, a key is compared only when its bit was set; past
+        // that, every key is compared when the object closes (sorted).
+        if count < KEY_BITS_MAX && bits & bit != 0 {
+            let b = self.b;
+            let same = |&(f, e, p): &(usize, usize, u64)| p == fp && b.get(f..e) == Some(t);
+            self.keys_may_repeat |= self.keys.get(first..).is_some_and(|keys| keys.iter().any(same));
+        }
+        if let Some(f) = self.stack.last_mut() {
+            f.key_bits |= bit;
+        }
+        self.keys.push((from, to, fp));
     }
 
     /// Quote the unquoted key at `i..j`.
@@ -625,6 +693,10 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Keys of one object compared as they come (see [`Frame::key_bits`]); an object with
+/// more has all its keys sorted and compared when it closes.
+const KEY_BITS_MAX: usize = 64;
+
 /// `1,234` or `12,000`: the comma at `i` follows a number of one to three digits and is
 /// followed by exactly three digits, so it may group thousands rather than separate two
 /// values. In an object (where a key must follow a comma) that is enough; in an array,
@@ -642,14 +714,6 @@ fn thousands_separator(b: &[u8], i: usize, in_object: bool) -> bool {
     let grouped = group.is_some_and(|g| g.iter().all(u8::is_ascii_digit))
         && !b.get(i + 4).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_');
     grouped && (in_object || group.is_some_and(|g| g[0] == b'0'))
-}
-
-pub(super) fn memchr_in(b: &[u8], needle: u8, from: usize, to: usize) -> Option<usize> {
-    b.get(from..to)?.iter().position(|&c| c == needle).map(|p| p + from)
-}
-
-pub(super) fn find(b: &[u8], needle: &[u8], from: usize, to: usize) -> Option<usize> {
-    memchr::memmem::find(b.get(from..to)?, needle).map(|p| p + from)
 }
 
 mod closers;

@@ -1,7 +1,7 @@
 //! Closing brackets: the right one, a typo for it, one that closes several frames at once,
 //! one with nothing to close, and a `}` that ended the top-level value too early.
 
-use super::{Frame, Kind, Parser, State};
+use super::{Frame, KEY_BITS_MAX, Kind, Parser, State};
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{key_then_colon, quoted_then, skip_layout};
 
@@ -123,9 +123,24 @@ impl Parser<'_> {
     /// Pop the top frame, which ended at `end`, and tell its parent.
     pub(super) fn close_frame(&mut self, end: usize) {
         if let Some(f) = self.stack.pop() {
+            if f.kind == Kind::Object && !self.keys_may_repeat && self.keys.len() > f.keys_from + KEY_BITS_MAX {
+                self.compare_keys(f.keys_from);
+            }
+            self.keys.truncate(f.keys_from);
             self.last_closed = Some((f, end));
             self.value_done(end, false);
         }
+    }
+
+    /// Compare the keys of an object with many, as it closes (from `first` in
+    /// [`Parser::keys`]): sorted by fingerprint, then by text.
+    #[cold]
+    fn compare_keys(&mut self, first: usize) {
+        let b = self.b;
+        let text = |&(from, to, _): &(usize, usize, u64)| b.get(from..to).unwrap_or_default();
+        let Some(keys) = self.keys.get_mut(first..) else { return };
+        keys.sort_unstable_by(|x, y| x.2.cmp(&y.2).then_with(|| text(x).cmp(text(y))));
+        self.keys_may_repeat |= keys.windows(2).any(|w| matches!(w, [x, y] if x.2 == y.2 && text(x) == text(y)));
     }
 
     /// Before closing a frame that lacked its closer at `at`: insert what it needs.
@@ -180,7 +195,10 @@ impl Parser<'_> {
         // An object with no member yet (`{a b}, "k": 1}` drops `a b`) takes the comma as a
         // leading one; a dangling key (`{"e"}, "k": 1`) got `null` and is a member.
         let state = if frame.count == 0 && frame.state == State::Open { State::Open } else { State::Next };
-        self.stack.push(Frame { state, last_end: end - 1, ..frame });
+        // Its keys before the `}` were compared and forgotten: the rest are not compared
+        // with them.
+        self.keys_may_repeat = true;
+        self.stack.push(Frame { state, last_end: end - 1, keys_from: self.keys.len(), ..frame });
         true
     }
 }

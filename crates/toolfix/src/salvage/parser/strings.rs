@@ -3,14 +3,15 @@
 //! by the end of input.
 
 use super::closers::closes;
-use super::{Ctx, Kind, Parser, memchr_in};
+use super::{Ctx, Kind, Parser};
 use crate::error::{ErrorKind, Result};
 use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
+use crate::salvage::lex::memchr_in;
 use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, is_ident, is_ident_start,
     is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then, skip_gap,
-    skip_layout, value_starts,
+    skip_layout, skip_ws, value_starts,
 };
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters,
@@ -54,6 +55,9 @@ impl Parser<'_> {
         let checkpoint = self.edits.checkpoint();
         let mut fix = self.requote_open(open, qlen, q);
         let mut i = open + qlen;
+        // Where the text of the string's last piece starts: after `"a" + "`, a look back
+        // for a lost closing quote never reaches into the pieces joined before.
+        let mut piece = i;
         // Inner quotes come in pairs: after an odd one, the next closes the quotation,
         // not the string, unless the structure says so plainly.
         let mut inner = 0usize;
@@ -84,7 +88,7 @@ impl Parser<'_> {
                 i += 1;
             }
             if i >= self.end {
-                return self.string_at_eof(open, qlen, ctx, checkpoint);
+                return self.string_at_eof(open, qlen, piece, ctx, checkpoint);
             }
             let c = self.b[i];
             if c == b'\\' {
@@ -97,9 +101,13 @@ impl Parser<'_> {
                 continue;
             }
             if let Some(n) = q.close_at(self.b, i) {
-                if (embedded == 0 || i + n >= self.end) && self.closes_string(open + qlen, i, n, ctx, inner % 2 == 1) {
-                    // "a" + "b": join the pieces.
-                    let j = skip_gap(self.b, i + n, self.end);
+                if (embedded == 0 || i + n >= self.end) && self.closes_string(piece, i, n, ctx, inner % 2 == 1) {
+                    // "a" + "b": join the pieces (reading through comments only when one
+                    // may start: the common case is a delimiter).
+                    let mut j = skip_ws(self.b, i + n, self.end);
+                    if self.at(j).is_some_and(|c| matches!(c, b'/' | b'#') || c >= 0xC2) {
+                        j = skip_gap(self.b, j, self.end);
+                    }
                     if self.at(j) == Some(b'+') {
                         let k = skip_gap(self.b, j + 1, self.end);
                         if let Some((qlen2, q2)) = open_quote(self.b, k) {
@@ -109,6 +117,7 @@ impl Parser<'_> {
                             }
                             q = q2;
                             i = k + qlen2;
+                            piece = i;
                             continue;
                         }
                     }
@@ -124,14 +133,14 @@ impl Parser<'_> {
                 if ctx == Ctx::ObjValue
                     && c == b'"'
                     && embedded == 0
-                    && let Some(end) = self.missing_quote_before(open + qlen, i, checkpoint)
+                    && let Some(end) = self.missing_quote_before(piece, i, checkpoint)
                 {
                     return Ok(Some(end));
                 }
                 if ctx == Ctx::ArrValue
                     && c == b'"'
                     && embedded == 0
-                    && let Some(end) = self.element_after_line_break(open + qlen, i, checkpoint)
+                    && let Some(end) = self.element_after_line_break(piece, i, checkpoint)
                 {
                     return Ok(Some(end));
                 }
@@ -417,6 +426,7 @@ impl Parser<'_> {
         &mut self,
         open: usize,
         qlen: usize,
+        piece: usize,
         ctx: Ctx,
         checkpoint: usize,
     ) -> Result<Option<usize>> {
@@ -432,15 +442,15 @@ impl Parser<'_> {
             return Ok(None);
         }
         if ctx == Ctx::ObjValue
-            && let Some(tail) = self.closers_at_tail(content)
-            && let Some(comma) = member_inside(self.b, content, tail)
+            && let Some(tail) = self.closers_at_tail(piece)
+            && let Some(comma) = member_inside(self.b, piece, tail)
         {
             // `{"a": "first, b: 1}`: the string never closes, the text ends with the
             // object's closer, and `, b:` inside reads as the next member: the closing
             // quote is missing before the comma, as when `"b"` is quoted.
-            return Ok(Some(self.close_before(content, comma, checkpoint)));
+            return Ok(Some(self.close_before(piece, comma, checkpoint)));
         }
-        if let Some(end) = self.closers_at_tail(content) {
+        if let Some(end) = self.closers_at_tail(piece) {
             // `{"key": "value}`: the closers are real, the closing quote is missing. Or
             // the text was cut inside `"value}"`: either way the string touches the end.
             self.edits.rollback(checkpoint, end);

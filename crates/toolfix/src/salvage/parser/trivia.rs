@@ -1,9 +1,10 @@
 //! Trivia: what lies between tokens and goes — whitespace JSON does not have (Unicode
 //! spaces and format characters), comments, and Markdown fence markers inside the value.
 
-use super::{Parser, find, memchr_in};
+use super::Parser;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{fence_at, invisible_len, is_ws, skip_ws};
+use crate::salvage::lex::{find, memchr_in};
 
 impl Parser<'_> {
     /// Skip whitespace and comments, deleting comments and non-JSON whitespace.

@@ -1,0 +1,326 @@
+//! The strict fast path: one pass over the text that says whether it is strict JSON
+//! (RFC 8259), and, when it is, whether some object may give a key twice.
+//!
+//! Valid input is the common case and comes back borrowed, so this pass is most of what
+//! valid input costs. It reads bytes against tables, keeps an explicit stack (no
+//! recursion; nesting deeper than the limit is left to the lenient parser, which refuses
+//! it), and notes the keys of the open objects as slices of the text, compared when their
+//! object closes, so that the duplicate-key report needs no second pass and no `Value`.
+//! `tests/salvage_props.rs` checks it against `serde_json` on generated and damaged text.
+
+/// What the strict pass found in strict JSON text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Strict {
+    /// Some object gives a key twice, or writes a key with an escape (`"a"` and
+    /// `"\u0061"` are one key): only a parse can tell which keys repeat.
+    pub(super) keys_may_repeat: bool,
+}
+
+/// `Some` when `text` is strict JSON nested at most `max_depth` deep, with no lone UTF-16
+/// surrogate escape (which no Rust string can hold: the lenient parser replaces it).
+pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
+    let b = text.as_bytes();
+    // Open containers: `{` or `[`, and for objects where their keys start in `keys`.
+    let mut open: Vec<(u8, usize)> = Vec::with_capacity(16);
+    let mut keys: Vec<Key<'_>> = Vec::with_capacity(32);
+    let mut keys_may_repeat = false;
+    let mut i = ws(b, 0);
+    'value: loop {
+        // A value starts at `i`.
+        match *b.get(i)? {
+            b'{' => {
+                if open.len() >= max_depth {
+                    return None;
+                }
+                i = ws(b, i + 1);
+                if b.get(i) == Some(&b'}') {
+                    i += 1;
+                } else {
+                    open.push((b'{', keys.len()));
+                    i = key(b, i, &mut keys, &mut keys_may_repeat)?;
+                    continue 'value;
+                }
+            }
+            b'[' => {
+                if open.len() >= max_depth {
+                    return None;
+                }
+                i = ws(b, i + 1);
+                if b.get(i) == Some(&b']') {
+                    i += 1;
+                } else {
+                    open.push((b'[', 0));
+                    continue 'value;
+                }
+            }
+            b'"' => i = string(b, i)?.0,
+            b't' => i = literal(b, i, b"true")?,
+            b'f' => i = literal(b, i, b"false")?,
+            b'n' => i = literal(b, i, b"null")?,
+            _ => i = number(b, i)?,
+        }
+        // After a value: `,` and the next one, or closers.
+        loop {
+            i = ws(b, i);
+            let Some(&(kind, first)) = open.last() else {
+                return (i == b.len()).then_some(Strict { keys_may_repeat });
+            };
+            match (kind, *b.get(i)?) {
+                (b'{', b',') => {
+                    i = key(b, ws(b, i + 1), &mut keys, &mut keys_may_repeat)?;
+                    continue 'value;
+                }
+                (b'[', b',') => {
+                    i = ws(b, i + 1);
+                    continue 'value;
+                }
+                (b'{', b'}') => {
+                    if !keys_may_repeat {
+                        keys_may_repeat = repeats(keys.get_mut(first..).unwrap_or_default());
+                    }
+                    keys.truncate(first);
+                    open.pop();
+                    i += 1;
+                }
+                (b'[', b']') => {
+                    open.pop();
+                    i += 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// A key at `i`, then `:` and the whitespace after it: where its value starts.
+fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<Key<'t>>, may_repeat: &mut bool) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let (end, escaped) = string(b, i)?;
+    if escaped {
+        *may_repeat = true;
+    } else if !*may_repeat {
+        let text = b.get(i + 1..end - 1)?;
+        keys.push((text, super::lex::fingerprint(text)));
+    }
+    let colon = ws(b, end);
+    (b.get(colon) == Some(&b':')).then(|| ws(b, colon + 1))
+}
+
+/// Up to this many keys, an object's keys are compared pair by pair; more are sorted.
+const PAIRWISE: usize = 16;
+
+/// A key's text and [fingerprint](super::lex::fingerprint).
+type Key<'t> = (&'t [u8], u64);
+
+/// True when two of `keys` are equal (fingerprints first, text where they agree).
+fn repeats(keys: &mut [Key<'_>]) -> bool {
+    if keys.len() <= PAIRWISE {
+        return keys
+            .iter()
+            .enumerate()
+            .any(|(n, k)| keys.get(..n).is_some_and(|before| before.iter().any(|p| p.1 == k.1 && p.0 == k.0)));
+    }
+    keys.sort_unstable_by(|x, y| x.1.cmp(&y.1).then_with(|| x.0.cmp(y.0)));
+    keys.windows(2).any(|w| matches!(w, [x, y] if x == y))
+}
+
+/// Past JSON whitespace from `i`.
+#[inline]
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+        i += 1;
+    }
+    i
+}
+
+/// Bytes that end the plain text of a string: `"`, `\` and control characters.
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// The string at `i` (its opening quote): where it ends (past the closing quote), and
+/// whether it holds an escape.
+fn string(b: &[u8], i: usize) -> Option<(usize, bool)> {
+    let mut j = i + 1;
+    let mut escaped = false;
+    loop {
+        let rest = b.get(j..)?;
+        j += rest.iter().position(|&c| STRING_STOP[usize::from(c)])?;
+        match *b.get(j)? {
+            b'"' => return Some((j + 1, escaped)),
+            b'\\' => {
+                escaped = true;
+                j = escape(b, j)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The escape at `i` (its backslash): where it ends. A high surrogate must be followed by
+/// a low one, and a low one must follow a high one.
+fn escape(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(i + 2),
+        b'u' => {
+            let v = hex4(b, i + 2)?;
+            if (0xD800..0xDC00).contains(&v) {
+                let low = (b.get(i + 6..i + 8) == Some(b"\\u")).then(|| hex4(b, i + 8)).flatten()?;
+                (0xDC00..0xE000).contains(&low).then_some(i + 12)
+            } else if (0xDC00..0xE000).contains(&v) {
+                None
+            } else {
+                Some(i + 6)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The four hex digits at `i`.
+fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    b.get(i..i + 4)?.iter().try_fold(0u32, |v, &c| Some(v * 16 + char::from(c).to_digit(16)?))
+}
+
+/// `word` at `i`: where it ends.
+fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    (b.get(i..i + word.len()) == Some(word)).then_some(i + word.len())
+}
+
+/// The number at `i`: `-? (0 | [1-9][0-9]*) (\.[0-9]+)? ([eE][+-]?[0-9]+)?`; where it ends.
+fn number(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |b: &[u8], i: usize| i + b.get(i..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match *b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i = digits(b, i + 1),
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        let end = digits(b, i + 1);
+        if end == i + 1 {
+            return None;
+        }
+        i = end;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let end = digits(b, i);
+        if end == i {
+            return None;
+        }
+        i = end;
+    }
+    Some(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strict(text: &str) -> Option<bool> {
+        check(text, 128).map(|s| s.keys_may_repeat)
+    }
+
+    #[test]
+    fn valid_json_passes() {
+        for text in [
+            "0",
+            "-0",
+            "1.5e+10",
+            "-12.25E-3",
+            "true",
+            "false",
+            "null",
+            "\"\"",
+            "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
+            "\"\\u00e9\\ud83d\\ude80\"",
+            " [ ] ",
+            "{}",
+            "[1, [2, [3]], {\"a\": {\"b\": []}}]",
+            "\"é👩‍💻\"",
+            "{\"a\":1,\"b\":2}\n",
+        ] {
+            assert_eq!(strict(text), Some(false), "{text}");
+        }
+    }
+
+    #[test]
+    fn anything_else_fails() {
+        for text in [
+            "",
+            " ",
+            "01",
+            "1.",
+            ".5",
+            "+1",
+            "1e",
+            "1e+",
+            "-",
+            "--1",
+            "0x1",
+            "tru",
+            "True",
+            "nul",
+            "'a'",
+            "\"a",
+            "\"\\x\"",
+            "\"\\u12\"",
+            "\"\\ud800\"",
+            "\"\\udc00\"",
+            "\"\\ud800\\u0041\"",
+            "\"a\tb\"",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "{\"a\"}",
+            "{\"a\":}",
+            "{\"a\":1,}",
+            "{a:1}",
+            "{\"a\":1",
+            "[1]]",
+            "[1] [2]",
+            "{\"a\" 1}",
+            "\u{a0}1",
+            "[1}",
+            "{\"a\":1]",
+        ] {
+            assert_eq!(strict(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn repeated_and_escaped_keys_are_noted() {
+        assert_eq!(strict(r#"{"a": 1, "b": {"a": 2}, "c": [{"a": 3}]}"#), Some(false));
+        assert_eq!(strict(r#"{"a": 1, "a": 2}"#), Some(true));
+        assert_eq!(strict(r#"[{"x": {"k": 1, "k": 1}}]"#), Some(true));
+        assert_eq!(strict(r#"{"\u0061": 1}"#), Some(true));
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\": {i}")).collect();
+        assert_eq!(strict(&format!("{{{}}}", many.join(", "))), Some(false));
+        assert_eq!(strict(&format!("{{{}, \"k7\": 0}}", many.join(", "))), Some(true));
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        assert!(check("[[[1]]]", 3).is_some());
+        assert!(check("[[[1]]]", 2).is_none());
+        // An empty container counts as a level, as in the lenient parser.
+        assert!(check("{\"a\": {\"b\": {}}}", 3).is_some());
+        assert!(check("{\"a\": {\"b\": {}}}", 2).is_none());
+    }
+}
