@@ -1,6 +1,8 @@
 //! A complete small agent loop against a fake model server on loopback HTTP, showing each
-//! kind of recovery as it happens: a deterministic repair, a re-prompt, a retry with
-//! backoff, an LLM fix, an escalation and a hard stop.
+//! kind of recovery as it happens: a deterministic repair, calls the model left in its
+//! `content` and in its reasoning, a re-prompt, a retry with backoff, an LLM fix, an
+//! escalation and a hard stop. Each model reply goes to `Dispatcher::dispatch_reply`
+//! whole, so calls written in text are found too.
 //!
 //! Run it with `cargo run -p toolfix-agent --example agent_loop`.
 
@@ -14,8 +16,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use toolfix::Reply;
+use toolfix::extract::Channel;
 use toolfix_agent::{
-    Backoff, Call, Dispatcher, Effect, ExecError, Handlers, LlmFixer, OnExecution, Outcome, TokioTimer, Turn,
+    Backoff, Dispatcher, Effect, ExecError, Handlers, LlmFixer, OnExecution, Outcome, TokioTimer, Turn,
 };
 
 #[tokio::main(flavor = "current_thread")]
@@ -48,22 +52,31 @@ pub(crate) async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
             .await
             .map(|b| serde_json::from_slice(&b))??;
         let choice = &reply["choices"][0];
-        let message = choice["message"].clone();
-        let hit_token_limit = choice["finish_reason"] == "length";
-        let calls = message["tool_calls"].as_array().cloned().unwrap_or_default();
-        messages.push(message.clone());
-        if calls.is_empty() {
-            say(format!("[done] {}", message["content"].as_str().unwrap_or_default()));
+        let mut turn = Turn::new();
+        let history = Value::Array(messages.clone());
+        let done = dispatcher.dispatch_reply(&mut turn, &Reply::from_choice(choice), Some(&history)).await?;
+        if done.calls.is_empty() {
+            say(format!("[done] {}", done.content));
             break;
         }
-        let mut turn = Turn::new();
-        for call in calls {
-            let name = call["function"]["name"].as_str().unwrap_or_default();
-            let arguments = call["function"]["arguments"].as_str().unwrap_or_default();
-            say(format!("model calls {name} {arguments}"));
-            let outcome =
-                dispatcher.dispatch(&mut turn, &Call::new(name, arguments).with_hit_token_limit(hit_token_limit)).await;
-            match &outcome {
+        // The assistant turn as it will be remembered: its prose and its calls, with ids.
+        let calls: Vec<Value> = done
+            .calls
+            .iter()
+            .map(|(c, _)| {
+                let arguments = c.arguments_text().unwrap_or(c.written_arguments());
+                json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
+            })
+            .collect();
+        messages.push(json!({"role": "assistant", "content": done.content, "tool_calls": calls}));
+        for (call, outcome) in &done.calls {
+            let place = match call.channel {
+                Channel::Content => " (written in content)",
+                Channel::Reasoning => " (written in reasoning)",
+                _ => "",
+            };
+            say(format!("model calls {} {}{place}", call.written_name, call.written_arguments()));
+            match outcome {
                 Outcome::Result(done) => {
                     let mut fixes: Vec<&str> = done
                         .text_fixes
@@ -88,8 +101,7 @@ pub(crate) async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
                     break 'turns;
                 }
             }
-            let id = call["id"].clone();
-            messages.push(json!({"role": "tool", "tool_call_id": id, "content": outcome.message_for_model()}));
+            messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": outcome.message_for_model()}));
         }
         if turn.switch_model() {
             say("  [escalation] too many failed repairs: switch to a stronger model".to_owned());
@@ -111,6 +123,9 @@ struct ReadNote {
     /// Absolute path of the note.
     path: String,
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct ListNotes {}
 
 #[derive(Deserialize, JsonSchema)]
 struct DeleteNote {
@@ -145,6 +160,12 @@ fn tools(base: &str) -> Result<Dispatcher, Box<dyn std::error::Error>> {
             }
         }
     })?;
+    let store = Arc::clone(&notes);
+    d.register("list_notes", "List the notes.", Effect::ReadOnly, move |_: ListNotes| {
+        let mut paths: Vec<String> = store.lock().map(|n| n.keys().cloned().collect()).unwrap_or_default();
+        paths.sort();
+        async move { Ok::<_, ExecError>(paths.join(", ")) }
+    })?;
     d.register("delete_note", "Delete a note.", Effect::Mutating, move |a: DeleteNote| async move {
         if a.path == "/" {
             Err(ExecError::fatal("refusing to delete the root of the note store"))
@@ -156,20 +177,37 @@ fn tools(base: &str) -> Result<Dispatcher, Box<dyn std::error::Error>> {
     Ok(d)
 }
 
-/// The agent model's script, one reply per turn: each is the list of (name, arguments)
-/// calls it makes, or a final answer.
-const SCRIPT: &[&[(&str, &str)]] = &[
+/// One reply of the agent model.
+enum Said {
+    /// Calls in `tool_calls`: (name, arguments).
+    Calls(&'static [(&'static str, &'static str)]),
+    /// Text in `content` (a call written in it, in a model's own markup).
+    Content(&'static str),
+    /// Text in `reasoning_content`, with no `content`.
+    Reasoning(&'static str),
+}
+
+/// The agent model's script, one reply per turn.
+const SCRIPT: &[Said] = &[
     // Single quotes and a trailing comma: repaired by the pipeline.
-    &[("write_note", "{'path': '/todo.txt', 'content': 'buy milk',}")],
+    Said::Calls(&[("write_note", "{'path': '/todo.txt', 'content': 'buy milk',}")]),
+    // The call written in `content`, Hermes style, instead of `tool_calls`: found and run.
+    Said::Content(
+        "I will note that too.\n<tool_call>{\"name\": \"write_note\", \"arguments\": {\"path\": \"/later.txt\", \"content\": \"call mum\"}}</tool_call>",
+    ),
+    // The call left in the reasoning, and no answer: found and run.
+    Said::Reasoning(
+        "The list should be read back. <tool_call>{\"name\": \"list_notes\", \"arguments\": {}}</tool_call>",
+    ),
     // `path` missing (`note` is not a name the schema knows): the model is asked again.
     // Deletes have no fixers: a path to delete is never guessed.
-    &[("delete_note", r#"{"note": "/old.txt"}"#)],
+    Said::Calls(&[("delete_note", r#"{"note": "/old.txt"}"#)]),
     // Read: two timeouts, retried with backoff. Then prose arguments: the LLM fixer.
-    &[("read_note", r#"{"path": "/todo.txt"}"#), ("write_note", "path /done.txt, content: milk bought")],
+    Said::Calls(&[("read_note", r#"{"path": "/todo.txt"}"#), ("write_note", "path /done.txt, content: milk bought")]),
     // The fixer cannot find a value that is not there: an escalation.
-    &[("write_note", "append to /done.txt")],
+    Said::Calls(&[("write_note", "append to /done.txt")]),
     // Deleting the root: a hard stop.
-    &[("delete_note", r#"{"path": "/"}"#)],
+    Said::Calls(&[("delete_note", r#"{"path": "/"}"#)]),
 ];
 
 type Turns = Arc<AtomicUsize>;
@@ -186,8 +224,14 @@ async fn fake_chat(State(turns): State<Turns>, Json(body): Json<Value>) -> Json<
         });
     }
     let n = turns.fetch_add(1, Ordering::SeqCst);
-    let Some(calls) = SCRIPT.get(n) else {
-        return Json(content("Your notes are tidy."));
+    let calls = match SCRIPT.get(n) {
+        None => return Json(content("Your notes are tidy.")),
+        Some(Said::Content(text)) => return Json(content(text)),
+        Some(Said::Reasoning(text)) => {
+            return Json(json!({"choices": [{"message": {"role": "assistant", "content": "",
+                "reasoning_content": text}, "finish_reason": "stop"}]}));
+        }
+        Some(Said::Calls(calls)) => calls,
     };
     let calls: Vec<Value> = calls
         .iter()

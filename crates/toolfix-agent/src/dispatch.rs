@@ -2,7 +2,7 @@
 //! runs the pipeline, binding, execution and the declared recovery for one call.
 
 use crate::backoff::{BoxFuture, Jitter, Timer};
-use crate::error::{Error, ExecError, Severity, ToolError, Transience};
+use crate::error::{Error, ExecError, Reason, Severity, ToolError, Transience};
 use crate::handlers::{Decision, FixAnswer, FixRequest, Handlers};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -12,21 +12,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use toolfix::extend::Extensions;
 use toolfix::salvage::TextFix;
-use toolfix::{CallOutcome, Limits, Repair, Tool, ToolSet};
-
-/// What running a tool does to the world; it decides what recovery may do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Effect {
-    /// Reads only. Retried on transient errors; may receive values salvaged from
-    /// output cut off by the token limit.
-    ReadOnly,
-    /// Changes things, but running it twice is the same as once. Retried on transient errors.
-    Idempotent,
-    /// Changes things; never retried (a timeout may have taken effect).
-    Mutating,
-}
+use toolfix::schema::Extensions;
+use toolfix::{CallOutcome, Effect, FixOptions, FixedCall, Limits, Repair, Reply, Tool, ToolSet, fix_reply};
 
 /// One tool call from the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,6 +174,20 @@ impl Outcome {
     }
 }
 
+/// The calls of one model reply ([`Dispatcher::dispatch_reply`]) and what became of each.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Dispatched {
+    /// Each call, in reply order (its id, its name and where it was found), with what
+    /// became of it: answer the model with [`Outcome::message_for_model`] under the call's
+    /// id.
+    pub calls: Vec<(FixedCall, Outcome)>,
+    /// The reply's prose, call markup taken out.
+    pub content: String,
+    /// The reply's reasoning (reasoning blocks found in `content` included).
+    pub reasoning_content: Option<String>,
+}
+
 /// Arguments the pipeline (or a fix) accepted, with how.
 struct Accepted {
     value: Value,
@@ -338,9 +340,7 @@ impl Dispatcher {
         let mut all = self.tools.tools().to_vec();
         all.push(tool);
         let mut tools = ToolSet::from_tools(all)?;
-        if effect == Effect::ReadOnly {
-            tools = tools.with_read_only(name, true)?;
-        }
+        tools = tools.with_effect(name, effect)?;
         if let Some(ext) = &self.extensions {
             tools = tools.with_extensions(ext.clone());
         }
@@ -397,6 +397,69 @@ impl Dispatcher {
     pub async fn dispatch(&self, turn: &mut Turn, call: &Call) -> Outcome {
         let options = toolfix::CallOptions::from(self.limits).with_hit_token_limit(call.hit_token_limit);
         let first = self.tools.repair_call_with(&call.name, &call.arguments, &options);
+        self.settle(turn, call, first).await
+    }
+
+    /// Run every call of a model reply, as [`dispatch`](Self::dispatch) runs one: the calls
+    /// the server parsed and those the model left in `content` or its reasoning (in any of
+    /// the formats `toolfix` reads), each kept once, with ids, the cut-off rule of
+    /// `finish_reason: "length"` and the storm guard over `history` (the conversation's
+    /// `messages`, when known) — the library's whole-reply entry, [`toolfix::fix_reply`].
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")] {
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    /// use toolfix::Reply;
+    /// use toolfix_agent::{Dispatcher, Effect, ExecError, Outcome, TokioTimer, Turn};
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Read { path: String }
+    ///
+    /// let mut tools = Dispatcher::new(TokioTimer);
+    /// tools.register("read_file", "Read a file.", Effect::ReadOnly,
+    ///     |r: Read| async move { Ok::<_, ExecError>(format!("contents of {}", r.path)) }).unwrap();
+    /// // The model wrote its call in `content`, Hermes style, instead of `tool_calls`.
+    /// let reply = Reply::new("<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.md\"}}</tool_call>");
+    /// let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    /// let done = rt.block_on(tools.dispatch_reply(&mut Turn::new(), &reply, None)).unwrap();
+    /// let (call, outcome) = &done.calls[0];
+    /// assert_eq!(call.name, "read_file");
+    /// assert_eq!(outcome.message_for_model(), "contents of a.md");
+    /// assert_eq!(done.content, "");
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Reply`] when the reply is larger than the limits allow.
+    pub async fn dispatch_reply(
+        &self,
+        turn: &mut Turn,
+        reply: &Reply<'_>,
+        history: Option<&Value>,
+    ) -> Result<Dispatched, Error> {
+        let options = FixOptions::default().with_limits(self.limits);
+        let fixed = fix_reply(reply, Some(&self.tools), history, &options).map_err(Error::Reply)?;
+        let mut calls = Vec::with_capacity(fixed.calls.len());
+        for call in fixed.calls {
+            let outcome = if let Some(s) = call.suppressed() {
+                let error =
+                    ToolError::Repeated { tool: s.tool.clone(), repeats: s.repeats, message: s.message.clone() };
+                Outcome::Retry { message: error.message(), error }
+            } else {
+                let written = Call::new(call.written_name.clone(), call.written_arguments())
+                    .with_hit_token_limit(reply.hit_token_limit());
+                self.settle(turn, &written, call.outcome().clone()).await
+            };
+            calls.push((call, outcome));
+        }
+        Ok(Dispatched { calls, content: fixed.content, reasoning_content: fixed.reasoning_content })
+    }
+
+    /// The rest of a call once the pipeline gave its `first` outcome: fixers when refused,
+    /// binding, execution and recovery.
+    async fn settle(&self, turn: &mut Turn, call: &Call, first: CallOutcome) -> Outcome {
         let (Some(entry), Ok(tool)) = (self.entries.get(first.name()), self.tools.tool(first.name())) else {
             let error = ToolError::InvalidArgs {
                 tool: call.name.clone(),
@@ -467,16 +530,24 @@ impl Dispatcher {
                     match decision {
                         Decision::HardStop => return Outcome::HardStop(failure),
                         Decision::Escalate(severity) => {
-                            return Outcome::Escalation(failure.escalate("tool", why, severity, retries + 1));
+                            return Outcome::Escalation(failure.escalate(
+                                "tool",
+                                Reason::ToolFailed(why),
+                                severity,
+                                retries + 1,
+                            ));
                         }
                         Decision::Retry if transient => {
                             if entry.effect == Effect::Mutating {
-                                let why = "a tool that changes things is never retried after a transient failure: \
-                                           the failed run may have taken effect";
-                                return Outcome::Escalation(failure.escalate("retry", why, Severity::High, 1));
+                                return Outcome::Escalation(failure.escalate(
+                                    "retry",
+                                    Reason::NotRetried,
+                                    Severity::High,
+                                    1,
+                                ));
                             }
                             if retries >= policy.max_retries || turn.attempts >= self.bounds.attempts_per_turn {
-                                let why = format!("still failing after {} attempts", retries + 1);
+                                let why = Reason::StillFailing { attempts: retries + 1 };
                                 return Outcome::Escalation(failure.escalate(
                                     "retry",
                                     why,
@@ -529,6 +600,7 @@ impl Dispatcher {
                 FixAnswer::Decline => {}
                 FixAnswer::CannotFix(why) => {
                     turn.failures += 1;
+                    let why = Reason::CannotFix(why);
                     return Err(Outcome::Escalation(invalid().escalate(fixer.name(), why, Severity::Medium, attempts)));
                 }
                 FixAnswer::Fixed(text) => {
@@ -563,7 +635,7 @@ impl Dispatcher {
         turn.failures += 1;
         if turn.failures >= self.bounds.failures_before_switch {
             turn.switch_model = true;
-            let why = format!("{} calls in this turn failed repair; switch to a stronger model", turn.failures);
+            let why = Reason::TurnFailed { failures: turn.failures };
             let attempts = turn.attempts;
             return Outcome::Escalation(error.escalate("turn", why, Severity::High, attempts));
         }
@@ -572,5 +644,5 @@ impl Dispatcher {
 }
 
 fn refusal_of(outcome: &CallOutcome) -> toolfix::Refusal {
-    outcome.refusal().cloned().unwrap_or_else(|| toolfix::Refusal::new(String::new(), Vec::new()))
+    outcome.refusal().cloned().unwrap_or_default()
 }

@@ -1,7 +1,6 @@
 //! [`ToolError`], the closed set of ways a tool call fails in an agent loop, and
 //! [`ExecError`], what a tool handler returns when it fails.
 
-use crate::feedback;
 use serde_json::Value;
 use toolfix::Refusal;
 
@@ -133,13 +132,24 @@ pub enum ToolError {
         /// The tool's own error, transient or permanent.
         error: ExecError,
     },
+    /// The storm guard stopped a call that repeats the same call again and again; it did
+    /// not run.
+    #[error("`{tool}` was not run: it repeats the same call ({repeats} times in the window)")]
+    Repeated {
+        /// The tool's name.
+        tool: String,
+        /// How many times the same call appears in the guard's window, this one included.
+        repeats: usize,
+        /// The guard's message for the model (written by `toolfix::feedback`).
+        message: String,
+    },
     /// Someone gave up: a fixer, the retry loop or the per-turn counter.
     #[error("escalated by {who} ({}): {why}", severity.as_str())]
     Escalation {
-        /// Who gave up: a fixer's name, `retry`, `turn`.
+        /// Who gave up: a fixer's name, `tool`, `retry`, `turn`.
         who: String,
         /// Why.
-        why: String,
+        why: Reason,
         /// How serious it is.
         severity: Severity,
         /// The error that led here.
@@ -156,37 +166,42 @@ impl ToolError {
         match self {
             ToolError::InvalidArgs { tool, .. }
             | ToolError::Deserialization { tool, .. }
-            | ToolError::Execution { tool, .. } => tool,
+            | ToolError::Execution { tool, .. }
+            | ToolError::Repeated { tool, .. } => tool,
             ToolError::Escalation { original, .. } => original.tool(),
         }
     }
 
-    /// The message for the model: what went wrong and what to do next, at most 4 KiB.
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use toolfix_agent::{ExecError, ToolError};
-    ///
-    /// let e = ToolError::Execution { tool: "fetch".into(), arguments: json!({"url": "x"}),
-    ///     error: ExecError::permanent("404 not found") };
-    /// assert!(e.message().contains("404 not found"));
-    /// ```
-    #[must_use]
-    pub fn message(&self) -> String {
-        feedback::render(self)
-    }
-
     /// Wrap this error in an escalation.
     #[must_use]
-    pub fn escalate(
-        self,
-        who: impl Into<String>,
-        why: impl Into<String>,
-        severity: Severity,
-        attempts: u32,
-    ) -> ToolError {
-        ToolError::Escalation { who: who.into(), why: why.into(), severity, original: Box::new(self), attempts }
+    pub fn escalate(self, who: impl Into<String>, why: Reason, severity: Severity, attempts: u32) -> ToolError {
+        ToolError::Escalation { who: who.into(), why, severity, original: Box::new(self), attempts }
     }
+}
+
+/// Why a call was escalated, as data; `feedback` writes its words (for the model and for
+/// [`Display`](std::fmt::Display)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// A fixer said the call cannot be fixed, in its own words (`CANNOT_FIX: why`).
+    CannotFix(String),
+    /// The tool's execution policy escalated its failure (the tool's own message).
+    ToolFailed(String),
+    /// A tool that changes things failed with a transient error: it is never retried,
+    /// since the failed run may have taken effect.
+    NotRetried,
+    /// Still failing after this many attempts.
+    StillFailing {
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// This many calls of the turn failed repair: the caller should switch to a stronger
+    /// model.
+    TurnFailed {
+        /// Calls that failed repair.
+        failures: u32,
+    },
 }
 
 /// Why setting up a dispatcher or fixer failed.
@@ -199,6 +214,9 @@ pub enum Error {
     /// No tool of that name is registered.
     #[error("no tool is named `{0}`")]
     UnknownTool(String),
+    /// A model reply could not be read (larger than the limits allow).
+    #[error("the reply could not be read: {0}")]
+    Reply(toolfix::Error),
     /// The HTTP client for the LLM fixer could not be built.
     #[error("the http client could not be built: {0}")]
     Client(String),

@@ -1,17 +1,51 @@
 //! The one renderer of [`ToolError`]s into messages for the model. Refusals from the
 //! pipeline are already written by `toolfix::feedback`; this adds the agent-loop cases.
 
-use crate::error::{Severity, ToolError, Transience};
-use std::fmt::Write as _;
+use crate::error::{Reason, Severity, ToolError, Transience};
+use std::fmt::{self, Write as _};
 
 /// The longest message, in bytes (as `toolfix::feedback`).
 pub(crate) const MAX_MESSAGE_BYTES: usize = toolfix::feedback::MAX_MESSAGE_BYTES;
 const MAX_DETAIL: usize = 400;
 
+impl ToolError {
+    /// The message for the model: what went wrong and what to do next, at most 4 KiB.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix_agent::{ExecError, ToolError};
+    ///
+    /// let e = ToolError::Execution { tool: "fetch".into(), arguments: json!({"url": "x"}),
+    ///     error: ExecError::permanent("404 not found") };
+    /// assert!(e.message().contains("404 not found"));
+    /// ```
+    #[must_use]
+    pub fn message(&self) -> String {
+        render(self)
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::CannotFix(why) | Reason::ToolFailed(why) => f.write_str(&shorten(why, MAX_DETAIL)),
+            Reason::NotRetried => f.write_str(
+                "a tool that changes things is never retried after a transient failure: the failed run may have \
+                 taken effect",
+            ),
+            Reason::StillFailing { attempts } => write!(f, "still failing after {attempts} attempts"),
+            Reason::TurnFailed { failures } => {
+                write!(f, "{failures} calls in this turn failed repair; switch to a stronger model")
+            }
+        }
+    }
+}
+
 /// Render `error` as a message the model can act on.
-pub(crate) fn render(error: &ToolError) -> String {
+fn render(error: &ToolError) -> String {
     let text = match error {
         ToolError::InvalidArgs { refusal, .. } => refusal.message.clone(),
+        ToolError::Repeated { message, .. } => message.clone(),
         ToolError::Deserialization { tool, error, sensitive, .. } => {
             let detail = if *sensitive { String::new() } else { format!(" ({})", shorten(error, MAX_DETAIL)) };
             format!(
@@ -33,11 +67,10 @@ pub(crate) fn render(error: &ToolError) -> String {
         },
         ToolError::Escalation { why, severity, original, attempts, .. } => {
             let mut text = format!(
-                "The call to `{}` could not be completed and was handed to the operator: {}",
+                "The call to `{}` could not be completed and was handed to the operator: {why}",
                 original.tool(),
-                shorten(why, MAX_DETAIL)
             );
-            if *attempts > 0 {
+            if *attempts > 0 && !matches!(why, Reason::StillFailing { .. }) {
                 let _ = write!(text, " ({attempts} attempt{})", if *attempts == 1 { "" } else { "s" });
             }
             text.push_str(match severity {
@@ -92,7 +125,12 @@ mod tests {
             sensitive: false,
         };
         insta::assert_snapshot!("deserialization", render(&bind));
-        let escalated = exec(ExecError::transient("timeout")).escalate("retry", "still failing", Severity::Medium, 4);
+        let escalated = exec(ExecError::transient("timeout")).escalate(
+            "retry",
+            Reason::StillFailing { attempts: 4 },
+            Severity::Medium,
+            4,
+        );
         insta::assert_snapshot!("escalation", render(&escalated));
         let secret = ToolError::Deserialization {
             tool: "login".into(),

@@ -6,7 +6,8 @@
 //! - [`Dispatcher`]: tools registered once with typed async handlers (the argument type
 //!   gives the schema and [`Effect`] declares read-only, idempotent or mutating);
 //!   [`Dispatcher::dispatch`] returns an [`Outcome`]: a result, a message to retry with,
-//!   an escalation or a hard stop;
+//!   an escalation or a hard stop; [`Dispatcher::dispatch_reply`] does it for every call
+//!   of a model reply, calls left in `content` or reasoning included;
 //! - [`Handlers`]: per tool or by default — a chain of [`Fixer`]s for invalid arguments
 //!   (deterministic [`text_fixer`]s, then the LLM fixer), a sanitiser for values that do
 //!   not bind, and an [`OnExecution`] policy (retry with [`Backoff`] only for transient
@@ -32,11 +33,15 @@ mod llm;
 #[cfg(feature = "tokio")]
 pub use backoff::TokioTimer;
 pub use backoff::{Backoff, BoxFuture, Jitter, Timer};
-pub use dispatch::{Bounds, Call, Dispatcher, Effect, Outcome, Success, Turn};
-pub use error::{Error, ExecError, Severity, ToolError, Transience};
+pub use dispatch::{Bounds, Call, Dispatched, Dispatcher, Outcome, Success, Turn};
+pub use error::{Error, ExecError, Reason, Severity, ToolError, Transience};
 pub use handlers::{Decide, Decision, FixAnswer, FixRequest, Fixer, Handlers, OnExecution, Sanitiser, text_fixer};
 #[cfg(feature = "llm")]
 pub use llm::LlmFixer;
+/// What running a tool does to the world (read-only, idempotent, mutating): the library's
+/// one side-effect model, which also decides what recovery may do (a mutating tool is never
+/// retried after a transient failure).
+pub use toolfix::Effect;
 
 #[cfg(all(doctest, feature = "tokio", feature = "llm"))]
 #[doc = include_str!("../../../docs/agent.md")]

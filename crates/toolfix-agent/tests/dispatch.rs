@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use toolfix_agent::{
     Backoff, Bounds, BoxFuture, Call, Dispatcher, Effect, ExecError, FixAnswer, FixRequest, Fixer, Handlers, Jitter,
-    OnExecution, Outcome, Severity, TokioTimer, ToolError, Turn, text_fixer,
+    OnExecution, Outcome, Reason, Severity, TokioTimer, ToolError, Turn, text_fixer,
 };
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -193,8 +193,8 @@ async fn cannot_fix_escalates_with_its_full_context() {
         panic!("{out:?}")
     };
     assert_eq!(
-        (who.as_str(), why.as_str(), severity, attempts),
-        ("llm", "the content is not in the call", Severity::Medium, 2)
+        (who.as_str(), why, severity, attempts),
+        ("llm", Reason::CannotFix("the content is not in the call".into()), Severity::Medium, 2)
     );
     let ToolError::InvalidArgs { tool, raw, refusal, schema } = *original else { panic!() };
     assert_eq!((tool.as_str(), raw.as_str()), ("write", r#"{"path": "/a"}"#));
@@ -360,7 +360,8 @@ async fn repeated_repair_failures_ask_for_a_stronger_model() {
     let out = d.dispatch(&mut turn, &bad).await;
     let Outcome::Escalation(ToolError::Escalation { who, why, severity, .. }) = out else { panic!("{out:?}") };
     assert_eq!((who.as_str(), severity), ("turn", Severity::High));
-    assert!(why.contains("stronger model"), "{why}");
+    assert_eq!(why, Reason::TurnFailed { failures: 3 });
+    assert!(why.to_string().contains("stronger model"), "{why}");
     assert!(turn.switch_model());
     assert_eq!(runs(&ran), 0);
 }
@@ -409,7 +410,7 @@ fn definitions_come_from_the_types() {
 
 #[tokio::test]
 async fn library_extensions_apply_to_registered_tools() {
-    use toolfix::extend::Extensions;
+    use toolfix::schema::Extensions;
     let ran = counter();
     let ext = Extensions::new()
         .with_field_matcher(|given, _| (given == "body").then(|| "content".to_owned()))
@@ -464,4 +465,43 @@ async fn retries_share_the_turn_bound() {
     let out = d.dispatch(&mut turn, &fetch()).await;
     assert!(matches!(out, Outcome::Escalation(ToolError::Escalation { attempts: 1, .. })), "{out:?}");
     assert_eq!(starts.lock().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn dispatch_reply_runs_calls_written_in_content_or_reasoning_and_stops_storms() {
+    let ran = counter();
+    let d = with_write(&ran);
+    // Hermes markup in `content`: found, moved, run.
+    let hermes = r#"Saving it.<tool_call>{"name": "write", "arguments": {"path": "/a", "content": "x"}}</tool_call>"#;
+    let done = d.dispatch_reply(&mut Turn::new(), &toolfix::Reply::new(hermes), None).await.unwrap();
+    assert_eq!(done.content, "Saving it.");
+    let [(call, Outcome::Result(ok))] = done.calls.as_slice() else { panic!("{:?}", done.calls) };
+    assert_eq!((call.channel, call.status), (toolfix::extract::Channel::Content, toolfix::CallStatus::Repaired));
+    assert_eq!(ok.output, json!("wrote 1 bytes to /a"));
+    // The same call left in the reasoning, with no answer: found and run.
+    let thought = r#"<tool_call>{"name": "write", "arguments": {"path": "/b", "content": "yz"}}</tool_call>"#;
+    let reply = toolfix::Reply::new("").with_reasoning_content(thought);
+    let done = d.dispatch_reply(&mut Turn::new(), &reply, None).await.unwrap();
+    let [(call, Outcome::Result(_))] = done.calls.as_slice() else { panic!("{:?}", done.calls) };
+    assert_eq!(call.channel, toolfix::extract::Channel::Reasoning);
+    assert_eq!(runs(&ran), 2);
+    // Two earlier identical writes in the history: the third is not run.
+    let args = r#"{"path": "/a", "content": "x"}"#;
+    let turn_of = |id: &str| {
+        json!([{"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": "write", "arguments": args}}]},
+            {"role": "tool", "tool_call_id": id, "content": "wrote 1 bytes to /a"}])
+    };
+    let mut history = turn_of("1");
+    history.as_array_mut().unwrap().extend(turn_of("2").as_array().unwrap().iter().cloned());
+    let calls = json!([{"id": "3", "type": "function", "function": {"name": "write", "arguments": args}}]);
+    let reply = toolfix::Reply::new("").with_tool_calls(&calls);
+    let done = d.dispatch_reply(&mut Turn::new(), &reply, Some(&history)).await.unwrap();
+    let [(call, Outcome::Retry { error: ToolError::Repeated { repeats: 3, .. }, message })] = done.calls.as_slice()
+    else {
+        panic!("{:?}", done.calls)
+    };
+    assert_eq!(call.id, "3");
+    assert!(message.contains("same result"), "{message}");
+    assert_eq!(runs(&ran), 2);
 }

@@ -10,6 +10,10 @@ async fn the_agent_loop_example_shows_every_recovery() {
     let log = log.as_deref().unwrap_or_default().join("\n");
     let order = [
         "[deterministic repair",
+        "model calls write_note {\"path\": \"/later.txt\", \"content\": \"call mum\"} (written in content)",
+        "[ran] {\"path\":\"/later.txt\",\"content\":\"call mum\"} -> \"wrote 8 bytes to /later.txt\"",
+        "model calls list_notes {} (written in reasoning)",
+        "-> \"/later.txt, /todo.txt\"",
         "[re-prompt] The call to `delete_note` was refused",
         "[retry with backoff (2 retries)]",
         "[LLM fix]",

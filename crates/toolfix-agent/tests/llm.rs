@@ -137,7 +137,10 @@ async fn cannot_fix_becomes_an_escalation() {
         setup(vec![Answer::Text("CANNOT_FIX: the content to write is not given")], Duration::from_secs(10)).await;
     let out = d.dispatch(&mut Turn::new(), &Call::new("write", "write /tmp/a")).await;
     let Outcome::Escalation(ToolError::Escalation { who, why, original, .. }) = out else { panic!("{out:?}") };
-    assert_eq!((who.as_str(), why.as_str()), ("llm", "the content to write is not given"));
+    assert_eq!(
+        (who.as_str(), why),
+        ("llm", toolfix_agent::Reason::CannotFix("the content to write is not given".into()))
+    );
     assert!(matches!(*original, ToolError::InvalidArgs { ref raw, .. } if raw == "write /tmp/a"));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
 }

@@ -6,11 +6,11 @@ use crate::envelope::{CallParams, Envelope, ListParams, ListResult, id_key, offs
 use crate::event::Event;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write as _;
-use toolfix::guard::{GuardConfig, StormGuard, ToolPolicy, Verdict};
+use toolfix::guard::{GuardConfig, ToolPolicy};
 use toolfix::schema::NameError;
-use toolfix::{CallOutcome, Limits, Outcome, Tool, ToolSet};
+use toolfix::{CallFixer, CallStatus, FixOptions, Limits, Tool, ToolSet};
 
 /// Most client requests tracked at once; past it, new ones are relayed untracked.
 const MAX_PENDING: usize = 1 << 16;
@@ -53,16 +53,15 @@ struct Pending {
 /// One client-server session.
 #[derive(Debug)]
 pub(crate) struct Session {
-    limits: Limits,
-    tools: ToolSet,
+    /// The library's per-call entry, over the tools learned so far and the session's
+    /// calls (the storm guard's window).
+    fixer: CallFixer,
     /// The tools of the listing under way (client's pages or the wrapper's own).
     listing: Vec<Tool>,
     pending: HashMap<String, Pending>,
     own: HashMap<String, bool>,
     own_prefix: String,
     next_own: u64,
-    guard: Option<StormGuard>,
-    exempt: HashSet<String>,
 }
 
 impl Session {
@@ -70,27 +69,27 @@ impl Session {
         let guard = config.guard.enabled.then(|| {
             let mut g = GuardConfig::default().with_window(config.guard.window).with_threshold(config.guard.threshold);
             for name in &config.guard.exempt {
-                g = g.with_tool(name.clone(), ToolPolicy::new(toolfix::guard::Effect::Exempt));
+                g = g.with_tool(name.clone(), ToolPolicy::exempt());
             }
-            StormGuard::new(g)
+            g
         });
+        let options = FixOptions::default()
+            .with_limits(Limits::default().with_max_input_bytes(config.max_message_bytes))
+            .with_guard(guard);
         Session {
-            limits: Limits::default().with_max_input_bytes(config.max_message_bytes),
-            tools: ToolSet::new_partial(&[]).0,
+            fixer: CallFixer::new(Some(&ToolSet::default()), None, &options),
             listing: Vec::new(),
             pending: HashMap::new(),
             own: HashMap::new(),
             own_prefix: format!("toolfix-mcp/{}/", std::process::id()),
             next_own: 0,
-            guard,
-            exempt: config.guard.exempt.iter().cloned().collect(),
         }
     }
 
     /// The tools learned so far.
     #[cfg(test)]
-    pub(crate) fn tools(&self) -> &ToolSet {
-        &self.tools
+    pub(crate) fn tools(&self) -> &[Tool] {
+        self.fixer.tools().map_or(&[], ToolSet::tools)
     }
 
     /// Decide about a whole line from the client.
@@ -136,7 +135,9 @@ impl Session {
         }
     }
 
-    /// Decide about a `tools/call` request.
+    /// Decide about a `tools/call` request: the library's per-call entry fixes it; the
+    /// wrapper only forwards it as sent, forwards it repaired, or answers with the
+    /// refusal or the storm guard's message.
     fn call(
         &mut self,
         line: &str,
@@ -151,74 +152,51 @@ impl Session {
         let Ok(name) = serde_json::from_str::<String>(call.name.get()) else {
             return ClientAction::Forward;
         };
-        let tool = match self.tools.tool(&name) {
-            Ok(tool) => tool.clone(),
-            Err(NameError::Ambiguous { .. }) => {
-                let outcome = self.tools.repair_call(&name, "{}");
-                return Self::refuse(id, &name, &outcome, events);
-            }
+        let Some(Ok(_) | Err(NameError::Ambiguous { .. })) = self.fixer.tools().map(|t| t.tool(&name)) else {
             // Not (yet) listed, or its schema did not compile here: the server decides.
-            Err(_) => return ClientAction::Forward,
+            return ClientAction::Forward;
         };
         let raw = call.arguments.map(RawValue::get).filter(|a| *a != "null").unwrap_or("{}");
         // MCP arguments are an object: a string holds the model's text, which the pipeline
         // reads as it would a model's output (fences, cut-off values and all).
         let held = raw.starts_with('"').then(|| serde_json::from_str::<String>(raw).ok()).flatten();
-        let outcome = repair(&tool, held.as_deref().unwrap_or(raw), &self.limits);
-        let renamed = tool.name() != name;
-        let accepted_text = match outcome.arguments_text() {
-            Some(text) => Some(text),
-            // Refused by a limit of ours while the schema accepts it as sent: the server decides.
-            None if accepts_as_sent(&tool, raw) => Some(raw),
-            None => None,
-        };
-        let Some(text) = accepted_text else {
-            return Self::refuse(id, tool.name(), &outcome, events);
-        };
-        if let Some(message) = self.storm(&tool, text, key) {
-            events.push(Event::Storm {
-                tool: tool.name().to_owned(),
-                id: id.get().to_owned(),
-                message: message.clone(),
-            });
-            return ClientAction::Answer(tool_error(id, &message));
+        let fixed = self.fixer.fix(&name, held.as_deref().unwrap_or(raw), Some(key), false);
+        let tool = fixed.name.clone();
+        match fixed.status {
+            CallStatus::Untouched | CallStatus::Repaired => {}
+            CallStatus::Suppressed => {
+                let message = fixed.message().unwrap_or_default().to_owned();
+                events.push(Event::Storm { tool, id: id.get().to_owned(), message: message.clone() });
+                return ClientAction::Answer(tool_error(id, &message));
+            }
+            _ => {
+                let Some(refusal) = fixed.refusal() else {
+                    return ClientAction::Forward;
+                };
+                events.push(Event::Refused { tool, id: id.get().to_owned(), refusal: refusal.clone() });
+                return ClientAction::Answer(tool_error(id, &refusal.message));
+            }
         }
-        let untouched = held.is_none() && (outcome.outcome() == Outcome::Untouched || text == raw);
+        let Some(text) = fixed.arguments_text() else {
+            return ClientAction::Forward;
+        };
+        let renamed = fixed.name != name;
+        let untouched = held.is_none() && (fixed.status == CallStatus::Untouched || text == raw);
         if untouched && !renamed {
             return ClientAction::Forward;
         }
-        let replaced = splice(line, params, &call, renamed.then_some(tool.name()), (!untouched).then_some(text));
-        match replaced {
+        match splice(line, params, &call, renamed.then_some(fixed.name.as_str()), (!untouched).then_some(text)) {
             Some(new_line) => {
                 events.push(Event::Repaired {
-                    tool: tool.name().to_owned(),
+                    tool,
                     id: id.get().to_owned(),
                     renamed_from: renamed.then(|| name.clone()),
                     decoded: held.is_some(),
-                    report: outcome.report().clone(),
+                    report: fixed.report().clone(),
                 });
                 ClientAction::Replace(new_line)
             }
             None => ClientAction::Forward,
-        }
-    }
-
-    fn refuse(id: &RawValue, tool: &str, outcome: &CallOutcome, events: &mut Vec<Event>) -> ClientAction {
-        let Some(refusal) = outcome.refusal() else {
-            return ClientAction::Forward;
-        };
-        events.push(Event::Refused { tool: tool.to_owned(), id: id.get().to_owned(), refusal: refusal.clone() });
-        ClientAction::Answer(tool_error(id, &refusal.message))
-    }
-
-    /// The guard's message when this call repeats a call to a tool with side effects.
-    fn storm(&mut self, tool: &Tool, arguments: &str, key: &str) -> Option<String> {
-        if tool.is_read_only() || self.exempt.contains(tool.name()) {
-            return None;
-        }
-        match self.guard.as_mut()?.check_with_id(tool.name(), arguments, Some(key)) {
-            Verdict::Allow => None,
-            Verdict::Suppress(s) => Some(s.message),
         }
     }
 
@@ -257,8 +235,8 @@ impl Session {
                             }
                         }
                         Kind::Call => {
-                            if let (Some(guard), Some(result)) = (self.guard.as_mut(), msg.result) {
-                                guard.record_result(&key, result.get());
+                            if let Some(result) = msg.result {
+                                self.fixer.record_result(&key, result.get());
                             }
                         }
                         Kind::Other => {}
@@ -296,7 +274,7 @@ impl Session {
             self.listing.push(tool.clone());
         }
         match ToolSet::from_tools(self.listing.clone()) {
-            Ok(set) => self.tools = set,
+            Ok(set) => self.fixer.set_tools(Some(&set)),
             Err(e) => events.push(Event::Definitions(vec![e.message().to_owned()])),
         }
     }
@@ -309,16 +287,6 @@ impl Session {
             .map(|(_, p)| format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}\n", p.id.get()).into_bytes())
             .collect()
     }
-}
-
-/// The pipeline on one call's arguments (the one place that picks the library's entry point).
-fn repair(tool: &Tool, raw: &str, limits: &Limits) -> CallOutcome {
-    tool.repair_call_with(raw, &toolfix::CallOptions::from(*limits))
-}
-
-/// True when `raw` is strict JSON that the tool's schema accepts as it is.
-fn accepts_as_sent(tool: &Tool, raw: &str) -> bool {
-    serde_json::from_str::<Value>(raw).is_ok_and(|v| tool.is_valid(&v))
 }
 
 /// A tool result that reports an error to the model: MCP's form for errors it should see.

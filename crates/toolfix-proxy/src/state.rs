@@ -7,8 +7,8 @@ use crate::metrics::Metrics;
 use crate::upstream::Upstream;
 use std::collections::HashMap;
 use std::sync::Mutex;
-use toolfix::guard::{Effect, GuardConfig, ToolPolicy};
-use toolfix::{FixOptions, ToolSet};
+use toolfix::guard::{GuardConfig, ToolPolicy};
+use toolfix::{Effect, FixOptions, ToolSet};
 
 /// The most bytes of tool definitions the cache keeps (the key is their text).
 const TOOL_CACHE_BYTES: usize = 8 << 20;
@@ -37,7 +37,7 @@ impl AppState {
             let mut g = GuardConfig::default().with_window(config.storm.window).with_threshold(config.storm.threshold);
             for (name, t) in &config.tools {
                 if t.storm_exempt {
-                    g = g.with_tool(name.clone(), ToolPolicy::new(Effect::Exempt));
+                    g = g.with_tool(name.clone(), ToolPolicy::exempt());
                 }
             }
             g
@@ -87,7 +87,8 @@ impl AppState {
         }
         for (name, t) in &self.config.tools {
             if let Some(ro) = t.read_only {
-                set = set.clone().with_read_only(name, ro).unwrap_or(set);
+                let effect = if ro { Effect::ReadOnly } else { Effect::Mutating };
+                set = set.clone().with_effect(name, effect).unwrap_or(set);
             }
             if let Some(p) = t.policy {
                 set = set.clone().with_policy(name, p).unwrap_or(set);

@@ -19,7 +19,7 @@
 //! assert_eq!(args.limit, Some(5));
 //! ```
 
-use crate::feedback::Refusal;
+use crate::report::Refusal;
 use crate::schema::Tool;
 use crate::{Error, ErrorKind, Result};
 use schemars::JsonSchema;

@@ -27,6 +27,15 @@ pub(crate) fn call_key(name: &str, arguments: &str) -> String {
     key
 }
 
+/// The key of an accepted call, from its value (no text to read again).
+pub(crate) fn value_key(name: &str, arguments: &serde_json::Value) -> String {
+    let mut key = String::with_capacity(name.len() + 64);
+    key.push_str(name);
+    key.push('\u{0}');
+    write_canonical(arguments, &mut key);
+    key
+}
+
 /// What is left to write, innermost last (an explicit stack: no recursion).
 enum Work<'v> {
     Value(&'v Value),

@@ -5,12 +5,12 @@
 
 use crate::pointer::Moves;
 use crate::report::CallNote;
+use crate::report::{Issue, Refusal};
 use crate::salvage::{Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{NameError, Tool};
 use crate::span::{floor_char_boundary, shorten};
-use crate::validate::{Issue, Problem, ProblemKind, Violation, ViolationKind};
-use serde::Serialize;
+use crate::validate::{Problem, ProblemKind, Violation, ViolationKind};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -18,31 +18,6 @@ use std::fmt::Write as _;
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 const MAX_RECEIVED: usize = 80;
 const MAX_OPTIONS: usize = 12;
-
-/// A refused call: the message for the model and the issues as data.
-///
-/// ```
-/// let refusal = toolfix::Refusal::new("The tool `x` is not offered.", Vec::new());
-/// assert!(refusal.issues.is_empty());
-/// assert_eq!(toolfix::Refusal::default().message, "");
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Refusal {
-    /// The whole message, at most 4 KiB.
-    pub message: String,
-    /// One entry per failing place.
-    pub issues: Vec<Issue>,
-}
-
-impl Refusal {
-    /// A refusal with `message` (capped at [`MAX_MESSAGE_BYTES`]) and `issues`: for front
-    /// ends that refuse a call for a reason of their own.
-    #[must_use]
-    pub fn new(message: impl Into<String>, issues: Vec<Issue>) -> Refusal {
-        Refusal { message: cap(message.into()), issues }
-    }
-}
 
 /// Build the refusal for a call whose (possibly partly repaired) `value` has `found`
 /// violations, with `problems` repair could not settle. `original` maps a path back to
@@ -68,7 +43,7 @@ pub(crate) fn refusal(
         if issues.iter().any(|i| i.path == v.path) {
             continue;
         }
-        let node = v.schema_path.as_deref().and_then(|p| root.pointer(p)).or_else(|| schema_at(root, &v.path));
+        let node = v.schema_path.as_deref().and_then(|p| root.pointer(p)).or_else(|| view::node_at(root, &v.path));
         let expected = match (&v.kind, node) {
             (ViolationKind::Unexpected, _) => {
                 let names = parent_properties(root, &v.path);
@@ -95,7 +70,7 @@ pub(crate) fn refusal(
         let expected = match &p.kind {
             ProblemKind::RequiredAny(group) => format!("at least one of {}", quote_all(group)),
             ProblemKind::DotConflict(_) => "one value per place".to_owned(),
-            _ => schema_at(root, &p.path)
+            _ => view::node_at(root, &p.path)
                 .map_or_else(|| "a property the schema declares".to_owned(), |n| describe(root, n)),
         };
         let received = if matches!(p.kind, ProblemKind::RequiredAny(_)) { None } else { received_at(&p.path) };
@@ -208,7 +183,19 @@ pub(crate) fn duplicate_key(tool: &Tool, pointer: &str, values: &[String]) -> Re
 }
 
 /// A refusal for arguments that hold no JSON, or not an object.
-pub(crate) fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> Refusal {
+pub(crate) fn not_an_object(tool: &Tool, value: &Value, received: &str) -> Refusal {
+    let what = match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    not_arguments(tool, &format!("the arguments are {what}, not an object"), Some(received))
+}
+
+fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> Refusal {
     let issue = Issue {
         path: String::new(),
         expected: describe(tool.parameters(), tool.parameters()),
@@ -332,12 +319,52 @@ pub(crate) fn note(note: &CallNote) -> String {
     }
 }
 
+/// A refusal as the model reads it: the tool's contract appended (`Contract for `x`: …`),
+/// then the renderer registered on the tool set, if any, writes the message; capped.
+pub(crate) fn finish(tool: &Tool, mut refusal: Refusal) -> Refusal {
+    let renderer = tool.extensions().and_then(crate::schema::Extensions::renderer);
+    let contract = tool.contract();
+    if contract.is_none() && renderer.is_none() {
+        return refusal;
+    }
+    if let Some(c) = contract {
+        let _ = writeln!(refusal.message, "Contract for `{}`: {c}", tool.name());
+    }
+    if let Some(render) = renderer {
+        refusal.message = render(tool, &refusal);
+    }
+    refusal.message = cap(refusal.message);
+    refusal
+}
+
+impl Tool {
+    /// The description to show a model: the description, then the contract hint
+    /// ([`Tool::contract`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::Tool;
+    ///
+    /// let tool = Tool::from_definition(&json!({"name": "ls", "description": "List a directory.",
+    ///     "parameters": {"type": "object", "x-toolfix": {"contract": "paths are absolute"}}})).unwrap();
+    /// assert_eq!(tool.description_for_model(), "List a directory.\n\nContract: paths are absolute");
+    /// ```
+    #[must_use]
+    pub fn description_for_model(&self) -> String {
+        match self.contract() {
+            Some(c) if self.description().is_empty() => format!("Contract: {c}"),
+            Some(c) => format!("{}\n\nContract: {c}", self.description()),
+            None => self.description().to_owned(),
+        }
+    }
+}
+
 /// The message for a call the storm guard suppressed: what repeated, and a question about
-/// what the model is trying to achieve. Starts with `prefix` so a rebuilt window knows it.
-pub(crate) fn storm(prefix: &str, tool: &str, repeats: usize, window: usize, same_result: bool) -> String {
+/// what the model is trying to achieve.
+pub(crate) fn storm(tool: &str, repeats: usize, window: usize, same_result: bool) -> String {
     let result = if same_result { ", and got the same result each time" } else { "" };
     cap(format!(
-        "{prefix}Not run: this is call {repeats} to `{}` with the same arguments within your last {window} tool \
+        "[toolfix] Not run: this is call {repeats} to `{}` with the same arguments within your last {window} tool \
          calls{result}. Repeating it will not give you anything new. What are you trying to achieve? If the result \
          was not what you expected, say what you expected, then change the arguments, use another tool, or answer \
          with what you have.",
@@ -471,7 +498,7 @@ fn with_article(what: &str) -> String {
 
 fn parent_missing(root: &Value, path: &str, value: &Value) -> Vec<String> {
     let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
-    let Some(node) = schema_at(root, parent) else {
+    let Some(node) = view::node_at(root, parent) else {
         return Vec::new();
     };
     let ov = view::object_view(root, node);
@@ -481,25 +508,11 @@ fn parent_missing(root: &Value, path: &str, value: &Value) -> Vec<String> {
 
 fn parent_properties(root: &Value, path: &str) -> Vec<String> {
     let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
-    schema_at(root, parent)
+    view::node_at(root, parent)
         .map(|n| {
             view::object_view(root, n).properties.iter().take(MAX_OPTIONS * 2).map(|(k, _)| format!("`{k}`")).collect()
         })
         .unwrap_or_default()
-}
-
-/// The schema node for an instance path, following properties and items.
-fn schema_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
-    let mut node = root;
-    for seg in path.split('/').skip(1) {
-        let seg = seg.replace("~1", "/").replace("~0", "~");
-        let resolved = view::resolve(root, node);
-        node = match view::object_view(root, resolved).property(&seg) {
-            Some(p) => p,
-            None => view::items(root, resolved)?,
-        };
-    }
-    Some(view::resolve(root, node))
 }
 
 /// A compact rendering of a schema node: `integer (minimum 1)`, `one of "a", "b"`,

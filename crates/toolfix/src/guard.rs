@@ -3,10 +3,11 @@
 //!
 //! A sliding window of recent calls (default 6), keyed by tool name and canonical
 //! arguments (key order and whitespace ignored). A call is a storm when, with it, the same
-//! key appears `threshold` times (default 3) in the window. Mutating tools change the world:
-//! a mutating call clears the read-only calls before it (reading again after a write is
-//! fine). Exempt tools never trip the guard. When results are known, repeats only count
-//! while they got the same result: polling a status that changes is not a storm.
+//! key appears `threshold` times (default 3) in the window. A call to a tool that changes
+//! the world (any [`Effect`] but read-only; a tool declared nothing is mutating) clears the
+//! read-only calls before it: reading again after a write is fine. Exempt tools never trip
+//! the guard. When results are known, repeats only count while they got the same result:
+//! polling a status that changes is not a storm.
 //!
 //! The proxy keeps no state: [`StormGuard::from_history`] rebuilds the window from the
 //! conversation (assistant `tool_calls` and `tool` results) that every request carries.
@@ -24,27 +25,19 @@
 //! ```
 
 use crate::canonical::call_key;
-use std::collections::{HashMap, VecDeque};
-
-/// What a tool does to the world, for the guard.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Effect {
-    /// Reads only (the default): repeating it cannot change anything.
-    #[default]
-    ReadOnly,
-    /// Writes, deletes or runs something: clears the read-only calls before it.
-    Mutating,
-    /// Never trips the guard (`sleep`, `wait_for_job`, ...).
-    Exempt,
-}
+use crate::schema::Effect;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// Per-tool settings.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ToolPolicy {
-    /// What the tool does.
-    pub effect: Effect,
+    /// What the tool does, when the guard should not take it from the tool's declaration
+    /// (`None`: the tool set's [`Effect`], and [`Effect::Mutating`] for a tool it does not
+    /// know).
+    pub effect: Option<Effect>,
+    /// Never trips the guard (`sleep`, `wait_for_job`, ...).
+    pub exempt: bool,
     /// This tool's window, when not the default.
     pub window: Option<usize>,
     /// This tool's threshold, when not the default.
@@ -55,7 +48,13 @@ impl ToolPolicy {
     /// A policy with this effect and the default window and threshold.
     #[must_use]
     pub fn new(effect: Effect) -> Self {
-        ToolPolicy { effect, window: None, threshold: None }
+        ToolPolicy { effect: Some(effect), ..ToolPolicy::default() }
+    }
+
+    /// A policy for a tool that never trips the guard.
+    #[must_use]
+    pub fn exempt() -> Self {
+        ToolPolicy { exempt: true, ..ToolPolicy::default() }
     }
 
     /// This policy with its own window.
@@ -152,9 +151,6 @@ pub struct Suppressed {
     pub message: String,
 }
 
-/// Marks the guard's own messages, so a rebuilt window recognises them as results.
-pub const MESSAGE_PREFIX: &str = "[toolfix] ";
-
 /// A call's result as the guard remembers it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
@@ -180,6 +176,9 @@ struct Entry {
 pub struct StormGuard {
     config: GuardConfig,
     recent: VecDeque<Entry>,
+    /// Ids of history calls the guard would have stopped: their results are its own
+    /// messages, known by id, never by their text.
+    suppressed: HashSet<String>,
 }
 
 fn hash(text: &str) -> u64 {
@@ -195,14 +194,25 @@ impl StormGuard {
     /// An empty guard.
     #[must_use]
     pub fn new(config: GuardConfig) -> Self {
-        StormGuard { config, recent: VecDeque::new() }
+        StormGuard { config, recent: VecDeque::new(), suppressed: HashSet::new() }
     }
 
     /// A guard whose window holds the calls of an OpenAI message history: the
     /// `tool_calls` of assistant messages, with the results of the `tool` messages that
-    /// answer them (by `tool_call_id`).
+    /// answer them (by `tool_call_id`). A history call the guard would have stopped at its
+    /// place counts as stopped, and its result as the guard's own message.
     #[must_use]
     pub fn from_history(config: GuardConfig, messages: &serde_json::Value) -> Self {
+        StormGuard::from_history_with(config, messages, |_| Effect::default())
+    }
+
+    /// As [`from_history`](Self::from_history), each tool's effect given by `effect_of`
+    /// unless the guard's own policy names one.
+    pub(crate) fn from_history_with(
+        config: GuardConfig,
+        messages: &serde_json::Value,
+        effect_of: impl Fn(&str) -> Effect,
+    ) -> Self {
         let mut guard = StormGuard::new(config);
         let Some(messages) = messages.as_array() else {
             return guard;
@@ -215,13 +225,13 @@ impl StormGuard {
                         let Some(name) = f.get("name").and_then(|n| n.as_str()) else {
                             continue;
                         };
-                        let arguments = match f.get("arguments") {
-                            Some(serde_json::Value::String(s)) => s.clone(),
-                            Some(v) => v.to_string(),
-                            None => "{}".to_owned(),
+                        let key = match f.get("arguments") {
+                            Some(serde_json::Value::String(s)) => call_key(name, s),
+                            Some(v) => call_key(name, &v.to_string()),
+                            None => call_key(name, "{}"),
                         };
-                        let id = call.get("id").and_then(|i| i.as_str()).map(str::to_owned);
-                        guard.push(name, &arguments, id);
+                        let id = call.get("id").and_then(|i| i.as_str());
+                        guard.replay(name, effect_of(name), key, id);
                     }
                 }
                 Some("tool") => {
@@ -238,7 +248,7 @@ impl StormGuard {
     }
 
     /// Look at a new call: `Allow` records it in the window; `Suppress` does not (it does
-    /// not run).
+    /// not run). The tool's effect is its policy's, else mutating.
     pub fn check(&mut self, tool: &str, arguments: &str) -> Verdict {
         self.check_with_id(tool, arguments, None)
     }
@@ -246,27 +256,51 @@ impl StormGuard {
     /// As [`check`](Self::check), remembering the call's id so a later
     /// [`record_result`](Self::record_result) can attach its result.
     pub fn check_with_id(&mut self, tool: &str, arguments: &str, id: Option<&str>) -> Verdict {
+        self.check_key(tool, Effect::default(), call_key(tool, arguments), id)
+    }
+
+    /// Look at a call whose key is known (see `canonical`): `declared` is the tool's
+    /// effect when the guard's policy does not name one.
+    pub(crate) fn check_key(&mut self, tool: &str, declared: Effect, key: String, id: Option<&str>) -> Verdict {
         let policy = self.config.policy(tool);
-        if policy.effect != Effect::Exempt {
-            let key = call_key(tool, arguments);
-            let window = self.config.window_of(policy);
-            let threshold = self.config.threshold_of(policy);
-            let repeats = self.repeats(&key, window) + 1;
-            if repeats >= threshold {
-                let same_result = self.same_results_known(&key, window);
-                let message = crate::feedback::storm(MESSAGE_PREFIX, tool, repeats, window, same_result);
-                return Verdict::Suppress(Suppressed { tool: tool.to_owned(), repeats, window, message });
-            }
+        if policy.exempt {
+            return Verdict::Allow;
         }
-        self.push(tool, arguments, id.map(str::to_owned));
+        let window = self.config.window_of(policy);
+        let threshold = self.config.threshold_of(policy);
+        let repeats = self.repeats(&key, window) + 1;
+        if repeats >= threshold {
+            let same_result = self.same_results_known(&key, window);
+            let message = crate::feedback::storm(tool, repeats, window, same_result);
+            return Verdict::Suppress(Suppressed { tool: tool.to_owned(), repeats, window, message });
+        }
+        self.push(tool, policy.effect.unwrap_or(declared), key, Outcome::Unknown, id.map(str::to_owned));
         Verdict::Allow
     }
 
-    /// Attach the result of the call with this id.
+    /// A call of the history, in order: in the window either way, and remembered as
+    /// stopped when the guard would have stopped it here.
+    fn replay(&mut self, tool: &str, declared: Effect, key: String, id: Option<&str>) {
+        let policy = self.config.policy(tool);
+        if policy.exempt {
+            return;
+        }
+        let window = self.config.window_of(policy);
+        let stopped = self.repeats(&key, window) + 1 >= self.config.threshold_of(policy);
+        let outcome = if stopped { Outcome::Suppressed } else { Outcome::Unknown };
+        if stopped && let Some(id) = id {
+            self.suppressed.insert(id.to_owned());
+        }
+        self.push(tool, policy.effect.unwrap_or(declared), key, outcome, id.map(str::to_owned));
+    }
+
+    /// Attach the result of the call with this id (a call the guard stopped keeps its mark).
     pub fn record_result(&mut self, id: &str, result: &str) {
+        if self.suppressed.contains(id) {
+            return;
+        }
         if let Some(e) = self.recent.iter_mut().rev().find(|e| e.id.as_deref() == Some(id)) {
-            e.outcome =
-                if result.starts_with(MESSAGE_PREFIX) { Outcome::Suppressed } else { Outcome::Known(hash(result)) };
+            e.outcome = Outcome::Known(hash(result));
         }
     }
 
@@ -282,22 +316,12 @@ impl StormGuard {
         self.recent.is_empty()
     }
 
-    fn push(&mut self, tool: &str, arguments: &str, id: Option<String>) {
-        let policy = self.config.policy(tool);
-        if policy.effect == Effect::Exempt {
-            return;
-        }
-        if policy.effect == Effect::Mutating {
+    fn push(&mut self, tool: &str, effect: Effect, key: String, outcome: Outcome, id: Option<String>) {
+        if effect.changes_things() {
             // The world changed: reading again is not a repeat.
-            self.recent.retain(|e| e.effect != Effect::ReadOnly);
+            self.recent.retain(|e| e.effect.changes_things());
         }
-        self.recent.push_back(Entry {
-            tool: tool.to_owned(),
-            key: call_key(tool, arguments),
-            effect: policy.effect,
-            outcome: Outcome::Unknown,
-            id,
-        });
+        self.recent.push_back(Entry { tool: tool.to_owned(), key, effect, outcome, id });
         while self.recent.len() > self.config.capacity() {
             self.recent.pop_front();
         }
@@ -388,7 +412,9 @@ mod tests {
 
     #[test]
     fn mutating_call_clears_reads() {
-        let cfg = GuardConfig::default().with_tool("write", ToolPolicy::new(Effect::Mutating));
+        let cfg = GuardConfig::default()
+            .with_tool("read", ToolPolicy::new(Effect::ReadOnly))
+            .with_tool("write", ToolPolicy::new(Effect::Mutating));
         let mut g = StormGuard::new(cfg);
         assert!(allow(&g.check("read", "{}")));
         assert!(allow(&g.check("read", "{}")));
@@ -404,7 +430,7 @@ mod tests {
     #[test]
     fn exempt_and_per_tool_threshold() {
         let cfg = GuardConfig::default()
-            .with_tool("sleep", ToolPolicy::new(Effect::Exempt))
+            .with_tool("sleep", ToolPolicy::exempt())
             .with_tool("deploy", ToolPolicy::new(Effect::Mutating).with_threshold(2));
         let mut g = StormGuard::new(cfg);
         for _ in 0..10 {

@@ -40,7 +40,6 @@ pub mod bind;
 mod canonical;
 pub mod check;
 mod error;
-pub mod extend;
 pub mod extract;
 pub mod feedback;
 pub mod flatten;
@@ -54,20 +53,18 @@ pub mod report;
 pub mod salvage;
 pub mod schema;
 mod span;
-pub mod validate;
+mod validate;
 
 pub use error::{Error, ErrorKind, Result};
-pub use feedback::Refusal;
 pub use limits::Limits;
 pub use pipeline::{CallOptions, CallOutcome};
 pub use reply::{
-    CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream, ToolCallDelta,
-    fix_reply,
+    CallFixer, CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream,
+    ToolCallDelta, fix_reply,
 };
-pub use report::{Outcome, Repair, RepairKind, Report, Stats};
-pub use schema::{Policy, Tool, ToolSet};
+pub use report::{Issue, Outcome, Refusal, Repair, RepairKind, Report, Stats};
+pub use schema::{Effect, Policy, Tool, ToolSet};
 pub use span::Span;
-pub use validate::Issue;
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

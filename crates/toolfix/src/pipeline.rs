@@ -24,23 +24,26 @@
 //! assert!(bad.refusal().unwrap().message.contains("/query"));
 //! ```
 
-use crate::feedback::{self, Refusal};
+use crate::feedback;
 use crate::pointer::{Moves, TextIndex, render};
 use crate::repair::{self, Ctx};
-use crate::report::{CallNote, Outcome, Repair, RepairKind, Report};
-use crate::salvage::{self, Truncation};
+use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
+use crate::salvage::{self, TextFix, Truncation};
 use crate::schema::view::{self, Types};
-use crate::schema::{Policy, Tool, ToolSet};
-use crate::validate::violations;
+use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};
+use crate::validate::{Violation, violations};
 use crate::{Limits, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::sync::OnceLock;
 
 /// What became of one call: arguments the schema accepts, or a refusal; and the report.
 #[derive(Clone, Debug)]
 pub struct CallOutcome {
     report: Report,
     result: std::result::Result<Accepted, Refusal>,
+    /// The canonical key of the accepted call (`canonical`), made once when first asked.
+    key: OnceLock<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -114,9 +117,17 @@ impl CallOutcome {
         &self.report.notes
     }
 
-    /// The report and the refusal, to change (`extend`).
-    pub(crate) fn parts_mut(&mut self) -> (&mut Report, Option<&mut Refusal>) {
-        (&mut self.report, self.result.as_mut().err())
+    /// The canonical key of the accepted call (name and arguments, key order, whitespace
+    /// and number spelling ignored), made from the accepted value once: the reply's
+    /// dedupe and the storm guard share it. `None` when refused.
+    pub(crate) fn canonical_key(&self) -> Option<&str> {
+        let accepted = self.result.as_ref().ok()?;
+        Some(self.key.get_or_init(|| crate::canonical::value_key(&self.report.tool, &accepted.value)))
+    }
+
+    /// The report, to change (the reply marks calls it moved out of text).
+    pub(crate) fn report_mut(&mut self) -> &mut Report {
+        &mut self.report
     }
 
     /// Deserialize the accepted arguments into `T`.
@@ -226,10 +237,12 @@ impl ToolSet {
             Ok(tool) => tool.repair_call_with(raw_arguments, options),
             Err(e) => {
                 let declared = match &e {
-                    crate::schema::NameError::Broken { name, .. } => name.as_str(),
+                    NameError::Broken { name, .. } => name.as_str(),
                     _ => name,
                 };
-                rejected(declared, Vec::new(), Vec::new(), feedback::unknown_tool(&e))
+                let outcome = CallOutcome::refused(declared, Vec::new(), Vec::new(), feedback::unknown_tool(&e));
+                outcome.report.trace();
+                outcome
             }
         }
     }
@@ -243,6 +256,81 @@ impl ToolSet {
             other => self.repair_call(name, &other.to_string()),
         }
     }
+
+    /// As [`ToolSet::repair_call`], and when the call is refused, an opt-in second try that
+    /// also matches property names fuzzily (a small edit distance, one candidate only).
+    /// What that try finds is an [`UncertainCall`], never an accepted outcome: the caller
+    /// decides by the tool's risk.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::ToolSet;
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "search", "parameters": {"type": "object",
+    ///     "properties": {"query": {"type": "string"}}, "required": ["query"]}})]).unwrap();
+    /// let (outcome, uncertain) = tools.repair_call_uncertain("search", r#"{"qeury": "rust"}"#);
+    /// assert!(!outcome.is_ok());
+    /// let uncertain = uncertain.unwrap();
+    /// assert_eq!(uncertain.arguments(), &json!({"query": "rust"}));
+    /// assert_eq!(uncertain.repairs()[0].kind.as_str(), "uncertain_match");
+    /// ```
+    #[must_use]
+    pub fn repair_call_uncertain(&self, name: &str, raw: &str) -> (CallOutcome, Option<UncertainCall>) {
+        let outcome = self.repair_call(name, raw);
+        if outcome.is_ok() {
+            return (outcome, None);
+        }
+        let Ok(tool) = self.tool(name) else {
+            return (outcome, None);
+        };
+        let options = CallOptions::default();
+        let uncertain = Draft::read(tool, raw, &options.limits).ok().and_then(|(mut draft, _)| {
+            if draft.ending != Ending::Complete || draft.dupes {
+                return None;
+            }
+            let found = violations(tool.validator(), &draft.value);
+            let none = Extensions::default();
+            let ext = tool.extensions().unwrap_or(&none);
+            let mut repairs = repair::extension::apply(tool, ext, &mut draft.value, &found, true);
+            if !repairs.iter().any(|r| r.kind == RepairKind::UncertainMatch) {
+                return None;
+            }
+            let again = tool.repair_call_with(&draft.value.to_string(), &options);
+            repairs.extend_from_slice(again.repairs());
+            Some(UncertainCall { arguments: again.arguments()?.clone(), repairs })
+        });
+        (outcome, uncertain)
+    }
+}
+
+/// Arguments that validate only thanks to an uncertain repair: never an accepted call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UncertainCall {
+    arguments: Value,
+    repairs: Vec<Repair>,
+}
+
+impl UncertainCall {
+    /// The arguments, valid under the schema.
+    #[must_use]
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    /// Every repair made, the uncertain ones (`uncertain_match`) among them.
+    #[must_use]
+    pub fn repairs(&self) -> &[Repair] {
+        &self.repairs
+    }
+
+    /// Deserialize the arguments into `T`.
+    ///
+    /// # Errors
+    ///
+    /// When the value does not fit `T`.
+    pub fn bind<T: DeserializeOwned>(&self) -> crate::Result<T> {
+        crate::bind::bind_value(Some(&self.arguments), None)
+    }
 }
 
 impl Tool {
@@ -255,206 +343,356 @@ impl Tool {
     /// Run the pipeline on a call to this tool, with `options`.
     #[must_use]
     pub fn repair_call_with(&self, raw: &str, options: &CallOptions) -> CallOutcome {
-        let mut outcome = run(self, raw, options);
-        if !outcome.is_ok() {
-            crate::extend::after_refusal(self, raw, options, &mut outcome);
-        }
+        let outcome = run(self, raw, options);
         outcome.report.trace();
         outcome
     }
 }
 
-fn rejected(
-    tool: &str,
-    text_fixes: Vec<crate::salvage::TextFix>,
-    repairs: Vec<Repair>,
-    refusal: Refusal,
-) -> CallOutcome {
-    CallOutcome {
-        report: Report { tool: tool.to_owned(), outcome: Outcome::Rejected, text_fixes, repairs, notes: Vec::new() },
-        result: Err(refusal),
+impl CallOutcome {
+    fn refused(tool: &str, text_fixes: Vec<TextFix>, repairs: Vec<Repair>, refusal: Refusal) -> CallOutcome {
+        CallOutcome {
+            report: Report::new(tool, Outcome::Rejected, text_fixes, repairs, Vec::new()),
+            result: Err(refusal),
+            key: OnceLock::new(),
+        }
     }
 }
 
-fn accepted(
-    tool: &Tool,
+/// One call on its way through the phases: the arguments as they stand (strict JSON text
+/// and its value) and everything done to them so far.
+struct Draft<'r> {
+    tool: &'r Tool,
+    /// The arguments as the model wrote them.
+    raw: &'r str,
+    limits: Limits,
+    /// The arguments as strict JSON text, copied as written wherever unchanged.
     text: String,
     value: Value,
-    text_fixes: Vec<crate::salvage::TextFix>,
+    fixes: Vec<TextFix>,
     repairs: Vec<Repair>,
-    notes: &[crate::report::CallNote],
+    notes: Vec<CallNote>,
+    /// Nothing changed the model's text so far.
     untouched: bool,
-) -> CallOutcome {
-    let outcome = if untouched { Outcome::Untouched } else { Outcome::Repaired };
-    CallOutcome {
-        report: Report {
-            tool: tool.name().to_owned(),
-            outcome,
-            text_fixes,
-            repairs,
-            notes: notes.iter().map(feedback::note).collect(),
-        },
-        result: Ok(Accepted { text, value }),
-    }
+    /// How the text ended.
+    ending: Ending,
+    /// How the text ended when it was unclosed (the cut, the values touching it).
+    truncation: Option<Truncation>,
+    /// The text gave a key twice.
+    dupes: bool,
 }
 
+/// How the arguments text ended.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Complete,
+    /// Unclosed: salvage closed it (a `null` where it stopped is where the output did).
+    Unclosed,
+    /// Unclosed inside a string.
+    InString,
+}
+
+/// What a phase decided: go on, or done with the draft as it stands (accepted).
+enum Step {
+    Next,
+    Done,
+}
+
+type Phase = std::result::Result<Step, Refusal>;
+
+/// The pipeline on one call, phase by phase: read → settle the cut → shape → validate or
+/// repair → finish.
 pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
-    let limits = &options.limits;
-    let trimmed = raw.trim();
-    let empty = trimmed.is_empty() || trimmed == "null";
-    let source = if empty { "{}" } else { raw };
-    // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once. An
-    // object the schema accepts, for a tool with no hint to check, is done: one parse, one
-    // validation. Otherwise the value stands for the salvaged text when salvage leaves it
-    // untouched.
-    let mut strict = if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-        salvage::parse_value(raw).ok().filter(|(value, _)| value.is_object())
-    } else {
-        None
+    let (mut draft, step) = match Draft::read(tool, raw, &options.limits) {
+        Ok(read) => read,
+        Err(outcome) => return *outcome,
     };
-    if let Some((value, false)) = &strict
-        && !tool.hints().has_checks()
-        && !tool.has_tagged_strings()
-        && tool.is_valid(value)
-    {
-        let value = strict.map(|(value, _)| value).unwrap_or_default();
-        return accepted(tool, raw.to_owned(), value, Vec::new(), Vec::new(), &[], true);
+    let mut result = Ok(step);
+    if let Ok(Step::Next) = result {
+        result = draft.settle_cut(options);
     }
-    let salvaged = match salvage::salvage_with(source, limits) {
-        Ok(s) => s,
-        Err(e) => return rejected(tool.name(), Vec::new(), Vec::new(), feedback::unreadable(tool, &e, raw, limits)),
-    };
-    let fixes = salvaged.fixes().to_vec();
-    if tool.policy() == Policy::Strict && salvaged.is_truncated() {
-        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, None, true));
+    if let Ok(Step::Next) = result {
+        result = draft.shape();
     }
-    let parsed = match strict.take() {
-        Some(parsed) if salvaged.is_untouched() => Ok(parsed),
-        _ => salvage::parse_value(salvaged.text()),
-    };
-    let (mut value, dupes) = match parsed {
-        Ok(v) => v,
-        Err(e) => {
-            let e = crate::Error::new(crate::ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"));
-            return rejected(tool.name(), fixes, Vec::new(), feedback::unreadable(tool, &e, raw, limits));
+    if let Ok(Step::Next) = result {
+        result = draft.validate_or_repair();
+    }
+    draft.finish(result)
+}
+
+impl<'r> Draft<'r> {
+    /// Read the text. Strict JSON that the schema accepts is done at once: one parse, one
+    /// validation, the text kept byte for byte. Anything else is salvaged and parsed.
+    fn read(tool: &'r Tool, raw: &'r str, limits: &Limits) -> std::result::Result<(Self, Step), Box<CallOutcome>> {
+        let trimmed = raw.trim();
+        let empty = trimmed.is_empty() || trimmed == "null";
+        let source = if empty { "{}" } else { raw };
+        let refuse = |fixes, refusal| Box::new(CallOutcome::refused(tool.name(), fixes, Vec::new(), refusal));
+        // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once.
+        let strict = if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
+            salvage::parse_value(raw).ok().filter(|(value, _)| value.is_object())
+        } else {
+            None
+        };
+        if let Some((value, false)) = &strict
+            && !tool.hints().has_checks()
+            && !tool.has_tagged_strings()
+            && tool.is_valid(value)
+        {
+            let value = strict.map(|(value, _)| value).unwrap_or_default();
+            let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
+            draft.untouched = true;
+            return Ok((draft, Step::Done));
         }
-    };
-    // Truncation (issue 9 §1): evidently cut, or unclosed when the output hit the limit.
-    let cut = salvaged.truncation().filter(|t| t.is_evident() || options.hit_token_limit);
-    let mut notes = Vec::new();
-    let mut before_drop = None;
-    if let Some(cut) = cut {
-        if !tool.is_read_only() {
-            let refusal = feedback::cut_off(tool, cut, feedback::CutRefusal::MayChangeThings);
-            return rejected(tool.name(), fixes, Vec::new(), refusal);
+        let salvaged = match salvage::salvage_with(source, limits) {
+            Ok(s) => s,
+            Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
+        };
+        let fixes = salvaged.fixes().to_vec();
+        if tool.policy() == Policy::Strict && salvaged.is_truncated() {
+            return Err(refuse(fixes, feedback::truncated(tool, None, true)));
         }
-        let before = value.clone();
-        match drop_uncertain(tool, cut, &mut value, &mut notes) {
-            Ok(true) => before_drop = Some(before),
-            Ok(false) => {}
-            Err(refusal) => return rejected(tool.name(), fixes, Vec::new(), refusal),
+        let parsed = match strict {
+            Some(parsed) if salvaged.is_untouched() => Ok(parsed),
+            _ => salvage::parse_value(salvaged.text()),
+        };
+        let (value, dupes) = match parsed {
+            Ok(v) => v,
+            Err(e) => {
+                let e = crate::Error::new(crate::ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"));
+                return Err(refuse(fixes, feedback::unreadable(tool, &e, raw, limits)));
+            }
+        };
+        let untouched = salvaged.is_untouched() && !empty && !dupes;
+        let truncation = salvaged.truncation().cloned();
+        let ending = if salvaged.has_truncated_string() {
+            Ending::InString
+        } else if salvaged.is_truncated() {
+            Ending::Unclosed
+        } else {
+            Ending::Complete
+        };
+        let mut draft = Draft::new(tool, raw, *limits, salvaged.into_text().into_owned(), value, fixes);
+        draft.untouched = untouched;
+        draft.ending = ending;
+        draft.truncation = truncation;
+        draft.dupes = dupes;
+        Ok((draft, Step::Next))
+    }
+
+    fn new(tool: &'r Tool, raw: &'r str, limits: Limits, text: String, value: Value, fixes: Vec<TextFix>) -> Self {
+        Draft {
+            tool,
+            raw,
+            limits,
+            text,
+            value,
+            fixes,
+            repairs: Vec::new(),
+            notes: Vec::new(),
+            untouched: false,
+            ending: Ending::Complete,
+            truncation: None,
+            dupes: false,
         }
-    } else if salvaged.has_truncated_string() && !tool.is_read_only() {
-        let path = last_string_path(salvaged.text());
-        return rejected(tool.name(), fixes, Vec::new(), feedback::truncated(tool, path.as_deref(), false));
     }
-    let truncated = salvaged.is_truncated() || cut.is_some();
-    let mut untouched = salvaged.is_untouched() && !empty && notes.is_empty() && !dupes;
-    let mut text = salvaged.into_text().into_owned();
-    if let Some(before) = before_drop {
-        text = render_text(&text, &value, &before, &Moves::default());
-    }
-    if dupes && let Err(refusal) = settle_duplicates(tool, &mut text, &value, &mut notes) {
-        return rejected(tool.name(), fixes, Vec::new(), refusal);
-    }
-    let mut repairs = Vec::new();
-    // The whole arguments sent as a JSON string holding the object.
-    let root = tool.parameters();
-    if let Value::String(s) = &value
-        && view::types(root, root).has(Types::OBJECT)
-        && s.trim_start().starts_with('{')
-        && tool.policy() != Policy::Strict
-        && let Ok(inner) = salvage::salvage_with(s, limits)
-        && inner.truncation().is_none()
-        && let Ok((decoded @ Value::Object(_), false)) = salvage::parse_value(inner.text())
-    {
-        let inner_text = inner.text().to_owned();
-        repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(value.clone()), None));
-        value = decoded;
-        text = inner_text;
-        untouched = false;
-    }
-    if !value.is_object() && !view::types(root, root).accepts(&value) {
-        let what = format!("the arguments are {}, not an object", kind_name(&value));
-        return rejected(tool.name(), fixes, repairs, feedback::not_arguments(tool, &what, Some(raw)));
-    }
-    if tool.is_valid(&value) {
-        if !tool.hints().has_checks() && !tool.has_tagged_strings() {
-            return accepted(tool, text, value, fixes, repairs, &notes, untouched);
+
+    /// Settle a cut and keys given twice (issue 9 §1). Text that was evidently cut (or
+    /// unclosed when the output hit the token limit) never reaches a tool that may change
+    /// things; a read-only tool keeps the complete values and drops an uncertain optional
+    /// one. A key given twice with different values is refused.
+    fn settle_cut(&mut self, options: &CallOptions) -> Phase {
+        let tool = self.tool;
+        let cut = self.truncation.as_ref().filter(|t| t.is_evident() || options.hit_token_limit);
+        if let Some(cut) = cut {
+            if !tool.is_read_only() {
+                return Err(feedback::cut_off(tool, cut, feedback::CutRefusal::MayChangeThings));
+            }
+            let before = self.value.clone();
+            if drop_uncertain(tool, cut, &mut self.value, &mut self.notes)? {
+                self.text = render_text(&self.text, &self.value, &before, &Moves::default());
+                self.untouched = false;
+            }
+        } else if self.ending == Ending::InString && !tool.is_read_only() {
+            let path = last_string_path(&self.text);
+            return Err(feedback::truncated(tool, path.as_deref(), false));
         }
-        let original = value.clone();
-        let mut cx = Ctx::new(tool, &[], limits.max_depth);
-        repair::apply_hints(&mut cx, tool, &mut value);
+        if self.dupes {
+            settle_duplicates(tool, &mut self.text, &self.value, &mut self.notes)?;
+        }
+        Ok(Step::Next)
+    }
+
+    /// Shape: the whole arguments sent as a JSON string holding the object are decoded; a
+    /// value that is no object (where the schema wants one) is refused.
+    fn shape(&mut self) -> Phase {
+        let tool = self.tool;
+        let root = tool.parameters();
+        if let Value::String(s) = &self.value
+            && view::types(root, root).has(Types::OBJECT)
+            && s.trim_start().starts_with('{')
+            && tool.policy() != Policy::Strict
+            && let Ok(inner) = salvage::salvage_with(s, &self.limits)
+            && inner.truncation().is_none()
+            && let Ok((decoded @ Value::Object(_), false)) = salvage::parse_value(inner.text())
+        {
+            let inner_text = inner.text().to_owned();
+            let before = std::mem::replace(&mut self.value, decoded);
+            self.repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(before), None));
+            self.text = inner_text;
+            self.untouched = false;
+        }
+        if !self.value.is_object() && !view::types(root, root).accepts(&self.value) {
+            return Err(feedback::not_an_object(tool, &self.value, self.raw));
+        }
+        Ok(Step::Next)
+    }
+
+    /// Validate; where the schema disagrees, repair at the failing paths (the built-in
+    /// families, then the extensions registered on the set) and validate again.
+    fn validate_or_repair(&mut self) -> Phase {
+        let tool = self.tool;
+        if tool.is_valid(&self.value) {
+            if !tool.hints().has_checks() && !tool.has_tagged_strings() {
+                return Ok(Step::Done);
+            }
+            return self.apply_hints();
+        }
+        let found = violations(tool.validator(), &self.value);
+        let index = TextIndex::build(&self.text);
+        let original = self.value.clone();
+        let out =
+            repair::repair(tool, self.value.clone(), &found, index.as_ref(), Some(&original), self.limits.max_depth);
+        let fatal = out.problems.iter().any(|p| p.kind.is_fatal());
+        if fatal || !tool.is_valid(&out.value) {
+            if let Some(done) = self.extend(&found, &original) {
+                return done;
+            }
+            let after = violations(tool.validator(), &out.value);
+            self.repairs.extend(out.repairs);
+            return Err(feedback::refusal(
+                tool,
+                &after,
+                &out.problems,
+                &out.value,
+                Some((&original, &out.moves)),
+                self.truncated(),
+            ));
+        }
+        self.text = match &index {
+            Some(idx) => render(&out.value, &original, idx, &out.moves),
+            None => out.value.to_string(),
+        };
+        self.value = out.value;
+        self.repairs.extend(out.repairs);
+        self.notes.extend(out.notes);
+        self.untouched = false;
+        Ok(Step::Done)
+    }
+
+    /// The hints' checks on a value the schema accepts (auto-links, relational defaults,
+    /// required-any groups).
+    fn apply_hints(&mut self) -> Phase {
+        let tool = self.tool;
+        let original = self.value.clone();
+        let mut cx = Ctx::new(tool, &[], self.limits.max_depth);
+        repair::apply_hints(&mut cx, tool, &mut self.value);
         if cx.problems.iter().any(|p| p.kind.is_fatal()) {
-            let found = violations(tool.validator(), &value);
-            return rejected(
-                tool.name(),
-                fixes,
-                repairs,
-                feedback::refusal(tool, &found, &cx.problems, &value, None, truncated),
-            );
+            let found = violations(tool.validator(), &self.value);
+            return Err(feedback::refusal(tool, &found, &cx.problems, &self.value, None, self.truncated()));
         }
         if cx.repairs.is_empty() {
-            return accepted(tool, text, value, fixes, repairs, &notes, untouched);
+            return Ok(Step::Done);
         }
-        if !tool.is_valid(&value) {
-            let found = violations(tool.validator(), &value);
-            return rejected(
-                tool.name(),
-                fixes,
-                repairs,
-                feedback::refusal(tool, &found, &cx.problems, &value, Some((&original, &cx.moves)), truncated),
-            );
+        if !tool.is_valid(&self.value) {
+            let found = violations(tool.validator(), &self.value);
+            return Err(feedback::refusal(
+                tool,
+                &found,
+                &cx.problems,
+                &self.value,
+                Some((&original, &cx.moves)),
+                self.truncated(),
+            ));
         }
-        repairs.extend(cx.repairs);
-        let rendered = render_text(&text, &value, &original, &cx.moves);
-        notes.extend(cx.notes);
-        return accepted(tool, rendered, value, fixes, repairs, &notes, false);
+        self.repairs.extend(cx.repairs);
+        self.text = render_text(&self.text, &self.value, &original, &cx.moves);
+        self.notes.extend(cx.notes);
+        self.untouched = false;
+        Ok(Step::Done)
     }
-    let found = violations(tool.validator(), &value);
-    let index = TextIndex::build(&text);
-    let original = value.clone();
-    let out = repair::repair(tool, value, &found, index.as_ref(), Some(&original), limits.max_depth);
-    let fatal = out.problems.iter().any(|p| p.kind.is_fatal());
-    if fatal || !tool.is_valid(&out.value) {
-        let after = violations(tool.validator(), &out.value);
-        repairs.extend(out.repairs);
-        return rejected(
-            tool.name(),
-            fixes,
-            repairs,
-            feedback::refusal(tool, &after, &out.problems, &out.value, Some((&original, &out.moves)), truncated),
-        );
+
+    /// The extensions' family at the places `found` names, on the value as read (`original`),
+    /// then the built-in repairs again: the result, when it validates. Never on text that
+    /// was cut off or gave a key twice.
+    fn extend(&mut self, found: &[Violation], original: &Value) -> Option<Phase> {
+        let tool = self.tool;
+        let ext = tool.extensions().filter(|e| e.repairs_values())?;
+        if self.ending != Ending::Complete || self.dupes {
+            return None;
+        }
+        let mut value = original.clone();
+        let mut repairs = repair::extension::apply(tool, ext, &mut value, found, false);
+        if repairs.is_empty() {
+            return None;
+        }
+        let again = violations(tool.validator(), &value);
+        if !again.is_empty() {
+            let out = repair::repair(tool, value, &again, None, None, self.limits.max_depth);
+            if out.problems.iter().any(|p| p.kind.is_fatal()) || !tool.is_valid(&out.value) {
+                return None;
+            }
+            repairs.extend(out.repairs);
+            self.notes.extend(out.notes);
+            value = out.value;
+        }
+        self.text = value.to_string();
+        self.value = value;
+        self.repairs.extend(repairs);
+        self.untouched = false;
+        if tool.hints().has_checks() || tool.has_tagged_strings() {
+            return Some(self.apply_hints());
+        }
+        Some(Ok(Step::Done))
     }
-    let rendered = match &index {
-        Some(idx) => render(&out.value, &original, idx, &out.moves),
-        None => out.value.to_string(),
-    };
-    repairs.extend(out.repairs);
-    notes.extend(out.notes);
-    accepted(tool, rendered, out.value, fixes, repairs, &notes, false)
+
+    /// The text was unclosed, or a cut settled (refusal hints then say where the output
+    /// stopped).
+    fn truncated(&self) -> bool {
+        self.ending != Ending::Complete || self.truncation.is_some()
+    }
+
+    /// The outcome: accepted as the draft stands, or refused (the refusal finished by
+    /// `feedback`: the tool's contract, a registered renderer).
+    fn finish(self, result: Phase) -> CallOutcome {
+        let tool = self.tool;
+        match result {
+            Ok(_) => {
+                let outcome = if self.untouched { Outcome::Untouched } else { Outcome::Repaired };
+                let notes = self.notes.iter().map(feedback::note).collect();
+                CallOutcome {
+                    report: Report::new(tool.name(), outcome, self.fixes, self.repairs, notes),
+                    result: Ok(Accepted { text: self.text, value: self.value }),
+                    key: OnceLock::new(),
+                }
+            }
+            Err(refusal) => {
+                CallOutcome::refused(tool.name(), self.fixes, self.repairs, feedback::finish(tool, refusal))
+            }
+        }
+    }
 }
 
 /// A cut call to a read-only tool: the complete values are kept, the outermost uncertain
 /// value (the top-level member that holds the cut) is dropped when it is optional, and the
 /// call is refused when it is required (or named by a hint, or the schema is too complex
-/// to tell).
+/// to tell). True when a value was dropped.
 fn drop_uncertain(
     tool: &Tool,
     cut: &Truncation,
     value: &mut Value,
     notes: &mut Vec<CallNote>,
-) -> Result<bool, Refusal> {
+) -> std::result::Result<bool, Refusal> {
     let Some(u) = cut.uncertain().iter().find(|u| u.kept && !u.pointer.is_empty()) else {
         return Ok(false);
     };
@@ -480,7 +718,12 @@ fn drop_uncertain(
 }
 
 /// Arguments that give a key twice: refused when the values differ, else kept once.
-fn settle_duplicates(tool: &Tool, text: &mut String, value: &Value, notes: &mut Vec<CallNote>) -> Result<(), Refusal> {
+fn settle_duplicates(
+    tool: &Tool,
+    text: &mut String,
+    value: &Value,
+    notes: &mut Vec<CallNote>,
+) -> std::result::Result<(), Refusal> {
     let found = salvage::duplicate_keys(text);
     if let Some(d) = found.iter().find(|d| !d.values_agree()) {
         let values: Vec<String> =
@@ -508,17 +751,6 @@ fn render_text(text: &str, value: &Value, original: &Value, moves: &Moves) -> St
     match TextIndex::build(text) {
         Some(idx) => render(value, original, &idx, moves),
         None => value.to_string(),
-    }
-}
-
-fn kind_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -66,6 +66,72 @@ repair_kinds! {
     UncertainMatch => "uncertain_match",
 }
 
+/// One reason a call was refused, for people and models.
+///
+/// ```
+/// let issue = toolfix::Issue::new("/path", "string").with_hint("send a path");
+/// assert_eq!(issue.received, None);
+/// assert_eq!(issue.hint.as_deref(), Some("send a path"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Issue {
+    /// JSON pointer into the arguments (`""` for the whole call).
+    pub path: String,
+    /// What the schema expected there, in a compact rendering.
+    pub expected: String,
+    /// What was received, shortened (`None` when missing or when the tool is sensitive).
+    pub received: Option<String>,
+    /// A concrete fix.
+    pub hint: Option<String>,
+}
+
+impl Issue {
+    /// An issue at `path` (a JSON pointer into the arguments) where the schema expected
+    /// `expected`.
+    #[must_use]
+    pub fn new(path: impl Into<String>, expected: impl Into<String>) -> Issue {
+        Issue { path: path.into(), expected: expected.into(), received: None, hint: None }
+    }
+
+    /// This issue with what was received.
+    #[must_use]
+    pub fn with_received(mut self, received: impl Into<String>) -> Issue {
+        self.received = Some(received.into());
+        self
+    }
+
+    /// This issue with a concrete fix.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Issue {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// A refused call: the message for the model (written by `feedback`, at most 4 KiB) and
+/// the issues as data.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::ToolSet;
+///
+/// let tools = ToolSet::new(&[json!({"name": "t", "parameters": {"type": "object",
+///     "properties": {"n": {"type": "integer"}}, "required": ["n"]}})]).unwrap();
+/// let refusal = tools.repair_call("t", "{}").refusal().cloned().unwrap();
+/// assert_eq!(refusal.issues[0].path, "/n");
+/// assert!(refusal.message.contains("/n"));
+/// assert_eq!(toolfix::Refusal::default().message, "");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Refusal {
+    /// The whole message, at most 4 KiB.
+    pub message: String,
+    /// One entry per failing place.
+    pub issues: Vec<Issue>,
+}
+
 /// One schema-level repair: what kind, where (a JSON pointer into the repaired
 /// arguments), and the value before and after (`None` for absent).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -159,8 +225,13 @@ pub struct Report {
     pub tool: String,
     /// How the call ended.
     pub outcome: Outcome,
-    /// Text-level fixes made by salvage.
+    /// Text-level fixes made by salvage to the arguments (spans in the arguments text).
     pub text_fixes: Vec<TextFix>,
+    /// Text-level fixes made to the markup the call was found in, when the call was written
+    /// in a reply's text and its envelope was not strict JSON (`{'name': 'x', ...}`); spans
+    /// in that channel's text.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub envelope_fixes: Vec<TextFix>,
     /// Schema-level repairs, in the order they were made.
     pub repairs: Vec<Repair>,
     /// Notes for the model (e.g. which defaults were filled).
@@ -168,9 +239,19 @@ pub struct Report {
 }
 
 impl Report {
+    pub(crate) fn new(
+        tool: &str,
+        outcome: Outcome,
+        text_fixes: Vec<TextFix>,
+        repairs: Vec<Repair>,
+        notes: Vec<String>,
+    ) -> Report {
+        Report { tool: tool.to_owned(), outcome, text_fixes, envelope_fixes: Vec::new(), repairs, notes }
+    }
+
     /// Emit the `tracing` event for this report: `tool_call_repaired` (debug) or
     /// `tool_call_invalid` (info); nothing for an untouched call.
-    pub fn trace(&self) {
+    pub(crate) fn trace(&self) {
         // Written only when the event is enabled.
         let kinds = Kinds(&self.repairs);
         match self.outcome {
@@ -279,13 +360,13 @@ mod tests {
     #[test]
     fn stats_count() {
         let stats = Stats::default();
-        let report = Report {
-            tool: "t".into(),
-            outcome: Outcome::Repaired,
-            text_fixes: vec![],
-            repairs: vec![Repair::new(RepairKind::CoercedScalar, "/a", None, None)],
-            notes: vec![],
-        };
+        let report = Report::new(
+            "t",
+            Outcome::Repaired,
+            vec![],
+            vec![Repair::new(RepairKind::CoercedScalar, "/a", None, None)],
+            vec![],
+        );
         std::thread::scope(|s| {
             s.spawn(|| stats.record(&report));
             s.spawn(|| stats.record(&report));

@@ -1,52 +1,9 @@
-//! Validation against a tool's compiled schema, as data: each failure an [`Issue`] with
-//! a JSON pointer, what the schema expected and what was received.
+//! Validation against a tool's compiled schema, as data: each failure a `Violation` with
+//! a JSON pointer, the keyword and the schema path; `feedback` turns them into
+//! [`Issue`](crate::report::Issue)s.
 
 use crate::pointer;
-use serde::Serialize;
 use serde_json::Value;
-
-/// One reason a call was refused, for people and models.
-///
-/// ```
-/// let issue = toolfix::Issue::new("/path", "string").with_hint("send a path");
-/// assert_eq!(issue.received, None);
-/// assert_eq!(issue.hint.as_deref(), Some("send a path"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Issue {
-    /// JSON pointer into the arguments (`""` for the whole call).
-    pub path: String,
-    /// What the schema expected there, in a compact rendering.
-    pub expected: String,
-    /// What was received, shortened (`None` when missing or when the tool is sensitive).
-    pub received: Option<String>,
-    /// A concrete fix.
-    pub hint: Option<String>,
-}
-
-impl Issue {
-    /// An issue at `path` (a JSON pointer into the arguments) where the schema expected
-    /// `expected`.
-    #[must_use]
-    pub fn new(path: impl Into<String>, expected: impl Into<String>) -> Issue {
-        Issue { path: path.into(), expected: expected.into(), received: None, hint: None }
-    }
-
-    /// This issue with what was received.
-    #[must_use]
-    pub fn with_received(mut self, received: impl Into<String>) -> Issue {
-        self.received = Some(received.into());
-        self
-    }
-
-    /// This issue with a concrete fix.
-    #[must_use]
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Issue {
-        self.hint = Some(hint.into());
-        self
-    }
-}
 
 /// What a validator error says, before feedback turns it into words.
 #[derive(Clone, Debug, PartialEq)]

@@ -4,7 +4,7 @@
 #![expect(clippy::unwrap_used, reason = "tests")]
 
 use serde_json::{Value, json};
-use toolfix::extend::Extensions;
+use toolfix::schema::Extensions;
 use toolfix::{Outcome, ToolSet};
 
 fn tools() -> ToolSet {

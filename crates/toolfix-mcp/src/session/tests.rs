@@ -23,7 +23,7 @@ fn session() -> Session {
     let answer = json!({"jsonrpc": "2.0", "id": 1, "result": tools_page()}).to_string();
     let step = s.on_server(answer.as_bytes());
     assert!(!step.swallow);
-    assert_eq!(s.tools().tools().len(), 2);
+    assert_eq!(s.tools().len(), 2);
     s
 }
 
@@ -135,10 +135,26 @@ fn repeated_calls_to_a_tool_with_side_effects_are_stopped() {
     assert!(matches!(client(&mut s, &call(2)), ClientAction::Forward));
     let ClientAction::Answer(a) = client(&mut s, &call(3)) else { panic!("not stopped") };
     assert!(text(&a).contains("\"isError\":true"));
-    // Read-only tools are not stopped.
-    let read = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search","arguments":{"query":"a"}}}"#;
-    for _ in 0..5 {
-        assert!(matches!(client(&mut s, read), ClientAction::Forward));
+    // A read-only tool repeated with the same result is stopped too, as `fix` stops it
+    // (the same guard: the library's per-call entry)...
+    let read = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search","arguments":{{"query":"a"}}}}}}"#
+        )
+    };
+    let result = |id: u32, text: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#)
+    };
+    for id in 10..12 {
+        assert!(matches!(client(&mut s, &read(id)), ClientAction::Forward));
+        let _ = s.on_server(result(id, "same").as_bytes());
+    }
+    assert!(matches!(client(&mut s, &read(12)), ClientAction::Answer(_)));
+    // ...but polling whose result changes is not a storm.
+    for (id, text) in [(20, "running"), (21, "running 2"), (22, "done")] {
+        let line = read(id).replace(r#""query":"a""#, r#""query":"b""#);
+        assert!(matches!(client(&mut s, &line), ClientAction::Forward));
+        let _ = s.on_server(result(id, text).as_bytes());
     }
 }
 
@@ -162,7 +178,7 @@ fn list_changed_makes_the_wrapper_list_the_tools_itself() {
     let page = json!({"jsonrpc": "2.0", "id": next["id"], "result": {"tools": [{"name": "two", "inputSchema": {"type": "object"}}]}});
     let step = s.on_server(page.to_string().as_bytes());
     assert!(step.swallow && step.requests.is_empty());
-    let names: Vec<&str> = s.tools().tools().iter().map(Tool::name).collect();
+    let names: Vec<&str> = s.tools().iter().map(Tool::name).collect();
     assert_eq!(names, ["only", "two"]);
 }
 
@@ -238,4 +254,22 @@ mod properties {
             prop_assert!(!s.on_server(&line).swallow);
         }
     }
+}
+
+#[test]
+fn a_key_given_twice_with_different_values_is_refused_for_every_tool() {
+    // Which value a server reads is not certain (parsers disagree): never forwarded, for a
+    // read-only tool either; given twice with the same value, it is sent once.
+    let mut s = session();
+    for (tool, args) in [("delete_file", r#"{"path":"a","path":"b"}"#), ("search", r#"{"query":"a","query":"b"}"#)] {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+        );
+        let ClientAction::Answer(answer) = client(&mut s, &line) else { panic!("{tool}: forwarded") };
+        assert!(text(&answer).contains("more than once with different values"), "{}", text(&answer));
+    }
+    let line = r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"a","path":"a"}}}"#;
+    let ClientAction::Replace(sent) = client(&mut s, line) else { panic!("not replaced") };
+    let sent: Value = serde_json::from_slice(&sent).unwrap();
+    assert_eq!(sent["params"]["arguments"], json!({"path": "a"}));
 }

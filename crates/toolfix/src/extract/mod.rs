@@ -75,7 +75,6 @@ mod tags;
 mod text;
 
 /// Keys of the calls taken so far (repeats in a stream of server calls).
-pub(crate) use dedupe::Seen as CallsSeen;
 pub use format::Format;
 
 use crate::{Limits, Span};
@@ -140,6 +139,20 @@ impl<S: std::hash::BuildHasher + Sync> ToolLookup for std::collections::HashMap<
     }
 }
 
+impl ToolLookup for crate::schema::ToolSet {
+    fn is_known(&self, name: &str) -> bool {
+        matches!(self.tool(name), Ok(_) | Err(crate::schema::NameError::Broken { .. }))
+    }
+
+    fn parameters(&self, name: &str) -> Option<&serde_json::Value> {
+        self.tool(name).ok().map(crate::schema::Tool::parameters)
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.tools().iter().map(crate::schema::Tool::name).chain(self.broken_names()).collect()
+    }
+}
+
 /// A call found in the model's output.
 ///
 /// Serializes with its `arguments` as the text found (a JSON string: they may still need
@@ -179,6 +192,10 @@ pub struct ExtractedCall<'a> {
     /// [`salvage`](crate::salvage::salvage) reports the cut too. Serialized only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cut: bool,
+    /// Fixes salvage made to the call's envelope when it was not strict JSON
+    /// (`{'name': …}`), spans in the channel's text.
+    #[serde(skip)]
+    pub(crate) envelope: Vec<crate::salvage::TextFix>,
 }
 
 /// An assistant message as the server returned it.
@@ -345,6 +362,9 @@ pub struct Options {
     pub repeats: Repeats,
     /// The caps (text per channel, calls per reply, markup per call, depth).
     pub limits: Limits,
+    /// Keep every call, repeats included: the caller (the whole-reply layer) drops them by
+    /// the keys of the accepted calls, so no arguments are read twice.
+    pub(crate) keep_repeats: bool,
 }
 
 impl Options {
@@ -373,6 +393,13 @@ impl Options {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// These options keeping every call, repeats included (the whole-reply layer drops
+    /// them by the accepted calls' keys).
+    pub(crate) fn keeping_repeats(mut self) -> Self {
+        self.keep_repeats = true;
         self
     }
 }
@@ -566,6 +593,7 @@ fn assemble<'a>(
             channel,
             span: c.span,
             cut: c.cut,
+            envelope: c.envelope,
         }
     };
     let mut candidates = native;
@@ -602,6 +630,14 @@ fn keep_once<'a>(
     // Keys per channel, to tell a repeat in the same channel from one in another.
     let mut seen: Vec<(Channel, dedupe::Seen)> = Vec::new();
     for c in candidates {
+        if options.keep_repeats {
+            if calls.len() >= options.limits.max_calls {
+                notes.push(Note::new(NoteKind::TooManyCalls, c.span, Some(c.name.to_string())));
+                break;
+            }
+            calls.push(c);
+            continue;
+        }
         let in_other = seen.iter().any(|(ch, s)| *ch != c.channel && s.contains(&c.name, &c.arguments));
         let own = seen.iter().position(|(ch, _)| *ch == c.channel).unwrap_or_else(|| {
             seen.push((c.channel, dedupe::Seen::default()));

@@ -47,6 +47,7 @@ pub(crate) fn calls<'a>(
         cut: false,
         channel: Channel::ToolCalls,
         span: Span::at(index),
+        envelope: Vec::new(),
     };
     match tools.and_then(|t| split(t, &name, &arguments)) {
         Some(parts) => {

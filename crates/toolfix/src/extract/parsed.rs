@@ -127,12 +127,14 @@ pub(crate) struct RawCall<'a> {
     /// The text ended inside the call, before the markup that closes it: more may have
     /// been coming (more parameters, the rest of a value), so it is not a call to run.
     pub(crate) cut: bool,
+    /// Fixes salvage made to the call's envelope (`{'name': …}`), spans in `text`.
+    pub(crate) envelope: Vec<crate::salvage::TextFix>,
 }
 
 impl<'a> RawCall<'a> {
     /// A complete call with no id.
     pub(crate) fn new(name: Cow<'a, str>, arguments: Cow<'a, str>, format: Format, span: Span) -> Self {
-        RawCall { name, arguments, id: None, format, span, cut: false }
+        RawCall { name, arguments, id: None, format, span, cut: false, envelope: Vec::new() }
     }
 
     /// This call with an id.

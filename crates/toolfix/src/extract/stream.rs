@@ -389,7 +389,8 @@ impl<'t> StreamExtractor<'t> {
 
     /// A call read outside reasoning: sent, or noted as a repeat.
     fn content_call(&mut self, c: ExtractedCall<'static>, events: &mut Vec<StreamEvent>) {
-        if !self.seen.take(&c.name, &c.arguments) && self.options.repeats == Repeats::Drop {
+        if !self.options.keep_repeats && !self.seen.take(&c.name, &c.arguments) && self.options.repeats == Repeats::Drop
+        {
             events.push(StreamEvent::Note(Note::new(NoteKind::Duplicate, c.span, Some(c.name.to_string()))));
         } else {
             self.send(c, events);
@@ -444,6 +445,11 @@ impl<'t> StreamExtractor<'t> {
             channel,
             span: Span::new(c.span.start + self.base, c.span.end + self.base),
             cut: c.cut,
+            envelope: c
+                .envelope
+                .iter()
+                .map(|f| crate::salvage::TextFix { span: f.span.shift(self.base), ..*f })
+                .collect(),
         }
     }
 

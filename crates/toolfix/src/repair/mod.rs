@@ -1,10 +1,12 @@
 //! Schema-driven repair: acts only at the paths validation flagged, with repairs whose
 //! result is certain. One file per family: `shape` (arrays, JSON strings, wrappers),
 //! `coerce` (scalars), `enums`, `names` (renames, unknown fields, dot keys, nulls),
-//! `hints` (links, relational defaults, required-any).
+//! `hints` (links, relational defaults, required-any), and `extension` (the extensions
+//! registered on the tool set).
 
 mod coerce;
 mod enums;
+pub(crate) mod extension;
 mod hints;
 mod names;
 mod shape;

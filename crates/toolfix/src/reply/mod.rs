@@ -37,15 +37,17 @@
 //! — a tool that may have side effects gets a refusal for such a call when its arguments
 //! were not complete.
 
+mod fixer;
 mod merge;
 pub mod stream;
 
+pub use fixer::CallFixer;
 pub use stream::{ReplyEvent, ReplyStream, ToolCallDelta};
 
 use crate::extract::{self, Channel, Format, Message, Note, ReasoningCalls};
-use crate::feedback::Refusal;
 use crate::guard::{GuardConfig, Suppressed};
 use crate::pipeline::CallOutcome;
+use crate::report::Refusal;
 use crate::report::Report;
 use crate::{Error, ErrorKind, Limits, Result, ToolSet};
 use serde::Serialize;
@@ -254,6 +256,9 @@ pub struct FixedCall {
     pub channel: Channel,
     /// What became of it.
     pub status: CallStatus,
+    /// The arguments as the model wrote them (for a call found in text, as its format
+    /// gives them).
+    written_arguments: String,
     outcome: CallOutcome,
     suppressed: Option<Suppressed>,
 }
@@ -276,6 +281,13 @@ impl FixedCall {
     #[must_use]
     pub fn refusal(&self) -> Option<&Refusal> {
         self.outcome.refusal()
+    }
+
+    /// The arguments as the model wrote them, before any repair: what a fixer or a model
+    /// that refuses the repair needs (for a call found in text, as its format gives them).
+    #[must_use]
+    pub fn written_arguments(&self) -> &str {
+        &self.written_arguments
     }
 
     /// The storm guard's verdict, when it stopped the call.
@@ -439,38 +451,27 @@ pub fn fix_reply(
 ) -> Result<FixedReply> {
     check_size(reply.content.len() + reply.reasoning_content.map_or(0, str::len), &options.limits)?;
     let lookup = tools.map(|t| t as &dyn extract::ToolLookup);
-    // Text channels first (calls in reasoning always found; whether they are used is
-    // decided below, with the server's calls counted), then the server's calls.
-    let text_options = options.extract.with_reasoning_calls(ReasoningCalls::Always);
-    let text = extract::extract_with(&reply.text_message(), lookup, &text_options);
-    // The server's calls: a repeat kept once (and reported) unless the policy keeps them.
+    // Every call of every channel, repeats kept (whether reasoning calls are used, and
+    // which repeat is kept, is decided over all of them once they are repaired).
+    let found_options = options.extract.with_reasoning_calls(ReasoningCalls::Always).keeping_repeats();
+    let text = extract::extract_with(&reply.text_message(), lookup, &found_options);
     let (native, mut native_notes) = match reply.tool_calls {
         Some(calls) => {
-            let x = extract::extract_with(&Message::new("").with_tool_calls(calls), lookup, &options.extract);
+            let x = extract::extract_with(&Message::new("").with_tool_calls(calls), lookup, &found_options);
             (x.calls, x.notes)
         }
         None => (Vec::new(), Vec::new()),
     };
-    let mut merge = merge::Merge::new(tools, options, history);
-    let hit = reply.hit_token_limit();
+    let mut found = merge::Found { native, ..merge::Found::default() };
+    for call in text.calls {
+        if call.channel == Channel::Reasoning { found.reasoning.push(call) } else { found.content.push(call) }
+    }
     // A content call may have been cut only when the output ended in it: it reaches the
     // end of `content` and no server-parsed call follows.
-    let content_end = if native.is_empty() { reply.content.trim_end().len() } else { usize::MAX };
-    let mut reasoning_calls = Vec::new();
-    for call in text.calls {
-        if call.channel == Channel::Reasoning {
-            reasoning_calls.push(call);
-        } else {
-            let at_cut = hit && call.span.end >= content_end;
-            merge.offer(call, at_cut);
-        }
-    }
-    let last = native.len().saturating_sub(1);
-    for (i, call) in native.into_iter().enumerate() {
-        merge.offer(call, hit && i == last);
-    }
-    merge.offer_reasoning(reasoning_calls, hit);
-    let (calls, mut notes) = merge.finish();
+    let content_end = if found.native.is_empty() { reply.content.trim_end().len() } else { usize::MAX };
+    let cut = merge::Cut { hit: reply.hit_token_limit(), content_end };
+    let mut fixer = CallFixer::new(tools, history, options);
+    let (calls, mut notes) = merge::assemble(&mut fixer, found, cut, options);
     let mut all_notes = text.notes;
     all_notes.append(&mut native_notes);
     all_notes.append(&mut notes);

@@ -1,11 +1,13 @@
 //! The streaming counterpart of [`fix_reply`](super::fix_reply): feed a reply's deltas as
-//! they arrive; get back text that is safe to show now (call markup held back) and each
-//! call as soon as it is complete and fixed.
+//! they arrive; get back text that is safe to show now (call markup held back) and, when
+//! the reply ends, its calls, fixed.
 //!
 //! Fed the same reply, in any chunks, [`ReplyStream::finish`] returns what
 //! [`fix_reply`](super::fix_reply) returns: the same calls with the same ids, the same
 //! prose and reasoning. Deltas are expected in the order servers send them: reasoning, then
-//! content, then tool calls.
+//! content, then tool calls. Calls are decided at the end, over the whole reply: which of
+//! two copies is kept (the server's call wins over one left in `content`), whether calls
+//! drafted in reasoning are used, and which calls the token limit may have cut.
 //!
 //! ```
 //! use serde_json::json;
@@ -31,14 +33,14 @@
 //! assert_eq!(fixed.calls[0].arguments_text(), Some(r#"{"path": "."}"#));
 //! ```
 
-use super::merge::Merge;
+use super::fixer::CallFixer;
+use super::merge::{self, Found};
 use super::{FixOptions, FixedCall, FixedReply, check_size};
 use crate::extract::stream::{StreamEvent, StreamExtractor};
-use crate::extract::{CallsSeen, Channel, ExtractedCall, Note, NoteKind, ReasoningCalls, Repeats, ToolLookup};
+use crate::extract::{Channel, Note, ReasoningCalls, ToolLookup};
 use crate::{Result, ToolSet};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::collections::VecDeque;
 
 /// The most server-parsed calls one reply may hold; later ones are dropped with a note.
 const MAX_NATIVE_CALLS: usize = 256;
@@ -54,7 +56,7 @@ pub enum ReplyEvent {
     /// Every `Content` sent so far was reasoning that had been forced open (only its close
     /// marker appeared).
     ContentWasReasoning,
-    /// A complete, fixed call.
+    /// A fixed call (all of them come when the reply ends).
     Call(Box<FixedCall>),
     /// Something seen and not used.
     Note(Note),
@@ -129,7 +131,7 @@ struct Native {
 pub struct ReplyStream<'t> {
     lookup: Option<&'t dyn ToolLookup>,
     options: FixOptions,
-    merge: Merge<'t>,
+    fixer: CallFixer,
     content: StreamExtractor<'t>,
     reasoning: Option<StreamExtractor<'t>>,
     /// Bytes of content and reasoning received.
@@ -137,15 +139,10 @@ pub struct ReplyStream<'t> {
     /// Content received so far: its length and the end of its last non-space character.
     content_len: usize,
     content_end: usize,
-    /// Content calls that reach the end of the content received so far: held until more
-    /// text shows they were not cut by the token limit, or the stream ends.
-    held: VecDeque<ExtractedCall<'static>>,
-    /// Calls found in reasoning, decided at the end.
-    reasoning_calls: Vec<ExtractedCall<'static>>,
+    /// The calls found so far, decided when the reply ends.
+    found: Found<'static>,
     natives: Vec<Native>,
     natives_seen: usize,
-    /// The server's calls taken so far (a repeat is kept once, as the whole reply does).
-    native_keys: CallsSeen,
     /// The server's calls have started: the content before them is decided.
     content_done: bool,
     /// What the whole reply will hold.
@@ -160,7 +157,7 @@ impl std::fmt::Debug for ReplyStream<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReplyStream")
             .field("received", &self.size)
-            .field("held", &self.held.len())
+            .field("calls", &(self.found.content.len() + self.found.reasoning.len()))
             .field("natives", &self.natives.len())
             .finish_non_exhaustive()
     }
@@ -172,21 +169,18 @@ impl<'t> ReplyStream<'t> {
     #[must_use]
     pub fn new(tools: Option<&'t ToolSet>, history: Option<&Value>, options: FixOptions) -> Self {
         let lookup = tools.map(|t| t as &dyn ToolLookup);
-        let text_options = options.extract.with_reasoning_calls(ReasoningCalls::Always);
         ReplyStream {
             lookup,
-            merge: Merge::new(tools, &options, history),
-            content: StreamExtractor::new(lookup, text_options),
+            fixer: CallFixer::new(tools, history, &options),
+            content: StreamExtractor::new(lookup, found_options(&options)),
             reasoning: None,
             options,
             size: 0,
             content_len: 0,
             content_end: 0,
-            held: VecDeque::new(),
-            reasoning_calls: Vec::new(),
+            found: Found::default(),
             natives: Vec::new(),
             natives_seen: 0,
-            native_keys: CallsSeen::default(),
             content_done: false,
             content_text: String::new(),
             reasoning_text: None,
@@ -213,7 +207,6 @@ impl<'t> ReplyStream<'t> {
         let events = self.content.push_str(text);
         let mut out = Vec::new();
         self.take_content(events, &mut out);
-        self.release(false, false, &mut out);
         Ok(out)
     }
 
@@ -226,7 +219,7 @@ impl<'t> ReplyStream<'t> {
         self.grow(text.len())?;
         self.reasoning_text.get_or_insert_with(String::new).push_str(text);
         let lookup = self.lookup;
-        let options = self.options.extract.with_reasoning_calls(ReasoningCalls::Always);
+        let options = found_options(&self.options);
         let events =
             self.reasoning.get_or_insert_with(|| StreamExtractor::for_reasoning(lookup, options)).push_str(text);
         let mut out = Vec::new();
@@ -244,7 +237,7 @@ impl<'t> ReplyStream<'t> {
             // the output went on after it, so no content call was cut.
             self.content_done = true;
             self.content_end = usize::MAX;
-            self.end_content(false, &mut out);
+            self.end_content(&mut out);
         }
         if !self.natives.iter().any(|n| n.index == delta.index) {
             if self.natives_seen >= MAX_NATIVE_CALLS {
@@ -252,7 +245,7 @@ impl<'t> ReplyStream<'t> {
             }
             self.natives_seen += 1;
             // A later call has started: the earlier ones are complete.
-            self.complete_natives(Some(delta.index), false, &mut out);
+            self.complete_natives(Some(delta.index));
             self.natives.push(Native { index: delta.index, id: None, name: String::new(), arguments: None });
         }
         if let Some(n) = self.natives.iter_mut().find(|n| n.index == delta.index) {
@@ -274,20 +267,21 @@ impl<'t> ReplyStream<'t> {
     }
 
     /// The reply ended (with the server's `finish_reason`): decide everything held back.
-    /// Returns the last events and the whole fixed reply, equal to what
-    /// [`fix_reply`](super::fix_reply) returns for the same reply.
+    /// Returns the last events (the calls among them) and the whole fixed reply, equal to
+    /// what [`fix_reply`](super::fix_reply) returns for the same reply.
     pub fn finish(mut self, finish_reason: Option<&str>) -> (Vec<ReplyEvent>, FixedReply) {
         let hit = finish_reason == Some("length");
         let mut out = Vec::new();
-        self.end_content(hit, &mut out);
-        self.complete_natives(None, hit, &mut out);
+        self.end_content(&mut out);
+        self.complete_natives(None);
         if let Some(r) = self.reasoning.take() {
             let events = r.finish();
             self.take_reasoning(events, &mut out);
         }
-        let reasoning = std::mem::take(&mut self.reasoning_calls);
-        out.extend(self.merge.offer_reasoning(reasoning, hit).into_iter().map(|c| ReplyEvent::Call(Box::new(c))));
-        let (calls, mut notes) = self.merge.finish();
+        let cut = merge::Cut { hit, content_end: self.content_end };
+        let found = std::mem::take(&mut self.found);
+        let (calls, mut notes) = merge::assemble(&mut self.fixer, found, cut, &self.options);
+        out.extend(calls.iter().cloned().map(|c| ReplyEvent::Call(Box::new(c))));
         out.extend(notes.iter().cloned().map(ReplyEvent::Note));
         let mut parts: Vec<String> = Vec::new();
         parts.extend(self.reasoning_text);
@@ -298,13 +292,11 @@ impl<'t> ReplyStream<'t> {
         (out, fixed)
     }
 
-    /// Decide the content received so far and offer every call held back.
-    fn end_content(&mut self, hit: bool, out: &mut Vec<ReplyEvent>) {
-        let lookup = self.lookup;
-        let fresh = StreamExtractor::new(lookup, self.options.extract.with_reasoning_calls(ReasoningCalls::Always));
+    /// Decide the content received so far.
+    fn end_content(&mut self, out: &mut Vec<ReplyEvent>) {
+        let fresh = StreamExtractor::new(self.lookup, found_options(&self.options));
         let events = std::mem::replace(&mut self.content, fresh).finish();
         self.take_content(events, out);
-        self.release(true, hit, out);
     }
 
     fn grow(&mut self, more: usize) -> Result<()> {
@@ -327,8 +319,8 @@ impl<'t> ReplyStream<'t> {
                     self.moved.get_or_insert_with(String::new).push_str(&r);
                     out.push(ReplyEvent::Reasoning(r));
                 }
-                StreamEvent::Call(c) if c.channel == Channel::Reasoning => self.reasoning_calls.push(c),
-                StreamEvent::Call(c) => self.held.push_back(c),
+                StreamEvent::Call(c) if c.channel == Channel::Reasoning => self.found.reasoning.push(c),
+                StreamEvent::Call(c) => self.found.content.push(c),
                 StreamEvent::Note(n) => {
                     self.notes.push(n.clone());
                     out.push(ReplyEvent::Note(n));
@@ -341,7 +333,7 @@ impl<'t> ReplyStream<'t> {
         for e in events {
             match e {
                 StreamEvent::Text(t) => out.push(ReplyEvent::Reasoning(t)),
-                StreamEvent::Call(c) => self.reasoning_calls.push(c),
+                StreamEvent::Call(c) => self.found.reasoning.push(c),
                 StreamEvent::Note(n) => {
                     self.notes.push(n.clone());
                     out.push(ReplyEvent::Note(n));
@@ -351,32 +343,15 @@ impl<'t> ReplyStream<'t> {
         }
     }
 
-    /// Offer the held content calls that no longer reach the end of the content (all of
-    /// them at the end of the stream).
-    fn release(&mut self, at_end: bool, hit: bool, out: &mut Vec<ReplyEvent>) {
-        while let Some(front) = self.held.front() {
-            let touches = front.span.end >= self.content_end;
-            if touches && !at_end {
-                break;
-            }
-            let Some(call) = self.held.pop_front() else { break };
-            if let Some(fixed) = self.merge.offer(call, hit && touches) {
-                out.push(ReplyEvent::Call(Box::new(fixed.clone())));
-            }
-        }
-    }
-
-    /// Offer the server-parsed calls before index `before` (all of them when `None`); the
-    /// last one of the reply gets the token-limit rule when `hit`.
-    fn complete_natives(&mut self, before: Option<usize>, hit: bool, out: &mut Vec<ReplyEvent>) {
+    /// Take the server-parsed calls before index `before` (all of them when `None`), read
+    /// as the whole reply reads them (a name inferred, merged calls split).
+    fn complete_natives(&mut self, before: Option<usize>) {
         let (mut done, keep): (Vec<Native>, Vec<Native>) =
             std::mem::take(&mut self.natives).into_iter().partition(|n| before.is_none_or(|b| n.index < b));
         self.natives = keep;
         done.sort_by_key(|n| n.index);
-        let last = done.len().saturating_sub(1);
-        for (i, n) in done.into_iter().enumerate() {
+        for n in done {
             let arguments = Cow::Owned(n.arguments.unwrap_or_else(|| "{}".to_owned()));
-            // Read as the whole reply reads them (a name inferred, merged calls split).
             let calls = crate::extract::native::calls(
                 Cow::Owned(n.name),
                 arguments,
@@ -384,19 +359,15 @@ impl<'t> ReplyStream<'t> {
                 n.index,
                 self.lookup,
             );
-            let pieces = calls.len();
-            for (j, call) in calls.into_iter().enumerate() {
-                if !self.native_keys.take(&call.name, &call.arguments) && self.options.extract.repeats == Repeats::Drop
-                {
-                    self.notes.push(Note::new(NoteKind::Duplicate, call.span, Some(call.name.to_string())));
-                    continue;
-                }
-                if let Some(fixed) = self.merge.offer(call, hit && before.is_none() && i == last && j + 1 == pieces) {
-                    out.push(ReplyEvent::Call(Box::new(fixed.clone())));
-                }
-            }
+            self.found.native.extend(calls);
         }
     }
+}
+
+/// How the stream's extractors read: every call kept (repeats and calls in reasoning are
+/// decided at the end, over the whole reply).
+fn found_options(options: &FixOptions) -> crate::extract::Options {
+    options.extract.with_reasoning_calls(ReasoningCalls::Always).keeping_repeats()
 }
 
 /// Append `piece` to `text`, keeping at most `cap` bytes (cut on a character boundary).

@@ -48,6 +48,68 @@ impl Policy {
     }
 }
 
+/// What running a tool does to the world. It decides what the library may do with a call:
+/// a value cut off by the token limit never reaches a tool that is not read-only, the
+/// storm guard clears the reads before a call that changes things, and an agent retries
+/// only what it may run twice.
+///
+/// Declared by `x-toolfix` `"effect": "read_only" | "idempotent" | "mutating"` (or
+/// `"read_only": true`), by an MCP definition's `annotations` (`readOnlyHint`,
+/// `idempotentHint`), or by [`ToolSet::with_effect`](super::ToolSet::with_effect). A tool
+/// declared nothing may change things: [`Effect::Mutating`] is the default everywhere.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::schema::{Effect, Tool};
+///
+/// let tool = Tool::from_definition(&json!({"name": "put", "inputSchema": {"type": "object"},
+///     "annotations": {"idempotentHint": true}})).unwrap();
+/// assert_eq!(tool.effect(), Effect::Idempotent);
+/// assert_eq!(Effect::from_name("read_only"), Some(Effect::ReadOnly));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Effect {
+    /// Reads only: running it again changes nothing, and it may receive the complete
+    /// values of a call that was cut off.
+    ReadOnly,
+    /// Changes things, but running it twice is the same as once.
+    Idempotent,
+    /// Changes things (writes, deletes, sends, runs): the default.
+    #[default]
+    Mutating,
+}
+
+impl Effect {
+    /// The effect named `read_only`, `idempotent` or `mutating`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Effect> {
+        match name {
+            "read_only" | "readonly" | "read-only" => Some(Effect::ReadOnly),
+            "idempotent" => Some(Effect::Idempotent),
+            "mutating" => Some(Effect::Mutating),
+            _ => None,
+        }
+    }
+
+    /// The stable `snake_case` name.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::ReadOnly => "read_only",
+            Effect::Idempotent => "idempotent",
+            Effect::Mutating => "mutating",
+        }
+    }
+
+    /// True for a tool that changes things (idempotent or not).
+    #[must_use]
+    pub const fn changes_things(self) -> bool {
+        !matches!(self, Effect::ReadOnly)
+    }
+}
+
 /// A relational group: when some of `fields` are given, the missing ones are filled from
 /// `defaults`.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,7 +122,7 @@ pub(crate) struct Relational {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct ToolHints {
     pub(crate) policy: Policy,
-    pub(crate) read_only: bool,
+    pub(crate) effect: Effect,
     pub(crate) sensitive: bool,
     pub(crate) relational: Vec<Relational>,
     pub(crate) required_any: Vec<Vec<String>>,
@@ -72,10 +134,16 @@ impl ToolHints {
     /// level of the definition.
     pub(crate) fn read(parameters: &Value, definition: &Value) -> ToolHints {
         let mut hints = ToolHints::default();
-        // MCP tool annotations: `readOnlyHint: true` declares a tool without side effects
-        // (absent or false: it may have some). `x-toolfix.read_only` below overrides it.
-        if let Some(b) = definition.get("annotations").and_then(|a| a.get("readOnlyHint")).and_then(Value::as_bool) {
-            hints.read_only = b;
+        // MCP tool annotations: `readOnlyHint: true` declares a tool without side effects,
+        // `idempotentHint: true` one whose repeats change nothing more (absent or false: it
+        // may change things). `x-toolfix` `effect` or `read_only` below override them.
+        if let Some(a) = definition.get("annotations") {
+            let hint = |k: &str| a.get(k).and_then(Value::as_bool) == Some(true);
+            if hint("readOnlyHint") {
+                hints.effect = Effect::ReadOnly;
+            } else if hint("idempotentHint") {
+                hints.effect = Effect::Idempotent;
+            }
         }
         for holder in [definition, parameters] {
             for ns in ["x-toolfix", "dirge-hints"] {
@@ -92,7 +160,10 @@ impl ToolHints {
             self.policy = p;
         }
         if let Some(b) = h.get("read_only").and_then(Value::as_bool) {
-            self.read_only = b;
+            self.effect = if b { Effect::ReadOnly } else { Effect::Mutating };
+        }
+        if let Some(e) = h.get("effect").and_then(Value::as_str).and_then(Effect::from_name) {
+            self.effect = e;
         }
         if let Some(b) = h.get("sensitive").and_then(Value::as_bool) {
             self.sensitive = b;

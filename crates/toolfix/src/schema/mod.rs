@@ -13,12 +13,14 @@
 //! assert!(tools.tool("write_file").is_err());
 //! ```
 
+mod extensions;
 mod hints;
 pub(crate) mod suggest;
 pub(crate) mod view;
 
+pub use extensions::{Extensions, FieldMatcher, FormatNormaliser, RefusalRenderer, ValueCoercer};
 pub(crate) use hints::ToolHints;
-pub use hints::{Policy, strip_hints};
+pub use hints::{Effect, Policy, strip_hints};
 
 use crate::{Error, ErrorKind, Result};
 use serde_json::Value;
@@ -30,9 +32,9 @@ use std::sync::Arc;
 pub struct Tool {
     compiled: Arc<Compiled>,
     policy: Policy,
-    read_only: bool,
-    /// Extension points registered on the set (`extend`).
-    ext: Option<Arc<crate::extend::Extensions>>,
+    effect: Effect,
+    /// Extension points registered on the set.
+    ext: Option<Arc<Extensions>>,
 }
 
 struct Compiled {
@@ -90,7 +92,7 @@ impl Tool {
         let hints = ToolHints::read(&parameters, definition);
         let has_tagged_strings = has_tagged_strings(&parameters);
         let policy = hints.policy;
-        let read_only = hints.read_only;
+        let effect = hints.effect;
         Ok(Tool {
             compiled: Arc::new(Compiled {
                 name: name.to_owned(),
@@ -101,7 +103,7 @@ impl Tool {
                 has_tagged_strings,
             }),
             policy,
-            read_only,
+            effect,
             ext: None,
         })
     }
@@ -136,8 +138,13 @@ impl Tool {
         self.policy
     }
 
-    /// True when the tool is declared read-only: `x-toolfix.read_only`, an MCP definition's
-    /// `annotations.readOnlyHint`, or [`ToolSet::with_read_only`]. A tool that is not
+    /// What running the tool does to the world (see [`Effect`]).
+    #[must_use]
+    pub fn effect(&self) -> Effect {
+        self.effect
+    }
+
+    /// True when the tool is declared read-only (see [`Effect`]). A tool that is not
     /// read-only may have side effects: it never receives a value that was cut off.
     ///
     /// ```
@@ -152,7 +159,7 @@ impl Tool {
     /// ```
     #[must_use]
     pub fn is_read_only(&self) -> bool {
-        self.read_only
+        self.effect == Effect::ReadOnly
     }
 
     /// True when the tool is marked sensitive: refusals do not echo received values.
@@ -180,12 +187,12 @@ impl Tool {
         self.compiled.has_tagged_strings
     }
 
-    /// The extension points registered on the set (`extend`).
-    pub(crate) fn extensions(&self) -> Option<&crate::extend::Extensions> {
+    /// The extension points registered on the set.
+    pub(crate) fn extensions(&self) -> Option<&Extensions> {
         self.ext.as_deref()
     }
 
-    pub(crate) fn set_extensions(&mut self, ext: Option<Arc<crate::extend::Extensions>>) {
+    pub(crate) fn set_extensions(&mut self, ext: Option<Arc<Extensions>>) {
         self.ext = ext;
     }
 }
@@ -405,26 +412,27 @@ impl ToolSet {
         inner
     }
 
-    /// This set with tool `name` declared read-only or not, overriding its definition (a
-    /// per-tool policy in a proxy or MCP wrapper configuration).
+    /// This set with tool `name`'s [`Effect`] declared, overriding its definition (a
+    /// per-tool policy in a proxy or MCP wrapper configuration, an agent's registration).
     ///
     /// ```
     /// use serde_json::json;
     /// use toolfix::ToolSet;
+    /// use toolfix::schema::Effect;
     ///
     /// let tools = ToolSet::new(&[json!({"name": "search", "parameters": {"type": "object"}})]).unwrap();
-    /// let tools = tools.with_read_only("search", true).unwrap();
+    /// let tools = tools.with_effect("search", Effect::ReadOnly).unwrap();
     /// assert!(tools.tool("search").unwrap().is_read_only());
     /// ```
     ///
     /// # Errors
     ///
     /// When no tool has that exact name.
-    pub fn with_read_only(self, name: &str, read_only: bool) -> Result<ToolSet> {
-        self.with_tool(name, |tool| tool.read_only = read_only)
+    pub fn with_effect(self, name: &str, effect: Effect) -> Result<ToolSet> {
+        self.with_tool(name, |tool| tool.effect = effect)
     }
 
-    /// This set with `change` applied to every tool (`extend`).
+    /// This set with `change` applied to every tool.
     pub(crate) fn with_every_tool(self, mut change: impl FnMut(&mut Tool)) -> ToolSet {
         let mut inner = Arc::unwrap_or_clone(self.inner);
         inner.tools.iter_mut().for_each(&mut change);
@@ -520,20 +528,6 @@ fn definition_name(definition: &Value) -> Option<&str> {
     definition.get("function").filter(|f| f.is_object()).unwrap_or(definition).get("name")?.as_str()
 }
 
-impl crate::extract::ToolLookup for ToolSet {
-    fn is_known(&self, name: &str) -> bool {
-        matches!(self.tool(name), Ok(_) | Err(NameError::Broken { .. }))
-    }
-
-    fn parameters(&self, name: &str) -> Option<&Value> {
-        self.tool(name).ok().map(Tool::parameters)
-    }
-
-    fn names(&self) -> Vec<&str> {
-        self.tools().iter().map(Tool::name).chain(self.inner.broken.iter().map(|(n, _)| n.as_str())).collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,7 +598,6 @@ mod tests {
         assert_eq!(set.tool("readFile").unwrap().name(), "read_file");
         assert!(matches!(set.tool("WriteFile"), Err(NameError::Broken { ref name, .. }) if name == "write_file"));
         assert_eq!(set.broken_names(), ["write_file"]);
-        assert!(crate::extract::ToolLookup::is_known(&set, "write_file"));
     }
 
     #[test]
@@ -620,9 +613,9 @@ mod tests {
         assert!(ro("a"));
         assert!(!ro("b"));
         assert!(!ro("c"));
-        let set = set.with_read_only("c", true).unwrap();
+        let set = set.with_effect("c", Effect::ReadOnly).unwrap();
         assert!(set.tool("c").unwrap().is_read_only());
-        assert!(set.with_read_only("zzz", true).is_err());
+        assert!(set.with_effect("zzz", Effect::ReadOnly).is_err());
     }
 
     #[test]

@@ -63,7 +63,7 @@ fn score(wanted: &[char], have: &[char]) -> Option<usize> {
 
 /// The optimal-string-alignment distance between `a` and `b` (Levenshtein plus swaps of
 /// neighbours), or `None` when it is over `budget`.
-fn distance(a: &[char], b: &[char], budget: usize) -> Option<usize> {
+pub(crate) fn distance(a: &[char], b: &[char], budget: usize) -> Option<usize> {
     const FAR: usize = usize::MAX / 4;
     if a.len().abs_diff(b.len()) > budget {
         return None;

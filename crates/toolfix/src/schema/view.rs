@@ -386,6 +386,21 @@ pub(crate) fn allows_null(root: &Value, node: &Value) -> bool {
 }
 
 /// Normalise a name: lowercase, without `_`, `-`, spaces and dots.
+/// The schema node for an instance path (a JSON pointer), following properties and items,
+/// `$ref`s resolved.
+pub(crate) fn node_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut node = root;
+    for seg in path.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        let resolved = resolve(root, node);
+        node = match object_view(root, resolved).property(&seg) {
+            Some(p) => p,
+            None => items(root, resolved)?,
+        };
+    }
+    Some(resolve(root, node))
+}
+
 pub(crate) fn normalise(name: &str) -> String {
     name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
 }

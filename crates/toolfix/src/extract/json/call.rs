@@ -127,7 +127,10 @@ pub(crate) fn call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Form
 /// the object's text and read the call from the value.
 fn salvaged_call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Format) -> Option<ObjectCall<'a>> {
     let (end, closed) = object_extent(text, start)?;
-    let value = crate::salvage::salvage(text.get(start..end)?).ok()?.to_value().ok()?;
+    let salvaged = crate::salvage::salvage(text.get(start..end)?).ok()?;
+    let envelope =
+        salvaged.fixes().iter().map(|f| crate::salvage::TextFix { span: f.span.shift(start), ..*f }).collect();
+    let value = salvaged.to_value().ok()?;
     let mut obj = value.as_object()?;
     let id = obj.get("id").and_then(|v| v.as_str()).map(|s| Cow::Owned(s.to_owned()));
     if let Some(inner) = obj.get("function").and_then(|f| f.as_object()) {
@@ -145,7 +148,8 @@ fn salvaged_call_at<'a>(text: &'a str, start: usize, keys: &Keys, format: Format
         None => return None,
     };
     let span = Span::new(start, end);
-    let call = RawCall::new(name, arguments, format, span).with_id(id).cut_if(!closed);
+    let mut call = RawCall::new(name, arguments, format, span).with_id(id).cut_if(!closed);
+    call.envelope = envelope;
     Some(ObjectCall { call, end, closed })
 }
 
