@@ -58,6 +58,7 @@ mod json;
 mod json_family;
 mod json_text;
 mod kimi_k2;
+mod leak;
 mod minimax_m3;
 mod minimax_text;
 pub(crate) mod native;
@@ -76,6 +77,7 @@ mod text;
 
 /// Keys of the calls taken so far (repeats in a stream of server calls).
 pub use format::Format;
+pub use leak::{Leak, Split, split_leaked_markup};
 
 use crate::{Limits, Span};
 use serde::Serialize;

@@ -13,6 +13,19 @@
 //! it is a JSON (or Python) literal, or keep it as a string.
 //!
 //! Numbers keep the text the model wrote (`5.0` stays `5.0`).
+//!
+//! Whitespace: a grammar removes only the newline its template puts around a value (one
+//! `\n` after the open tag and one before the close tag for Qwen3-Coder and Seed-OSS, as
+//! vLLM, SGLang and Ollama do; see `tags::strip_framing`); any other whitespace around a
+//! value is kept where the value is a string (it is the model's text), and ignored where
+//! the schema types the value as a number, boolean, null, object or array (JSON ignores
+//! it too). Where the schema allows a string besides another type, the text becomes that
+//! other type only when it is exactly one (strict JSON: `true`, not `True`; `{"a": 1}`,
+//! not `{not valid json` or `<b>x</b>`), and stays the string it is otherwise.
+//!
+//! A raw value that holds another declared parameter's markup (`…</prompt>\n<parameter
+//! name="preset">[…]`) is split into the parameters it holds when that is unambiguous
+//! (`leak.rs`); otherwise it is kept, and the call pipeline refuses it.
 
 use super::parsed::Cx;
 use crate::salvage::FixKind;
@@ -35,6 +48,24 @@ pub(crate) struct Args<'t> {
     count: usize,
     /// The single parameter so far, for unwrapping an `arguments`/`input` wrapper.
     first: Option<(String, String)>,
+    /// The parameters pushed so far.
+    keys: Vec<String>,
+}
+
+/// How a call's arguments end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// The call's markup closed: the object is closed.
+    Closed,
+    /// The text ended inside the call, after its last value closed: the object is left
+    /// open (salvage closes it: only closers were missing).
+    Cut,
+    /// The text ended inside the call's last value, pushed with [`Args::push_raw_open`]:
+    /// the value and the object are left open where the text stopped.
+    CutInValue,
+    /// The text ended inside the markup of a parameter not yet read (its key being
+    /// written): the object is left open after a separator, so the cut is evident.
+    CutInElement,
 }
 
 impl<'t> Args<'t> {
@@ -45,7 +76,7 @@ impl<'t> Args<'t> {
             .and_then(|tools| tools.parameters(name))
             .and_then(|schema| schema.get("properties"))
             .and_then(Value::as_object);
-        Args { props, out: String::from("{"), count: 0, first: None }
+        Args { props, out: String::from("{"), count: 0, first: None, keys: Vec::new() }
     }
 
     /// True when no parameter was pushed.
@@ -53,8 +84,23 @@ impl<'t> Args<'t> {
         self.count == 0
     }
 
-    /// Adds parameter `key` with raw text `raw`, typed through the schema.
+    /// Adds parameter `key` with raw text `raw`, typed through the schema (split first when
+    /// it holds another declared parameter's markup, see `leak.rs`).
     pub(crate) fn push_raw(&mut self, key: &str, raw: &str, untyped: Untyped) {
+        if let Some(props) = self.props
+            && raw.contains('<')
+            && let super::leak::Raw::Split(parts) =
+                super::leak::split_raw(key, raw, props, |p| self.keys.iter().any(|k| k == p))
+        {
+            for (k, v) in parts {
+                self.push_one(k, v, untyped);
+            }
+            return;
+        }
+        self.push_one(key, raw, untyped);
+    }
+
+    fn push_one(&mut self, key: &str, raw: &str, untyped: Untyped) {
         let prop = self.props.and_then(|props| props.get(key));
         let value = type_raw(raw, prop, untyped);
         self.push_json(key, &value);
@@ -73,6 +119,48 @@ impl<'t> Args<'t> {
         self.out.push_str(json);
         self.count += 1;
         self.first = None;
+        self.keys.push(key.to_owned());
+    }
+
+    /// Adds parameter `key` whose raw text ran to the end of the text (the call was cut off
+    /// inside it): written as far as it went and left open (a string without its closing
+    /// quote, a number or a container as written), so that salvage sees the cut and the
+    /// pipeline applies the cut-off rule. Nothing is completed or made up.
+    pub(crate) fn push_raw_open(&mut self, key: &str, raw: &str, untyped: Untyped) {
+        let prop = self.props.and_then(|props| props.get(key));
+        let types = prop.map(schema_types).unwrap_or_default();
+        let trimmed = raw.trim_start();
+        let container = trimmed.starts_with(['{', '['])
+            && (types.iter().any(|t| matches!(t, Type::Object | Type::Array))
+                || (types.is_empty() && untyped == Untyped::Json));
+        let json = if container {
+            trimmed.to_owned()
+        } else {
+            let mut typed = type_raw(raw, prop, untyped);
+            if typed.starts_with('"') {
+                typed.pop();
+            }
+            typed
+        };
+        self.push_json(key, &json);
+    }
+
+    /// The arguments object text, as the call `ended`.
+    pub(crate) fn finish_as(self, ended: Ending) -> String {
+        match ended {
+            Ending::Closed => self.finish(),
+            // A space after the last value: it was complete (closed by its own markup),
+            // so it does not touch the cut.
+            Ending::Cut => self.out + " ",
+            Ending::CutInValue => self.out,
+            Ending::CutInElement => {
+                let mut out = self.out;
+                if self.count > 0 {
+                    out.push_str(", ");
+                }
+                out
+            }
+        }
     }
 
     /// The arguments object text. A lone `arguments`/`input`/`parameters` parameter that
@@ -113,11 +201,17 @@ pub(crate) fn type_raw(raw: &str, prop: Option<&Value>, untyped: Untyped) -> Str
         };
     }
     let trimmed = raw.trim();
+    // With a string allowed, another type only when the text is exactly one.
+    let strict = types.contains(&Type::String);
     for ty in &types {
         let typed = match *ty {
             Type::Integer | Type::Number => number_text(trimmed).map(str::to_owned),
+            Type::Boolean if strict => matches!(trimmed, "true" | "false").then(|| trimmed.to_owned()),
             Type::Boolean => bool_text(trimmed).map(str::to_owned),
+            Type::Null if strict => (trimmed == "null").then(|| trimmed.to_owned()),
             Type::Null => null_text(trimmed).map(str::to_owned),
+            Type::Object if strict => strict_container(trimmed, '{'),
+            Type::Array if strict => strict_container(trimmed, '['),
             Type::Object if trimmed.starts_with('{') => container_text(trimmed, Trust::Schema),
             Type::Array if trimmed.starts_with('[') => container_text(trimmed, Trust::Schema),
             Type::Object | Type::Array | Type::String => None,
@@ -127,6 +221,11 @@ pub(crate) fn type_raw(raw: &str, prop: Option<&Value>, untyped: Untyped) -> Str
         }
     }
     json_string(raw)
+}
+
+/// The text when it is strict JSON opening with `open` (an object or an array).
+fn strict_container(text: &str, open: char) -> Option<String> {
+    (text.starts_with(open) && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()).then(|| text.to_owned())
 }
 
 /// Untyped value: a JSON scalar, a Python literal, or an object/array that salvages.
@@ -397,6 +496,27 @@ mod tests {
         assert_eq!(ty("hello", &p), r#""hello""#);
         let p = json!({"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]});
         assert_eq!(ty("some text", &p), r#""some text""#);
+    }
+
+    /// Where a string is allowed, text that is not exactly the other type stays the string
+    /// it is (issue 24 §3).
+    #[test]
+    fn a_string_stays_a_string_unless_exactly_the_other_type() {
+        let p = json!({"type": ["object", "string"]});
+        assert_eq!(ty("{not valid json", &p), r#""{not valid json""#);
+        assert_eq!(ty("{not valid json}", &p), r#""{not valid json}""#);
+        assert_eq!(ty("{'a': 1}", &p), r#""{'a': 1}""#);
+        assert_eq!(ty("<b>bold</b>", &p), r#""<b>bold</b>""#);
+        assert_eq!(ty(" {\"a\": 1} ", &p), r#"{"a": 1}"#);
+        let p = json!({"anyOf": [{"type": "boolean"}, {"type": "string"}]});
+        assert_eq!(ty("True", &p), r#""True""#);
+        assert_eq!(ty("true", &p), "true");
+        let p = json!({"anyOf": [{"type": "array"}, {"type": "string"}]});
+        assert_eq!(ty("[see above]", &p), r#""[see above]""#);
+        assert_eq!(ty("[1, 2]", &p), "[1, 2]");
+        // Without a string, the other type is read leniently (the repair stage judges).
+        assert_eq!(ty("True", &json!({"type": "boolean"})), "true");
+        assert_eq!(ty("{'a': 1}", &json!({"type": "object"})), r#"{"a": 1}"#);
     }
 
     #[test]
