@@ -158,7 +158,7 @@ fn cut_place(cut: &Truncation) -> String {
                 format!("right after the number at {}, which may be longer than written", at(&u.pointer))
             }
             UncertainKind::Literal => format!("inside the literal at {}", at(&u.pointer)),
-            UncertainKind::Key if u.kept => format!("after the key {}, before its value", at(&u.pointer)),
+            UncertainKind::Member => format!("after the key {}, before its value", at(&u.pointer)),
             UncertainKind::Key => format!("inside a key, in the object at {}", at(&u.pointer)),
             UncertainKind::Array => format!("inside the array at {}", at(&u.pointer)),
             _ => format!("inside the object at {}", at(&u.pointer)),

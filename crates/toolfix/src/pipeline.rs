@@ -29,7 +29,7 @@ use crate::feedback;
 use crate::pointer::{Moves, TextIndex, render};
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
-use crate::salvage::{self, TextFix, Truncation};
+use crate::salvage::{self, TextFix, Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};
 use crate::validate::{Violation, violations};
@@ -719,7 +719,10 @@ fn drop_uncertain(
     value: &mut Value,
     notes: &mut Vec<CallNote>,
 ) -> std::result::Result<bool, Refusal> {
-    let Some(u) = cut.uncertain().iter().find(|u| u.kept && !u.pointer.is_empty()) else {
+    // The outermost value at the cut: kept (and dropped here when optional), or a member
+    // salvage already left out (`{"a":`, `{"a": tr`), which must not be required either.
+    let Some(u) = cut.uncertain().iter().find(|u| !u.pointer.is_empty() && (u.kept || u.kind != UncertainKind::Key))
+    else {
         return Ok(false);
     };
     let refuse = || feedback::cut_off(tool, cut, feedback::CutRefusal::Required(&u.pointer));
@@ -736,6 +739,10 @@ fn drop_uncertain(
         return Err(refuse());
     }
     let Some(map) = value.as_object_mut() else { return Err(refuse()) };
+    if !u.kept {
+        notes.push(CallNote::CutDropped { path: u.pointer.clone() });
+        return Ok(false);
+    }
     if map.shift_remove(&key).is_none() {
         return Err(refuse());
     }

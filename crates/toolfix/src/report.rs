@@ -1,10 +1,16 @@
-//! What the schema stage changed: [`Repair`] records, a [`Report`] per call, [`Stats`]
-//! counters shareable across threads, and `tracing` events.
+//! What each stage changed, as data: the text fixes of salvage ([`TextFix`], [`FixKind`])
+//! and how a cut-off text ended ([`Truncation`], [`Uncertain`]); the schema stage's
+//! [`Repair`] records, a [`Report`] per call, [`Stats`] counters shareable across threads,
+//! and `tracing` events.
 
-use crate::salvage::TextFix;
+mod fix;
+mod truncation;
+
+pub use fix::{FixKind, TextFix};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
+pub use truncation::{Truncation, Uncertain, UncertainKind};
 
 macro_rules! repair_kinds {
     ($( $(#[$doc:meta])* $variant:ident => $name:literal, )*) => {

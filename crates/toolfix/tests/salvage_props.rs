@@ -87,4 +87,68 @@ proptest! {
             prop_assert!(serde_json::from_str::<Value>(out.text()).is_ok(), "not strict JSON: {:?} from {:?}", out.text(), cut);
         }
     }
+
+    /// Issue 24 §5: Unicode spaces and format characters between the tokens of valid JSON
+    /// are removed, each reported with its span, and nothing else changes: never read as
+    /// a key, a value or a part of one.
+    #[test]
+    fn invisible_characters_between_tokens_change_nothing(
+        text in rendered(),
+        picks in prop::collection::vec((any::<prop::sample::Index>(), 0usize..12), 1..6),
+    ) {
+        const INVISIBLE: [char; 12] = [
+            '\u{a0}', '\u{200b}', '\u{feff}', '\u{2060}', '\u{180e}', '\u{3000}', '\u{202f}', '\u{ad}',
+            '\u{2028}', '\u{200e}', '\u{1680}', '\u{e0020}',
+        ];
+        // Places between tokens: next to a structural byte outside strings.
+        let b = text.as_bytes();
+        let mut places = vec![0, b.len()];
+        let mut in_string = false;
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\\' if in_string => i += 1,
+                b'"' => {
+                    if in_string {
+                        places.push(i + 1);
+                    } else {
+                        places.push(i);
+                    }
+                    in_string = !in_string;
+                }
+                b'{' | b'}' | b'[' | b']' | b',' | b':' if !in_string => places.extend([i, i + 1]),
+                _ => {}
+            }
+            i += 1;
+        }
+        places.sort_unstable();
+        places.dedup();
+        let mut chosen: Vec<(usize, char)> =
+            picks.iter().map(|(at, c)| (places[at.index(places.len())], INVISIBLE[*c])).collect();
+        chosen.sort_unstable();
+        let mut damaged = String::new();
+        let mut spans = Vec::new();
+        let mut copied = 0;
+        for (at, c) in chosen {
+            damaged.push_str(&text[copied..at]);
+            let start = damaged.len();
+            damaged.push(c);
+            spans.push((start, damaged.len()));
+            copied = at;
+        }
+        damaged.push_str(&text[copied..]);
+        let out = salvage(&damaged).unwrap();
+        let want: Value = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(serde_json::from_str::<Value>(out.text()).unwrap(), want, "{:?}", damaged);
+        for f in out.fixes() {
+            prop_assert_eq!(f.kind, toolfix::salvage::FixKind::InvisibleCharacter, "{:?}: {:?}", damaged, out.fixes());
+        }
+        // Each character is reported (neighbours may be reported together).
+        for (start, end) in spans {
+            prop_assert!(
+                out.fixes().iter().any(|f| f.span.start <= start && end <= f.span.end),
+                "{:?}: {}..{} not reported in {:?}", damaged, start, end, out.fixes()
+            );
+        }
+    }
 }

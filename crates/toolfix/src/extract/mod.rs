@@ -189,15 +189,15 @@ pub struct ExtractedCall<'a> {
     /// The bytes of the call's markup in its channel's text (for [`Channel::ToolCalls`],
     /// an empty span at the call's index in the server's list).
     pub span: Span,
+    /// Fixes salvage made to the call's envelope when it was not strict JSON
+    /// (`{'name': …}`), spans in the channel's text.
+    #[serde(skip)]
+    pub(crate) envelope: Vec<crate::salvage::TextFix>,
     /// The text ended inside the call's markup, before what closes it: more may have been
     /// coming. Arguments cut inside a value are left open where they stopped, so
     /// [`salvage`](crate::salvage::salvage) reports the cut too. Serialized only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cut: bool,
-    /// Fixes salvage made to the call's envelope when it was not strict JSON
-    /// (`{'name': …}`), spans in the channel's text.
-    #[serde(skip)]
-    pub(crate) envelope: Vec<crate::salvage::TextFix>,
 }
 
 /// An assistant message as the server returned it.
@@ -594,8 +594,8 @@ fn assemble<'a>(
             format: c.format,
             channel,
             span: c.span,
-            cut: c.cut,
             envelope: c.envelope,
+            cut: c.cut,
         }
     };
     let mut candidates = native;

@@ -444,12 +444,12 @@ impl<'t> StreamExtractor<'t> {
             format: c.format,
             channel,
             span: Span::new(c.span.start + self.base, c.span.end + self.base),
-            cut: c.cut,
             envelope: c
                 .envelope
                 .iter()
                 .map(|f| crate::salvage::TextFix { span: f.span.shift(self.base), ..*f })
                 .collect(),
+            cut: c.cut,
         }
     }
 

@@ -5,11 +5,13 @@
 //! an identical repeat is dropped (a model that says the same thing twice meant it once),
 //! an empty `{}` or `[]` beside a non-empty value is dropped, and distinct values are
 //! gathered into an array, so nothing the model wrote is lost and the schema stage can
-//! refuse an array where one object is wanted, with a message that says so.
+//! refuse an array where one object is wanted, with a message that says so. A sequence
+//! with scalars (`1,2,1`) and documents each set apart by a comment (`/* 1 */ {} /* 2 */
+//! {}`, as MongoDB lists them) are data in order: every value is kept.
 
 use super::FixKind as K;
 use super::edits::Edits;
-use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_ws, open_quote, skip_ws};
+use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_invisible, is_ws, open_quote, skip_ws};
 use super::parser::{Parser, ValueSpan, find};
 use crate::{Error, ErrorKind, Result};
 use std::borrow::Cow;
@@ -52,16 +54,16 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
                 Err(e) => {
                     p.edits.rollback(checkpoint, 0);
                     p.reset_stack();
-                    // Only retry past the failure: a start inside the value that failed
-                    // would return a part of it as if it were the whole.
                     // Retry only after an early failure at a `[`, which may have been prose
-                    // (`[1]` in a sentence); a start inside the value that failed would
-                    // return a part of it as if it were the whole.
+                    // (`[Note: …]` in a sentence), past the failure, and only at a start
+                    // after that bracket closed: a start inside the value that failed
+                    // would return a part of it as if it were the whole
+                    // (`[{"a": {"b": 1 {"c": 2}]` is not `{"c": 2}`).
                     let failed_at = e.offset().unwrap_or(end);
                     first_error.get_or_insert(e);
                     let early = b.get(at) == Some(&b'[') && failed_at < at + 64;
                     match next_start(b, failed_at.max(at + 1), end) {
-                        Some(n) if early => at = n,
+                        Some(n) if early && bracket_closes(b, at, n) => at = n,
                         _ => break,
                     }
                 }
@@ -155,7 +157,7 @@ fn p_bytes<'a>(p: &Parser<'a>) -> &'a [u8] {
 fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
     let whole = vec![(0, b.len())];
     let first = skip_ws(b, 0, b.len());
-    if matches!(b.get(first), Some(b'{' | b'[')) {
+    if matches!(b.get(first), Some(b'{' | b'[')) && !brackets_around_fence(b, first) {
         // JSON first: a fence can only be a stray closer at the end.
         let mut end = b.len();
         while end > first && is_ws(b[end - 1]) {
@@ -195,6 +197,30 @@ fn fence_regions(b: &[u8]) -> Vec<(usize, usize)> {
         }
     }
     if regions.is_empty() { whole } else { regions }
+}
+
+/// `[```json {…} ```]`, `{```\n{…}\n```}`: the text is one fenced value inside a pair of
+/// brackets and nothing else. The fence says where the value is; the brackets around it
+/// are not part of it (an array or object holding a fence and nothing else would have
+/// no key, or hold a fence marker as a value).
+fn brackets_around_fence(b: &[u8], open: usize) -> bool {
+    let fence = skip_ws(b, open + 1, b.len());
+    if b.get(fence..fence + 3) != Some(b"```") {
+        return false;
+    }
+    let closer = if b.get(open) == Some(&b'[') { b']' } else { b'}' };
+    let mut end = b.len();
+    while end > fence && is_ws(b[end - 1]) {
+        end -= 1;
+    }
+    if end <= fence || b[end - 1] != closer {
+        return false;
+    }
+    let mut ticks = end - 1;
+    while ticks > fence && is_ws(b[ticks - 1]) {
+        ticks -= 1;
+    }
+    ticks >= fence + 6 && b.get(ticks - 3..ticks) == Some(b"```")
 }
 
 fn starts_value(b: &[u8], i: usize) -> bool {
@@ -361,6 +387,30 @@ fn utf8_len(first: u8) -> usize {
     }
 }
 
+/// True when the `[` at `open` is closed by a `]` before `to` (brackets counted as they
+/// come; the text is prose or broken JSON, so quotes are not trusted).
+fn bracket_closes(b: &[u8], open: usize, to: usize) -> bool {
+    let mut depth = 0usize;
+    for &c in b.get(open..to).unwrap_or_default() {
+        match c {
+            b'[' => depth += 1,
+            b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// True when `b[from..to]` (the text between two values) holds a comment.
+fn has_comment(b: &[u8], from: usize, to: usize) -> bool {
+    (from..to).any(|i| b.get(i) != Some(&b'`') && super::lex::comment_starts(b, i))
+}
+
 /// True when the top-level value `v` is a scalar, not an array or object.
 fn is_scalar(b: &[u8], v: &ValueSpan) -> bool {
     !matches!(b.get(v.start), Some(b'{' | b'[' | b'(' | b'\\'))
@@ -389,8 +439,10 @@ fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool
     let any_full = (0..values.len()).any(|n| !is_empty(n));
     let first_empty = (0..values.len()).find(|&n| is_empty(n));
     let mut keep: Vec<usize> = Vec::new();
-    // A sequence with scalars (`1,2,1`) is data in order: nothing is dropped from it.
-    let sequence = values.iter().any(|v| is_scalar(b, v));
+    // A sequence with scalars (`1,2,1`) is data in order, and so are documents each set
+    // apart by a comment (MongoDB's `/* 1 */ {…} /* 2 */ {…}`): nothing is dropped from them.
+    let labelled = values.windows(2).all(|w| has_comment(b, w[0].end, w[1].start));
+    let sequence = labelled || values.iter().any(|v| is_scalar(b, v));
     for (n, v) in values.iter().enumerate() {
         if sequence {
             keep.push(n);
@@ -442,7 +494,9 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
     edits.clear_range(start, end);
     let fence = memchr::memmem::find(text.as_bytes(), b"```").is_some();
     let rest: Cow<'_, str> = if fence { Cow::Owned(without_fences(text)) } else { Cow::Borrowed(text) };
-    let meaningful = rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';');
+    let meaningful =
+        rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || is_invisible(u32::from(c)));
+    let invisible = || rest.chars().any(|c| c != ' ' && is_invisible(u32::from(c)) || matches!(c, '\u{b}' | '\u{c}'));
     let kind = if jsonp && (meaningful.ends_with('(') || meaningful.starts_with(')')) {
         Some(K::JsonpWrapper)
     } else if !meaningful.is_empty() && meaningful.bytes().all(|c| matches!(c, b'}' | b']' | b')') || is_ws(c)) {
@@ -455,6 +509,8 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
         }
     } else if fence {
         Some(K::CodeFence)
+    } else if invisible() {
+        Some(K::InvisibleCharacter)
     } else {
         None
     };

@@ -3,8 +3,8 @@
 //! The parser never copies text: it records replacements, and the repaired text is the
 //! input with those applied. Valid input records none, so it comes back borrowed.
 
-use super::{FixKind, TextFix};
 use crate::Span;
+use crate::report::{FixKind, TextFix, Truncation};
 use std::borrow::Cow;
 
 /// One change to the original text.
@@ -23,7 +23,7 @@ pub(super) struct Edit {
 pub(super) struct Edits {
     list: Vec<Edit>,
     /// How the text ended, when it ended with something open.
-    pub(super) cut: Option<super::Truncation>,
+    pub(super) cut: Option<Truncation>,
 }
 
 impl Edits {

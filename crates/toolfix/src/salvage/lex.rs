@@ -118,6 +118,134 @@ pub(super) fn skip_ws(b: &[u8], mut i: usize, end: usize) -> usize {
     i
 }
 
+/// Index of the first byte at or after `i` that is neither JSON whitespace nor an
+/// [invisible character](invisible_len): what a lookahead reads past to see the structure.
+/// The parser itself deletes such characters ([`Parser::skip_trivia`](super::parser::Parser));
+/// a lookahead only looks through them.
+#[inline]
+pub(super) fn skip_layout(b: &[u8], i: usize, end: usize) -> usize {
+    let mut i = skip_ws(b, i, end);
+    while i < end && b[i] >= 0xC2 {
+        let n = invisible_len(b, i);
+        if n == 0 || i + n > end {
+            break;
+        }
+        i = skip_ws(b, i + n, end);
+    }
+    i
+}
+
+/// Past layout and short comments from `i` (`/* … */`, `// …` and `# …` to the end of the
+/// line, each closing within [`LOOKAHEAD`] bytes): where the next token starts, for
+/// `"a" + /* note */ "b"`. A longer or unclosed comment stops the skip (bounded, so the
+/// parser stays linear).
+pub(super) fn skip_gap(b: &[u8], i: usize, end: usize) -> usize {
+    let mut i = skip_layout(b, i, end);
+    loop {
+        let limit = end.min(i + LOOKAHEAD);
+        let close = match (b.get(i), b.get(i + 1)) {
+            (Some(b'/'), Some(b'*')) => {
+                b.get(i + 2..limit).and_then(|t| memchr::memmem::find(t, b"*/")).map(|p| i + 2 + p + 2)
+            }
+            (Some(b'/'), Some(b'/')) | (Some(b'#'), _) => {
+                b.get(i..limit).and_then(|t| memchr::memchr2(b'\n', b'\r', t)).map(|p| i + p)
+            }
+            _ => None,
+        };
+        match close {
+            Some(c) if c <= end => i = skip_layout(b, c, end),
+            _ => return i,
+        }
+    }
+}
+
+/// Byte length of the character at `i` when it is whitespace JSON does not have or an
+/// invisible format character (Unicode categories Zs, Zl, Zp and Cf, and NEL): NBSP,
+/// U+2000–U+200A, U+202F, U+205F, U+3000, zero-width space, joiners and marks, U+2028 and
+/// U+2029, the BOM, soft hyphen, U+180E, word joiner, bidi controls, tag characters, …;
+/// else 0. Outside strings such a character is removed; it is never part of a key or a
+/// word.
+pub(super) fn invisible_len(b: &[u8], i: usize) -> usize {
+    let Some(&c0) = b.get(i) else { return 0 };
+    let cont = |k: usize| b.get(i + k).map_or(0x40, |&c| u32::from(c) ^ 0x80);
+    let (cp, n) = match c0 {
+        0xC2..=0xDF => ((u32::from(c0) & 0x1F) << 6 | cont(1), 2),
+        0xE0..=0xEF => ((u32::from(c0) & 0x0F) << 12 | cont(1) << 6 | cont(2), 3),
+        0xF0..=0xF4 => ((u32::from(c0) & 0x07) << 18 | cont(1) << 12 | cont(2) << 6 | cont(3), 4),
+        _ => return 0,
+    };
+    // A byte that is not a continuation byte (`^ 0x80` leaves bits 6–7 set) decodes to
+    // a value outside the ranges below only by chance: check them.
+    if (1..n).any(|k| cont(k) > 0x3F) {
+        return 0;
+    }
+    if is_invisible(cp) { n } else { 0 }
+}
+
+/// Unicode Zs (but U+0020), Zl, Zp and Cf, and NEL (U+0085).
+pub(super) const fn is_invisible(cp: u32) -> bool {
+    matches!(
+        cp,
+        0x85 | 0xA0
+            | 0xAD
+            | 0x600..=0x605
+            | 0x61C
+            | 0x6DD
+            | 0x70F
+            | 0x890..=0x891
+            | 0x8E2
+            | 0x1680
+            | 0x180E
+            | 0x2000..=0x200F
+            | 0x2028..=0x202F
+            | 0x205F..=0x2064
+            | 0x2066..=0x206F
+            | 0x3000
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+    )
+}
+
+/// Byte length of an [invisible character](invisible_len) that ends at `e`, or 0.
+pub(super) fn invisible_before(b: &[u8], e: usize) -> usize {
+    (2..=4).find(|&n| e >= n && invisible_len(b, e - n) == n).unwrap_or(0)
+}
+
+/// Where the identifier (an unquoted key or word) starting at `i` ends: at the first byte
+/// that is not [`is_ident`], or at an [invisible character](invisible_len) that
+/// [breaks](breaks_ident) it.
+pub(super) fn ident_end(b: &[u8], i: usize, end: usize) -> usize {
+    let mut j = i;
+    while j < end && is_ident(b[j]) && !breaks_ident(b, j) {
+        j += 1;
+    }
+    j
+}
+
+/// True when the byte at `i` continues an identifier: [`is_ident`], and not the start of
+/// an invisible character that [breaks](breaks_ident) it.
+#[inline]
+pub(super) fn ident_at(b: &[u8], i: usize) -> bool {
+    b.get(i).is_some_and(|&c| is_ident(c)) && !breaks_ident(b, i)
+}
+
+/// True when an [invisible character](invisible_len) at `j` ends an identifier: all but
+/// the zero-width non-joiner and joiner (U+200C, U+200D), which ECMAScript (and so JSON5)
+/// allows inside one, as Persian and Indic words need them.
+#[inline]
+pub(super) fn breaks_ident(b: &[u8], j: usize) -> bool {
+    b.get(j).is_some_and(|&c| c >= 0xC2)
+        && !matches!(b.get(j..j + 3), Some([0xE2, 0x80, 0x8C | 0x8D]))
+        && invisible_len(b, j) > 0
+}
+
 /// True when `b[i..end]` starts with `"…"` (a short double- or single-quoted string)
 /// followed, after whitespace, by a byte in `after`.
 pub(super) fn quoted_then(b: &[u8], i: usize, end: usize, after: &[u8]) -> bool {
@@ -138,7 +266,7 @@ pub(super) fn quoted_then(b: &[u8], i: usize, end: usize, after: &[u8]) -> bool 
         // A double-quoted string, the common case, without asking the kind at each byte.
         let n = if q == Quote::Double { (c == b'"').then_some(1) } else { q.close_at(b, j) };
         if let Some(n) = n {
-            let k = skip_ws(b, j + n, end);
+            let k = skip_layout(b, j + n, end);
             return k < end && after.contains(&b[k]);
         }
         j += 1;
@@ -163,7 +291,7 @@ pub(super) fn quoted_closes(b: &[u8], i: usize, end: usize) -> bool {
             return false;
         }
         if let Some(n) = q.close_at(b, j) {
-            return !b.get(j + n).is_some_and(|&c| is_ident(c));
+            return !ident_at(b, j + n);
         }
         j += 1;
     }
@@ -172,21 +300,34 @@ pub(super) fn quoted_closes(b: &[u8], i: usize, end: usize) -> bool {
 
 /// True when `b[i..end]` starts with an identifier followed, after whitespace, by `:`.
 pub(super) fn ident_then_colon(b: &[u8], i: usize, end: usize) -> bool {
-    let limit = end.min(i + LOOKAHEAD);
-    let mut j = i;
-    while j < limit && is_ident(b[j]) {
-        j += 1;
-    }
+    let j = ident_end(b, i, end.min(i + LOOKAHEAD));
     if j == i {
         return false;
     }
-    let k = skip_ws(b, j, end);
+    let k = skip_layout(b, j, end);
     k < end && b[k] == b':'
 }
 
-/// True when a key (quoted or not) followed by `:` starts at `i`.
+/// `b":` at `i`: a key whose opening quote is missing, its closing quote glued to it and
+/// followed by `:` (`{"a": 1, b": 2}`, `{first name": "x"}`): where that quote is. The key
+/// is short, on one line, and holds no quote, backslash or structure.
+pub(super) fn key_missing_open_quote(b: &[u8], i: usize, end: usize) -> Option<usize> {
+    if !b.get(i).is_some_and(|&c| is_ident_start(c) || c.is_ascii_digit()) {
+        return None;
+    }
+    let limit = end.min(i + LOOKAHEAD);
+    let mut j = i;
+    while j < limit && !matches!(b[j], b'"' | b'\'' | b'\\' | b'\n' | b'\r' | b'{' | b'}' | b'[' | b']' | b',' | b':') {
+        j += 1;
+    }
+    let glued = j > i && !is_ws(b[j - 1]) && invisible_before(b, j) == 0;
+    (glued && b.get(j) == Some(&b'"') && b.get(skip_layout(b, j + 1, end)) == Some(&b':')).then_some(j)
+}
+
+/// True when a key (quoted or not, or missing its opening quote) followed by `:` starts
+/// at `i`.
 pub(super) fn key_then_colon(b: &[u8], i: usize, end: usize) -> bool {
-    quoted_then(b, i, end, b":") || ident_then_colon(b, i, end)
+    quoted_then(b, i, end, b":") || ident_then_colon(b, i, end) || key_missing_open_quote(b, i, end).is_some()
 }
 
 /// Like [`key_then_colon`], but a key cut off by the end of input counts too: `"a": "x", "b`.
@@ -204,7 +345,7 @@ pub(super) fn key_or_cut_key(b: &[u8], i: usize, end: usize) -> bool {
                 b'\\' => j += 1,
                 b'\n' => return false,
                 _ if q.close_at(b, j).is_some() => {
-                    let n = skip_ws(b, j + q.close_at(b, j).unwrap_or(1), end);
+                    let n = skip_layout(b, j + q.close_at(b, j).unwrap_or(1), end);
                     // A key longer than the lookahead of `key_then_colon`.
                     return n >= end || (j >= i + LOOKAHEAD && b[n] == b':');
                 }
@@ -214,26 +355,37 @@ pub(super) fn key_or_cut_key(b: &[u8], i: usize, end: usize) -> bool {
         }
         return j >= end;
     }
-    let mut j = i;
-    while j < end && is_ident(b[j]) {
-        j += 1;
-    }
-    j > i && skip_ws(b, j, end) >= end
+    let j = ident_end(b, i, end);
+    j > i && skip_layout(b, j, end) >= end
 }
 
-/// True when a comment starts at `i`: `//`, `/*`, `#` or `<!--`.
+/// `text`, trailing whitespace aside, is one line ending in its only `"`, with no
+/// structure (`{[]}:`) before it: where that quote is (never at 0: some text comes first).
+pub(super) fn line_then_quote(text: &[u8]) -> Option<usize> {
+    let mut e = text.len();
+    while e > 0 && is_ws(text[e - 1]) {
+        e -= 1;
+    }
+    let plain = |c: &u8| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r');
+    (e > 1 && text[e - 1] == b'"' && text[..e - 1].iter().all(plain)).then(|| e - 1)
+}
+
+/// True when a comment starts at `i` (`//`, `/*`, `#` or `<!--`), or a Markdown fence
+/// marker: trivia the parser removes, so what is before it may end there.
 pub(super) fn comment_starts(b: &[u8], i: usize) -> bool {
     match b.get(i) {
         Some(b'#') => true,
         Some(b'/') => matches!(b.get(i + 1), Some(b'/' | b'*')),
         Some(b'<') => b.get(i..i + 4) == Some(b"<!--"),
+        Some(b'`') => b.get(i..i + 3) == Some(b"```"),
         _ => false,
     }
 }
 
 /// True when the bytes at `i` spell `word` and no identifier byte follows.
 pub(super) fn word_at(b: &[u8], i: usize, word: &[u8]) -> bool {
-    b.get(i..i + word.len()) == Some(word) && !b.get(i + word.len()).is_some_and(|&c| is_ident(c))
+    let after = i + word.len();
+    b.get(i..after) == Some(word) && !ident_at(b, after)
 }
 
 /// True when a JSON value plausibly starts at `i` (for lookahead after a comma in an array),

@@ -26,8 +26,9 @@
 //! # Truncation
 //!
 //! Output cut off by a token limit is closed: open strings, arrays and objects are closed,
-//! a dangling `"key":` gets `null`, and an incomplete number or literal is cut back rather
-//! than guessed. [`Salvaged::truncation`] then says how the text ended:
+//! an incomplete number or literal is cut back rather than guessed, and a member whose value
+//! the cut left missing or cut to nothing (`{"a":`, `{"a": tr`) is left out, key and all,
+//! as a cut key is: nothing the model did not write, such as `null`, stands in for it. [`Salvaged::truncation`] then says how the text ended:
 //!
 //! - **evidently cut** ([`Truncation::is_evident`]) when it ends inside a token (string,
 //!   number, literal, key), right after `,` or `:`, or right after an opening bracket
@@ -37,8 +38,8 @@
 //!
 //! Every value that touches the cut is **uncertain** ([`Truncation::uncertain`], with kind,
 //! span and JSON pointer): a string cut off, a number (`7` may be `70`; `7.`, `-`, `1e`), a
-//! literal (`tr`, `fal`, `nu`), a key with no value, and each array or object left open
-//! below the top level. When the text is evidently cut they are also reported in the
+//! literal (`tr`, `fal`, `nu`), a key cut off or a member left without its value (both
+//! left out), and each array or object left open below the top level. When the text is evidently cut they are also reported in the
 //! fixes ([`FixKind::UncertainNumber`] and the like). The call pipeline refuses a cut call
 //! to a tool that may change things, and treats "only closers missing" as cut too when
 //! the caller says the output hit the token limit
@@ -59,15 +60,14 @@
 mod document;
 mod dupes;
 mod edits;
-mod fix;
 mod lex;
 mod parser;
-mod truncation;
 
 pub(crate) use dupes::parse_value;
 pub use dupes::{DuplicateKey, duplicate_keys};
-pub use fix::{FixKind, TextFix};
-pub use truncation::{Truncation, Uncertain, UncertainKind};
+// The fix and truncation types live in `report` (every stage reports through it); they
+// are re-exported here because `salvage`'s own results are written in them.
+pub use crate::report::{FixKind, TextFix, Truncation, Uncertain, UncertainKind};
 
 use crate::{Error, ErrorKind, Limits, Result};
 use std::borrow::Cow;

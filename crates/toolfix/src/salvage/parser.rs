@@ -7,11 +7,11 @@
 use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{
-    ellipsis_len, fence_at, hex4, ident_then_colon, is_ident, is_ident_start, is_ws, key_then_colon, open_quote,
-    quoted_then, skip_ws, value_starts,
+    breaks_ident, ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_missing_open_quote,
+    key_then_colon, open_quote, skip_layout, skip_ws, value_starts,
 };
-use super::truncation::{Truncation, Uncertain, UncertainKind};
-use crate::{Error, ErrorKind, Result, Span};
+use crate::report::{Truncation, UncertainKind};
+use crate::{Error, ErrorKind, Result};
 
 /// What kind of container a frame is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +49,11 @@ struct Frame {
     pending_comma: Option<usize>,
     /// End of the last member, where a missing comma goes.
     last_end: usize,
+    /// Start of the last key (its opening quote, or its first character).
+    key_start: usize,
+    /// The edits made before the last key ([`Edits::checkpoint`]): what a member cut
+    /// before its value undoes.
+    key_edits: usize,
     /// End of the last key, where a missing colon goes.
     key_end: usize,
     /// A comma was seen (tuples: decides array vs. plain value).
@@ -140,125 +145,6 @@ impl<'a> Parser<'a> {
         Error::at(kind, message, self.src, at)
     }
 
-    /// Skip whitespace and comments, deleting comments and non-JSON whitespace.
-    #[inline]
-    pub(super) fn skip_trivia(&mut self) {
-        // Fast path: JSON whitespace, then a byte that starts no comment or odd space.
-        let i = skip_ws(self.b, self.pos, self.end);
-        self.pos = i;
-        if self.at(i).is_none_or(|c| !matches!(c, b'/' | b'#' | b'`' | b'<' | 0x0B | 0x0C | 0xC2 | 0xE2 | 0xE3 | 0xEF))
-        {
-            return;
-        }
-        self.skip_trivia_slow();
-    }
-
-    /// [`Parser::skip_trivia`] past a byte that may start a comment or non-JSON whitespace
-    /// (every byte its `match` handles must be in the fast path's list).
-    #[inline(never)]
-    fn skip_trivia_slow(&mut self) {
-        loop {
-            let i = skip_ws(self.b, self.pos, self.end);
-            self.pos = i;
-            let Some(c) = self.at(i) else { return };
-            match c {
-                b'/' if self.at(i + 1) == Some(b'/') => self.line_comment(i),
-                b'#' => self.line_comment(i),
-                b'`' if self.b.get(i..i + 3) == Some(b"```") => self.fence_marker(i),
-                b'/' if self.at(i + 1) == Some(b'*') => {
-                    let close = find(self.b, b"*/", i + 2, self.end).map_or(self.end, |j| j + 2);
-                    self.edits.delete(i, close, Some(K::Comment));
-                    self.pos = close;
-                }
-                b'<' if self.b.get(i..i + 4) == Some(b"<!--") => {
-                    let close = find(self.b, b"-->", i + 4, self.end).map_or(self.end, |j| j + 3);
-                    self.edits.delete(i, close, Some(K::Comment));
-                    self.pos = close;
-                }
-                0x0B | 0x0C => {
-                    self.edits.delete(i, i + 1, Some(K::StrayText));
-                    self.pos = i + 1;
-                }
-                0xC2 | 0xE2 | 0xE3 | 0xEF => {
-                    let n = unicode_space_len(self.b, i);
-                    if n == 0 {
-                        return;
-                    }
-                    self.edits.delete(i, i + n, Some(K::StrayText));
-                    self.pos = i + n;
-                }
-                _ => return,
-            }
-        }
-    }
-
-    /// A Markdown fence marker where a value, key or delimiter belongs (`{"a": ```json
-    /// {…}```}`, `[```\n{…}\n```]`): JSON has no backticks outside strings, so it goes,
-    /// with the language tag of an opening one.
-    fn fence_marker(&mut self, i: usize) {
-        let (mut j, t) = fence_at(self.b, i, self.end);
-        if t > j && self.at(t).is_none_or(|c| is_ws(c) || c == b'{' || c == b'[') {
-            j = t;
-        }
-        let q = skip_ws(self.b, j, self.end);
-        if self.quoted_fence == Some(q) {
-            self.quoted_fence = None;
-            j = q + 1;
-        }
-        self.edits.delete(i, j, Some(K::CodeFence));
-        self.pos = j;
-    }
-
-    /// `"```json {"k": 1}```"`: a value fenced inside quotes whose own quotes are not
-    /// escaped, so it is not a string that shows a fence. The quote and fence go (the
-    /// closing pair when the parser reaches it); true when it was one.
-    fn quoted_fence(&mut self, i: usize) -> bool {
-        let (_, tag) = fence_at(self.b, i + 1, self.end);
-        let body = skip_ws(self.b, tag, self.end);
-        if !matches!(self.at(body), Some(b'{' | b'[')) {
-            return false;
-        }
-        // The value's own quotes are not escaped: `{"k"` or `["a"` (an escaped one,
-        // `{\"k\"`, is a string that shows a fence, valid as it is).
-        if self.at(skip_ws(self.b, body + 1, self.end)) != Some(b'"') {
-            return false;
-        }
-        let close = match self.fence_search {
-            Some((from, to, found)) if from <= body && to == self.end && found.is_none_or(|c| body <= c) => found,
-            _ => {
-                let found = find(self.b, b"```", body, self.end);
-                self.fence_search = Some((body, self.end, found));
-                found
-            }
-        };
-        let Some(close) = close else {
-            return false;
-        };
-        let q = skip_ws(self.b, fence_at(self.b, close, self.end).0, self.end);
-        if self.at(q) != Some(b'"') {
-            return false;
-        }
-        self.edits.delete(i, body, Some(K::CodeFence));
-        self.quoted_fence = Some(q);
-        self.pos = body;
-        true
-    }
-
-    fn line_comment(&mut self, i: usize) {
-        let eol = memchr_in(self.b, b'\n', i, self.end).unwrap_or(self.end);
-        // A comment ends at `\n`; a lone `\r` ends it too.
-        let mut eol = memchr_in(self.b, b'\r', i, eol).unwrap_or(eol);
-        if eol == self.end && self.b[i] == b'#' && !self.stack.is_empty() {
-            // `{"k": "v" # note }, "k2": 1}` on the last line: read to the end, the comment
-            // would take the closers and members after it; it ends before the first closer.
-            if let Some(c) = self.b[i..eol].iter().position(|&c| matches!(c, b'}' | b']')) {
-                eol = i + c;
-            }
-        }
-        self.edits.delete(i, eol, Some(K::Comment));
-        self.pos = eol;
-    }
-
     /// Parse one top-level value starting at `self.pos` (after trivia).
     pub(super) fn value(&mut self) -> Result<ValueSpan> {
         let start = self.pos;
@@ -304,7 +190,7 @@ impl<'a> Parser<'a> {
             (_, State::Next, b'"')
                 if i == frame.last_end
                     && !frame.last_was_string
-                    && matches!(self.at(skip_ws(self.b, i + 1, self.end)), None | Some(b',' | b'}' | b']')) =>
+                    && matches!(self.at(skip_layout(self.b, i + 1, self.end)), None | Some(b',' | b'}' | b']')) =>
             {
                 // `12345",`: a number whose opening quote is missing.
                 self.edits.delete(i, i + 1, Some(K::MissingQuote));
@@ -342,6 +228,7 @@ impl<'a> Parser<'a> {
             }
             // `{"a": 1, ...}`: a placeholder where a key would be is dropped, never a key.
             (Kind::Object, State::Open, b'.' | 0xE2) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
+            (Kind::Object, State::Open | State::Next, b'{') if self.glued_element(frame, i) => {}
             (Kind::Object, State::Open, _) => self.key()?,
             (Kind::Object, State::Colon, _) => self.colon()?,
             (Kind::Object, State::Value, b',') => {
@@ -362,18 +249,21 @@ impl<'a> Parser<'a> {
                 if frame.kind == Kind::Array
                     && frame.count == 1
                     && frame.last_was_string
-                    && open_quote(self.b, skip_ws(self.b, frame.open + 1, frame.last_end)).is_some() =>
+                    && open_quote(self.b, skip_layout(self.b, frame.open + 1, frame.last_end)).is_some() =>
             {
                 // `["key": "value"]`: a member inside brackets is an object inside an array
                 // whose braces are missing; the object closes where the array does.
-                let key = skip_ws(self.b, frame.open + 1, frame.last_end);
+                let key = skip_layout(self.b, frame.open + 1, frame.last_end);
                 self.edits.insert(key, "{", Some(K::ArrayAsObject));
                 let f = self.top();
                 f.count = 0;
                 f.state = State::Open;
                 self.push(Kind::Object, key - 1)?;
+                let checkpoint = self.edits.checkpoint();
                 let o = self.top();
                 o.state = State::Value;
+                o.key_start = key;
+                o.key_edits = checkpoint;
                 o.key_end = frame.last_end;
                 self.pos += 1;
             }
@@ -415,6 +305,8 @@ impl<'a> Parser<'a> {
             count: 0,
             pending_comma: None,
             last_end: open + 1,
+            key_start: open + 1,
+            key_edits: 0,
             key_end: open + 1,
             saw_comma: false,
             last_was_string: false,
@@ -435,6 +327,43 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// An element cut to nothing by the end of input: the comma inserted before it goes.
+    fn forget_missing_comma(&mut self) {
+        if let Some(f) = self.stack.last() {
+            let at = f.last_end;
+            self.edits.pop_insertion(at, K::MissingComma);
+        }
+    }
+
+    /// `[{"i": 1{"i": 2}]` or `[{"i": 1, {"i": 2}]`: in an array of objects, an object
+    /// that starts where the next member of the one before would. The one before lacks its
+    /// `}`: it closes after its last member, and the new object is the next element (the
+    /// comma written, or one inserted). True when it was so; never at the top level or
+    /// inside an object, where the new object could be a value whose key was lost.
+    fn glued_element(&mut self, frame: Frame, i: usize) -> bool {
+        let in_array =
+            self.stack.len().checked_sub(2).and_then(|p| self.stack.get(p)).is_some_and(|p| p.kind == Kind::Array);
+        let after_member = frame.state == State::Next || (frame.count > 0 && frame.pending_comma.is_some());
+        let k = skip_layout(self.b, i + 1, self.end);
+        let keyed = self.at(k).is_some_and(|c| c == b'}' || open_quote(self.b, k).is_some())
+            || ident_then_colon(self.b, k, self.end);
+        if !(in_array && after_member && keyed) {
+            return false;
+        }
+        let comma = frame.pending_comma;
+        self.edits.insert(frame.last_end, "}", Some(K::MissingBracket));
+        self.close_frame(frame.last_end);
+        if let Some(comma) = comma {
+            // The comma separates the two elements.
+            let parent = self.top();
+            parent.pending_comma = Some(comma);
+            parent.saw_comma = true;
+            parent.state = State::Open;
+        }
+        self.pos = i;
+        true
+    }
+
     /// `{"a": 1, "b": ..., "c": 2}`: a placeholder where a value would be stands for no
     /// value, so the member goes (reported), never a `"..."` string or a `null`. True
     /// when it was one.
@@ -443,13 +372,13 @@ impl<'a> Parser<'a> {
         if n == 0 {
             return false;
         }
-        let j = skip_ws(self.b, i + n, self.end);
+        let j = skip_layout(self.b, i + n, self.end);
         let end = match self.at(j) {
             Some(b',') => j + 1,
             Some(b'}') | None => i + n,
             _ => return false,
         };
-        let start = self.key_start(frame);
+        let start = frame.key_start;
         // A key with a quote inside (`""key"`, `".,"c"`) is not found back exactly: the
         // scan back stops at an inner quote (one the string scan escaped). Then the member
         // stays, the placeholder a string.
@@ -483,7 +412,7 @@ impl<'a> Parser<'a> {
         let n = ellipsis_len(self.b, i);
         let mut end = i + n;
         // Take a following comma along: `[1, ..., 2]`.
-        let j = skip_ws(self.b, end, self.end);
+        let j = skip_layout(self.b, end, self.end);
         if self.at(j) == Some(b',') {
             end = j + 1;
         }
@@ -494,6 +423,7 @@ impl<'a> Parser<'a> {
     fn key(&mut self) -> Result<()> {
         let i = self.pos;
         let c = self.b[i];
+        let checkpoint = self.edits.checkpoint();
         if open_quote(self.b, i).is_some() {
             let end = self.string(Ctx::Key)?;
             if end.is_none() {
@@ -503,9 +433,15 @@ impl<'a> Parser<'a> {
             return Err(self.error(ErrorKind::Syntax, "expected a key, found a value", i).with_hint(
                 "a member needs a key: write `\"key\": value`, or put the value inside the array it belongs to",
             ));
+        } else if let Some(q) = key_missing_open_quote(self.b, i, self.end) {
+            // `{"a": 1, b": 2}`: a key whose closing quote and colon are there, its
+            // opening quote lost.
+            self.edits.insert(i, "\"", Some(K::MissingQuote));
+            self.escape_raw(i, q);
+            self.pos = q + 1;
         } else {
             let mut j = i;
-            while j < self.end && (is_ident(self.b[j]) || self.b[j] == b'\\') {
+            while j < self.end && (is_ident(self.b[j]) || self.b[j] == b'\\') && !breaks_ident(self.b, j) {
                 j += 1;
             }
             if j == i {
@@ -513,7 +449,7 @@ impl<'a> Parser<'a> {
                     .error(ErrorKind::Syntax, "expected a key", i)
                     .with_hint("write the key in double quotes: `\"key\": value`"));
             }
-            let k = skip_ws(self.b, j, self.end);
+            let k = skip_layout(self.b, j, self.end);
             match self.at(k) {
                 None => {
                     // `{"a": 1, b`: a key cut off by the end of input names nothing
@@ -540,6 +476,8 @@ impl<'a> Parser<'a> {
         let end = self.pos;
         let f = self.top();
         f.state = State::Colon;
+        f.key_start = i;
+        f.key_edits = checkpoint;
         f.key_end = end;
         f.pending_comma = None;
         // The colon that follows (the common case) is taken here, as the next step would.
@@ -623,7 +561,7 @@ impl<'a> Parser<'a> {
             return true;
         }
         // `{"a", "b"}` is a set; `{"a", "b": 1}` is an object missing a value.
-        let j = skip_ws(self.b, i + 1, self.end);
+        let j = skip_layout(self.b, i + 1, self.end);
         !key_then_colon(self.b, j, self.end)
     }
 
@@ -651,338 +589,6 @@ impl<'a> Parser<'a> {
         Err(self
             .error(ErrorKind::Syntax, "expected `,` or `}` after the member", i)
             .with_hint("separate members with `,` and close the object with `}`"))
-    }
-
-    /// Handle a closing bracket `c` at `self.pos`.
-    fn closer(&mut self, c: u8) {
-        let i = self.pos;
-        let Some(top) = self.stack.last().copied() else {
-            return;
-        };
-        if closes(top, c) {
-            self.close_top(i, i + 1, c);
-            return;
-        }
-        let deeper = self.stack.iter().rposition(|f| closes(*f, c));
-        let Some(depth) = deeper else {
-            if skip_ws(self.b, i + 1, self.end) >= self.end && top.kind != Kind::Wrapper {
-                // `{"a": 1]` at the end of the text: a typo for the top's closer, which
-                // closes it as the right one would (a tuple's close rewrites the byte itself).
-                let right = match top.kind {
-                    Kind::Object => b'}',
-                    Kind::Tuple => b')',
-                    _ => b']',
-                };
-                if top.kind == Kind::Tuple {
-                    self.edits.note(i, i + 1, K::MismatchedBracket);
-                } else {
-                    self.edits.replace(i, i + 1, if right == b'}' { "}" } else { "]" }, Some(K::MismatchedBracket));
-                }
-                self.close_top(i, i + 1, right);
-                return;
-            }
-            self.edits.delete(i, i + 1, Some(K::ExtraClosingBracket));
-            self.pos += 1;
-            return;
-        };
-        // Either `c` is a typo for the top's closer, or the frames above `depth` lack
-        // their closers. What follows decides: a key after `,` means an object context.
-        let j = skip_ws(self.b, i + 1, self.end);
-        let after_comma = (self.at(j) == Some(b',')).then(|| skip_ws(self.b, j + 1, self.end));
-        let parent_of = |idx: usize| idx.checked_sub(1).and_then(|p| self.stack.get(p)).map(|f| f.kind);
-        let top_idx = self.stack.len() - 1;
-        let typo_parent = parent_of(top_idx);
-        let missing_parent = parent_of(depth);
-        let wants_object = after_comma.map(|k| key_then_colon(self.b, k, self.end));
-        let typo = match wants_object {
-            Some(true) => typo_parent == Some(Kind::Object) || missing_parent != Some(Kind::Object),
-            Some(false) => typo_parent != Some(Kind::Object) || missing_parent == Some(Kind::Object),
-            None => false,
-        };
-        if typo && matches!(top.kind, Kind::Tuple | Kind::Wrapper) {
-            // `[(1], 2]`: the typo closes the tuple or wrapper as its `)` would.
-            self.edits.note(i, i + 1, K::MismatchedBracket);
-            self.close_top(i, i + 1, b')');
-        } else if typo {
-            let closer = closer_text(top);
-            self.settle_before_close(top, i);
-            self.edits.replace(i, i + 1, closer, Some(K::MismatchedBracket));
-            self.close_frame(i + 1);
-            self.pos = i + 1;
-        } else {
-            self.edits.note(i, i + 1, K::MismatchedBracket);
-            while self.stack.len() > depth + 1 {
-                if let Some(f) = self.stack.last().copied() {
-                    self.finish_frame_at(f, i);
-                }
-                self.close_frame(i);
-            }
-            self.close_top(i, i + 1, c);
-        }
-    }
-
-    /// Close the top frame with the closer at `i..end`.
-    fn close_top(&mut self, i: usize, end: usize, c: u8) {
-        let Some(f) = self.stack.last().copied() else { return };
-        self.settle_before_close(f, i);
-        match f.kind {
-            Kind::Tuple => self.close_tuple(f, i, end),
-            Kind::Wrapper => {
-                self.edits.delete(i, end, None);
-            }
-            _ => {
-                if let Some(want) = f.close_as {
-                    if want != c {
-                        self.edits.replace(i, end, if want == b'}' { "}" } else { "]" }, None);
-                    }
-                } else if c == b')' {
-                    self.edits.replace(i, end, "]", Some(K::MismatchedBracket));
-                }
-            }
-        }
-        self.pos = end;
-        self.close_frame(end);
-    }
-
-    /// Before frame `f` closes at `i`: drop its trailing comma, give a dangling key `null`.
-    fn settle_before_close(&mut self, f: Frame, i: usize) {
-        if let Some(comma) = f.pending_comma {
-            self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
-        }
-        if f.kind == Kind::Object && f.state == State::Colon {
-            self.edits.insert(f.key_end, ": null", Some(K::MissingValue));
-        } else if f.kind == Kind::Object && f.state == State::Value {
-            self.edits.insert(i, "null", Some(K::MissingValue));
-        }
-    }
-
-    fn close_tuple(&mut self, f: Frame, i: usize, end: usize) {
-        if f.count == 1 && !f.saw_comma {
-            // (x) is just x.
-            self.edits.delete(f.open, f.open + 1, Some(K::TupleOrSet));
-            self.edits.delete(i, end, None);
-        } else {
-            self.edits.replace(f.open, f.open + 1, "[", Some(K::TupleOrSet));
-            self.edits.replace(i, end, "]", None);
-        }
-    }
-
-    /// Pop the top frame, which ended at `end`, and tell its parent.
-    fn close_frame(&mut self, end: usize) {
-        if let Some(f) = self.stack.pop() {
-            self.last_closed = Some((f, end));
-            self.value_done(end, false);
-        }
-    }
-
-    /// Before closing a frame that lacked its closer at `at`: insert what it needs.
-    fn finish_frame_at(&mut self, f: Frame, at: usize) {
-        if let Some(comma) = f.pending_comma {
-            self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
-        }
-        match (f.kind, f.state) {
-            (Kind::Object, State::Colon) => {
-                self.edits.insert(f.key_end, ": null", None);
-            }
-            (Kind::Object, State::Value) => {
-                self.edits.insert(at, " null", None);
-            }
-            _ => {}
-        }
-        match f.kind {
-            Kind::Tuple => {
-                if f.count == 1 && !f.saw_comma {
-                    self.edits.delete(f.open, f.open + 1, None);
-                } else {
-                    self.edits.replace(f.open, f.open + 1, "[", None);
-                    self.edits.insert(at, "]", None);
-                }
-            }
-            Kind::Wrapper => {}
-            _ => {
-                self.edits.insert(at, closer_text(f), None);
-            }
-        }
-    }
-
-    /// The input ended with frames open: close them all.
-    fn close_at_eof(&mut self) {
-        self.record_cut();
-        let end = self.end;
-        let mut noted = false;
-        while let Some(f) = self.stack.last().copied() {
-            if f.kind == Kind::Wrapper && f.count == 0 {
-                // `ObjectId(` cut before its value holds nothing: it goes, and its parent
-                // is left waiting for the value (an object's key gets `null` below).
-                self.stack.pop();
-                if self.stack.last().is_some_and(|p| p.kind != Kind::Object) {
-                    // In an array the element is nothing: the comma inserted before it goes.
-                    self.edits.clear_value(f.open, end);
-                    self.forget_missing_comma();
-                    let mut k = f.open;
-                    while k > 0 && is_ws(self.b[k - 1]) {
-                        k -= 1;
-                    }
-                    if k > 0 && self.b[k - 1] == b',' {
-                        self.edits.delete(k - 1, k, Some(K::TrailingComma));
-                    }
-                    self.edits.delete(f.open, end, Some(K::TruncatedToken));
-                }
-                continue;
-            }
-            if f.kind == Kind::Object && matches!(f.state, State::Colon | State::Value) {
-                let at = if f.state == State::Colon { f.key_end } else { end };
-                let text = if f.state == State::Colon { ": null" } else { " null" };
-                self.edits.insert(at, text, Some(K::TruncatedKey));
-                let f2 = self.top();
-                f2.state = State::Next;
-            }
-            let f = self.stack.last().copied().unwrap_or(f);
-            if let Some(comma) = f.pending_comma {
-                self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
-            }
-            if !noted {
-                self.edits.note(end, end, K::TruncatedContainer);
-                noted = true;
-            }
-            let clean = Frame { pending_comma: None, state: State::Next, ..f };
-            self.finish_frame_at(clean, end);
-            self.close_frame(end);
-        }
-        self.pos = end;
-    }
-
-    /// The input ended with frames open: decide whether it was evidently cut, find the
-    /// values that touch the cut, and report them.
-    #[cold]
-    fn record_cut(&mut self) {
-        let token = self.cut_token.take();
-        self.record_cut_with(token, true);
-    }
-
-    /// As [`Parser::record_cut`], for `token` (finished as a value when `done`).
-    #[cold]
-    pub(super) fn record_cut_with(&mut self, token: Option<(UncertainKind, usize, bool)>, done: bool) {
-        let end = self.end;
-        let Some(&top) = self.stack.last() else { return };
-        // Only the top-level closer missing is a dropped brace; an array or object left
-        // open inside may lack members, so its value is not the one the model meant.
-        let evident = token.is_some()
-            || matches!(top.state, State::Colon | State::Value)
-            || (top.state == State::Open && (top.pending_comma.is_some() || top.count == 0))
-            || self.stack.iter().skip(1).any(|f| f.kind != Kind::Wrapper);
-        let mut uncertain = Vec::new();
-        let mut path = String::new();
-        let n = self.stack.len();
-        for idx in 0..n {
-            let f = self.stack[idx];
-            if idx > 0 && f.kind != Kind::Wrapper {
-                let kind = if f.kind == Kind::Object { UncertainKind::Object } else { UncertainKind::Array };
-                uncertain.push(Uncertain { kind, span: Span::new(f.open, end), pointer: path.clone(), kept: true });
-            }
-            if idx + 1 < n {
-                self.push_segment(&mut path, f, f.count);
-            }
-        }
-        match token {
-            Some((kind, start, kept)) => {
-                // A value cut to nothing in an object leaves its key, with `null`.
-                let kept = kept || (top.kind == Kind::Object && kind != UncertainKind::Key);
-                if kind != UncertainKind::Key {
-                    let index = if kept && done { top.count.saturating_sub(1) } else { top.count };
-                    self.push_segment(&mut path, top, index);
-                }
-                uncertain.push(Uncertain { kind, span: Span::new(start, end), pointer: path, kept });
-            }
-            None if top.kind == Kind::Object && matches!(top.state, State::Colon | State::Value) => {
-                self.push_segment(&mut path, top, 0);
-                let span = Span::new(self.key_start(top), end);
-                uncertain.push(Uncertain { kind: UncertainKind::Key, span, pointer: path, kept: true });
-            }
-            None => {}
-        }
-        if evident {
-            for u in &uncertain {
-                self.edits.note(u.span.start, u.span.end, u.kind.fix_kind());
-            }
-        }
-        self.cut = Some(Truncation { at: end, evident, uncertain });
-    }
-
-    /// The input ended inside a top-level string: the whole value is uncertain.
-    #[cold]
-    pub(super) fn record_top_cut(&mut self, open: usize) {
-        let span = Span::new(open, self.end);
-        self.edits.note(open, self.end, UncertainKind::String.fix_kind());
-        let uncertain = vec![Uncertain { kind: UncertainKind::String, span, pointer: String::new(), kept: true }];
-        self.cut = Some(Truncation { at: self.end, evident: true, uncertain });
-    }
-
-    /// Where the last key of object frame `f` starts, found back from its end (only at a
-    /// cut, so the hot path keeps no record of it): the matching quote of a quoted key, the
-    /// first character of an unquoted one.
-    fn key_start(&self, f: Frame) -> usize {
-        let (b, floor, end) = (self.b, f.open + 1, f.key_end);
-        let Some(&last) = b.get(end.wrapping_sub(1)).filter(|_| end > floor) else { return end };
-        if matches!(last, b'"' | b'\'' | b'`') {
-            let mut k = end - 1;
-            while k > floor {
-                k -= 1;
-                let escaped = b[floor..k].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 1;
-                if b[k] == last && !escaped {
-                    return k;
-                }
-            }
-            return floor;
-        }
-        let mut k = end;
-        while k > floor && (is_ident(b[k - 1]) || b[k - 1] == b'\\' || b[k - 1] >= 0x80) {
-            k -= 1;
-        }
-        k
-    }
-
-    /// Append to `path` the step into frame `f`'s current member (element `index` of an
-    /// array).
-    fn push_segment(&self, path: &mut String, f: Frame, index: usize) {
-        match f.kind {
-            Kind::Object => {
-                let raw = self.src.get(self.key_start(f)..f.key_end).unwrap_or("");
-                let key = match serde_json::from_str::<String>(raw) {
-                    Ok(k) if raw.starts_with('"') => k,
-                    _ => raw.trim_matches(|c| matches!(c, '"' | '\'' | '`' | '“' | '”' | '‘' | '’' | '„')).to_owned(),
-                };
-                crate::pointer::push(path, &key);
-            }
-            Kind::Array | Kind::Tuple => crate::pointer::push(path, &index.to_string()),
-            Kind::Wrapper => {}
-        }
-    }
-
-    /// After the top-level value closed with `}`: `{"a": 1}, "b": 2}` closed too early.
-    fn reopen_after_premature_close(&mut self) -> bool {
-        let Some((frame, end)) = self.last_closed else {
-            return false;
-        };
-        if frame.kind != Kind::Object || end != self.pos || self.b.get(end - 1) != Some(&b'}') {
-            return false;
-        }
-        let j = skip_ws(self.b, end, self.end);
-        if self.at(j) != Some(b',') {
-            return false;
-        }
-        let k = skip_ws(self.b, j + 1, self.end);
-        // `"k": v` or `"k" "v"` (its colon missing) is a member, so the `}` came too early.
-        if !key_then_colon(self.b, k, self.end) && !quoted_then(self.b, k, self.end, b"\"") {
-            return false;
-        }
-        self.edits.delete(end - 1, end, Some(K::PrematureClose));
-        self.last_closed = None;
-        // An object with no member yet (`{a b}, "k": 1}` drops `a b`) takes the comma as a
-        // leading one; a dangling key (`{"e"}, "k": 1`) got `null` and is a member.
-        let state = if frame.count == 0 && frame.state == State::Open { State::Open } else { State::Next };
-        self.stack.push(Frame { state, last_end: end - 1, ..frame });
-        true
     }
 
     /// Start a value at `self.pos` in context `ctx`.
@@ -1038,40 +644,6 @@ fn thousands_separator(b: &[u8], i: usize, in_object: bool) -> bool {
     grouped && (in_object || group.is_some_and(|g| g[0] == b'0'))
 }
 
-/// Does `c` close frame `f`?
-fn closes(f: Frame, c: u8) -> bool {
-    match (f.kind, c) {
-        (Kind::Object, b'}') | (Kind::Array, b']') | (Kind::Tuple | Kind::Wrapper, b')') => true,
-        // A set converted to an array still closes with `}`; an array turned object with `]`.
-        (Kind::Array, b'}') => f.close_as == Some(b']'),
-        (Kind::Object, b']') => f.close_as == Some(b'}'),
-        (Kind::Array, b')') => true,
-        _ => false,
-    }
-}
-
-fn closer_text(f: Frame) -> &'static str {
-    match f.kind {
-        Kind::Object => "}",
-        Kind::Array | Kind::Tuple => "]",
-        Kind::Wrapper => "",
-    }
-}
-
-/// Byte length of a non-JSON Unicode space or invisible character at `i` (NBSP, BOM,
-/// U+2028/9, U+2000–200A, zero-width space, non-joiner and joiner U+200B–200D, U+202F,
-/// U+205F, word joiner U+2060, U+3000), or 0.
-fn unicode_space_len(b: &[u8], i: usize) -> usize {
-    match (b.get(i), b.get(i + 1), b.get(i + 2)) {
-        (Some(0xC2), Some(0xA0), _) => 2,
-        (Some(0xEF), Some(0xBB), Some(0xBF)) => 3,
-        (Some(0xE2), Some(0x80), Some(0x80..=0x8D | 0xA8 | 0xA9 | 0xAF)) => 3,
-        (Some(0xE2), Some(0x81), Some(0x9F | 0xA0)) => 3,
-        (Some(0xE3), Some(0x80), Some(0x80)) => 3,
-        _ => 0,
-    }
-}
-
 pub(super) fn memchr_in(b: &[u8], needle: u8, from: usize, to: usize) -> Option<usize> {
     b.get(from..to)?.iter().position(|&c| c == needle).map(|p| p + from)
 }
@@ -1080,5 +652,8 @@ pub(super) fn find(b: &[u8], needle: &[u8], from: usize, to: usize) -> Option<us
     memchr::memmem::find(b.get(from..to)?, needle).map(|p| p + from)
 }
 
-#[path = "scalars.rs"]
+mod closers;
+mod cut;
 mod scalars;
+mod strings;
+mod trivia;

@@ -6,7 +6,7 @@ use crate::Span;
 use serde::Serialize;
 
 /// The end of a text that stopped with something still open (an array, an object or a
-/// string), as [`Salvaged::truncation`](super::Salvaged::truncation) reports it.
+/// string), as [`Salvaged::truncation`](crate::salvage::Salvaged::truncation) reports it.
 ///
 /// The text is **evidently cut** ([`Truncation::is_evident`]) when it ends inside a token
 /// (a string, number, literal or key), right after `,` or `:`, or right after an opening
@@ -31,9 +31,9 @@ use serde::Serialize;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Truncation {
-    pub(super) at: usize,
-    pub(super) evident: bool,
-    pub(super) uncertain: Vec<Uncertain>,
+    pub(crate) at: usize,
+    pub(crate) evident: bool,
+    pub(crate) uncertain: Vec<Uncertain>,
 }
 
 impl Truncation {
@@ -67,7 +67,7 @@ impl Truncation {
 
     /// The same truncation with every offset passed through `map` (for text that was
     /// parsed after unescaping).
-    pub(super) fn mapped(mut self, map: impl Fn(usize) -> usize) -> Self {
+    pub(crate) fn mapped(mut self, map: impl Fn(usize) -> usize) -> Self {
         self.at = map(self.at);
         for u in &mut self.uncertain {
             u.span = Span::new(map(u.span.start), map(u.span.end).max(map(u.span.start)));
@@ -86,8 +86,9 @@ pub struct Uncertain {
     pub span: Span,
     /// Where it is, as a JSON pointer into the repaired value.
     pub pointer: String,
-    /// True when the repaired value holds it (closed, cut back, or `null` for a key with no
-    /// value); false when salvage left it out (a cut key, a `tr` in an array).
+    /// True when the repaired value holds it (closed or cut back); false when salvage left
+    /// it out: a cut key, a `tr` in an array, and a member whose value the cut left
+    /// missing or cut to nothing (`{"a":`, `{"a": tr`), which goes key and all.
     pub kept: bool,
 }
 
@@ -101,8 +102,11 @@ pub enum UncertainKind {
     Number,
     /// An incomplete literal: `tr`, `fal`, `nu`.
     Literal,
-    /// A key with no value, or a key cut off.
+    /// A key cut off (`{"na`); its pointer is the object's.
     Key,
+    /// A member cut before its value (`{"name":`): left out, key and all; its pointer is
+    /// the member's.
+    Member,
     /// An array left open at the cut: `[` is not an empty list.
     Array,
     /// An object left open at the cut, below the top level.
@@ -118,6 +122,7 @@ impl UncertainKind {
             UncertainKind::Number => "number",
             UncertainKind::Literal => "literal",
             UncertainKind::Key => "key",
+            UncertainKind::Member => "member",
             UncertainKind::Array => "array",
             UncertainKind::Object => "object",
         }
@@ -130,7 +135,7 @@ impl UncertainKind {
             UncertainKind::String => FixKind::UncertainString,
             UncertainKind::Number => FixKind::UncertainNumber,
             UncertainKind::Literal => FixKind::UncertainLiteral,
-            UncertainKind::Key => FixKind::UncertainKey,
+            UncertainKind::Key | UncertainKind::Member => FixKind::UncertainKey,
             UncertainKind::Array | UncertainKind::Object => FixKind::UncertainContainer,
         }
     }

@@ -1,12 +1,16 @@
-//! Strings, numbers, literals and unquoted text: the scalar half of the lenient parser.
+//! Quoted strings: where one ends (bounded lookahead at what follows a quote), quotes of
+//! every kind, inner quotes, missing quotes, concatenation, escapes, and a string cut off
+//! by the end of input.
 
-use super::{Ctx, Kind, Parser, State, closes};
+use super::closers::closes;
+use super::{Ctx, Kind, Parser, memchr_in};
+use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
-    LOOKAHEAD, Quote, comment_starts, control_escape, hex_to_decimal, hex4, ident_then_colon, is_ident, is_ident_start,
-    is_json_number, is_ws, key_or_cut_key, key_then_colon, open_quote, quoted_closes, skip_ws, value_starts,
+    LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, is_ident, is_ident_start,
+    is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then, skip_gap,
+    skip_layout, value_starts,
 };
-use crate::salvage::truncation::UncertainKind;
 use crate::{ErrorKind, Result};
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters,
@@ -39,20 +43,6 @@ fn skip_plain(b: &[u8], i: usize, end: usize) -> usize {
     }
 }
 
-/// Wrappers written by `MongoDB` shells and drivers, removed around their one value.
-const WRAPPERS: &[&[u8]] = &[
-    b"ObjectId",
-    b"ISODate",
-    b"NumberLong",
-    b"NumberInt",
-    b"NumberDecimal",
-    b"NumberDouble",
-    b"Date",
-    b"UUID",
-    b"Timestamp",
-    b"Decimal128",
-];
-
 impl Parser<'_> {
     /// A quoted string at `self.pos`. Returns the end of the string in the source, or
     /// `None` when it was a key cut off by the end of input (and dropped).
@@ -82,7 +72,7 @@ impl Parser<'_> {
                 if loose && matches!(c, b'\'' | b'`' | 0xC2 | 0xE2) && q.close_at(self.b, i).is_some() {
                     break;
                 }
-                if c == b'{' && self.at(i + 1) == Some(b'"') && self.at(i + 2).is_some_and(is_ident) {
+                if c == b'{' && self.at(i + 1) == Some(b'"') && i + 2 < self.end && ident_at(self.b, i + 2) {
                     embedded += 1;
                 } else if c == b'}' {
                     embedded = embedded.saturating_sub(1);
@@ -107,11 +97,11 @@ impl Parser<'_> {
                 continue;
             }
             if let Some(n) = q.close_at(self.b, i) {
-                if (embedded == 0 || i + n >= self.end) && self.closes_string(i + n, ctx, inner % 2 == 1) {
+                if (embedded == 0 || i + n >= self.end) && self.closes_string(open + qlen, i, n, ctx, inner % 2 == 1) {
                     // "a" + "b": join the pieces.
-                    let j = skip_ws(self.b, i + n, self.end);
+                    let j = skip_gap(self.b, i + n, self.end);
                     if self.at(j) == Some(b'+') {
-                        let k = skip_ws(self.b, j + 1, self.end);
+                        let k = skip_gap(self.b, j + 1, self.end);
                         if let Some((qlen2, q2)) = open_quote(self.b, k) {
                             self.edits.delete(i, k + qlen2, Some(K::StringConcatenation));
                             if q2 != Quote::Double && fix.is_none() {
@@ -138,6 +128,13 @@ impl Parser<'_> {
                 {
                     return Ok(Some(end));
                 }
+                if ctx == Ctx::ArrValue
+                    && c == b'"'
+                    && embedded == 0
+                    && let Some(end) = self.element_after_line_break(open + qlen, i, checkpoint)
+                {
+                    return Ok(Some(end));
+                }
                 if c == b'"' {
                     self.edits.insert(i, "\\", Some(K::InnerQuote));
                 }
@@ -154,13 +151,13 @@ impl Parser<'_> {
     }
 
     /// Rewrite a non-double opening quote; returns the index of its fix.
-    fn requote_open(&mut self, open: usize, qlen: usize, q: Quote) -> Option<usize> {
+    pub(super) fn requote_open(&mut self, open: usize, qlen: usize, q: Quote) -> Option<usize> {
         if q == Quote::Double { None } else { Some(self.edits.replace(open, open + qlen, "\"", Some(quote_fix(q)))) }
     }
 
     /// `{"city": "New York, "zip": "10001"}`: the quote at `q` opens the next key, so the
     /// string really ended before the comma. Returns the string's new end.
-    fn missing_quote_before(&mut self, content: usize, q: usize, checkpoint: usize) -> Option<usize> {
+    pub(super) fn missing_quote_before(&mut self, content: usize, q: usize, checkpoint: usize) -> Option<usize> {
         let mut k = q;
         while k > content && is_ws(self.b[k - 1]) {
             k -= 1;
@@ -193,10 +190,56 @@ impl Parser<'_> {
         Some(self.close_before(content, comma, checkpoint))
     }
 
+    /// `["abc,\n"def"]`: in an array, the quote at `q` starts a line after a comma and opens
+    /// a short string that closes before the next delimiter: the string before ended at the
+    /// comma, its closing quote lost (a raw line break inside a string is not JSON; a
+    /// comma then a line break is how elements are written). Returns the string's new end.
+    pub(super) fn element_after_line_break(&mut self, content: usize, q: usize, checkpoint: usize) -> Option<usize> {
+        let mut k = q;
+        let mut line_break = false;
+        while k > content && is_ws(self.b[k - 1]) {
+            line_break |= matches!(self.b[k - 1], b'\n' | b'\r');
+            k -= 1;
+        }
+        let comma = (line_break && k > content && self.b[k - 1] == b',').then(|| k - 1)?;
+        quoted_then(self.b, q, self.end, b",]").then(|| self.close_before(content, comma, checkpoint))
+    }
+
+    /// At `k`, a `{` that starts the next object of the array whose element (an object)
+    /// is open: a key (or `}`) follows it. See [`Parser::glued_element`].
+    fn glued_object_ahead(&self, k: usize) -> bool {
+        let n = self.stack.len();
+        let in_array = n >= 2 && self.stack.get(n - 2).is_some_and(|p| p.kind == Kind::Array);
+        let m = skip_layout(self.b, k + 1, self.end);
+        in_array && (self.at(m) == Some(b'}') || key_then_colon(self.b, m, self.end))
+    }
+
+    /// `["a (2)", b (3)]`: after a comma in an array, words that run to the next `,` or `]`
+    /// on the same line with no quote among them: an element written without quotes, so
+    /// the quote before the comma closed a string.
+    fn unquoted_element_ahead(&self, m: usize) -> bool {
+        if !self.at(m).is_some_and(is_ident_start) {
+            return false;
+        }
+        let limit = self.end.min(m + LOOKAHEAD);
+        let mut depth = 0usize;
+        for &c in self.b.get(m..limit).unwrap_or_default() {
+            match c {
+                b'"' | b'\'' | b'\n' | b'\r' | b'{' | b'[' | b'}' | b':' => return false,
+                b'(' => depth += 1,
+                b')' if depth > 0 => depth -= 1,
+                b',' | b']' if depth == 0 => return true,
+                b')' => return false,
+                _ => {}
+            }
+        }
+        limit == self.end
+    }
+
     /// End the string whose text starts at `content` before the comma at `comma` (and the
     /// whitespace before it): the closing quote missing there is inserted, and what the
     /// scan did past that point is undone. Returns the string's new end.
-    fn close_before(&mut self, content: usize, comma: usize, checkpoint: usize) -> usize {
+    pub(super) fn close_before(&mut self, content: usize, comma: usize, checkpoint: usize) -> usize {
         let mut end = comma;
         while end > content && is_ws(self.b[end - 1]) {
             end -= 1;
@@ -207,22 +250,24 @@ impl Parser<'_> {
         end
     }
 
-    /// Does a quote that ends at `j` close the string, given what follows it?
-    fn closes_string(&self, j: usize, ctx: Ctx, open_inner: bool) -> bool {
-        let k = skip_ws(self.b, j, self.end);
+    /// Does the quote at `q` (`n` bytes) close the string whose text starts at `content`,
+    /// given what follows it?
+    pub(super) fn closes_string(&self, content: usize, q: usize, n: usize, ctx: Ctx, open_inner: bool) -> bool {
+        let j = q + n;
+        let k = skip_layout(self.b, j, self.end);
         let Some(c) = self.at(k) else { return true };
         if comment_starts(self.b, k) {
             return true;
         }
-        let concat = || c == b'+' && open_quote(self.b, skip_ws(self.b, k + 1, self.end)).is_some();
+        let concat = || c == b'+' && open_quote(self.b, skip_gap(self.b, k + 1, self.end)).is_some();
         match ctx {
-            Ctx::Top => !((k == j && is_ident(c)) || (k > j && self.quote_ends_top_text(k))),
+            Ctx::Top => !((k == j && is_ident(c)) || self.quote_ends_top_text(k)),
             Ctx::Key => {
                 if is_ident_start(c) || c.is_ascii_digit() {
                     // `"k"e"y": 1`: a word glued to another quote is still the key.
                     let limit = self.end.min(k + LOOKAHEAD);
                     let mut m = k;
-                    while m < limit && is_ident(self.b[m]) {
+                    while m < limit && ident_at(self.b, m) {
                         m += 1;
                     }
                     self.at(m) != Some(b'"')
@@ -232,15 +277,17 @@ impl Parser<'_> {
             }
             Ctx::ObjValue => match c {
                 b',' => {
-                    let m = skip_ws(self.b, k + 1, self.end);
+                    let m = skip_layout(self.b, k + 1, self.end);
                     match self.at(m) {
                         None | Some(b'}') => true,
                         Some(_) if comment_starts(self.b, m) => true,
                         Some(_) => key_or_cut_key(self.b, m, self.end),
                     }
                 }
-                b'}' | b']' | b')' => self.closer_fits(c, k),
+                b'}' | b']' | b')' => !self.closes_own_bracket(content, q, c, k) && self.closer_fits(c, k),
                 b'+' => concat(),
+                // `[{"a": "x"{"a": "y"}]`: the next object of the array starts here.
+                b'{' => self.glued_object_ahead(k),
                 _ if open_quote(self.b, k).is_some() => key_then_colon(self.b, k, self.end),
                 _ if k == j && is_ident(c) => false,
                 _ if is_ident_start(c) => {
@@ -250,14 +297,14 @@ impl Parser<'_> {
             },
             Ctx::ArrValue => match c {
                 b',' => {
-                    let m = skip_ws(self.b, k + 1, self.end);
+                    let m = skip_layout(self.b, k + 1, self.end);
                     match self.at(m) {
                         None | Some(b']' | b')') => true,
                         Some(_) if comment_starts(self.b, m) => true,
-                        Some(_) => value_starts(self.b, m),
+                        Some(_) => value_starts(self.b, m) || self.unquoted_element_ahead(m),
                     }
                 }
-                b'}' | b']' | b')' => self.closer_fits(c, k),
+                b'}' | b']' | b')' => !self.closes_own_bracket(content, q, c, k) && self.closer_fits(c, k),
                 b':' => self.stack.last().is_some_and(|f| f.kind == Kind::Array && f.count == 0),
                 b'+' => concat(),
                 _ if open_inner => false,
@@ -269,39 +316,62 @@ impl Parser<'_> {
         }
     }
 
-    /// After a quote that would close a top-level string, at `k`: words, then a last quote
-    /// that ends the text (`"He is 6'2" tall"`). The quote was part of the text (an inch
-    /// mark), and the string runs to the last quote. Bounded: the rest is short, one line,
-    /// and holds no structure.
-    fn quote_ends_top_text(&self, k: usize) -> bool {
-        match self.b.get(k..self.end) {
-            Some(r) if r.len() <= LOOKAHEAD && is_ident_start(r[0]) => line_then_quote(r).is_some(),
+    /// After a quote that would close a top-level string, at `k`: text,
+    /// then a last quote that ends the text (`"He is 6'2" tall"`, `"six feet (72") tall"`),
+    /// or only another quote (`"The TV is 72""`). The quote was part of the text (an inch
+    /// mark), and the string runs to the last quote: the text is kept, never cut. Bounded:
+    /// the rest is short, one line, and holds no structure.
+    pub(super) fn quote_ends_top_text(&self, k: usize) -> bool {
+        let Some(r) = self.b.get(k..self.end).filter(|r| r.len() <= LOOKAHEAD) else { return false };
+        match r.first() {
+            Some(b'"') => skip_layout(r, 1, r.len()) >= r.len(),
+            Some(&c) if !matches!(c, b',' | b'+' | b':' | b'{' | b'[' | b'}' | b']' | b'/' | b'#') => {
+                line_then_quote(r).is_some()
+            }
             _ => false,
         }
     }
 
-    /// An element cut to nothing by the end of input: the comma inserted before it goes.
-    pub(super) fn forget_missing_comma(&mut self) {
-        if let Some(f) = self.stack.last() {
-            let at = f.last_end;
-            self.edits.pop_insertion(at, K::MissingComma);
+    /// `["six feet (72") tall"]`: the closer `c` at `k`, right after the quote at `q`,
+    /// closes a bracket opened in the string's own text (from `content`), and the text
+    /// goes on after it to a quote that ends the value on the same line. The quote at `q`
+    /// is an inch mark or a quotation inside brackets, not the string's end. Bounded.
+    fn closes_own_bracket(&self, content: usize, q: usize, c: u8, k: usize) -> bool {
+        let opener = match c {
+            b')' => b'(',
+            b']' => b'[',
+            _ => b'{',
+        };
+        let text = self.b.get(content.max(q.saturating_sub(LOOKAHEAD))..q).unwrap_or_default();
+        if memchr::memchr_iter(opener, text).count() <= memchr::memchr_iter(c, text).count() {
+            return false;
         }
+        let limit = self.end.min(k + 1 + LOOKAHEAD);
+        let mut m = k + 1;
+        while m < limit && !matches!(self.b[m], b'"' | b'\n' | b'\r' | b'{' | b'[' | b'}' | b']' | b':') {
+            m += 1;
+        }
+        // The quote is glued to the text before it (`tall"`), as a closing quote is: not one
+        // that opens the next element (`] , "`).
+        let glued = !is_ws(self.b[m - 1]) && self.b[m - 1] != b',';
+        let after = skip_layout(self.b, m + 1, self.end);
+        glued && self.at(m) == Some(b'"') && matches!(self.at(after), None | Some(b',' | b']' | b'}' | b')'))
     }
 
     /// Does the closer `c` at `k` plausibly end the string's container? Some open frame
     /// must close with it, and unless it ends the top-level value, what follows must be
     /// a delimiter: `"a": "['"]("` has a `]` that closes nothing.
-    fn closer_fits(&self, c: u8, k: usize) -> bool {
+    pub(super) fn closer_fits(&self, c: u8, k: usize) -> bool {
         if !self.stack.iter().any(|f| closes(*f, c)) {
             // `{"a": "x"]`: the last byte of the text, a closer of the wrong kind, ends the
             // value all the same (a typo for the right one).
-            return skip_ws(self.b, k + 1, self.end) >= self.end;
+            return skip_layout(self.b, k + 1, self.end) >= self.end;
         }
         let ends_top = self.stack.len() == 1 && self.stack.first().is_some_and(|f| closes(*f, c));
         if ends_top {
             return true;
         }
-        let n = skip_ws(self.b, k + 1, self.end);
+        let n = skip_layout(self.b, k + 1, self.end);
         match self.at(n) {
             None | Some(b',' | b'}' | b']' | b')' | b':') => true,
             Some(_) => comment_starts(self.b, n),
@@ -309,17 +379,17 @@ impl Parser<'_> {
     }
 
     /// Does some open frame close with `c`?
-    fn any_closes(&self, c: u8) -> bool {
+    pub(super) fn any_closes(&self, c: u8) -> bool {
         self.stack.iter().any(|f| closes(*f, c))
     }
 
     /// After a closing quote and a space, words: `"xxxxx" true}` or `"a" b", "c"`. True
     /// when the words end where a member ends (a closer, or a stray quote then a
     /// delimiter), so the quote before them really closed the string.
-    fn words_then_end(&self, k: usize, ctx: Ctx) -> bool {
+    pub(super) fn words_then_end(&self, k: usize, ctx: Ctx) -> bool {
         let limit = self.end.min(k + LOOKAHEAD);
         let mut m = k;
-        while m < limit && (is_ident(self.b[m]) || self.b[m] == b' ') {
+        while m < limit && (ident_at(self.b, m) || self.b[m] == b' ') {
             m += 1;
         }
         match self.at(m) {
@@ -329,12 +399,12 @@ impl Parser<'_> {
             // missing. In an object no member can start with them (`{"size": "6" screen"}`):
             // the first quote was part of the text (an inch mark), the string runs on.
             Some(b'"') if ctx == Ctx::ArrValue => {
-                let n = skip_ws(self.b, m + 1, self.end);
+                let n = skip_layout(self.b, m + 1, self.end);
                 matches!(self.at(n), None | Some(b',' | b'}' | b']'))
             }
             Some(b'"') => false,
             Some(b',') if ctx == Ctx::ArrValue => {
-                let n = skip_ws(self.b, m + 1, self.end);
+                let n = skip_layout(self.b, m + 1, self.end);
                 self.at(n).is_none_or(|_| value_starts(self.b, n))
             }
             _ => false,
@@ -343,7 +413,13 @@ impl Parser<'_> {
 
     /// The input ended inside a string that opened at `open`.
     #[cold]
-    fn string_at_eof(&mut self, open: usize, qlen: usize, ctx: Ctx, checkpoint: usize) -> Result<Option<usize>> {
+    pub(super) fn string_at_eof(
+        &mut self,
+        open: usize,
+        qlen: usize,
+        ctx: Ctx,
+        checkpoint: usize,
+    ) -> Result<Option<usize>> {
         let content = open + qlen;
         if ctx == Ctx::Key {
             // A key cut off: drop it, it names nothing certain (and the comma that was
@@ -379,10 +455,13 @@ impl Parser<'_> {
                 .error(ErrorKind::NoJson, "input ends inside an empty string", open)
                 .with_hint("the text was cut off: send the whole value"));
         }
-        if empty && ctx == Ctx::ArrValue {
-            // `["`: an element cut before its first character carries nothing.
+        if empty {
+            // `["` or `{"a": "`: a value cut before its first character carries nothing
+            // (in an object its member goes when the frames are closed).
             self.edits.rollback(checkpoint, open);
-            self.forget_missing_comma();
+            if ctx == Ctx::ArrValue {
+                self.forget_missing_comma();
+            }
             self.cut_token = Some((UncertainKind::String, open, false));
             self.edits.delete(open, self.end, Some(K::TruncatedString));
             self.pos = self.end;
@@ -400,7 +479,7 @@ impl Parser<'_> {
 
     /// When the text of an unterminated string ends with closers that close every open
     /// frame (and are not balanced by openers inside the string), where the string ends.
-    fn closers_at_tail(&self, content: usize) -> Option<usize> {
+    pub(super) fn closers_at_tail(&self, content: usize) -> Option<usize> {
         let mut k = self.end;
         let mut depth = self.stack.len();
         if depth == 0 {
@@ -433,7 +512,7 @@ impl Parser<'_> {
     }
 
     /// An escape at `i` inside a string quoted with `q`; returns where scanning resumes.
-    fn escape(&mut self, i: usize, q: Quote) -> usize {
+    pub(super) fn escape(&mut self, i: usize, q: Quote) -> usize {
         let Some(n) = self.at(i + 1) else {
             // A backslash cut off by the end of input.
             self.edits.delete(i, i + 1, Some(K::TruncatedToken));
@@ -493,7 +572,7 @@ impl Parser<'_> {
         }
     }
 
-    fn unicode_escape(&mut self, i: usize) -> usize {
+    pub(super) fn unicode_escape(&mut self, i: usize) -> usize {
         let Some(v) = hex4(self.b, i + 2) else {
             if self.end < i + 6 && self.b[i + 2..self.end].iter().all(u8::is_ascii_hexdigit) {
                 // `\u12` cut off by the end of input.
@@ -528,283 +607,16 @@ impl Parser<'_> {
         }
         i + 6
     }
-
-    /// A number (or something that starts like one) at `self.pos`.
-    pub(super) fn number(&mut self, ctx: Ctx) -> Result<()> {
-        let start = self.pos;
-        let mut j = start;
-        while j < self.end {
-            let c = self.b[j];
-            let slash = c == b'/' && !matches!(self.at(j + 1), Some(b'/' | b'*'));
-            if c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'+' | b'-') || slash {
-                j += 1;
-            } else {
-                break;
-            }
-        }
-        let tok = &self.b[start..j];
-        if matches!(tok, b"-Infinity" | b"+Infinity" | b"-NaN" | b"+NaN") {
-            self.edits.replace(start, j, "null", Some(K::JsLiteral));
-            self.value_done(j, false);
-            return Ok(());
-        }
-        if is_json_number(tok) {
-            if j == self.end {
-                // A number that runs into the end may be cut: `5` for `50`.
-                self.cut_token = Some((UncertainKind::Number, start, true));
-            }
-            self.value_done(j, false);
-            return Ok(());
-        }
-        if skip_ws(self.b, j, self.end) >= self.end {
-            return self.number_at_eof(start, j, ctx);
-        }
-        if let Some(text) = normalise_number(tok) {
-            self.edits.replace(start, j, text, Some(K::NumberFormat));
-            self.value_done(j, false);
-            return Ok(());
-        }
-        if ctx == Ctx::Top {
-            return Err(self.error(ErrorKind::NoJson, "expected a JSON value, found text", start));
-        }
-        self.unquoted(start, K::NumberAsString)
-    }
-
-    /// A number cut off by the end of input: keep what is complete, cut back the rest.
-    #[cold]
-    fn number_at_eof(&mut self, start: usize, end: usize, ctx: Ctx) -> Result<()> {
-        self.cut_token = Some((UncertainKind::Number, start, true));
-        let mut k = end;
-        while k > start && matches!(self.b[k - 1], b'.' | b'e' | b'E' | b'+' | b'-' | b'_' | b'x' | b'X') {
-            k -= 1;
-        }
-        let tok = &self.b[start..k];
-        let text = if is_json_number(tok) { None } else { normalise_number(tok) };
-        if k > start && (is_json_number(tok) || text.is_some()) {
-            if let Some(text) = text {
-                self.edits.replace(start, k, text, Some(K::NumberFormat));
-            }
-            if k < end {
-                self.edits.delete(k, end, Some(K::TruncatedToken));
-            }
-            self.value_done(end, false);
-            return Ok(());
-        }
-        if ctx == Ctx::Top {
-            return Err(self
-                .error(ErrorKind::NoJson, "input ends inside a number", start)
-                .with_hint("the number was cut off: send it whole"));
-        }
-        if k == start {
-            self.cut_token = Some((UncertainKind::Number, start, false));
-            // In an object the key stays (it gets `null`), and so does its comma.
-            if ctx != Ctx::ObjValue {
-                self.forget_missing_comma();
-            }
-            self.edits.delete(start, end, Some(K::TruncatedToken));
-            self.pos = end;
-            return Ok(());
-        }
-        self.unquoted(start, K::NumberAsString)
-    }
-
-    /// A word at `self.pos`: a literal, a wrapper, or unquoted text.
-    pub(super) fn word(&mut self, ctx: Ctx) -> Result<()> {
-        let start = self.pos;
-        let mut j = start;
-        while j < self.end
-            && (self.b[j].is_ascii_alphanumeric() || matches!(self.b[j], b'_' | b'$') || self.b[j] >= 0x80)
-        {
-            j += 1;
-        }
-        let w = &self.b[start..j];
-        let delimited = self.at(j).is_none_or(|c| !is_ident(c) || c == b'.');
-        if delimited {
-            if matches!(w, b"true" | b"false" | b"null") {
-                self.value_done(j, false);
-                return Ok(());
-            }
-            if let Some((text, kind)) = literal(w) {
-                if ctx == Ctx::Top {
-                    return Err(self
-                        .error(ErrorKind::NoJson, "expected a JSON value, found a bare word", start)
-                        .with_hint("send a JSON object or array; a bare word is not a value"));
-                }
-                self.edits.replace(start, j, text, Some(kind));
-                self.value_done(j, false);
-                return Ok(());
-            }
-        }
-        let k = skip_ws(self.b, j, self.end);
-        if self.at(k) == Some(b'(') && WRAPPERS.contains(&w) {
-            self.edits.delete(start, k + 1, Some(K::MongoWrapper));
-            self.push(Kind::Wrapper, start)?;
-            self.pos = k + 1;
-            return Ok(());
-        }
-        if w == b"new" {
-            let d = skip_ws(self.b, j, self.end);
-            if self.b.get(d..d + 4) == Some(b"Date") {
-                let p = skip_ws(self.b, d + 4, self.end);
-                if self.at(p) == Some(b'(') {
-                    self.edits.delete(start, p + 1, Some(K::MongoWrapper));
-                    self.push(Kind::Wrapper, start)?;
-                    self.pos = p + 1;
-                    return Ok(());
-                }
-            }
-        }
-        if skip_ws(self.b, j, self.end) >= self.end && is_literal_prefix(w) {
-            if ctx == Ctx::Top {
-                return Err(self
-                    .error(ErrorKind::NoJson, "input ends inside a literal", start)
-                    .with_hint("the text was cut off: send the whole value"));
-            }
-            if ctx != Ctx::ObjValue {
-                self.forget_missing_comma();
-            }
-            self.cut_token = Some((UncertainKind::Literal, start, false));
-            self.edits.delete(start, j, Some(K::TruncatedToken));
-            self.pos = j;
-            return Ok(());
-        }
-        if ctx == Ctx::Top {
-            if let Some(q) = self.top_text_then_quote(start) {
-                // `abc"`: the whole text is one line ending in a quote, the opening one lost.
-                self.edits.insert(start, "\"", Some(K::MissingQuote));
-                self.escape_raw(start, q);
-                self.value_done(q + 1, true);
-                return Ok(());
-            }
-            return Err(self
-                .error(ErrorKind::NoJson, "expected a JSON value, found text", start)
-                .with_hint("send a JSON object or array"));
-        }
-        self.unquoted(start, K::UnquotedString)
-    }
-
-    /// The top-level text from `start` is one short line that ends with its only `"`:
-    /// where that quote is.
-    fn top_text_then_quote(&self, start: usize) -> Option<usize> {
-        let q = line_then_quote(self.b.get(start..self.end)?)?;
-        (q < LOOKAHEAD).then_some(start + q)
-    }
-
-    /// Unquoted text starting at `start`, up to the delimiter its context allows.
-    pub(super) fn unquoted(&mut self, start: usize, kind: K) -> Result<()> {
-        let mut j = start;
-        let mut depth = 0usize;
-        while j < self.end {
-            match self.b[j] {
-                b'\n' | b'\r' if depth == 0 => break,
-                b',' if depth == 0 => break,
-                b'"' => break,
-                b'}' | b']' | b')' => {
-                    if depth == 0 {
-                        break;
-                    }
-                    depth -= 1;
-                }
-                b'{' | b'[' => depth += 1,
-                _ => {}
-            }
-            j += 1;
-        }
-        let in_object = self.stack.last().is_some_and(|f| f.kind == Kind::Object && f.state == State::Value);
-        if in_object && self.at(j) == Some(b',') {
-            // `{"a": ipsum, sic, datum.",}`: a comma cannot start a member here (no key
-            // follows), and a closing quote ends the text on this line: the opening quote
-            // is the one missing.
-            if let Some(q) = closing_quote_ahead(self.b, j, self.end) {
-                j = q;
-            }
-        }
-        let mut e = j;
-        while e > start && is_ws(self.b[e - 1]) {
-            e -= 1;
-        }
-        if e == start {
-            return Err(self.error(ErrorKind::Syntax, "expected a value", start));
-        }
-        if self.at(j) == Some(b'"') && j == e {
-            // `abcdef",`: the opening quote is missing, the closing one is there.
-            let after = skip_ws(self.b, j + 1, self.end);
-            if matches!(self.at(after), None | Some(b',' | b'}' | b']')) {
-                if is_json_number(&self.b[start..e]) {
-                    self.edits.delete(j, j + 1, Some(K::MissingQuote));
-                    self.value_done(j + 1, false);
-                } else {
-                    self.edits.insert(start, "\"", Some(K::MissingQuote));
-                    self.escape_raw(start, e);
-                    self.value_done(j + 1, true);
-                }
-                return Ok(());
-            }
-        }
-        self.edits.note(start, e, kind);
-        self.edits.insert(start, "\"", None);
-        self.escape_raw(start, e);
-        self.edits.insert(e, "\"", None);
-        if j >= self.end && !self.stack.is_empty() {
-            // Unquoted text that runs into the end of input may have been cut.
-            self.edits.note(e, e, K::TruncatedString);
-            self.cut_token = Some((UncertainKind::String, start, true));
-        }
-        self.value_done(e, true);
-        Ok(())
-    }
-
-    /// Escape backslashes and control characters in raw text being quoted.
-    fn escape_raw(&mut self, start: usize, end: usize) {
-        for i in start..end {
-            let c = self.b[i];
-            if c == b'\\' {
-                self.edits.insert(i, "\\", None);
-            } else if c < 0x20 {
-                self.edits.replace(i, i + 1, control_escape(c), None);
-            }
-        }
-    }
-}
-
-/// `text`, trailing whitespace aside, is one line ending in its only `"`, with no
-/// structure (`{[]}:`) before it: where that quote is (never at 0: some text comes first).
-fn line_then_quote(text: &[u8]) -> Option<usize> {
-    let mut e = text.len();
-    while e > 0 && is_ws(text[e - 1]) {
-        e -= 1;
-    }
-    let plain = |c: &u8| !matches!(c, b'"' | b'{' | b'[' | b'}' | b']' | b':' | b'\n' | b'\r');
-    (e > 1 && text[e - 1] == b'"' && text[..e - 1].iter().all(plain)).then(|| e - 1)
-}
-
-/// From a comma at `from` in unquoted text: a `"` glued to the text, on the same line and
-/// with no structure before it, followed by `,`, `}` or the end: where the text ends.
-fn closing_quote_ahead(b: &[u8], from: usize, end: usize) -> Option<usize> {
-    let limit = end.min(from + LOOKAHEAD);
-    let mut i = from;
-    while i < limit {
-        match b[i] {
-            b'"' => {
-                let after = skip_ws(b, i + 1, end);
-                let glued = !is_ws(b[i - 1]) && b[i - 1] != b',';
-                return (glued && matches!(b.get(after), None | Some(b',' | b'}'))).then_some(i);
-            }
-            b'\n' | b'\r' | b':' | b'\'' | b'{' | b'[' | b'}' | b']' => return None,
-            _ => i += 1,
-        }
-    }
-    None
 }
 
 /// The first `,` in `b[from..to]` followed by an unquoted key and `:` (`, b: 1`).
 fn member_inside(b: &[u8], from: usize, to: usize) -> Option<usize> {
     let mut i = from;
-    while let Some(c) = super::memchr_in(b, b',', i, to) {
-        let k = skip_ws(b, c + 1, to);
+    while let Some(c) = memchr_in(b, b',', i, to) {
+        let k = skip_layout(b, c + 1, to);
         if b.get(k).is_some_and(|&x| is_ident_start(x)) && ident_then_colon(b, k, to) {
             // The colon ends a key, not a scheme (`, https://…`).
-            let colon = super::memchr_in(b, b':', k, to).unwrap_or(to);
+            let colon = memchr_in(b, b':', k, to).unwrap_or(to);
             if b.get(colon + 1) != Some(&b'/') {
                 return Some(c);
             }
@@ -824,98 +636,5 @@ fn quote_fix(q: Quote) -> K {
         Quote::Double | Quote::Single => K::SingleQuotes,
         Quote::Backtick => K::BacktickQuotes,
         Quote::SmartDouble | Quote::SmartSingle => K::SmartQuotes,
-    }
-}
-
-/// A literal JSON does not have, and what it becomes.
-fn literal(w: &[u8]) -> Option<(&'static str, K)> {
-    Some(match w {
-        b"True" => ("true", K::PythonLiteral),
-        b"False" => ("false", K::PythonLiteral),
-        b"None" => ("null", K::PythonLiteral),
-        b"undefined" | b"NaN" | b"Infinity" => ("null", K::JsLiteral),
-        _ if w.eq_ignore_ascii_case(b"true") => ("true", K::LiteralCase),
-        _ if w.eq_ignore_ascii_case(b"false") => ("false", K::LiteralCase),
-        _ if w.eq_ignore_ascii_case(b"null") || w.eq_ignore_ascii_case(b"none") => ("null", K::LiteralCase),
-        _ => return None,
-    })
-}
-
-/// A proper prefix of a literal, as left by a cut-off output (`tr`, `fals`, `Non`).
-fn is_literal_prefix(w: &[u8]) -> bool {
-    const FULL: &[&[u8]] = &[b"true", b"false", b"null", b"True", b"False", b"None"];
-    !w.is_empty() && FULL.iter().any(|f| f.len() > w.len() && f.starts_with(w))
-}
-
-/// A number JSON does not allow, rewritten: `+1`, `.5`, `1.`, `0x1F`, `1_000`, `1e`.
-/// `None` when the token is not a number (leading zeros are not: `007` may be a code).
-fn normalise_number(tok: &[u8]) -> Option<String> {
-    let (sign, rest) = match tok.first()? {
-        b'+' => ("", tok.get(1..)?),
-        b'-' => ("-", tok.get(1..)?),
-        _ => ("", tok),
-    };
-    if !rest.iter().any(u8::is_ascii_digit) {
-        // `.`, `e`, `_`: no digit, no number (`.` is not `0`).
-        return None;
-    }
-    if rest.len() > 2 && (rest.starts_with(b"0x") || rest.starts_with(b"0X")) {
-        return hex_to_decimal(&rest[2..]).map(|d| if sign.is_empty() { d } else { format!("{sign}{d}") });
-    }
-    // One string, the sign first: the digits go after it.
-    let mut s = String::with_capacity(tok.len() + 2);
-    s.push_str(sign);
-    let body = s.len();
-    let mut prev = 0u8;
-    for (n, &c) in rest.iter().enumerate() {
-        if c == b'_' {
-            let next_digit = rest.get(n + 1).is_some_and(u8::is_ascii_digit);
-            if !(prev.is_ascii_digit() && next_digit) {
-                return None;
-            }
-            continue;
-        }
-        s.push(c as char);
-        prev = c;
-    }
-    if s[body..].starts_with('.') {
-        s.insert(body, '0');
-    }
-    if let Some(p) = s[body..].find(".e").or_else(|| s[body..].find(".E")) {
-        s.remove(body + p);
-    }
-    if s.ends_with("e-") || s.ends_with("e+") || s.ends_with("E-") || s.ends_with("E+") {
-        s.pop();
-    }
-    if s.ends_with('.') || s.ends_with('e') || s.ends_with('E') {
-        s.pop();
-    }
-    (is_json_number(s.as_bytes()) && s != sign).then_some(s)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::normalise_number;
-
-    #[test]
-    fn numbers_normalise() {
-        let n = |s: &str| normalise_number(s.as_bytes());
-        assert_eq!(n("+1").as_deref(), Some("1"));
-        assert_eq!(n(".5").as_deref(), Some("0.5"));
-        assert_eq!(n("-.5").as_deref(), Some("-0.5"));
-        assert_eq!(n("5.").as_deref(), Some("5"));
-        assert_eq!(n("5.e4").as_deref(), Some("5e4"));
-        assert_eq!(n("0xC8").as_deref(), Some("200"));
-        assert_eq!(n("-0xC8").as_deref(), Some("-200"));
-        assert_eq!(n("82_461_110").as_deref(), Some("82461110"));
-        assert_eq!(n("1_234.5_6").as_deref(), Some("1234.56"));
-        assert_eq!(n("1e").as_deref(), Some("1"));
-        assert_eq!(n("2e-").as_deref(), Some("2"));
-        assert_eq!(n("007"), None);
-        assert_eq!(n("1.1.1"), None);
-        assert_eq!(n("1/3"), None);
-        assert_eq!(n("-"), None);
-        assert_eq!(n("."), None);
-        assert_eq!(n("-."), None);
     }
 }

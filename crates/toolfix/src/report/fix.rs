@@ -92,6 +92,9 @@ fix_kinds! {
     StringConcatenation => "string_concatenation",
     /// A closing bracket with nothing to close was removed.
     ExtraClosingBracket => "extra_closing_bracket",
+    /// A closing bracket the structure shows is missing was inserted: an object glued to
+    /// the next element of its array (`[{"i": 1{"i": 2}]`).
+    MissingBracket => "missing_bracket",
     /// A closing bracket of the wrong kind was replaced.
     MismatchedBracket => "mismatched_bracket",
     /// A Python tuple `( ... )` or set `{a, b}` was turned into an array.
@@ -106,6 +109,11 @@ fix_kinds! {
     MissingValue => "missing_value",
     /// Text between members that is not JSON was removed.
     StrayText => "stray_text",
+    /// A character outside strings that JSON does not allow there and that shows nothing:
+    /// whitespace JSON does not have (NBSP, U+2000–U+200A, U+3000, vertical tab, form feed,
+    /// line and paragraph separators) or an invisible format character (zero-width space,
+    /// BOM, word joiner, soft hyphen, bidi controls, …) was removed.
+    InvisibleCharacter => "invisible_character",
     /// An identical repeat of the top-level value was removed.
     DuplicateValue => "duplicate_value",
     /// Several distinct top-level values were gathered into an array.
@@ -118,7 +126,8 @@ fix_kinds! {
     TruncatedString => "truncated_string",
     /// Input ended inside arrays or objects: they were closed.
     TruncatedContainer => "truncated_container",
-    /// Input ended after a key: `null` was given as its value.
+    /// Input ended inside a key, or after a key before its value was complete (`{"a":`,
+    /// `{"a": tr`): the member was left out, key and all.
     TruncatedKey => "truncated_key",
     /// Input ended inside a number or literal: the incomplete token was cut back.
     TruncatedToken => "truncated_token",
@@ -128,7 +137,7 @@ fix_kinds! {
     UncertainNumber => "uncertain_number",
     /// An incomplete literal (`tr`, `fal`, `nu`) at the cut of truncated text.
     UncertainLiteral => "uncertain_literal",
-    /// A key with no value (or a key cut off) at the cut of truncated text.
+    /// A key cut off, or a member cut before its value, at the cut of truncated text.
     UncertainKey => "uncertain_key",
     /// An array or object left open at the cut of truncated text: it may lack members.
     UncertainContainer => "uncertain_container",
