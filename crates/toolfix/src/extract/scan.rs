@@ -208,7 +208,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         let to = if limit_is_end && !r.is_final && search_end == limit {
             let hold = d.longest.max(r.cx.lookback);
             let to = crate::span::floor_char_boundary(text, len.saturating_sub(hold.saturating_sub(1)).max(from));
-            before_id(text, from, to)
+            if r.cx.tools.is_some() { before_id(text, from, to) } else { to }
         } else {
             search_end
         };
@@ -223,7 +223,9 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         // A longer marker may still start here, or at any byte from which a marker could
         // run past the end of the text so far (or a tool name glued to a `{` be cut).
         let mut safe = crate::span::floor_char_boundary(text, (len + 1).saturating_sub(hold).min(m.start()));
-        safe = before_id(text, st.pos, safe);
+        if r.cx.tools.is_some() {
+            safe = before_id(text, st.pos, safe);
+        }
         if r.cx.tools.is_some() && text.as_bytes().get(m.start()) == Some(&b'{') {
             // Not into a tool name glued to this `{`.
             if let Some(g) = super::glued::name_before(text, st.pos, m.start(), r.cx) {
@@ -367,7 +369,8 @@ fn bare_id<'a>(
 }
 
 /// `to`, or the start of the run of call-id bytes that reaches it (a stream holds back
-/// an id that an argument marker may follow, see `bare_id`), not below `from`.
+/// an id that an argument marker may follow, see `bare_id`; only with tools declared, as
+/// such an id must name one), not below `from`.
 fn before_id(text: &str, from: usize, to: usize) -> usize {
     let low = from.max(to.saturating_sub(super::kimi_k2::MAX_ID));
     let run = text.get(low..to).map_or(0, |t| t.bytes().rev().take_while(|b| super::kimi_k2::is_id_byte(*b)).count());
