@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create (once) the Python virtual environment the proxy's end-to-end test uses: the
-# official `openai` package, pinned in scripts/e2e/requirements.txt, installed from PyPI.
+# official `openai` and `anthropic` packages, pinned in scripts/e2e/requirements.txt, installed from PyPI.
 # Idempotent: an environment that already matches the requirements is left as it is.
 # Prints the environment's python on stdout.
 #

@@ -5,3 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
+# The Python package (crates/toolfix-py): its wheel built and installed into a virtual
+# environment under the target dir with the pinned frameworks, then pytest.
+bash scripts/python-test.sh

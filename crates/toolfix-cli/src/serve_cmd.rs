@@ -1,4 +1,4 @@
-//! `toolfix serve`: the OpenAI-compatible repair proxy (crate `toolfix-proxy`), configured
+//! `toolfix serve`: the repair proxy (crate `toolfix-proxy`), configured
 //! from flags and an optional TOML file (flags win).
 
 use anyhow::{Context, Result, bail};
@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use toolfix_proxy::{Config, LengthRecovery};
+use toolfix_proxy::{Config, GiveUp, LengthRecovery};
 
 /// Flags of `toolfix serve`.
 #[derive(Debug, Args)]
@@ -36,6 +36,10 @@ pub(crate) struct ServeArgs {
     /// Corrective re-prompts per request, 0 to 5 [default: 1].
     #[arg(long, value_name = "N")]
     max_reprompts: Option<u8>,
+    /// What the client gets for a call still unusable when the attempts ran out: explain
+    /// (left out, the text says why) or as_sent (passed on unrepaired) [default: explain].
+    #[arg(long, value_name = "MODE")]
+    on_give_up: Option<String>,
     /// How a call cut off by the token limit is recovered: off, retry or continue
     /// [default: retry].
     #[arg(long, value_name = "MODE")]
@@ -105,6 +109,10 @@ fn config(args: ServeArgs) -> Result<Config> {
     config.allow_remote |= args.allow_remote;
     if let Some(n) = args.max_reprompts {
         config = config.with_max_reprompts(n)?;
+    }
+    if let Some(mode) = args.on_give_up {
+        config.on_give_up =
+            GiveUp::from_name(&mode).with_context(|| format!("--on-give-up {mode}: expected explain or as_sent"))?;
     }
     if let Some(mode) = args.length {
         config.length_recovery = LengthRecovery::from_name(&mode)

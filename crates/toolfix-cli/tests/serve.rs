@@ -44,10 +44,16 @@ async fn the_openai_sdk_gets_repaired_calls_streaming_and_not() {
     let python = tokio::task::spawn_blocking(python).await.unwrap();
     let upstream = toolfix_proxy::fake::FakeUpstream::start("127.0.0.1:0", toolfix_proxy::fake::demo).await.unwrap();
     let (mut child, base) = serve(&["--upstream", &upstream.url(), "--listen", "127.0.0.1:0"]);
+    let (mut as_sent, as_sent_base) =
+        serve(&["--upstream", &upstream.url(), "--listen", "127.0.0.1:0", "--on-give-up", "as_sent"]);
     let script = root().join("scripts/e2e/openai_sdk.py");
-    let out = tokio::task::spawn_blocking(move || Command::new(python).arg(script).arg(&base).output().unwrap())
-        .await
-        .unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(python).arg(script).arg(&base).arg(&as_sent_base).output().unwrap()
+    })
+    .await
+    .unwrap();
+    let _ = as_sent.kill();
+    let _ = as_sent.wait();
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "the SDK checks failed");
@@ -57,6 +63,34 @@ async fn the_openai_sdk_gets_repaired_calls_streaming_and_not() {
     assert!(killed.success());
     let status = tokio::task::spawn_blocking(move || child.wait().unwrap()).await.unwrap();
     assert!(status.success(), "{status:?}");
+}
+
+/// Run an SDK check script against `toolfix serve` in front of the demo upstream.
+async fn sdk_checks(script: &str, base_suffix: &str) {
+    let python = tokio::task::spawn_blocking(python).await.unwrap();
+    let upstream = toolfix_proxy::fake::FakeUpstream::start("127.0.0.1:0", toolfix_proxy::fake::demo).await.unwrap();
+    let (mut child, base) = serve(&["--upstream", &upstream.url(), "--listen", "127.0.0.1:0"]);
+    let base = format!("{}{base_suffix}", base.trim_end_matches("/v1"));
+    let script = root().join(script);
+    let out = tokio::task::spawn_blocking(move || Command::new(python).arg(script).arg(&base).output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(out.status.success(), "the SDK checks failed");
+    assert!(stdout.contains("all checks passed"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_anthropic_sdk_gets_repaired_tool_use_blocks_streaming_and_not() {
+    sdk_checks("scripts/e2e/anthropic_sdk.py", "").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_openai_sdk_gets_repaired_function_calls_from_responses_streaming_and_not() {
+    sdk_checks("scripts/e2e/openai_responses.py", "/v1").await;
 }
 
 #[test]

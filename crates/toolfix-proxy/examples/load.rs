@@ -5,12 +5,15 @@
 //!
 //!     cargo run --release -p toolfix-proxy --example load
 //!     cargo run --release -p toolfix-proxy --example load -- --requests 4000 --rounds 3
+//!     cargo run --release -p toolfix-proxy --example load -- --api messages   # or responses
 //!
 //! Prints, per concurrency, p50 and p99 latency direct and through the proxy, the added
 //! latency (proxy minus direct, at the same percentile) and the throughput ratio.
 //!
 //! `--only direct|proxy --requests N` sends N requests one way and nothing else: for
 //! counting instructions with callgrind (`scripts/proxy-instructions.sh`).
+//! `--answer untouched` makes the server call valid (`"days": 3`): the proxy then has
+//! nothing to change and answers with the upstream's bytes.
 
 #![expect(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, reason = "a benchmark program")]
 #![expect(clippy::cast_sign_loss, reason = "percentiles are positive")]
@@ -20,22 +23,70 @@ use std::time::{Duration, Instant};
 use toolfix_proxy::Config;
 use toolfix_proxy::fake::{Canned, FakeUpstream, completion};
 
-fn answer() -> Canned {
+/// The API spoken: `chat` (Chat Completions), `messages` (Anthropic), `responses`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Chat,
+    Messages,
+    Responses,
+}
+
+impl Api {
+    fn path(self) -> &'static str {
+        match self {
+            Api::Chat => "chat/completions",
+            Api::Messages => "messages",
+            Api::Responses => "responses",
+        }
+    }
+}
+
+/// The 4 KB answer in the API's shape: prose and one server call, valid (`untouched`) or
+/// with `days` as a string.
+fn answer(api: Api, untouched: bool) -> Canned {
     let prose = "The forecast service covers every city on the list. ".repeat(70);
-    let message = json!({"role": "assistant", "content": prose.trim_end(), "tool_calls": [
-        {"id": "call_1", "type": "function",
-         "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\", \"days\": \"3\"}"}}]});
-    let body = completion(&message, "tool_calls");
+    let prose = prose.trim_end();
+    let arguments =
+        if untouched { "{\"city\": \"Paris\", \"days\": 3}" } else { "{\"city\": \"Paris\", \"days\": \"3\"}" };
+    let body = match api {
+        Api::Chat => {
+            let message = json!({"role": "assistant", "content": prose, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "get_weather", "arguments": arguments}}]});
+            completion(&message, "tool_calls")
+        }
+        Api::Messages => {
+            let input: serde_json::Value = serde_json::from_str(arguments).unwrap();
+            json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "fake-model",
+                   "content": [{"type": "text", "text": prose},
+                               {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": input}],
+                   "stop_reason": "tool_use", "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 20}})
+        }
+        Api::Responses => json!({"id": "resp_1", "object": "response", "created_at": 1, "status": "completed",
+            "model": "fake-model", "output": [
+                {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                 "content": [{"type": "output_text", "text": prose, "annotations": []}]},
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
+                 "arguments": arguments, "status": "completed"}],
+            "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}}),
+    };
     let text = body.to_string();
-    assert!((4000..4400).contains(&text.len()), "answer is {} bytes", text.len());
+    assert!((3900..4700).contains(&text.len()), "answer is {} bytes", text.len());
     Canned::json(&body)
 }
 
-fn request() -> Vec<u8> {
-    json!({"model": "fake-model", "messages": [{"role": "user", "content": "Weather in Paris for 3 days?"}],
-           "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Forecast",
-               "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-                   "required": ["city"]}}}]})
+fn request(api: Api) -> Vec<u8> {
+    let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                        "required": ["city"]});
+    let ask = json!([{"role": "user", "content": "Weather in Paris for 3 days?"}]);
+    match api {
+        Api::Chat => json!({"model": "fake-model", "messages": ask,
+            "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Forecast", "parameters": schema}}]}),
+        Api::Messages => json!({"model": "fake-model", "max_tokens": 1024, "messages": ask,
+            "tools": [{"name": "get_weather", "description": "Forecast", "input_schema": schema}]}),
+        Api::Responses => json!({"model": "fake-model", "input": ask,
+            "tools": [{"type": "function", "name": "get_weather", "description": "Forecast", "parameters": schema}]}),
+    }
     .to_string()
     .into_bytes()
 }
@@ -74,7 +125,7 @@ async fn run(client: &reqwest::Client, url: &str, body: &[u8], requests: usize, 
                 let r = r.expect("request");
                 assert!(r.status().is_success());
                 let bytes = r.bytes().await.expect("body");
-                assert!(bytes.len() > 4000);
+                assert!(bytes.len() > 3800);
                 out.push(t.elapsed());
             }
             out
@@ -100,7 +151,13 @@ fn us(d: Duration) -> f64 {
 async fn main() {
     let requests: usize = arg("--requests").map_or(4000, |r| r.parse().unwrap());
     let rounds: usize = arg("--rounds").map_or(3, |r| r.parse().unwrap());
-    let canned = answer();
+    let untouched = arg("--answer").is_some_and(|a| a == "untouched");
+    let api = match arg("--api").as_deref() {
+        Some("messages") => Api::Messages,
+        Some("responses") => Api::Responses,
+        _ => Api::Chat,
+    };
+    let canned = answer(api, untouched);
     let upstream = FakeUpstream::start("127.0.0.1:0", move |_| canned.clone()).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let proxy = listener.local_addr().unwrap();
@@ -108,16 +165,20 @@ async fn main() {
     config.listen = proxy;
     tokio::spawn(toolfix_proxy::serve(listener, config, std::future::pending()));
     let client = reqwest::Client::builder().no_proxy().pool_max_idle_per_host(64).build().unwrap();
-    let direct = format!("{}/chat/completions", upstream.url());
-    let through = format!("http://{proxy}/v1/chat/completions");
-    let body = request();
+    let direct = format!("{}/{}", upstream.url(), api.path());
+    let through = format!("http://{proxy}/v1/{}", api.path());
+    let body = request(api);
     // Check the proxy does its job.
     let r = client.post(&through).body(body.clone()).send().await.unwrap().bytes().await.unwrap();
     let r: serde_json::Value = serde_json::from_slice(&r).unwrap();
-    assert_eq!(
-        r["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
-        "{\"city\": \"Paris\", \"days\": 3}"
-    );
+    let arguments = match api {
+        Api::Chat => r["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].clone(),
+        Api::Messages => json!(r["content"][1]["input"].to_string()),
+        Api::Responses => r["output"][1]["arguments"].clone(),
+    };
+    let want =
+        if api == Api::Messages { "{\"city\":\"Paris\",\"days\":3}" } else { "{\"city\": \"Paris\", \"days\": 3}" };
+    assert_eq!(arguments, want, "{r}");
 
     if let Some(only) = arg("--only") {
         let url = if only == "proxy" { &through } else { &direct };

@@ -1,4 +1,5 @@
-//! The proxy's own API key: `Authorization: Bearer KEY`, compared in constant time.
+//! The proxy's own API key: `Authorization: Bearer KEY` (or `x-api-key: KEY`, as Anthropic
+//! clients send it), compared in constant time.
 
 use crate::error::ApiError;
 use crate::handlers::Shared;
@@ -15,17 +16,16 @@ pub(crate) async fn require_key(State(state): State<Shared>, request: Request, n
     if request.uri().path() == "/healthz" {
         return next.run(request).await;
     }
-    let given = request
+    let bearer = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
-    if constant_time_eq(given.as_bytes(), key.as_bytes()) {
-        next.run(request).await
-    } else {
-        ApiError::unauthorized().into_response()
-    }
+    let x_api_key = request.headers().get("x-api-key").and_then(|v| v.to_str().ok()).unwrap_or("");
+    let ok = constant_time_eq(bearer.as_bytes(), key.as_bytes());
+    let ok_x = constant_time_eq(x_api_key.as_bytes(), key.as_bytes());
+    if ok | ok_x { next.run(request).await } else { ApiError::unauthorized().into_response() }
 }
 
 /// Equal, in time that depends on the lengths only.

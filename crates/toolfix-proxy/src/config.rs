@@ -40,6 +40,33 @@ impl LengthRecovery {
     }
 }
 
+/// What the client gets for a call that still cannot be used when the attempts ran out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum GiveUp {
+    /// The call is left out and the reply's text says why (the refusal), so the turn
+    /// is never empty. Fail closed: nothing unusable is passed on.
+    #[default]
+    Explain,
+    /// The call is passed on as the model sent it, unrepaired (for clients that run
+    /// their own validation): a server call as it came, a call found in the text left in
+    /// the text (a streamed one cannot be: its text was cut as it went out).
+    AsSent,
+}
+
+impl GiveUp {
+    /// Parse `explain` or `as_sent`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<GiveUp> {
+        match name {
+            "explain" => Some(GiveUp::Explain),
+            "as_sent" => Some(GiveUp::AsSent),
+            _ => None,
+        }
+    }
+}
+
 /// Per-tool settings, by tool name.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -122,6 +149,8 @@ pub struct Config {
     pub allow_remote: bool,
     /// Corrective re-prompts per request (0–5, default 1).
     pub max_reprompts: u8,
+    /// What the client gets for a call that cannot be used when the attempts ran out.
+    pub on_give_up: GiveUp,
     /// Repair the request's history (malformed arguments, orphan results) before
     /// forwarding (default on).
     pub repair_history: bool,
@@ -167,6 +196,7 @@ impl Config {
             upstream_api_key: None,
             allow_remote: false,
             max_reprompts: 1,
+            on_give_up: GiveUp::default(),
             repair_history: true,
             length_recovery: LengthRecovery::default(),
             max_tokens_cap: 16_384,
@@ -245,6 +275,7 @@ impl Config {
         if let Some(n) = file.max_reprompts {
             self.max_reprompts = check_reprompts(u8::try_from(n).unwrap_or(u8::MAX))?;
         }
+        set(&mut self.on_give_up, file.on_give_up);
         set(&mut self.repair_history, file.repair_history);
         set(&mut self.detail, file.detail);
         set(&mut self.body_limit, file.body_limit);
@@ -328,6 +359,7 @@ struct File {
     upstream_api_key: Option<String>,
     allow_remote: Option<bool>,
     max_reprompts: Option<u64>,
+    on_give_up: Option<GiveUp>,
     repair_history: Option<bool>,
     detail: Option<bool>,
     body_limit: Option<usize>,

@@ -46,6 +46,11 @@ pub enum Canned {
     SseThenBreak(Vec<Bytes>, Option<Arc<Notify>>),
     /// These SSE pieces, then nothing, until the client goes away.
     SseThenHang(Vec<Bytes>),
+    /// These SSE pieces, then a pause until the gate is opened, then the rest (a server
+    /// that stalls mid-answer: prefill, a slow token).
+    SsePaused(Vec<Bytes>, Arc<Notify>, Vec<Bytes>),
+    /// These SSE pieces, one every `interval` (a server generating tokens).
+    SsePaced(Vec<Bytes>, std::time::Duration),
     /// No answer at all, until the client goes away.
     Hang,
     /// This answer, once the gate is opened (`Notify::notify_one`).
@@ -214,6 +219,13 @@ struct Guard {
     done: bool,
 }
 
+impl Guard {
+    /// The answer was sent whole: not a cancellation.
+    fn finish(mut self) {
+        self.done = true;
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         if !self.done {
@@ -265,6 +277,10 @@ async fn answer(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Canned::Sse(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Finish, shared))),
         Canned::SseThenBreak(pieces, gate) => sse(Body::from_stream(pieces_stream(pieces, End::Break(gate), shared))),
         Canned::SseThenHang(pieces) => sse(Body::from_stream(pieces_stream(pieces, End::Hang, shared))),
+        Canned::SsePaced(pieces, interval) => sse(Body::from_stream(paced(pieces, interval, shared))),
+        Canned::SsePaused(pieces, gate, rest) => {
+            sse(Body::from_stream(pieces_stream(pieces, End::Then(gate, rest), shared)))
+        }
         Canned::Hang => {
             let _guard = Guard { shared, done: false };
             std::future::pending::<()>().await;
@@ -279,6 +295,8 @@ enum End {
     Finish,
     Break(Option<Arc<Notify>>),
     Hang,
+    /// Wait for the gate, then send these pieces and finish.
+    Then(Arc<Notify>, Vec<Bytes>),
 }
 
 fn pieces_stream(
@@ -287,30 +305,52 @@ fn pieces_stream(
     shared: Arc<Shared>,
 ) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send {
     let guard = Guard { shared, done: false };
-    futures_util::stream::unfold((pieces.into_iter(), Some(guard)), move |(mut it, guard)| {
-        let end = end.clone();
-        async move {
-            let mut guard = guard?;
-            if let Some(p) = it.next() {
-                return Some((Ok(p), (it, Some(guard))));
+    futures_util::stream::unfold((pieces.into_iter(), Some(guard), Some(end)), move |(mut it, guard, end)| async move {
+        let mut guard = guard?;
+        if let Some(p) = it.next() {
+            return Some((Ok(p), (it, Some(guard), end)));
+        }
+        match end? {
+            End::Then(gate, rest) => {
+                gate.notified().await;
+                let mut rest = rest.into_iter();
+                let first = rest.next()?;
+                Some((Ok(first), (rest, Some(guard), Some(End::Finish))))
             }
-            match end {
-                End::Finish => {
-                    guard.done = true;
-                    None
-                }
-                End::Break(gate) => {
-                    if let Some(g) = gate {
-                        g.notified().await;
-                    }
-                    guard.done = true;
-                    Some((Err(std::io::Error::other("the fake upstream broke the stream")), (it, None)))
-                }
-                End::Hang => {
-                    std::future::pending::<()>().await;
-                    None
-                }
+            End::Finish => {
+                guard.done = true;
+                None
             }
+            End::Break(gate) => {
+                if let Some(g) = gate {
+                    g.notified().await;
+                }
+                guard.done = true;
+                Some((Err(std::io::Error::other("the fake upstream broke the stream")), (it, None, None)))
+            }
+            End::Hang => {
+                std::future::pending::<()>().await;
+                None
+            }
+        }
+    })
+}
+
+fn paced(
+    pieces: Vec<Bytes>,
+    interval: std::time::Duration,
+    shared: Arc<Shared>,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> + Send {
+    let guard = Guard { shared, done: false };
+    futures_util::stream::unfold((pieces.into_iter(), guard, true), move |(mut it, guard, first)| async move {
+        if !first {
+            tokio::time::sleep(interval).await;
+        }
+        if let Some(p) = it.next() {
+            Some((Ok(p), (it, guard, false)))
+        } else {
+            guard.finish();
+            None
         }
     })
 }
@@ -344,7 +384,12 @@ pub fn content_chunks(pieces: &[&str], finish_reason: &str) -> Vec<Value> {
 
 /// The README's model: asked with tools, it writes a Hermes-style `get_weather` call into
 /// `content`, `days` as a string; asked again after a tool result, it answers in prose.
-/// Streams when asked to. Model `fake-overloaded` answers 503 with `Retry-After`;
+/// Streams when asked to. The same model behind `/v1/messages` (Anthropic) sends a
+/// `tool_use` whose `input` is a string holding JSON with `days` as a string, and behind
+/// `/v1/responses` a `function_call` whose `arguments` have a trailing comma and `days` as
+/// a string. Model `fake-overloaded` answers 503 with `Retry-After`;
+/// `fake-refused` always calls `get_weather` without its required `city` (a call that
+/// can never be used); `fake-malformed`, streamed, sends an event that is not JSON;
 /// `/v1/models` lists `fake-model`.
 pub fn demo(seen: &Seen) -> Canned {
     let request = seen.json();
@@ -359,6 +404,39 @@ pub fn demo(seen: &Seen) -> Canned {
             "{\"error\": {\"message\": \"the fake model is overloaded\", \"type\": \"server_error\", \"code\": null}}";
         return Canned::status(503, &[("retry-after", "1")], error);
     }
+    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    if path.ends_with("/messages") {
+        return demo_messages(&request, stream);
+    }
+    if path.ends_with("/responses") {
+        return demo_responses(&request, stream);
+    }
+    if request.get("model").and_then(Value::as_str) == Some("fake-malformed") && stream {
+        // A stream with an event that is not JSON, after some text.
+        let mut pieces = sse_events(&content_chunks(&["Let me ", "check."], "stop"));
+        pieces.insert(2, Bytes::from_static(b"data: {not json\n\n"));
+        return Canned::Sse(pieces);
+    }
+    if request.get("model").and_then(Value::as_str) == Some("fake-refused") {
+        // A call that can never be used: `city` is required and missing.
+        let call = json!({"id": "call_refused", "type": "function",
+                          "function": {"name": "get_weather", "arguments": "{\"days\": 3}"}});
+        if stream {
+            let head = |delta: Value, finish: Value| {
+                json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1_700_000_000,
+                       "model": "fake-refused", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            };
+            let mut delta = call.clone();
+            delta["index"] = json!(0);
+            return Canned::sse(&[
+                head(json!({"role": "assistant", "content": "Checking."}), Value::Null),
+                head(json!({"tool_calls": [delta]}), Value::Null),
+                head(json!({}), json!("tool_calls")),
+            ]);
+        }
+        let message = json!({"role": "assistant", "content": "Checking.", "tool_calls": [call]});
+        return Canned::json(&completion(&message, "tool_calls"));
+    }
     let last_is_tool = request
         .get("messages")
         .and_then(Value::as_array)
@@ -372,11 +450,334 @@ pub fn demo(seen: &Seen) -> Canned {
     } else {
         "It will be sunny in Paris for the next three days."
     };
-    if request.get("stream").and_then(Value::as_bool) == Some(true) {
+    if stream {
         let pieces: Vec<&str> = split_tokens(text);
         return Canned::sse(&content_chunks(&pieces, "stop"));
     }
     Canned::json(&completion(&json!({"role": "assistant", "content": text}), "stop"))
+}
+
+fn named_event(name: &str, data: &Value) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// An Anthropic message as the events a server streams (docs.anthropic.com, "Streaming
+/// Messages"): text in pieces of 5 bytes, `tool_use` input in pieces of 7 (after an empty
+/// first `partial_json`, as the real API sends), thinking with its signature.
+#[must_use]
+pub fn messages_sse(m: &Value) -> String {
+    let mut head = m.clone();
+    head["content"] = json!([]);
+    head["stop_reason"] = Value::Null;
+    let mut out = named_event("message_start", &json!({"type": "message_start", "message": head}));
+    out += &named_event("ping", &json!({"type": "ping"}));
+    for (i, b) in m["content"].as_array().into_iter().flatten().enumerate() {
+        let kind = b["type"].as_str().unwrap_or("");
+        let start = match kind {
+            "text" => json!({"type": "text", "text": ""}),
+            "thinking" => json!({"type": "thinking", "thinking": ""}),
+            "tool_use" => json!({"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}),
+            _ => b.clone(),
+        };
+        out += &named_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": i, "content_block": start}),
+        );
+        let piece = |text: &str, n: usize| -> Vec<String> {
+            let mut v = Vec::new();
+            let mut s = 0;
+            while s < text.len() {
+                let mut e = (s + n).min(text.len());
+                while !text.is_char_boundary(e) {
+                    e += 1;
+                }
+                v.push(text[s..e].to_owned());
+                s = e;
+            }
+            v
+        };
+        match kind {
+            "text" => {
+                for p in piece(b["text"].as_str().unwrap_or(""), 5) {
+                    out += &named_event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "text_delta", "text": p}}),
+                    );
+                }
+            }
+            "thinking" => {
+                for p in piece(b["thinking"].as_str().unwrap_or(""), 5) {
+                    out += &named_event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "thinking_delta", "thinking": p}}),
+                    );
+                }
+                out += &named_event(
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": i,
+                    "delta": {"type": "signature_delta", "signature": b["signature"]}}),
+                );
+            }
+            "tool_use" => {
+                let input = match &b["input"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let mut parts = vec![String::new()];
+                parts.extend(piece(&input, 7));
+                for p in parts {
+                    out += &named_event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": p}}),
+                    );
+                }
+            }
+            _ => {}
+        }
+        out += &named_event("content_block_stop", &json!({"type": "content_block_stop", "index": i}));
+    }
+    out += &named_event(
+        "message_delta",
+        &json!({"type": "message_delta",
+        "delta": {"stop_reason": m["stop_reason"], "stop_sequence": null}, "usage": {"output_tokens": 20}}),
+    );
+    out += &named_event("message_stop", &json!({"type": "message_stop"}));
+    out
+}
+
+fn seq_event(seq: &mut u64, data: Value) -> String {
+    let mut data = data;
+    data["sequence_number"] = json!(*seq);
+    *seq += 1;
+    format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or(""))
+}
+
+fn text_pieces(text: &str, n: usize) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut s = 0;
+    while s < text.len() {
+        let mut e = (s + n).min(text.len());
+        while !text.is_char_boundary(e) {
+            e += 1;
+        }
+        v.push(text[s..e].to_owned());
+        s = e;
+    }
+    v
+}
+
+/// An OpenAI Responses response as the events a server streams (platform.openai.com,
+/// "Streaming events"), with sequence numbers.
+#[must_use]
+pub fn responses_sse(r: &Value) -> String {
+    let mut seq = 0;
+    let mut head = r.clone();
+    head["output"] = json!([]);
+    head["status"] = json!("in_progress");
+    let mut out = seq_event(&mut seq, json!({"type": "response.created", "response": head}));
+    out += &seq_event(&mut seq, json!({"type": "response.in_progress", "response": head}));
+    for (k, item) in r["output"].as_array().into_iter().flatten().enumerate() {
+        let mut added = item.clone();
+        match item["type"].as_str().unwrap_or("") {
+            "message" => {
+                added["content"] = json!([]);
+                added["status"] = json!("in_progress");
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_item.added", "output_index": k, "item": added}),
+                );
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.content_part.added", "item_id": item["id"], "output_index": k,
+                    "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+                );
+                let text = item["content"][0]["text"].as_str().unwrap_or("");
+                for p in text_pieces(text, 5) {
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.output_text.delta", "item_id": item["id"], "output_index": k,
+                        "content_index": 0, "delta": p}),
+                    );
+                }
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_text.done", "item_id": item["id"], "output_index": k,
+                    "content_index": 0, "text": text}),
+                );
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.content_part.done", "item_id": item["id"], "output_index": k,
+                    "content_index": 0, "part": item["content"][0]}),
+                );
+            }
+            "function_call" => {
+                added["arguments"] = json!("");
+                added["status"] = json!("in_progress");
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_item.added", "output_index": k, "item": added}),
+                );
+                let args = item["arguments"].as_str().unwrap_or("");
+                for p in text_pieces(args, 7) {
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.function_call_arguments.delta", "item_id": item["id"],
+                        "output_index": k, "delta": p}),
+                    );
+                }
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.function_call_arguments.done", "item_id": item["id"],
+                    "output_index": k, "arguments": args}),
+                );
+            }
+            _ => {
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_item.added", "output_index": k, "item": added}),
+                );
+            }
+        }
+        out += &seq_event(&mut seq, json!({"type": "response.output_item.done", "output_index": k, "item": item}));
+    }
+    let end = if r["status"] == "incomplete" { "response.incomplete" } else { "response.completed" };
+    out += &seq_event(&mut seq, json!({"type": end, "response": r}));
+    out
+}
+
+/// A model for real agent clients (Claude Code over `/v1/messages`, Codex over
+/// `/v1/responses`): its first reply is a broken call to one of the client's own tools,
+/// reading the file named after `FILE=` in the prompt — for Claude Code, Qwen-style XML in
+/// the text calling `Read`; for Codex, its shell tool with a trailing comma in the
+/// arguments. Once the tool's result is in the conversation, it answers `The file says:`
+/// and the result. Any other request gets a short text.
+pub fn agents(seen: &Seen) -> Canned {
+    let request = seen.json();
+    let stream = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let text = String::from_utf8_lossy(&seen.body);
+    let file = text.find("FILE=").map(|i| {
+        text[i + 5..].chars().take_while(|c| !c.is_whitespace() && *c != '"' && *c != '\\').collect::<String>()
+    });
+    if seen.path.ends_with("/messages") {
+        let result = request
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m.get("content").and_then(Value::as_array).into_iter().flatten())
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .map(|b| match b.get("content") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            })
+            .next_back();
+        let has_read = request
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.iter().any(|t| t.get("name").and_then(Value::as_str) == Some("Read")));
+        let say = match (result, &file) {
+            (Some(r), _) => format!("The file says: {r}"),
+            (None, Some(f)) if has_read => format!(
+                "I'll read the file.\n<tool_call>\n<function=Read>\n<parameter=file_path>\n{f}\n</parameter>\n</function>\n</tool_call>"
+            ),
+            _ => "ok".to_owned(),
+        };
+        let message = json!({"id": "msg_agent", "type": "message", "role": "assistant", "model": "fake-model",
+            "content": [{"type": "text", "text": say}], "stop_reason": "end_turn", "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 20}});
+        return if stream { Canned::Sse(vec![Bytes::from(messages_sse(&message))]) } else { Canned::json(&message) };
+    }
+    if seen.path.ends_with("/responses") {
+        let items = request.get("input").and_then(Value::as_array).cloned().unwrap_or_default();
+        let result =
+            items.iter().rfind(|i| i.get("type").and_then(Value::as_str) == Some("function_call_output")).map(|i| {
+                match i.get("output") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                }
+            });
+        // The client's shell tool: a function whose parameters have `command` (a list or
+        // a string) or `cmd`.
+        let mut tools: Vec<&Value> = Vec::new();
+        for t in request.get("tools").and_then(Value::as_array).into_iter().flatten() {
+            tools.push(t);
+            tools.extend(t.get("tools").and_then(Value::as_array).into_iter().flatten());
+        }
+        let shell = tools.iter().find_map(|t| {
+            let props = t.get("parameters")?.get("properties")?;
+            let name = t.get("name")?.as_str()?;
+            if let Some(c) = props.get("command") {
+                Some((name.to_owned(), "command", c.get("type").and_then(Value::as_str) == Some("array")))
+            } else {
+                props.get("cmd").map(|_| (name.to_owned(), "cmd", false))
+            }
+        });
+        let output = match (result, &file, shell) {
+            (Some(r), _, _) => {
+                json!([{"type": "message", "id": "msg_agent", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": format!("The file says: {r}"), "annotations": []}]}])
+            }
+            (None, Some(f), Some((name, key, list))) => {
+                let value = if list { json!(["cat", f]).to_string() } else { json!(format!("cat {f}")).to_string() };
+                let arguments = format!("{{\"{key}\": {value},}}");
+                json!([{"type": "function_call", "id": "fc_agent1", "call_id": "call_agent1", "name": name,
+                        "arguments": arguments, "status": "completed"}])
+            }
+            _ => json!([{"type": "message", "id": "msg_agent", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok", "annotations": []}]}]),
+        };
+        let response = json!({"id": "resp_agent", "object": "response", "created_at": 1_700_000_000, "status": "completed",
+            "model": "fake-model", "output": output, "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}});
+        return if stream { Canned::Sse(vec![Bytes::from(responses_sse(&response))]) } else { Canned::json(&response) };
+    }
+    demo(seen)
+}
+
+/// The demo model as Anthropic Messages.
+fn demo_messages(request: &Value, stream: bool) -> Canned {
+    let answered = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")));
+    let (content, stop) = if answered {
+        (json!([{"type": "text", "text": "It will be sunny in Paris for the next three days."}]), "end_turn")
+    } else {
+        (
+            json!([{"type": "text", "text": "Let me check the weather."},
+                   {"type": "tool_use", "id": "toolu_fake1", "name": "get_weather",
+                    "input": "{\"city\": \"Paris\", \"days\": \"3\"}"}]),
+            "tool_use",
+        )
+    };
+    let message = json!({"id": "msg_fake", "type": "message", "role": "assistant", "model": "fake-model",
+        "content": content, "stop_reason": stop, "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 20}});
+    if stream { Canned::Sse(vec![Bytes::from(messages_sse(&message))]) } else { Canned::json(&message) }
+}
+
+/// The demo model as OpenAI Responses.
+fn demo_responses(request: &Value, stream: bool) -> Canned {
+    let answered = request.get("input").and_then(Value::as_array).is_some_and(|items| {
+        items.iter().any(|i| i.get("type").and_then(Value::as_str) == Some("function_call_output"))
+    });
+    let output = if answered {
+        json!([{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "It will be sunny in Paris for the next three days.", "annotations": []}]}])
+    } else {
+        json!([{"type": "function_call", "id": "fc_fake1", "call_id": "call_fake1", "name": "get_weather",
+                "arguments": "{\"city\": \"Paris\", \"days\": \"3\",}", "status": "completed"}])
+    };
+    let response = json!({"id": "resp_fake", "object": "response", "created_at": 1_700_000_000, "status": "completed",
+        "model": "fake-model", "output": output, "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}});
+    if stream { Canned::Sse(vec![Bytes::from(responses_sse(&response))]) } else { Canned::json(&response) }
 }
 
 /// Cut text into small pieces (about a token each) on character boundaries.

@@ -25,21 +25,24 @@ mod adapter;
 mod auth;
 mod config;
 mod error;
+#[cfg(feature = "fake")]
 pub mod fake;
 mod handlers;
-mod local;
 mod metrics;
-mod recover;
 mod sse;
 mod state;
 mod summary;
 mod upstream;
 
-pub use config::{Config, LengthRecovery, MAX_REPROMPTS, StormConfig, Timeouts, ToolConfig};
+pub use config::{Config, GiveUp, LengthRecovery, MAX_REPROMPTS, StormConfig, Timeouts, ToolConfig};
 pub use error::Error;
 
+use adapter::chat::ChatCompletions;
+use adapter::messages::Messages;
+use adapter::responses::Responses;
 use axum::Router;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt as _;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -57,7 +60,9 @@ pub fn app(config: Config) -> Result<Router, Error> {
     Ok(Router::new()
         .route("/healthz", get(handlers::healthz))
         .route("/metrics", get(handlers::metrics))
-        .route("/v1/chat/completions", post(handlers::chat))
+        .route("/v1/chat/completions", post(handlers::api::<ChatCompletions>))
+        .route("/v1/messages", post(handlers::api::<Messages>))
+        .route("/v1/responses", post(handlers::api::<Responses>))
         .fallback(handlers::passthrough)
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(tower_http::trace::TraceLayer::new_for_http())
@@ -76,6 +81,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
     let router = app(config)?;
+    // No Nagle delay on answers (a small last write would otherwise wait for the client's
+    // delayed ACK, ~40 ms).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await

@@ -17,51 +17,61 @@ use std::time::Duration;
 pub(crate) const MAX_LABEL_VALUES: usize = 256;
 
 type Labels1 = [(&'static str, String); 1];
-type Labels3 = [(&'static str, String); 3];
+type Labels2 = [(&'static str, String); 2];
+type Labels4 = [(&'static str, String); 4];
+type Latency = Family<Labels1, Histogram, fn() -> Histogram>;
+
+fn latency_histogram() -> Histogram {
+    // 25 µs .. ~0.4 s.
+    Histogram::new(exponential_buckets(25e-6, 2.0, 15))
+}
 
 /// Every metric the proxy keeps.
 #[derive(Debug)]
 pub(crate) struct Metrics {
     registry: Registry,
-    tool_calls: Family<Labels3, Counter>,
+    tool_calls: Family<Labels4, Counter>,
     repairs: Family<Labels1, Counter>,
-    reprompts: Family<Labels1, Counter>,
-    length_recoveries: Family<Labels1, Counter>,
-    upstream_errors: Family<Labels1, Counter>,
-    added_latency: Histogram,
+    reprompts: Family<Labels2, Counter>,
+    length_recoveries: Family<Labels2, Counter>,
+    upstream_errors: Family<Labels2, Counter>,
+    added_latency: Latency,
     seen: Mutex<HashSet<String>>,
 }
 
 impl Metrics {
     pub(crate) fn new() -> Self {
         let mut registry = Registry::default();
-        let tool_calls = Family::<Labels3, Counter>::default();
+        let tool_calls = Family::<Labels4, Counter>::default();
         let repairs = Family::<Labels1, Counter>::default();
-        let reprompts = Family::<Labels1, Counter>::default();
-        let length_recoveries = Family::<Labels1, Counter>::default();
-        let upstream_errors = Family::<Labels1, Counter>::default();
-        // 25 µs .. ~0.4 s.
-        let added_latency = Histogram::new(exponential_buckets(25e-6, 2.0, 15));
+        let reprompts = Family::<Labels2, Counter>::default();
+        let length_recoveries = Family::<Labels2, Counter>::default();
+        let upstream_errors = Family::<Labels2, Counter>::default();
+        let added_latency: Latency = Family::new_with_constructor(latency_histogram);
         registry.register(
             "toolfix_tool_calls",
-            "Tool calls answered, by outcome (untouched, repaired, reprompted, gave_up, suppressed), tool and model",
+            "Tool calls answered, by API, outcome (untouched, repaired, reprompted, gave_up, suppressed), tool and model",
             tool_calls.clone(),
         );
         registry.register("toolfix_repairs", "Repairs made, by kind", repairs.clone());
-        registry.register("toolfix_reprompts", "Corrective re-prompts sent upstream, by result", reprompts.clone());
+        registry.register(
+            "toolfix_reprompts",
+            "Corrective re-prompts sent upstream, by API and result (fixed, failed, no_calls, error)",
+            reprompts.clone(),
+        );
         registry.register(
             "toolfix_length_recoveries",
-            "Cut-off calls retried or continued upstream, by result",
+            "Cut-off calls retried or continued upstream, by API and result",
             length_recoveries.clone(),
         );
         registry.register(
             "toolfix_upstream_errors",
-            "Upstream failures, by HTTP status or by kind (unreachable, timeout, stream_broken)",
+            "Upstream failures, by API and HTTP status or kind (unreachable, timeout, stream_broken, bad_response)",
             upstream_errors.clone(),
         );
         registry.register(
             "toolfix_added_latency_seconds",
-            "Time the proxy itself added to a chat completion (upstream waits excluded)",
+            "Time the proxy itself added to an answer, by API (upstream waits excluded)",
             added_latency.clone(),
         );
         Metrics {
@@ -90,8 +100,9 @@ impl Metrics {
         value.to_owned()
     }
 
-    pub(crate) fn tool_call(&self, outcome: &str, tool: &str, model: &str) {
+    pub(crate) fn tool_call(&self, api: &str, outcome: &str, tool: &str, model: &str) {
         let labels = [
+            ("api", api.to_owned()),
             ("outcome", outcome.to_owned()),
             ("tool", self.label("tool", tool)),
             ("model", self.label("model", model)),
@@ -103,20 +114,20 @@ impl Metrics {
         self.repairs.get_or_create(&[("kind", kind.to_owned())]).inc();
     }
 
-    pub(crate) fn reprompt(&self, result: &str) {
-        self.reprompts.get_or_create(&[("result", result.to_owned())]).inc();
+    pub(crate) fn reprompt(&self, api: &str, result: &str) {
+        self.reprompts.get_or_create(&[("api", api.to_owned()), ("result", result.to_owned())]).inc();
     }
 
-    pub(crate) fn length_recovery(&self, result: &str) {
-        self.length_recoveries.get_or_create(&[("result", result.to_owned())]).inc();
+    pub(crate) fn length_recovery(&self, api: &str, result: &str) {
+        self.length_recoveries.get_or_create(&[("api", api.to_owned()), ("result", result.to_owned())]).inc();
     }
 
-    pub(crate) fn upstream_error(&self, status: &str) {
-        self.upstream_errors.get_or_create(&[("status", status.to_owned())]).inc();
+    pub(crate) fn upstream_error(&self, api: &str, status: &str) {
+        self.upstream_errors.get_or_create(&[("api", api.to_owned()), ("status", status.to_owned())]).inc();
     }
 
-    pub(crate) fn added_latency(&self, d: Duration) {
-        self.added_latency.observe(d.as_secs_f64());
+    pub(crate) fn added_latency(&self, api: &str, d: Duration) {
+        self.added_latency.get_or_create(&[("api", api.to_owned())]).observe(d.as_secs_f64());
     }
 
     /// The text exposition.

@@ -123,6 +123,17 @@ pub(crate) fn frame(data: &str) -> Bytes {
     Bytes::from(out)
 }
 
+/// An event with an `event:` name line and its `data`, ready to send.
+pub(crate) fn named(event: &str, data: &str) -> Bytes {
+    let mut out = Vec::with_capacity(event.len() + data.len() + 16);
+    out.extend_from_slice(b"event: ");
+    out.extend_from_slice(event.as_bytes());
+    out.extend_from_slice(b"\ndata: ");
+    out.extend_from_slice(data.as_bytes());
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

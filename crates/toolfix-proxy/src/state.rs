@@ -2,7 +2,6 @@
 //! the compiled tool sets of recent requests.
 
 use crate::config::Config;
-use crate::local::LocalPool;
 use crate::metrics::Metrics;
 use crate::upstream::Upstream;
 use std::collections::HashMap;
@@ -19,8 +18,9 @@ pub(crate) struct AppState {
     pub(crate) upstream: Upstream,
     pub(crate) metrics: Metrics,
     pub(crate) options: FixOptions,
-    /// Where streamed replies are fixed.
-    pub(crate) streams: LocalPool,
+    /// The upstream refused a re-prompt that named a tool in `tool_choice` (400): later
+    /// re-prompts do not name one.
+    pub(crate) no_forced_tool: std::sync::atomic::AtomicBool,
     tools: Mutex<ToolCache>,
 }
 
@@ -43,28 +43,26 @@ impl AppState {
             g
         });
         let options = FixOptions::default().with_limits(config.limits).with_guard(guard);
-        let threads = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
-        let streams = LocalPool::new(threads)
-            .map_err(|source| crate::Error::Io { context: "starting the stream threads".into(), source })?;
         Ok(AppState {
             config,
             upstream,
             metrics: Metrics::new(),
             options,
-            streams,
+            no_forced_tool: std::sync::atomic::AtomicBool::new(false),
             tools: Mutex::new(ToolCache::default()),
         })
     }
 
-    /// The tool set for these definitions (`raw`: their JSON text, the cache key), with
-    /// the configured per-tool policies; compiled once while it stays in the cache.
-    pub(crate) fn tool_set(&self, raw: &str, definitions: &[serde_json::Value]) -> ToolSet {
+    /// The tool set of a request (`raw`: the text of its tool definitions, the cache key),
+    /// with the configured per-tool policies; compiled once while it stays in the cache
+    /// (bounded by the bytes of the keys it holds).
+    pub(crate) fn tool_set(&self, raw: &str, definitions: impl FnOnce() -> Vec<serde_json::Value>) -> ToolSet {
         if let Ok(cache) = self.tools.lock()
             && let Some(set) = cache.sets.get(raw)
         {
             return set.clone();
         }
-        let set = self.build(definitions);
+        let set = self.build(&definitions());
         if raw.len() <= TOOL_CACHE_BYTES
             && let Ok(mut cache) = self.tools.lock()
         {

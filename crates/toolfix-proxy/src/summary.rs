@@ -41,15 +41,44 @@ pub(crate) struct Attempt {
     pub(crate) original: Option<Value>,
 }
 
-/// The outcome label of a call in the answer: `untouched`, `repaired`, `reprompted` (usable,
-/// from a later attempt), `gave_up` (refused when attempts ran out), `suppressed`.
-pub(crate) fn label(call: &FixedCall, later_attempt: bool) -> &'static str {
-    match call.status {
-        CallStatus::Suppressed => "suppressed",
-        s if !s.is_usable() => "gave_up",
-        _ if later_attempt => "reprompted",
-        CallStatus::Untouched => "untouched",
-        _ => "repaired",
+/// The outcome of a call in the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Label {
+    /// Valid as sent.
+    Untouched,
+    /// Moved out of the text and/or its arguments repaired.
+    Repaired,
+    /// Usable, from a later attempt (length retry, continuation or re-prompt).
+    Reprompted,
+    /// Still refused when the attempts ran out (or dropped by a later attempt).
+    GaveUp,
+    /// A storm repeat still there when the attempts ran out.
+    Suppressed,
+}
+
+impl Label {
+    /// The label of `call` in an answer; `later`: the answer is a later attempt's.
+    pub(crate) fn of(call: &FixedCall, later: bool) -> Label {
+        match call.status {
+            CallStatus::Suppressed => Label::Suppressed,
+            s if !s.is_usable() => Label::GaveUp,
+            _ if later => Label::Reprompted,
+            CallStatus::Untouched if call.channel == Channel::ToolCalls && call.written_name == call.name => {
+                Label::Untouched
+            }
+            _ => Label::Repaired,
+        }
+    }
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Label::Untouched => "untouched",
+            Label::Repaired => "repaired",
+            Label::Reprompted => "reprompted",
+            Label::GaveUp => "gave_up",
+            Label::Suppressed => "suppressed",
+        }
     }
 }
 
@@ -64,13 +93,13 @@ pub(crate) struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, label: &str) {
+    fn add(&mut self, label: Label) {
         match label {
-            "untouched" => self.untouched += 1,
-            "repaired" => self.repaired += 1,
-            "reprompted" => self.reprompted += 1,
-            "gave_up" => self.gave_up += 1,
-            _ => self.suppressed += 1,
+            Label::Untouched => self.untouched += 1,
+            Label::Repaired => self.repaired += 1,
+            Label::Reprompted => self.reprompted += 1,
+            Label::GaveUp => self.gave_up += 1,
+            Label::Suppressed => self.suppressed += 1,
         }
     }
 }
@@ -94,51 +123,76 @@ impl Summary {
     }
 
     /// Record the calls of the answer's reply `choice`, and count them in the metrics.
-    pub(crate) fn calls(&mut self, choice: usize, fixed: &FixedReply, later: bool, metrics: &Metrics, model: &str) {
+    pub(crate) fn calls(
+        &mut self,
+        api: &str,
+        choice: usize,
+        fixed: &FixedReply,
+        later: bool,
+        metrics: &Metrics,
+        model: &str,
+    ) {
         for call in &fixed.calls {
-            let label = label(call, later);
-            self.counts.add(label);
-            metrics.tool_call(label, &call.name, model);
-            let report = call.report();
-            for r in &report.repairs {
-                metrics.repair(r.kind.as_str());
-            }
-            for f in &report.text_fixes {
-                metrics.repair(f.kind.as_str());
-            }
-            if call.channel != Channel::ToolCalls {
-                metrics.repair(if call.channel == Channel::Reasoning {
-                    "moved_from_reasoning"
-                } else {
-                    "moved_from_content"
-                });
-            }
-            let mut line = json!({
-                "choice": choice,
-                "id": call.id,
-                "name": call.name,
-                "outcome": label,
-                "channel": channel_name(call.channel),
-                "format": call.format.as_str(),
-            });
-            if let Some(obj) = line.as_object_mut() {
-                if call.written_name != call.name {
-                    obj.insert("written_name".to_owned(), json!(call.written_name));
-                }
-                let repairs: Vec<&str> = report.repairs.iter().map(|r| r.kind.as_str()).collect();
-                if !repairs.is_empty() {
-                    obj.insert("repairs".to_owned(), json!(repairs));
-                }
-                let fixes: Vec<&str> = report.text_fixes.iter().map(|f| f.kind.as_str()).collect();
-                if !fixes.is_empty() {
-                    obj.insert("text_fixes".to_owned(), json!(fixes));
-                }
-                if let Some(m) = call.message() {
-                    obj.insert("message".to_owned(), json!(m));
-                }
-            }
-            self.calls.push(line);
+            self.call(api, choice, call, Label::of(call, later), metrics, model);
         }
+    }
+
+    /// Record one call with its label.
+    pub(crate) fn call(
+        &mut self,
+        api: &str,
+        choice: usize,
+        call: &FixedCall,
+        label: Label,
+        metrics: &Metrics,
+        model: &str,
+    ) {
+        self.counts.add(label);
+        metrics.tool_call(api, label.as_str(), &call.name, model);
+        let report = call.report();
+        for r in &report.repairs {
+            metrics.repair(r.kind.as_str());
+        }
+        for f in &report.text_fixes {
+            metrics.repair(f.kind.as_str());
+        }
+        if call.channel != Channel::ToolCalls {
+            metrics.repair(if call.channel == Channel::Reasoning {
+                "moved_from_reasoning"
+            } else {
+                "moved_from_content"
+            });
+        }
+        let mut line = json!({
+            "choice": choice,
+            "id": call.id,
+            "name": call.name,
+            "outcome": label,
+            "channel": channel_name(call.channel),
+            "format": call.format.as_str(),
+        });
+        if let Some(obj) = line.as_object_mut() {
+            if call.written_name != call.name {
+                obj.insert("written_name".to_owned(), json!(call.written_name));
+            }
+            let repairs: Vec<&str> = report.repairs.iter().map(|r| r.kind.as_str()).collect();
+            if !repairs.is_empty() {
+                obj.insert("repairs".to_owned(), json!(repairs));
+            }
+            let fixes: Vec<&str> = report.text_fixes.iter().map(|f| f.kind.as_str()).collect();
+            if !fixes.is_empty() {
+                obj.insert("text_fixes".to_owned(), json!(fixes));
+            }
+            if let Some(m) = call.message() {
+                obj.insert("message".to_owned(), json!(m));
+            }
+        }
+        self.calls.push(line);
+    }
+
+    /// True when some call is labelled gave up.
+    pub(crate) fn gave_up(&self) -> bool {
+        self.counts.gave_up > 0
     }
 
     /// Count the history changes in the metrics.

@@ -30,6 +30,8 @@ pub(crate) struct Upstream {
     /// `{base}chat/completions`, parsed once.
     chat: reqwest::Url,
     api_key: Option<HeaderValue>,
+    /// The same key alone, sent as `x-api-key` too (Anthropic-style upstreams).
+    raw_key: Option<HeaderValue>,
     /// The client's `Authorization` is the proxy's own key: never forwarded.
     strip_client_auth: bool,
     pub(crate) timeout: Duration,
@@ -60,6 +62,7 @@ impl Upstream {
             ),
             None => None,
         };
+        let raw_key = config.upstream_api_key.as_deref().and_then(|k| HeaderValue::from_str(k).ok());
         let mut base = config.upstream.clone();
         if !base.path().ends_with('/') {
             let path = format!("{}/", base.path());
@@ -71,6 +74,7 @@ impl Upstream {
             chat,
             base,
             api_key,
+            raw_key,
             strip_client_auth: config.api_key.is_some(),
             timeout: config.timeouts.request,
             idle: config.timeouts.stream_idle,
@@ -98,9 +102,10 @@ impl Upstream {
     pub(crate) fn request_headers(&self, client: &HeaderMap, identity: bool) -> HeaderMap {
         let mut out = HeaderMap::with_capacity(client.len());
         for (name, value) in client {
+            let is_key = name == header::AUTHORIZATION || name.as_str() == "x-api-key";
             if HOP_BY_HOP.contains(&name.as_str())
                 || (identity && name == header::ACCEPT_ENCODING)
-                || (name == header::AUTHORIZATION && (self.strip_client_auth || self.api_key.is_some()))
+                || (is_key && (self.strip_client_auth || self.api_key.is_some()))
             {
                 continue;
             }
@@ -108,6 +113,9 @@ impl Upstream {
         }
         if let Some(k) = &self.api_key {
             out.insert(header::AUTHORIZATION, k.clone());
+            if let Some(raw) = &self.raw_key {
+                out.insert(HeaderName::from_static("x-api-key"), raw.clone());
+            }
         }
         out
     }

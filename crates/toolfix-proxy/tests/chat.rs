@@ -174,8 +174,10 @@ async fn a_refused_call_is_reprompted_with_the_refusal_and_the_fixed_answer_retu
     assert_eq!(seen.len(), 2);
     let second = seen[1].json();
     let msgs = second["messages"].as_array().unwrap();
-    assert_eq!(msgs.len(), 3);
+    assert_eq!(msgs.len(), 4);
     assert_eq!(msgs[1]["role"], "assistant");
+    assert_eq!(msgs[3]["role"], "user");
+    assert_eq!(msgs[3]["content"], toolfix::feedback::reprompt(&toolfix::FixedReply::default()));
     assert_eq!(msgs[1]["tool_calls"][0]["id"], "c1");
     assert_eq!(msgs[2]["role"], "tool");
     assert_eq!(msgs[2]["tool_call_id"], "c1");
@@ -256,7 +258,7 @@ async fn a_storm_repeat_is_not_passed_on_but_reprompted_with_a_reflection_note()
     let seen = h.upstream.requests();
     assert_eq!(seen.len(), 2);
     let msgs = seen[1].json()["messages"].as_array().unwrap().clone();
-    let note = msgs.last().unwrap();
+    let note = &msgs[msgs.len() - 2];
     assert_eq!(note["role"], "tool");
     let text = note["content"].as_str().unwrap();
     assert!(text.contains("get_weather") && text.contains('3'), "{text}");
@@ -312,10 +314,10 @@ async fn health_and_metrics() {
     h.chat(&ask("x")).await;
     let metrics = h.client.get(h.url("/metrics")).send().await.unwrap().text().await.unwrap();
     for needle in [
-        "toolfix_tool_calls_total{outcome=\"repaired\",tool=\"get_weather\",model=\"fake-model\"} 1",
+        "toolfix_tool_calls_total{api=\"chat\",outcome=\"repaired\",tool=\"get_weather\",model=\"fake-model\"} 1",
         "toolfix_repairs_total{kind=\"coerced_scalar\"} 1",
         "toolfix_repairs_total{kind=\"moved_from_content\"} 1",
-        "toolfix_added_latency_seconds_count 1",
+        "toolfix_added_latency_seconds_count{api=\"chat\"} 1",
     ] {
         assert!(metrics.contains(needle), "{needle} not in\n{metrics}");
     }

@@ -9,6 +9,7 @@ mod common;
 
 use bytes::Bytes;
 use common::{ask, proxy_for, start, start_with};
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,7 +37,7 @@ async fn an_upstream_error_keeps_its_status_body_and_retry_after() {
         assert_eq!(got, body.as_bytes());
     }
     let metrics = h.client.get(h.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    assert!(metrics.contains("toolfix_upstream_errors_total{status=\"503\"} 2"), "{metrics}");
+    assert!(metrics.contains("toolfix_upstream_errors_total{api=\"chat\",status=\"503\"} 2"), "{metrics}");
 }
 
 #[tokio::test]
@@ -239,4 +240,122 @@ async fn listening_beyond_loopback_needs_a_key_or_an_explicit_yes() {
     assert!(err.to_string().contains("--api-key"), "{err}");
     config.allow_remote = true;
     assert!(toolfix_proxy::app(config).is_ok());
+}
+
+#[tokio::test]
+async fn a_malformed_upstream_event_ends_the_stream_with_an_error_event() {
+    for bad in ["data: {\"choices\": [{\"delta\": {\"content\": \"x\"\n\n", "data: garbage\n\n"] {
+        let mut pieces = sse_events(&content_chunks(&["Hello"], "stop"));
+        pieces.insert(2, Bytes::from(bad));
+        let h = start(move |_| Canned::Sse(pieces.clone())).await;
+        let (status, _, seen) = h.stream(&ask("x")).await;
+        assert_eq!(status, 200);
+        assert_eq!(seen.content, "Hello");
+        assert_eq!(seen.error.unwrap()["code"], "upstream_bad_event", "{bad}");
+        assert!(!seen.done);
+        // The proxy stays healthy.
+        assert_eq!(h.client.get(h.url("/healthz")).send().await.unwrap().status(), 200);
+    }
+}
+
+#[tokio::test]
+async fn text_held_as_possible_markup_is_not_flushed_before_the_error_event() {
+    let mut pieces = sse_events(&content_chunks(&["Checking ", "<tool_call>{\"name\": "], "stop"));
+    pieces.truncate(3);
+    for end in ["break", "silence"] {
+        let pieces = pieces.clone();
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let open = gate.clone();
+        let h = start_with(
+            move |_| {
+                if end == "break" {
+                    Canned::SseThenBreak(pieces.clone(), Some(gate.clone()))
+                } else {
+                    Canned::SseThenHang(pieces.clone())
+                }
+            },
+            |c| c.timeouts.stream_idle = Duration::from_millis(if end == "break" { 60_000 } else { 300 }),
+        )
+        .await;
+        let mut req = ask("x");
+        req["stream"] = json!(true);
+        let r = h.client.post(h.url("/v1/chat/completions")).body(req.to_string()).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let mut stream = r.bytes_stream();
+        let mut body = Vec::new();
+        // The text before the markup arrives; then the upstream breaks (or goes silent).
+        while common::assemble(&body[..body.windows(2).rposition(|w| w == b"\n\n").map_or(0, |i| i + 2)]).content
+            != "Checking "
+        {
+            let Some(piece) = stream.next().await else { panic!("{end}: {}", String::from_utf8_lossy(&body)) };
+            body.extend_from_slice(&piece.unwrap());
+        }
+        open.notify_one();
+        while let Some(piece) = stream.next().await {
+            body.extend_from_slice(&piece.unwrap());
+        }
+        let text = String::from_utf8_lossy(&body);
+        assert!(!text.contains("tool_call"), "{end}: {text}");
+        let seen = common::assemble(&body);
+        assert_eq!(seen.content, "Checking ", "{end}");
+        assert!(seen.error.is_some(), "{end}");
+        assert_eq!(text.matches("\"error\"").count(), 1, "{end}: one error event");
+    }
+}
+
+/// A long answer of `size` bytes of prose in events of `piece` bytes.
+fn long_chunks(size: usize, piece: usize) -> (String, Vec<Value>) {
+    let line = "All work and no play makes a long answer. ";
+    let text: String = line.repeat(size / line.len() + 1)[..size].to_owned();
+    let pieces: Vec<&str> = text.as_bytes().chunks(piece).map(|c| std::str::from_utf8(c).unwrap()).collect();
+    let chunks = content_chunks(&pieces, "stop");
+    (text, chunks)
+}
+
+#[tokio::test]
+async fn long_answers_pass_intact_or_end_with_an_error_streamed_and_not() {
+    for mib in [16usize, 64] {
+        let (text, chunks) = long_chunks(mib << 20, 256 << 10);
+        let body = toolfix_proxy::fake::completion(&json!({"role": "assistant", "content": text}), "stop");
+        let whole = Canned::json(&body);
+        let streamed = Canned::sse(&chunks);
+        let h = start(move |seen| if seen.json()["stream"] == true { streamed.clone() } else { whole.clone() }).await;
+        // Not streamed: under the response limit (64 MiB) the bytes pass intact; over it,
+        // a 502 that says so.
+        let (status, _, got) = h.post_bytes("/v1/chat/completions", ask("x").to_string()).await;
+        if mib < 64 {
+            assert_eq!(status, 200);
+            let got: Value = serde_json::from_slice(&got).unwrap();
+            assert_eq!(got["choices"][0]["message"]["content"].as_str().unwrap().len(), text.len());
+        } else {
+            assert_eq!(status, 502);
+            assert_eq!(error_of(&got)["code"], "upstream_response_too_large");
+        }
+        // Streamed: past the fixer's cap the rest passes through; nothing is lost.
+        let (status, _, seen) = h.stream(&ask("x")).await;
+        assert_eq!(status, 200);
+        assert!(seen.error.is_none());
+        assert_eq!(seen.content.len(), text.len(), "{mib} MiB streamed");
+        assert!(seen.content == text, "{mib} MiB streamed: altered");
+        assert!(seen.done);
+        assert!(seen.report["unfixed"].is_array(), "{}", seen.report);
+    }
+}
+
+#[tokio::test]
+async fn an_upstream_event_over_the_limit_ends_the_stream_with_an_error() {
+    let (_, chunks) = long_chunks(64 << 10, 32 << 10);
+    let canned = Canned::sse(&chunks);
+    let h = start_with(move |_| canned.clone(), |c| c.response_limit = 16 << 10).await;
+    let (status, _, got) = h
+        .post_bytes("/v1/chat/completions", {
+            let mut r = ask("x");
+            r["stream"] = json!(true);
+            r.to_string()
+        })
+        .await;
+    // The first event is small: the stream starts, then ends with an error event.
+    assert_eq!(status, 200);
+    let seen = common::assemble(&got);
+    assert_eq!(seen.error.unwrap()["code"], "upstream_bad_event");
 }

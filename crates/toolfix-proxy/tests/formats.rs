@@ -153,7 +153,10 @@ async fn every_format_case_through_the_proxy_streaming_and_not() {
             })
             .collect();
         assert_eq!(got, expected, "{}", case.id);
-        assert_eq!(message["content"].as_str().unwrap_or(""), fixed.content, "{}", case.id);
+        // A call that cannot be used is left out, and the text says why.
+        let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
+        let content = if gave_up { toolfix::feedback::gave_up(&fixed, &fixed.content) } else { fixed.content.clone() };
+        assert_eq!(message["content"].as_str().unwrap_or(""), content, "{}", case.id);
         let finish = body["choices"][0]["finish_reason"].as_str().unwrap();
         // A reply the proxy leaves alone keeps the upstream's own finish reason (here "stop").
         let reply = Reply::from_choice(&choice);
@@ -177,7 +180,8 @@ async fn every_format_case_through_the_proxy_streaming_and_not() {
         assert_eq!(status, 200, "{}", case.id);
         assert_eq!(seen.calls, expected, "{} (streamed)", case.id);
         assert_eq!(seen.finish.as_deref(), Some(finish), "{} (streamed)", case.id);
-        if seen.content != fixed.content {
+        let reasoning = message["reasoning_content"].as_str().unwrap_or("");
+        if seen.content != content || seen.reasoning != reasoning {
             // Only where the text sent as content turned out to be reasoning.
             assert_eq!(seen.report["content_was_reasoning"], true, "{}: {:?}", case.id, seen.content);
             streamed_differ.push(case.id.clone());
@@ -186,5 +190,6 @@ async fn every_format_case_through_the_proxy_streaming_and_not() {
     }
     // Forced-open reasoning rows (R1, Qwen3, Kimi: the template opens `<think>`), one or
     // two per family.
+    println!("{} cases, streamed differs from plain on {}: {streamed_differ:?}", all.len(), streamed_differ.len());
     assert!(streamed_differ.len() < 20, "{streamed_differ:?}");
 }

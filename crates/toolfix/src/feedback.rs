@@ -14,6 +14,9 @@ use crate::validate::{Problem, ProblemKind, Violation, ViolationKind};
 use serde_json::Value;
 use std::fmt::Write as _;
 
+mod front;
+pub use front::{call_result, gave_up, no_result, not_run, reprompt};
+
 /// The longest refusal message, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 4096;
 const MAX_RECEIVED: usize = 80;

@@ -385,6 +385,6 @@ fn streaming_equals_whole_at_every_split_point() {
 #[test]
 fn the_stream_can_cross_await_points() {
     fn assert_send<T: Send>() {}
-    assert_send::<ReplyStream<'static>>();
+    assert_send::<ReplyStream>();
     assert_send::<FixedReply>();
 }

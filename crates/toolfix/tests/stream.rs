@@ -345,3 +345,102 @@ mod properties {
         }
     }
 }
+
+/// What a stream has sent as text after each push: (text received, text sent).
+fn sent_after_each(chunks: &[&str], tools: Option<&dyn ToolLookup>) -> Vec<(String, String)> {
+    let mut s = StreamExtractor::new(tools, Options::default());
+    let mut received = String::new();
+    let mut sent = String::new();
+    let mut out = Vec::new();
+    for c in chunks {
+        received.push_str(c);
+        for e in s.push_str(c) {
+            if let StreamEvent::Text(t) = e {
+                sent.push_str(&t);
+            }
+        }
+        out.push((received.clone(), sent.clone()));
+    }
+    out
+}
+
+/// Markers that text made of lowercase words, spaces and `.,!?` could begin.
+const WORD_MARKERS: [&str; 2] = [" functools[", "functools["];
+
+#[test]
+fn prose_flows_at_once_with_no_fixed_lag() {
+    // Three deltas, then (in a real server) a pause: everything is out before it.
+    let chunks = ["Let me think", " about this question", " carefully."];
+    for (received, sent) in sent_after_each(&chunks, None) {
+        assert_eq!(sent, received);
+    }
+    // Only a possible start of markup waits, and only until the next bytes decide it.
+    let steps = sent_after_each(&["Hello <tool", "box> and [TOOL", "S] {", "curly}."], None);
+    let sent: Vec<&str> = steps.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(
+        sent,
+        ["Hello ", "Hello <toolbox> and ", "Hello <toolbox> and [TOOLS] ", "Hello <toolbox> and [TOOLS] {curly}."]
+    );
+}
+
+#[test]
+fn a_declared_name_waits_for_what_follows_it() {
+    let tools: std::collections::HashMap<String, serde_json::Value> =
+        [("get_weather".to_owned(), serde_json::json!({"type": "object"}))].into_iter().collect();
+    let steps =
+        sent_after_each(&["I will call get_wea", "ther", " now. get_weather", "{\"city\": \"Paris\"}"], Some(&tools));
+    let sent: Vec<&str> = steps.iter().map(|(_, s)| s.as_str()).collect();
+    assert_eq!(
+        sent,
+        ["I will call ", "I will call ", "I will call get_weather now. ", "I will call get_weather now. "]
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Held-back text is only what could still begin call markup: for prose with no
+    /// marker, after every push all of it is sent but a suffix that is the start of a
+    /// marker.
+    #[test]
+    fn held_text_is_only_a_possible_start_of_markup(
+        text in "[a-z .,!?]{0,120}",
+        cuts in proptest::collection::vec(0usize..120, 0..8),
+    ) {
+        let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c < text.len()).collect();
+        cuts.push(text.len());
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut chunks = Vec::new();
+        let mut at = 0;
+        for c in cuts {
+            chunks.push(&text[at..c]);
+            at = c;
+        }
+        for (received, sent) in sent_after_each(&chunks, None) {
+            proptest::prop_assert!(received.starts_with(&sent));
+            let held = &received[sent.len()..];
+            // At the very start of the text only, forms that begin with no marker wait:
+            // Functionary v3.2's first recipient (`all\n`) and a gpt-oss raw completion's
+            // recipient (`to=functions.`, after the prompt's `<|start|>assistant`).
+            let leading = held == received
+                && ["all\n", " to=functions.", " to=python", " to=browser.", " to=container."]
+                    .iter()
+                    .any(|f| f.starts_with(held) || f.get(1..).is_some_and(|f| f.starts_with(held)));
+            proptest::prop_assert!(
+                held.is_empty() || leading || WORD_MARKERS.iter().any(|m| m.len() > held.len() && m.starts_with(held)),
+                "held {held:?} of {received:?}"
+            );
+        }
+    }
+
+    /// With a marker prefix at the end, exactly that prefix waits.
+    #[test]
+    fn a_marker_prefix_waits_alone(words in "[a-z ]{0,40}", cut in 1usize..11) {
+        let marker = "<tool_call>";
+        let text = format!("{words}.{}", &marker[..cut]);
+        let steps = sent_after_each(&[&text], None);
+        let (received, sent) = &steps[0];
+        proptest::prop_assert_eq!(&received[sent.len()..], &marker[..cut]);
+    }
+}

@@ -7,7 +7,7 @@
 //!   [`UNPARSED_KEY`]; arguments given as an object (not a string) are serialised.
 //! - A `tool` message whose `tool_call_id` answers no earlier call is dropped.
 //! - A call with no `tool` message after it gets one saying no result was recorded
-//!   ([`NO_RESULT`]), right after the results that are there.
+//!   (`toolfix::feedback::no_result`), right after the results that are there.
 //! - An empty `tool_calls` array is removed.
 
 use serde::Serialize;
@@ -17,9 +17,6 @@ use toolfix::Limits;
 
 /// Where the text of arguments that cannot be salvaged is kept.
 pub(crate) const UNPARSED_KEY: &str = "toolfix_unparsed_arguments";
-
-/// The content of a result added for a call that had none.
-pub(crate) const NO_RESULT: &str = "No result was recorded for this call.";
 
 /// One change to the history.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -129,7 +126,7 @@ fn repair_calls(
 /// Answer the calls still waiting with a placeholder result.
 fn close_pending(pending: &mut Vec<(String, usize)>, out: &mut Vec<Value>, changes: &mut Vec<Change>) {
     for (id, message) in pending.drain(..) {
-        out.push(json!({"role": "tool", "tool_call_id": id, "content": NO_RESULT}));
+        out.push(json!({"role": "tool", "tool_call_id": id, "content": toolfix::feedback::no_result()}));
         changes.push(Change { kind: "missing_result_added", message, call: None, tool_call_id: Some(id) });
     }
 }
@@ -187,7 +184,7 @@ mod tests {
         let roles: Vec<&str> = out.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
         assert_eq!(roles, ["user", "assistant", "tool", "tool", "user", "assistant"]);
         assert_eq!(out[3]["tool_call_id"], "b");
-        assert_eq!(out[3]["content"], NO_RESULT);
+        assert_eq!(out[3]["content"], toolfix::feedback::no_result());
         assert!(out[5].get("tool_calls").is_none());
     }
 }

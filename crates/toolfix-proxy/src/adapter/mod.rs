@@ -1,53 +1,118 @@
-//! API adapters: each API's wire format, mapped to the whole-reply API.
-//!
-//! An adapter knows where a request keeps its tools and conversation, how to repair that
-//! conversation, where a response keeps its replies, how to write a fixed reply back, and
-//! how to ask the upstream again (a corrective re-prompt, a longer retry, a continuation).
-//! The recovery loop ([`crate::recover`]) and the handlers are written against this trait,
-//! so Anthropic Messages or OpenAI Responses can follow as more adapters. Only
-//! [`chat::ChatCompletions`] exists today.
+//! API adapters: each API's wire format, mapped to the library's whole-reply API. An
+//! adapter is pure (no I/O): it reads a request (tools, conversation, stream flag),
+//! repairs its conversation, reads the replies of a response, writes fixed replies back,
+//! builds the proxy's own follow-up requests, and turns upstream SSE bytes into client
+//! SSE frames through [`StreamFixer`]. The handlers (`crate::handlers`) own the I/O, the
+//! recovery loop, labels and metrics, once for every adapter.
 
 pub(crate) mod chat;
-pub(crate) mod chat_stream;
 pub(crate) mod history;
+pub(crate) mod messages;
+pub(crate) mod responses;
 
+use crate::summary::Summary;
+use bytes::Bytes;
 use serde_json::Value;
-use toolfix::{FixedReply, Limits, Reply};
+use toolfix::{FixOptions, FixedReply, Limits, Reply, ToolSet};
+
+/// A response and its replies, fixed.
+#[derive(Debug)]
+pub(crate) struct Fixed {
+    pub(crate) response: Value,
+    /// The body as the upstream sent it (`None` when the proxy built the response).
+    pub(crate) bytes: Option<Bytes>,
+    /// One per reply; `None` for a reply too large to fix (passed through).
+    pub(crate) replies: Vec<Option<FixedReply>>,
+}
+
+impl Fixed {
+    /// The one reply, when the response has exactly one and it was fixed: recovery works
+    /// on single replies only (`n > 1` is answered as fixed, without recovery).
+    pub(crate) fn single(&self) -> Option<&FixedReply> {
+        match self.replies.as_slice() {
+            [Some(f)] => Some(f),
+            _ => None,
+        }
+    }
+}
+
+/// What a handler reads from a request before deciding anything.
+#[derive(Debug)]
+pub(crate) struct Peek<'a> {
+    /// The raw text of the tool definitions (the tool-set cache key); `None` or empty:
+    /// nothing to fix, the request passes through.
+    pub(crate) tools: Option<&'a str>,
+    /// The client asked for a stream.
+    pub(crate) stream: bool,
+}
+
+/// How a give-up is written into a reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unusable {
+    /// Left out; the text says why (`feedback::gave_up`).
+    Explain,
+    /// Passed on as the model sent it (`on_give_up = "as_sent"`): a server call as it
+    /// came, a call found in the text left in the text.
+    AsSent,
+}
+
+/// A response body's replies, fixed without building the response (see
+/// [`Adapter::fix_body`]).
+#[derive(Debug)]
+pub(crate) struct Lazy {
+    /// One per reply; `None` for a reply too large to fix.
+    pub(crate) replies: Vec<Option<FixedReply>>,
+    /// Writing them back would change the body.
+    pub(crate) changed: bool,
+}
 
 /// One API's request and response shapes.
-pub(crate) trait Adapter {
+pub(crate) trait Adapter: Send + Sync + 'static {
+    /// The metric label of the API (`chat`, `messages`, `responses`).
+    const API: &'static str;
     /// The upstream path this adapter serves (under the proxy's `/v1`).
     const PATH: &'static str;
+    /// The streaming fixer.
+    type Stream<'t>: StreamFixer<'t>;
 
-    /// The tool definitions the request offers; `None` when it offers none (such a
-    /// request is passed through untouched).
-    fn tools(request: &Value) -> Option<&[Value]>;
+    /// Read the request's envelope (a cheap borrowed parse).
+    fn peek(body: &[u8]) -> Result<Peek<'_>, String>;
 
-    /// The conversation so far, as the storm guard reads it (an OpenAI `messages` array).
-    fn history(request: &Value) -> Option<&Value>;
+    /// The tool definitions of a request in a form [`ToolSet::new_partial`] reads.
+    fn definitions(request: &Value) -> Vec<Value>;
+
+    /// The conversation so far, as the storm guard (and the ids of new calls) read it: an
+    /// OpenAI `messages` array.
+    fn history(request: &Value) -> Option<std::borrow::Cow<'_, Value>>;
 
     /// Repair the conversation in place; what changed.
     fn repair_history(request: &mut Value, limits: &Limits) -> Vec<history::Change>;
 
-    /// True when the client asked for a stream.
-    fn is_stream(request: &Value) -> bool;
+    /// Call `f` with each reply of a response (one per choice), in order.
+    fn each_reply(response: &Value, f: &mut dyn FnMut(&Reply<'_>));
 
-    /// The replies of a response, one per choice, in order.
-    fn replies(response: &Value) -> Vec<Reply<'_>>;
+    /// Fix each reply of a response body, read without building the response (an answer
+    /// left alone goes out as the upstream's bytes); `None` when the body is not this
+    /// API's JSON.
+    fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy>;
 
     /// True when writing `fixed` into reply `index` would change the response.
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool;
 
     /// Write `fixed` into reply `index` of the response: usable calls in the API's call
-    /// field, the prose and reasoning left, the stop reason.
-    fn apply(response: &mut Value, index: usize, fixed: &FixedReply);
+    /// field, the prose and reasoning left, the stop reason; unusable calls as `unusable`
+    /// says.
+    fn apply(response: &mut Value, index: usize, fixed: &FixedReply, unusable: Unusable);
+
+    /// Put the report into a response body.
+    fn report(response: &mut Value, report: Value);
 
     /// The model's original message of reply `index` (kept in the report with detail on).
     fn original(response: &Value, index: usize) -> Value;
 
     /// A corrective re-prompt after reply 0 of `response` could not be used: the
-    /// conversation, the reply as the model wrote it, and for each call the message
-    /// that says what to fix (or that it was not run). Never streamed.
+    /// conversation, the reply as the model wrote it, each server call answered
+    /// (`feedback::call_result`), then `feedback::reprompt`. Never streamed.
     fn reprompt(request: &Value, response: &Value, fixed: &FixedReply, limits: &Limits) -> Option<Value>;
 
     /// The request again with a larger output budget (at most `cap`), when that is larger
@@ -60,4 +125,82 @@ pub(crate) trait Adapter {
 
     /// The response of a continuation, joined to the partial reply it continued.
     fn join(partial: &Value, continued: Value) -> Value;
+
+    /// A streaming fixer for one response.
+    fn stream<'t>(
+        tools: &'t ToolSet,
+        history: Option<&'t Value>,
+        options: &FixOptions,
+        max_event: usize,
+    ) -> Self::Stream<'t>;
+
+    /// An error in this API's JSON shape (for the body of an error response).
+    fn error_body(kind: &str, code: &str, message: &str) -> Value {
+        serde_json::json!({"error": {"message": message, "type": kind, "code": code}})
+    }
+}
+
+/// Why a stream cannot go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// An upstream event is longer than the proxy's limit.
+    TooLarge,
+    /// An upstream event is not what the API sends (not JSON).
+    Malformed,
+}
+
+impl Fault {
+    pub(crate) fn message(self) -> &'static str {
+        match self {
+            Fault::TooLarge => "an upstream event is over the proxy's size limit",
+            Fault::Malformed => "the upstream sent an event that is not valid JSON",
+        }
+    }
+}
+
+/// The pure streaming core of one API: upstream SSE bytes in, client SSE frames out,
+/// each reply fixed by [`toolfix::ReplyStream`] as it arrives. Text flows as released;
+/// calls are held until the reply ends (a re-prompt stays possible), then written by
+/// [`StreamFixer::closing`] from the answer the handler settled on.
+pub(crate) trait StreamFixer<'t>: Send {
+    /// Feed upstream bytes; the frames to send now.
+    ///
+    /// # Errors
+    ///
+    /// A [`Fault`]: the stream must end with [`StreamFixer::error_frame`].
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, Fault>;
+
+    /// The upstream said the stream is over (`[DONE]`, or the API's last event).
+    fn is_done(&self) -> bool;
+
+    /// The upstream stream ended: the reply as a non-streamed response and its fixed
+    /// replies (the first attempt of the recovery loop). Nothing more is sent by this.
+    fn finish(&mut self) -> Ended;
+
+    /// The last frames, from the answer the handler settled on: the calls, text the
+    /// client has not seen (a later attempt's, only when no text was sent), the closing
+    /// events with the report.
+    fn closing(&self, answer: &Fixed, later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes>;
+
+    /// An error event in this API's shape (the SDKs raise it).
+    fn error_frame(&self, code: &str, message: &str) -> Bytes;
+
+    /// Replies the fixer gave up on (too large), for the report.
+    fn unfixed(&self) -> Vec<String>;
+}
+
+/// What is known when the upstream stream ends.
+#[derive(Debug)]
+pub(crate) struct Ended {
+    /// Text that was held back and is prose after all (the stream ended normally).
+    pub(crate) frames: Vec<Bytes>,
+    /// The reply as a non-streamed response (for re-prompts and the report) and its fixed
+    /// replies.
+    pub(crate) fixed: Fixed,
+    /// Every reply got its stop reason, or the stream's end marker came.
+    pub(crate) complete: bool,
+    /// The upstream sent an error event (passed through).
+    pub(crate) errored: bool,
+    /// Text sent as content turned out to be reasoning (only its close marker appeared).
+    pub(crate) content_was_reasoning: bool,
 }

@@ -52,9 +52,10 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
 }
 
 /// What the first line of a text says, as far as it is known: `Some(true)` when it may
-/// be a recipient (`all`, or a name, and the line is complete), `Some(false)` when it
-/// cannot be one, `None` when more text could tell.
-pub(crate) fn leading(text: &str, is_final: bool) -> Option<bool> {
+/// be a recipient (`all`, or a declared tool's name, and the line is complete),
+/// `Some(false)` when it cannot be one, `None` when more text could tell (what came so far
+/// begins `all` or a declared name: nothing else waits).
+pub(crate) fn leading(text: &str, is_final: bool, cx: &Cx<'_>) -> Option<bool> {
     let head = text.as_bytes().iter().take(MAX_NAME + 2);
     for (i, &b) in head.enumerate() {
         if b == b'\n' || (b == b'\r' && text.as_bytes().get(i + 1) == Some(&b'\n')) {
@@ -64,5 +65,7 @@ pub(crate) fn leading(text: &str, is_final: bool) -> Option<bool> {
             return Some(false);
         }
     }
-    if text.len() > MAX_NAME + 1 || is_final { Some(false) } else { None }
+    let begun = |name: &str| name.starts_with(text);
+    let may_be = begun(ALL) || cx.tools.is_some_and(|t| t.names().iter().any(|n| begun(n)));
+    if text.len() > MAX_NAME + 1 || is_final || !may_be { Some(false) } else { None }
 }

@@ -16,7 +16,7 @@ use crate::Span;
 const FUNCTION_TAG: &str = "<function=";
 
 /// Keywords written between `(` and the arguments object.
-const KEYWORDS: &[&str] = &["properties", "arguments", "parameters", "args"];
+pub(crate) const KEYWORDS: &[&str] = &["properties", "arguments", "parameters", "args"];
 
 /// Block openers a model writes before such a call (their closers are optional).
 const OPENERS: &[&str] = &["<tool_call>", "<function_call>"];
@@ -101,8 +101,10 @@ pub(crate) fn name_before(text: &str, from: usize, brace: usize, cx: &Cx<'_>) ->
     let t = t.trim_end_matches([' ', '\t']);
     let len = ident_len(t.bytes().rev());
     let start = t.len() - len;
-    // The run reaches the start of the window: it may go on before it.
-    if len == 0 || (start == 0 && low > from) {
+    // The run reaches the start of the window: it may go on before it (before `from`
+    // too, where a stream stopped reading in the middle of a word).
+    let goes_on = |at: usize| at > 0 && text.as_bytes().get(at - 1).is_some_and(|&b| ident_len([b].into_iter()) == 1);
+    if len == 0 || (start == 0 && (low > from || goes_on(low))) {
         return None;
     }
     let name = t.get(start..)?;

@@ -138,6 +138,13 @@ pub trait ToolLookup: Sync {
     /// The names of all tools offered. Formats that sometimes omit the name (Kimi K2's
     /// bare counter ids) use them to infer it, only when that is unambiguous.
     fn names(&self) -> Vec<&str>;
+    /// True when `text` could be the start of a name [`is_known`](Self::is_known)
+    /// accepts (a stream holds such text back while a call could follow it). The default
+    /// compares with [`names`](Self::names) exactly; a lookup that also resolves other
+    /// spellings must accept their starts too.
+    fn could_begin_name(&self, text: &str) -> bool {
+        self.names().iter().any(|n| n.starts_with(text))
+    }
 }
 
 impl<S: std::hash::BuildHasher + Sync> ToolLookup for std::collections::HashMap<String, serde_json::Value, S> {
@@ -165,6 +172,10 @@ impl ToolLookup for crate::schema::ToolSet {
 
     fn names(&self) -> Vec<&str> {
         self.tools().iter().map(crate::schema::Tool::name).chain(self.broken_names()).collect()
+    }
+
+    fn could_begin_name(&self, text: &str) -> bool {
+        crate::schema::ToolSet::could_begin_name(self, text)
     }
 }
 

@@ -243,15 +243,10 @@ pub(crate) static REGISTRY: &[Spec] = &[
     Spec {
         format: Format::GptOssHarmony,
         families: "gpt-oss (Harmony)",
-        start: &[
-            "<|start|>",
-            "<|channel|>",
-            // A raw completion after the prompt's `<|start|>assistant`.
-            super::harmony::RAW_RECIPIENTS[0],
-            super::harmony::RAW_RECIPIENTS[1],
-            super::harmony::RAW_RECIPIENTS[2],
-            super::harmony::RAW_RECIPIENTS[3],
-        ],
+        // A raw completion after the prompt's `<|start|>assistant` starts with its
+        // recipient and no marker (` to=functions.N<|channel|>…`): read at the start of
+        // `content` only (the scan's lead), so `to` in prose never waits.
+        start: &["<|start|>", "<|channel|>"],
         end: &["<|call|>", "<|end|>"],
         grammar: Grammar::Parser(super::harmony::parse),
         reasoning: &[HARMONY_ANALYSIS_MESSAGE, HARMONY_ANALYSIS],
@@ -584,12 +579,16 @@ pub(crate) struct Dispatch {
     pub(crate) kinds: Vec<Kind>,
     /// Every reasoning block, once.
     pub(crate) reasoning: Vec<Reasoning>,
-    /// The longest marker, in bytes (how much a stream must hold back).
+    /// The longest marker, in bytes.
     pub(crate) longest: usize,
+    /// Every marker, in pattern order (a stream holds back a possible start of one).
+    pub(crate) patterns: Vec<&'static str>,
     /// The row of `Format::Glued`.
     pub(crate) glued: usize,
     /// The row of `Format::FunctionaryV32` (its first recipient starts the text, no marker).
     pub(crate) leading: usize,
+    /// The row of `Format::GptOssHarmony` (a raw completion starts with its recipient).
+    pub(crate) harmony: usize,
 }
 
 impl std::fmt::Debug for Dispatch {
@@ -668,7 +667,8 @@ fn build() -> Option<Dispatch> {
     let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
     let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
     let leading = REGISTRY.iter().position(|s| s.format == Format::FunctionaryV32)?;
-    Some(Dispatch { automaton, kinds, reasoning, longest, glued, leading })
+    let harmony = REGISTRY.iter().position(|s| s.format == Format::GptOssHarmony)?;
+    Some(Dispatch { automaton, kinds, reasoning, longest, patterns, glued, leading, harmony })
 }
 
 /// A cheap look at the text after a marker: false when the row's grammar cannot succeed

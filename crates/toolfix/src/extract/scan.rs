@@ -203,12 +203,12 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     let search_end = limit.min(cap.max(st.pos));
     let found = d.automaton.find(Input::new(text).span(st.pos..search_end));
     let Some(m) = found else {
-        // No marker: prose up to where a marker could still begin.
+        // No marker: prose up to what could still begin markup (the start of a marker, or
+        // a declared tool's name that a `{` could follow), and nothing else.
         let from = st.pos;
         let to = if limit_is_end && !r.is_final && search_end == limit {
-            let hold = d.longest.max(r.cx.lookback);
-            let to = crate::span::floor_char_boundary(text, len.saturating_sub(hold.saturating_sub(1)).max(from));
-            if r.cx.tools.is_some() { before_id(text, from, to) } else { to }
+            let held = partial_marker(text, from, d).min(glued_hold(text, from, r.cx).unwrap_or(len));
+            id_hold(text, from, held.min(len), r.cx)
         } else {
             search_end
         };
@@ -218,25 +218,17 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         st.pos = to;
         return Some(Step::Prose);
     };
-    let hold = d.longest.max(r.cx.lookback);
-    if limit_is_end && !r.is_final && m.start() + hold > len {
-        // A longer marker may still start here, or at any byte from which a marker could
-        // run past the end of the text so far (or a tool name glued to a `{` be cut).
-        let mut safe = crate::span::floor_char_boundary(text, (len + 1).saturating_sub(hold).min(m.start()));
-        if r.cx.tools.is_some() {
-            safe = before_id(text, st.pos, safe);
-        }
-        if r.cx.tools.is_some() && text.as_bytes().get(m.start()) == Some(&b'{') {
-            // Not into a tool name glued to this `{`.
-            if let Some(g) = super::glued::name_before(text, st.pos, m.start(), r.cx) {
-                safe = safe.min(g);
+    if limit_is_end && !r.is_final {
+        // A marker may begin before this one (or a longer one here) and run past the end
+        // of the text so far: wait for the bytes that decide it.
+        let held = id_hold(text, st.pos, partial_marker(text, st.pos, d), r.cx);
+        if held <= m.start() {
+            if held > st.pos {
+                st.pos = held;
+                return Some(Step::Prose);
             }
+            return None;
         }
-        if safe > st.pos {
-            st.pos = safe;
-            return Some(Step::Prose);
-        }
-        return None;
     }
     let in_reasoning = block.is_some() || r.mode == Mode::Reasoning;
     if m.start() > st.pos {
@@ -280,6 +272,105 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     Some(Step::Skip)
 }
 
+/// Where the end of `text` (from `from` on) could be the start of a marker: the first
+/// byte whose rest of the text is a proper prefix of a marker; `text.len()` when none.
+fn partial_marker(text: &str, from: usize, d: &registry::Dispatch) -> usize {
+    let len = text.len();
+    let bytes = text.as_bytes();
+    let first = first_bytes(d);
+    let mut p = from.max(len.saturating_sub(d.longest.saturating_sub(1)));
+    while p < len {
+        if text.is_char_boundary(p)
+            && let Some(rest) = bytes.get(p..)
+            && let Some(&b) = bytes.get(p)
+            && first
+                .get(usize::from(b))
+                .is_some_and(|list| list.iter().any(|m| m.len() > rest.len() && m.as_bytes().starts_with(rest)))
+        {
+            return p;
+        }
+        p += 1;
+    }
+    len
+}
+
+/// The markers by their first byte.
+fn first_bytes(d: &registry::Dispatch) -> &'static [Vec<&'static str>] {
+    static FIRST: std::sync::OnceLock<Vec<Vec<&'static str>>> = std::sync::OnceLock::new();
+    FIRST.get_or_init(|| {
+        let mut by: Vec<Vec<&'static str>> = vec![Vec::new(); 256];
+        for m in &d.patterns {
+            if let Some(list) = m.as_bytes().first().and_then(|&b| by.get_mut(usize::from(b))) {
+                list.push(m);
+            }
+        }
+        by
+    })
+}
+
+/// Where the end of `text` (from `from` on) could be the start of a declared tool's name
+/// glued to a `{` still to come (`glued.rs`): `NAME`, `NAME =`, `NAME (`,
+/// `NAME(properties =`, each cut anywhere. `None` when it cannot be. Errs on the side of
+/// holding: a stream must never send text the whole-text read would cut.
+fn glued_hold(text: &str, from: usize, cx: &Cx<'_>) -> Option<usize> {
+    let tools = cx.tools?;
+    let bytes = text.as_bytes();
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    let back = |mut i: usize, f: &dyn Fn(u8) -> bool| {
+        while i > from && bytes.get(i - 1).is_some_and(|&b| f(b)) {
+            i -= 1;
+        }
+        i
+    };
+    let space = |b: u8| b == b' ' || b == b'\t';
+    // A run of name bytes ending at `end`; longer than a name can be, it is none.
+    let word = |end: usize| -> Option<(usize, &str)> {
+        let mut start = end;
+        while start > from && end - start <= super::text::MAX_NAME && bytes.get(start - 1).is_some_and(|&b| is_name(b))
+        {
+            start -= 1;
+        }
+        if start == end || end - start > super::text::MAX_NAME {
+            return None;
+        }
+        text.get(start..end).map(|w| (start, w))
+    };
+    // `NAME (` before `at`: where NAME starts.
+    let name_paren = |at: usize| -> Option<usize> {
+        let j = back(at, &space);
+        if j <= from || bytes.get(j - 1) != Some(&b'(') {
+            return None;
+        }
+        let (start, name) = word(back(j - 1, &space))?;
+        tools.is_known(name).then_some(start)
+    };
+    let len = text.len();
+    if let Some((start, w)) = word(len) {
+        // A word at the very end: a name (or a keyword after `NAME (`) being written.
+        if tools.could_begin_name(w) {
+            return Some(start);
+        }
+        if super::glued::KEYWORDS.iter().any(|k| k.starts_with(w)) {
+            return name_paren(start);
+        }
+        return None;
+    }
+    let mut j = back(len, &space);
+    match bytes.get(j.wrapping_sub(1)) {
+        Some(b'(') if j > from => return name_paren(j),
+        Some(b'=') if j > from => j = back(j - 1, &space),
+        _ => {}
+    }
+    let (start, w) = word(j)?;
+    if tools.is_known(w) {
+        return Some(start);
+    }
+    if super::glued::KEYWORDS.contains(&w) {
+        return name_paren(start);
+    }
+    None
+}
+
 /// A declared tool's name glued to the `{` at `brace` (`glued.rs`): prose up to the name,
 /// or the call read from it. `No` when there is none (or it does not parse).
 #[cold]
@@ -310,11 +401,29 @@ fn glued<'a>(
     }
 }
 
-/// The first line of `content`: a Functionary v3.2 recipient (`all`, or a declared tool
-/// followed by its arguments) that the prompt's `>>>` started.
+/// The start of `content`: a gpt-oss raw completion's recipient (` to=functions.N…`, the
+/// prompt ended with `<|start|>assistant`), or a Functionary v3.2 recipient (`all`, or a
+/// declared tool followed by its arguments) that the prompt's `>>>` started.
 #[cold]
 fn lead<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>, d: &registry::Dispatch) -> Decision<Step<'a>> {
-    match super::functionary::leading(text, r.is_final) {
+    let ws = text.len() - text.trim_start_matches(' ').len();
+    let rest = text.get(ws..).unwrap_or_default();
+    let raw = super::harmony::RAW_RECIPIENTS;
+    if raw.iter().any(|m| rest.starts_with(m)) {
+        let mut too_large = false;
+        match try_rows(text, ws, &[d.harmony], r, st, &mut too_large, text.len()) {
+            Rows::Wait => return Decision::Wait,
+            Rows::Found(format, parsed) => {
+                st.began = true;
+                st.pos = parsed.end;
+                return Decision::Yes(accept(st, r, format, ws, parsed, false));
+            }
+            Rows::None => {}
+        }
+    } else if !r.is_final && raw.iter().any(|m| m.starts_with(rest)) {
+        return Decision::Wait;
+    }
+    match super::functionary::leading(text, r.is_final, r.cx) {
         None => return Decision::Wait,
         Some(false) => {
             st.began = true;
@@ -369,8 +478,27 @@ fn bare_id<'a>(
 }
 
 /// `to`, or the start of the run of call-id bytes that reaches it (a stream holds back
-/// an id that an argument marker may follow, see `bare_id`; only with tools declared, as
-/// such an id must name one), not below `from`.
+/// an id that an argument marker may follow, see `bare_id`), not below `from`.
+/// Where a run of id bytes ending at `to` starts when it could still become a Kimi K2 call
+/// id of a declared tool (`functions.NAME:IDX` or `NAME:IDX`, whose
+/// `<|tool_call_argument_begin|>` has not come yet): a stream holds it back; `to` otherwise
+/// (no tools, no such run: nothing is held).
+fn id_hold(text: &str, from: usize, to: usize, cx: &Cx<'_>) -> usize {
+    const NAMESPACE: &str = "functions.";
+    let Some(tools) = cx.tools else { return to };
+    let start = before_id(text, from, to);
+    let Some(run) = text.get(start..to).filter(|r| !r.is_empty()) else { return to };
+    if NAMESPACE.starts_with(run) {
+        return start;
+    }
+    let run = run.strip_prefix(NAMESPACE).unwrap_or(run);
+    let could_be = match run.split_once(':') {
+        Some((name, index)) => index.bytes().all(|b| b.is_ascii_digit()) && tools.is_known(name),
+        None => tools.names().iter().any(|n| n.starts_with(run)),
+    };
+    if could_be { start } else { to }
+}
+
 fn before_id(text: &str, from: usize, to: usize) -> usize {
     let low = from.max(to.saturating_sub(super::kimi_k2::MAX_ID));
     let run = text.get(low..to).map_or(0, |t| t.bytes().rev().take_while(|b| super::kimi_k2::is_id_byte(*b)).count());

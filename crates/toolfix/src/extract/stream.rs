@@ -42,6 +42,9 @@ use super::{Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, Rep
 use crate::Span;
 use std::borrow::Cow;
 
+/// Text held back up to this many bytes is read again at the next byte.
+const SHORT_WAIT: usize = 64;
+
 /// What the assembler tells its caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -163,12 +166,18 @@ impl<'t> StreamExtractor<'t> {
     /// assert!(matches!(&events[..], [StreamEvent::Text(t)] if prose.starts_with(t.as_str()) && t.len() > 64));
     /// ```
     pub fn push(&mut self, chunk: &[u8]) -> Vec<StreamEvent> {
+        self.push_with(chunk, self.tools)
+    }
+
+    /// As [`push`](Self::push), reading with `tools` (an owner of the tools that cannot
+    /// lend them for the stream's whole life passes them at each call).
+    pub(crate) fn push_with(&mut self, chunk: &[u8], tools: Option<&dyn ToolLookup>) -> Vec<StreamEvent> {
         self.pending.extend_from_slice(chunk);
         self.take_utf8(false);
         if self.text.len() < self.retry_at {
             return Vec::new();
         }
-        self.run(false)
+        self.run(false, tools)
     }
 
     /// Feed the next text of the stream.
@@ -195,9 +204,15 @@ impl<'t> StreamExtractor<'t> {
     /// let events = s.finish();
     /// assert!(events.iter().any(|e| matches!(e, StreamEvent::Call(_))));
     /// ```
-    pub fn finish(mut self) -> Vec<StreamEvent> {
+    pub fn finish(self) -> Vec<StreamEvent> {
+        let tools = self.tools;
+        self.finish_with(tools)
+    }
+
+    /// As [`finish`](Self::finish), reading with `tools` (see [`push_with`](Self::push_with)).
+    pub(crate) fn finish_with(mut self, tools: Option<&dyn ToolLookup>) -> Vec<StreamEvent> {
         self.take_utf8(true);
-        let mut events = self.run(true);
+        let mut events = self.run(true, tools);
         let use_reasoning = match self.options.reasoning_calls {
             ReasoningCalls::WhenNoOther => self.sent == 0,
             ReasoningCalls::Always => true,
@@ -291,17 +306,20 @@ impl<'t> StreamExtractor<'t> {
         }
     }
 
-    fn run(&mut self, is_final: bool) -> Vec<StreamEvent> {
+    fn run(&mut self, is_final: bool, tools: Option<&dyn ToolLookup>) -> Vec<StreamEvent> {
         let mut events = Vec::new();
-        let cx = Cx::new(self.tools, self.options.limits);
+        let cx = Cx::new(tools, self.options.limits);
         let move_blocks = self.options.think_blocks == ThinkBlocks::Move;
         let read = Read::new(&cx, self.mode, move_blocks, is_final, self.base);
         let text_owned = std::mem::take(&mut self.text);
         let text = text_owned.as_str();
         loop {
             let Some(step) = scan::step(text, &mut self.state, &read) else {
+                // The next byte may decide a short wait (the start of a marker); a long one
+                // (a call being written) is tried again once it has doubled, which keeps
+                // the re-tries linear.
                 let pending = text.len().saturating_sub(self.state.pos);
-                self.retry_at = text.len() + pending.max(16);
+                self.retry_at = text.len() + if pending <= SHORT_WAIT { 1 } else { pending };
                 break;
             };
             match step {

@@ -42,7 +42,7 @@ mod merge;
 pub mod stream;
 
 pub use fixer::CallFixer;
-pub use stream::{ReplyEvent, ReplyStream, ToolCallDelta};
+pub use stream::{Received, ReceivedCall, ReplyEvent, ReplyStream, ToolCallDelta};
 
 use crate::extract::{self, Channel, Format, Message, Note, ReasoningCalls};
 use crate::guard::{GuardConfig, Suppressed};

@@ -118,6 +118,46 @@ impl<'a> ToolCallDelta<'a> {
     }
 }
 
+/// The reply as the server sent it, assembled from the deltas fed to a [`ReplyStream`]
+/// (what a front end needs to ask the model again, or to report what it received).
+///
+/// ```
+/// use toolfix::{FixOptions, ReplyStream, ToolCallDelta};
+///
+/// let mut stream = ReplyStream::new(None, None, FixOptions::default());
+/// stream.push_content("On it.").unwrap();
+/// stream.push_tool_call(ToolCallDelta::new(0).with_id("c1").with_name("ls").with_arguments("{\"pa"));
+/// stream.push_tool_call(ToolCallDelta::new(0).with_arguments("th\": \".\"}"));
+/// let received = stream.received();
+/// assert_eq!(received.content, "On it.");
+/// assert_eq!(received.tool_calls[0].arguments, r#"{"path": "."}"#);
+/// assert_eq!(received.tool_calls[0].id.as_deref(), Some("c1"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Received {
+    /// The `content` text, as received.
+    pub content: String,
+    /// The `reasoning_content` text, when any was received.
+    pub reasoning_content: Option<String>,
+    /// The server-parsed calls, in the order their first delta came.
+    pub tool_calls: Vec<ReceivedCall>,
+}
+
+/// A server-parsed call as received (see [`Received`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReceivedCall {
+    /// The call's `index` in the deltas.
+    pub index: usize,
+    /// Its id, when one came.
+    pub id: Option<String>,
+    /// Its name.
+    pub name: String,
+    /// Its arguments text, joined.
+    pub arguments: String,
+}
+
 /// A server-parsed call being received.
 #[derive(Debug)]
 struct Native {
@@ -127,13 +167,15 @@ struct Native {
     arguments: Option<String>,
 }
 
-/// The streaming fixer for one reply.
-pub struct ReplyStream<'t> {
-    lookup: Option<&'t dyn ToolLookup>,
+/// The streaming fixer for one reply. It owns what it needs (the tool set is shared, not
+/// copied), so it can be kept in a struct, moved across threads (`Send`) and held across
+/// `.await` points.
+pub struct ReplyStream {
     options: FixOptions,
+    /// Owns the tool set the stream reads with.
     fixer: CallFixer,
-    content: StreamExtractor<'t>,
-    reasoning: Option<StreamExtractor<'t>>,
+    content: StreamExtractor<'static>,
+    reasoning: Option<StreamExtractor<'static>>,
     /// Bytes of content and reasoning received.
     size: usize,
     /// Content received so far: its length and the end of its last non-space character.
@@ -151,9 +193,11 @@ pub struct ReplyStream<'t> {
     /// Reasoning moved out of the content (its pieces concatenate).
     moved: Option<String>,
     notes: Vec<Note>,
+    /// The reply as received.
+    received: Received,
 }
 
-impl std::fmt::Debug for ReplyStream<'_> {
+impl std::fmt::Debug for ReplyStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReplyStream")
             .field("received", &self.size)
@@ -163,16 +207,14 @@ impl std::fmt::Debug for ReplyStream<'_> {
     }
 }
 
-impl<'t> ReplyStream<'t> {
+impl ReplyStream {
     /// A stream for one reply, with the tools offered (none: salvage only) and the
     /// conversation so far (for the storm guard).
     #[must_use]
-    pub fn new(tools: Option<&'t ToolSet>, history: Option<&Value>, options: FixOptions) -> Self {
-        let lookup = tools.map(|t| t as &dyn ToolLookup);
+    pub fn new(tools: Option<&ToolSet>, history: Option<&Value>, options: FixOptions) -> Self {
         ReplyStream {
-            lookup,
             fixer: CallFixer::new(tools, history, &options),
-            content: StreamExtractor::new(lookup, found_options(&options)),
+            content: StreamExtractor::new(None, found_options(&options)),
             reasoning: None,
             options,
             size: 0,
@@ -186,7 +228,15 @@ impl<'t> ReplyStream<'t> {
             reasoning_text: None,
             moved: None,
             notes: Vec::new(),
+            received: Received::default(),
         }
+    }
+
+    /// The reply as received so far: content, reasoning and server-parsed calls as the
+    /// server sent them (text refused for size is not in it).
+    #[must_use]
+    pub fn received(&self) -> &Received {
+        &self.received
     }
 
     /// Feed the next piece of `content`.
@@ -204,7 +254,8 @@ impl<'t> ReplyStream<'t> {
             self.content_end = self.content_len + last.0 + last.1.len_utf8();
         }
         self.content_len += text.len();
-        let events = self.content.push_str(text);
+        self.received.content.push_str(text);
+        let events = self.content.push_with(text.as_bytes(), lookup(&self.fixer));
         let mut out = Vec::new();
         self.take_content(events, &mut out);
         Ok(out)
@@ -218,10 +269,10 @@ impl<'t> ReplyStream<'t> {
     pub fn push_reasoning(&mut self, text: &str) -> Result<Vec<ReplyEvent>> {
         self.grow(text.len())?;
         self.reasoning_text.get_or_insert_with(String::new).push_str(text);
-        let lookup = self.lookup;
+        self.received.reasoning_content.get_or_insert_with(String::new).push_str(text);
         let options = found_options(&self.options);
-        let events =
-            self.reasoning.get_or_insert_with(|| StreamExtractor::for_reasoning(lookup, options)).push_str(text);
+        let reasoning = self.reasoning.get_or_insert_with(|| StreamExtractor::for_reasoning(None, options));
+        let events = reasoning.push_with(text.as_bytes(), lookup(&self.fixer));
         let mut out = Vec::new();
         self.take_reasoning(events, &mut out);
         Ok(out)
@@ -247,6 +298,20 @@ impl<'t> ReplyStream<'t> {
             // A later call has started: the earlier ones are complete.
             self.complete_natives(Some(delta.index));
             self.natives.push(Native { index: delta.index, id: None, name: String::new(), arguments: None });
+            self.received.tool_calls.push(ReceivedCall { index: delta.index, ..ReceivedCall::default() });
+        }
+        if let Some(r) = self.received.tool_calls.iter_mut().rev().find(|r| r.index == delta.index) {
+            if let Some(id) = delta.id.filter(|i| !i.is_empty()) {
+                r.id.get_or_insert_with(|| id.to_owned());
+            }
+            if let Some(name) = delta.name
+                && r.name != name
+            {
+                push_capped(&mut r.name, name, 1024);
+            }
+            if let Some(a) = delta.arguments {
+                push_capped(&mut r.arguments, a, cap);
+            }
         }
         if let Some(n) = self.natives.iter_mut().find(|n| n.index == delta.index) {
             if let Some(id) = delta.id.filter(|i| !i.is_empty()) {
@@ -275,7 +340,7 @@ impl<'t> ReplyStream<'t> {
         self.end_content(&mut out);
         self.complete_natives(None);
         if let Some(r) = self.reasoning.take() {
-            let events = r.finish();
+            let events = r.finish_with(lookup(&self.fixer));
             self.take_reasoning(events, &mut out);
         }
         let cut = merge::Cut { hit, content_end: self.content_end };
@@ -294,8 +359,8 @@ impl<'t> ReplyStream<'t> {
 
     /// Decide the content received so far.
     fn end_content(&mut self, out: &mut Vec<ReplyEvent>) {
-        let fresh = StreamExtractor::new(self.lookup, found_options(&self.options));
-        let events = std::mem::replace(&mut self.content, fresh).finish();
+        let fresh = StreamExtractor::new(None, found_options(&self.options));
+        let events = std::mem::replace(&mut self.content, fresh).finish_with(lookup(&self.fixer));
         self.take_content(events, out);
     }
 
@@ -357,11 +422,16 @@ impl<'t> ReplyStream<'t> {
                 arguments,
                 n.id.map(Cow::Owned),
                 n.index,
-                self.lookup,
+                lookup(&self.fixer),
             );
             self.found.native.extend(calls);
         }
     }
+}
+
+/// The tools the stream reads with, as extraction sees them.
+fn lookup(fixer: &CallFixer) -> Option<&dyn ToolLookup> {
+    fixer.tools().map(|t| t as &dyn ToolLookup)
 }
 
 /// How the stream's extractors read: every call kept (repeats and calls in reasoning are

@@ -456,6 +456,19 @@ impl ToolSet {
         self.inner.broken.iter().map(|(n, _)| n.as_str()).collect()
     }
 
+    /// True when `text` could be the start of a name [`ToolSet::tool`] resolves (exactly,
+    /// normalised or through an alias) or of a broken definition's name: a stream holds
+    /// such text back while a call could follow it.
+    pub(crate) fn could_begin_name(&self, text: &str) -> bool {
+        let inner = &*self.inner;
+        if inner.exact.keys().any(|n| n.starts_with(text)) {
+            return true;
+        }
+        let key = view::normalise(text);
+        inner.normalised.keys().chain(inner.aliases.keys()).any(|n| n.starts_with(&key))
+            || inner.broken.iter().any(|(n, _)| n.starts_with(text) || view::normalise(n).starts_with(&key))
+    }
+
     /// This set with tool `name`'s policy replaced.
     ///
     /// # Errors

@@ -1,91 +1,61 @@
-//! The pure streaming core: upstream SSE bytes in, client SSE frames out, the reply
-//! fixed by [`ReplyStream`] as it arrives.
+//! Streamed chat completions (SSE): upstream chunks in, client chunks out.
+//!
+//! Text deltas go out as the library releases them (only a possible start of call markup
+//! waits); a chunk the proxy does not change goes out byte for byte. Tool calls are held
+//! until the reply ends, so a corrective re-prompt is still possible then; they go out
+//! fixed, one delta per call (id, type, name and the whole arguments), indices from 0,
+//! before the choice's closing chunk, which carries the `finish_reason` a non-streamed
+//! answer would have and, on the last choice, the `x_toolfix` report. Usage chunks are
+//! held and sent after it, then `[DONE]`.
 
-use super::super::Adapter;
-use super::super::chat::{ChatCompletions, call_value};
-use crate::recover::Fixed;
+use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
+use super::{ChatCompletions, call_value};
 use crate::sse::{self, Event};
 use crate::summary::Summary;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
-use toolfix::{FixOptions, FixedReply, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
+use toolfix::reply::Received;
+use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet, feedback};
 
 /// The most choices fixed in one stream (`n`); later ones pass through.
 const MAX_CHOICES: usize = 16;
 
-/// The most server-parsed calls assembled per choice.
-const MAX_NATIVES: usize = 256;
-
-/// A server-parsed call as its deltas arrive.
-#[derive(Debug, Default)]
-struct Native {
-    index: u64,
-    id: Option<String>,
-    name: String,
-    arguments: String,
-}
-
 /// One choice of the stream.
-struct Choice<'t> {
+struct Choice {
     index: u64,
     /// `None` once the reply outgrew the fixer: the rest passes through.
-    stream: Option<ReplyStream<'t>>,
+    stream: Option<ReplyStream>,
     /// Tool-call indices added to what passes through after the fixer gave up (the calls
     /// it had fixed went out first).
     shift: Option<u64>,
-    content: String,
-    reasoning: Option<String>,
-    natives: Vec<Native>,
+    /// The reply as received, once the stream is finished or given up.
+    received: Option<Received>,
     finish: Option<String>,
+    /// Content and reasoning sent to the client.
+    sent_content: String,
+    sent_reasoning: bool,
 }
 
-/// The pure streaming core: upstream SSE bytes in, client SSE frames out.
-pub(crate) struct Fixer<'t> {
+/// The streaming fixer of Chat Completions.
+pub(crate) struct ChatStream<'t> {
     tools: &'t ToolSet,
     history: Option<&'t Value>,
     options: FixOptions,
     sse: sse::Parser,
-    choices: Vec<Choice<'t>>,
+    choices: Vec<Choice>,
     template: Option<Map<String, Value>>,
     usage: Vec<Bytes>,
     usage_value: Option<Value>,
-    /// `[DONE]` seen.
-    pub(crate) done: bool,
+    done: bool,
     errored: bool,
     reasoning_key: &'static str,
     content_was_reasoning: bool,
-    /// Replies the fixer gave up on (too large).
     unfixed: Vec<String>,
 }
 
-/// What is left when the upstream stream ends.
-pub(crate) struct Ended {
-    /// Text still held, to send now.
-    pub(crate) text: Vec<Bytes>,
-    /// The reply as a non-streaming response (for re-prompts and the report).
-    pub(crate) response: Value,
-    pub(crate) fixed: Vec<Option<FixedReply>>,
-    /// Every choice got its `finish_reason`, or `[DONE]` came.
-    pub(crate) complete: bool,
-    /// The upstream sent an error event (passed through).
-    pub(crate) errored: bool,
-    pub(crate) content_was_reasoning: bool,
-    pub(crate) closing: Closing,
-}
-
-/// What the last frames are built from.
-pub(crate) struct Closing {
-    template: Map<String, Value>,
-    usage: Vec<Bytes>,
-    done: bool,
-    reasoning_key: &'static str,
-    /// Choice indices, in response order, and whether each passed through.
-    indices: Vec<(u64, bool)>,
-}
-
-impl<'t> Fixer<'t> {
+impl<'t> ChatStream<'t> {
     pub(crate) fn new(tools: &'t ToolSet, history: Option<&'t Value>, options: FixOptions, max_event: usize) -> Self {
-        Fixer {
+        ChatStream {
             tools,
             history,
             options,
@@ -102,31 +72,18 @@ impl<'t> Fixer<'t> {
         }
     }
 
-    /// Feed upstream bytes; get the frames to send now.
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, sse::TooLong> {
-        let events = self.sse.push(bytes)?;
-        let mut out = Vec::new();
-        for e in events {
-            if !self.done {
-                self.event(&e, &mut out);
-            }
-        }
-        Ok(out)
-    }
-
-    fn event(&mut self, event: &Event, out: &mut Vec<Bytes>) {
+    fn event(&mut self, event: &Event, out: &mut Vec<Bytes>) -> Result<(), Fault> {
         if event.data.trim() == "[DONE]" {
             self.done = true;
-            return;
+            return Ok(());
         }
         let Ok(Value::Object(mut chunk)) = serde_json::from_str::<Value>(&event.data) else {
-            out.push(event.raw.clone());
-            return;
+            return Err(Fault::Malformed);
         };
         if chunk.get("error").is_some_and(|e| !e.is_null()) {
             self.errored = true;
             out.push(event.raw.clone());
-            return;
+            return Ok(());
         }
         if self.template.is_none() {
             let mut t = chunk.clone();
@@ -134,8 +91,8 @@ impl<'t> Fixer<'t> {
             t.remove("usage");
             self.template = Some(t);
         }
-        let choices = match chunk.get("choices") {
-            Some(Value::Array(c)) if !c.is_empty() => c.clone(),
+        let choices = match chunk.get_mut("choices").map(Value::take) {
+            Some(Value::Array(c)) if !c.is_empty() => c,
             _ => {
                 if let Some(u) = chunk.get("usage").filter(|u| !u.is_null()) {
                     self.usage_value = Some(u.clone());
@@ -143,7 +100,7 @@ impl<'t> Fixer<'t> {
                 } else {
                     out.push(event.raw.clone());
                 }
-                return;
+                return Ok(());
             }
         };
         let mut unchanged = true;
@@ -159,6 +116,7 @@ impl<'t> Fixer<'t> {
             chunk.insert("choices".to_owned(), Value::Array(rebuilt));
             out.push(sse::frame(&Value::Object(chunk).to_string()));
         }
+        Ok(())
     }
 
     /// One choice of a chunk: feed it; say whether it goes out as it came, and what goes
@@ -172,10 +130,12 @@ impl<'t> Fixer<'t> {
         } else {
             "reasoning_content"
         };
+        let Some(pos) = self.position(index) else {
+            return (true, None);
+        };
         if delta.get(key).is_some() {
             self.reasoning_key = key;
         }
-        let Some(pos) = self.position(index) else { return (true, None) };
         let (tools, history, options) = (self.tools, self.history, &self.options);
         let Some(c) = self.choices.get_mut(pos) else { return (true, None) };
         if let Some(f) = finish {
@@ -186,41 +146,30 @@ impl<'t> Fixer<'t> {
         }
         let stream = c.stream.get_or_insert_with(|| ReplyStream::new(Some(tools), history, options.clone()));
         let mut events = Vec::new();
-        let mut overflow = false;
+        let mut overflow = None;
         let reasoning_in = delta.get(key).and_then(Value::as_str);
         if let Some(r) = reasoning_in {
-            c.reasoning.get_or_insert_with(String::new).push_str(r);
             match stream.push_reasoning(r) {
                 Ok(e) => events.extend(e),
-                Err(_) => overflow = true,
+                Err(_) => overflow = Some((r, true)),
             }
         }
         let content_in = delta.get("content").and_then(Value::as_str);
-        if let Some(t) = content_in.filter(|_| !overflow) {
-            c.content.push_str(t);
+        if let Some(t) = content_in.filter(|_| overflow.is_none()) {
             match stream.push_content(t) {
                 Ok(e) => events.extend(e),
-                Err(_) => overflow = true,
+                Err(_) => overflow = Some((t, false)),
             }
         }
         let calls = delta.get("tool_calls").and_then(Value::as_array);
-        for call in calls.into_iter().flatten() {
-            let d = ToolCallDelta::from_value(call);
-            assemble(&mut c.natives, call);
-            events.extend(stream.push_tool_call(d));
-        }
-        let mut content = String::new();
-        let mut reasoning = String::new();
-        for e in events {
-            match e {
-                ReplyEvent::Content(t) => content.push_str(&t),
-                ReplyEvent::Reasoning(t) => reasoning.push_str(&t),
-                ReplyEvent::ContentWasReasoning => self.content_was_reasoning = true,
-                _ => {}
+        if overflow.is_none() {
+            for call in calls.into_iter().flatten() {
+                events.extend(stream.push_tool_call(ToolCallDelta::from_value(call)));
             }
         }
-        if overflow {
-            return self.give_up(pos, choice, content, reasoning, out);
+        let (content, reasoning) = self.texts(events);
+        if let Some(stuck) = overflow {
+            return self.give_up(pos, choice, content, reasoning, stuck, out);
         }
         let same = calls.is_none()
             && finish.is_none()
@@ -230,6 +179,7 @@ impl<'t> Fixer<'t> {
         if let Some(role) = delta.get("role") {
             d.insert("role".to_owned(), role.clone());
         }
+        self.note_sent(pos, &content, &reasoning);
         if !reasoning.is_empty() {
             d.insert(self.reasoning_key.to_owned(), Value::String(reasoning));
         }
@@ -248,6 +198,28 @@ impl<'t> Fixer<'t> {
         (same, Some(new))
     }
 
+    /// The content and reasoning text of some events.
+    fn texts(&mut self, events: Vec<ReplyEvent>) -> (String, String) {
+        let mut content = String::new();
+        let mut reasoning = String::new();
+        for e in events {
+            match e {
+                ReplyEvent::Content(t) => content.push_str(&t),
+                ReplyEvent::Reasoning(t) => reasoning.push_str(&t),
+                ReplyEvent::ContentWasReasoning => self.content_was_reasoning = true,
+                _ => {}
+            }
+        }
+        (content, reasoning)
+    }
+
+    fn note_sent(&mut self, pos: usize, content: &str, reasoning: &str) {
+        if let Some(c) = self.choices.get_mut(pos) {
+            c.sent_content.push_str(content);
+            c.sent_reasoning |= !reasoning.is_empty();
+        }
+    }
+
     fn position(&mut self, index: u64) -> Option<usize> {
         if let Some(p) = self.choices.iter().position(|c| c.index == index) {
             return Some(p);
@@ -259,28 +231,31 @@ impl<'t> Fixer<'t> {
             index,
             stream: None,
             shift: None,
-            content: String::new(),
-            reasoning: None,
-            natives: Vec::new(),
+            received: None,
             finish: None,
+            sent_content: String::new(),
+            sent_reasoning: false,
         });
         Some(self.choices.len() - 1)
     }
 
-    /// The reply outgrew the fixer: send what it holds and the calls it fixed, and pass
-    /// the rest of this choice through.
+    /// The reply outgrew the fixer: send what it holds, the text that did not fit (as it
+    /// came), and the calls it fixed; pass the rest of this choice through. Nothing the
+    /// upstream sent is lost or altered.
     fn give_up(
         &mut self,
         pos: usize,
         choice: &Value,
         mut content: String,
         mut reasoning: String,
+        stuck: (&str, bool),
         out: &mut Vec<Bytes>,
     ) -> (bool, Option<Value>) {
         let template = self.template.clone().unwrap_or_default();
         let key = self.reasoning_key;
         let Some(c) = self.choices.get_mut(pos) else { return (true, None) };
         let Some(stream) = c.stream.take() else { return (true, None) };
+        let mut received = stream.received().clone();
         let (events, fixed) = stream.finish(None);
         for e in events {
             match e {
@@ -289,12 +264,22 @@ impl<'t> Fixer<'t> {
                 _ => {}
             }
         }
+        let (text, is_reasoning) = stuck;
+        if is_reasoning {
+            reasoning.push_str(text);
+            received.reasoning_content.get_or_insert_with(String::new).push_str(text);
+        } else {
+            content.push_str(text);
+            received.content.push_str(text);
+        }
+        c.received = Some(received);
         self.unfixed.push(format!("choice {}: the reply is too large to fix; the rest passed through", c.index));
         let mut d = Map::new();
         if !reasoning.is_empty() {
             d.insert(key.to_owned(), Value::String(reasoning));
         }
         if !content.is_empty() {
+            c.sent_content.push_str(&content);
             d.insert("content".to_owned(), Value::String(content));
         }
         if !d.is_empty() {
@@ -306,7 +291,7 @@ impl<'t> Fixer<'t> {
         }
         let shift = usable.len() as u64;
         c.shift = Some(shift);
-        // This chunk's content went into the stream and out above; pass the rest of it.
+        // This chunk's text went out above; pass the rest of it.
         let mut rest = choice.clone();
         if let Some(d) = rest.get_mut("delta").and_then(Value::as_object_mut) {
             d.remove("content");
@@ -316,24 +301,44 @@ impl<'t> Fixer<'t> {
         let (_, new) = passed_through(&rest, shift);
         (false, new)
     }
+}
 
-    /// The upstream stream ended.
-    pub(crate) fn finish(mut self) -> Ended {
-        if let Some(last) = std::mem::replace(&mut self.sse, sse::Parser::new(0)).finish() {
-            let mut out = Vec::new();
-            self.event(&last, &mut out);
+impl<'t> StreamFixer<'t> for ChatStream<'t> {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, Fault> {
+        let events = self.sse.push(bytes).map_err(|sse::TooLong| Fault::TooLarge)?;
+        let mut out = Vec::new();
+        for e in events {
+            if !self.done {
+                self.event(&e, &mut out)?;
+            }
         }
-        let template = self.template.take().unwrap_or_default();
-        let mut text = Vec::new();
+        Ok(out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn finish(&mut self) -> Ended {
+        let mut frames = Vec::new();
+        let mut fault = None;
+        if let Some(last) = std::mem::replace(&mut self.sse, sse::Parser::new(0)).finish()
+            && let Err(f) = self.event(&last, &mut frames)
+        {
+            fault = Some(f);
+        }
+        let template = self.template.clone().unwrap_or_default();
         let mut fixed = Vec::new();
         let mut choices = Vec::new();
-        let mut indices = Vec::new();
         self.choices.sort_by_key(|c| c.index);
-        let complete = self.done || (!self.choices.is_empty() && self.choices.iter().all(|c| c.finish.is_some()));
-        for c in std::mem::take(&mut self.choices) {
-            indices.push((c.index, c.shift.is_some()));
-            let reply = match c.stream {
+        let complete = fault.is_none()
+            && (self.done || (!self.choices.is_empty() && self.choices.iter().all(|c| c.finish.is_some())));
+        let (tools, history, options) = (self.tools, self.history, self.options.clone());
+        let mut was_reasoning = false;
+        for c in &mut self.choices {
+            let reply = match c.stream.take() {
                 Some(stream) => {
+                    c.received = Some(stream.received().clone());
                     let (events, f) = stream.finish(c.finish.as_deref());
                     let mut content = String::new();
                     let mut reasoning = String::new();
@@ -341,103 +346,114 @@ impl<'t> Fixer<'t> {
                         match e {
                             ReplyEvent::Content(t) => content.push_str(&t),
                             ReplyEvent::Reasoning(t) => reasoning.push_str(&t),
-                            ReplyEvent::ContentWasReasoning => self.content_was_reasoning = true,
+                            ReplyEvent::ContentWasReasoning => was_reasoning = true,
                             _ => {}
                         }
                     }
                     let mut d = Map::new();
                     if !reasoning.is_empty() {
+                        c.sent_reasoning = true;
                         d.insert(self.reasoning_key.to_owned(), Value::String(reasoning));
                     }
                     if !content.is_empty() {
+                        c.sent_content.push_str(&content);
                         d.insert("content".to_owned(), Value::String(content));
                     }
                     if !d.is_empty() {
-                        text.push(chunk(&template, json!([{"index": c.index, "delta": d, "finish_reason": null}])));
+                        frames.push(chunk(&template, json!([{"index": c.index, "delta": d, "finish_reason": null}])));
                     }
                     Some(f)
                 }
                 None if c.shift.is_none() => {
                     // A choice that only ever had a role or a finish reason.
-                    let (_, f) = ReplyStream::new(Some(self.tools), self.history, self.options.clone())
-                        .finish(c.finish.as_deref());
+                    let (_, f) = ReplyStream::new(Some(tools), history, options.clone()).finish(c.finish.as_deref());
                     Some(f)
                 }
                 None => None,
             };
             fixed.push(reply);
-            choices.push(assembled(&c.content, c.reasoning.as_deref(), &c.natives, c.index, c.finish.as_deref()));
+            choices.push(assembled(c.received.as_ref(), c.index, c.finish.as_deref()));
         }
-        let mut response = template.clone();
+        self.content_was_reasoning |= was_reasoning;
+        let mut response = template;
         response.insert("object".to_owned(), json!("chat.completion"));
         response.insert("choices".to_owned(), Value::Array(choices));
         if let Some(u) = self.usage_value.take() {
             response.insert("usage".to_owned(), u);
         }
         Ended {
-            text,
-            response: Value::Object(response),
-            fixed,
+            frames,
+            fixed: Fixed { response: Value::Object(response), bytes: None, replies: fixed },
             complete,
             errored: self.errored,
             content_was_reasoning: self.content_was_reasoning,
-            closing: Closing {
-                template,
-                usage: std::mem::take(&mut self.usage),
-                done: self.done,
-                reasoning_key: self.reasoning_key,
-                indices,
-            },
         }
     }
 
-    /// Replies the fixer gave up on.
-    pub(crate) fn unfixed(&self) -> &[String] {
-        &self.unfixed
-    }
-}
-
-impl Closing {
-    /// The last frames: for each choice its calls and its closing chunk (the last one
-    /// with `x_toolfix`), held usage chunks, `[DONE]`. `late`: the answer is a later
-    /// attempt's, whose text has not been sent yet.
-    pub(crate) fn frames(&self, answer: &Fixed, late: bool, summary: &Summary) -> Vec<Bytes> {
+    fn closing(&self, answer: &Fixed, later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes> {
+        let template = self.template.clone().unwrap_or_default();
         let mut response = answer.response.clone();
         for (i, f) in answer.replies.iter().enumerate() {
-            // As in a non-streaming answer: a reply left alone keeps the upstream's finish reason.
+            // As in a non-streamed answer: a reply left alone keeps the upstream's finish reason.
             if let Some(f) = f.as_ref().filter(|f| ChatCompletions::changes(&answer.response, i, f)) {
-                ChatCompletions::apply(&mut response, i, f);
+                ChatCompletions::apply(&mut response, i, f, unusable);
             }
         }
         let choices = response.get("choices").and_then(Value::as_array).cloned().unwrap_or_default();
         let mut out = Vec::new();
         let mut closers = Vec::new();
         for (pos, choice) in choices.iter().enumerate() {
-            let index = self.indices.get(pos).map_or(pos as u64, |(i, _)| *i);
-            if self.indices.get(pos).is_some_and(|(_, through)| *through) {
+            let Some(c) = self.choices.get(pos) else { continue };
+            if c.shift.is_some() {
                 continue; // its finish went out as the upstream sent it
             }
             let message = choice.get("message").unwrap_or(&Value::Null);
-            if late {
-                let mut d = Map::new();
-                d.insert("role".to_owned(), json!("assistant"));
-                if let Some(r) = message.get("reasoning_content").or_else(|| message.get("reasoning")) {
-                    d.insert(self.reasoning_key.to_owned(), r.clone());
+            let mut d = Map::new();
+            let text = message.get("content").and_then(Value::as_str).unwrap_or("");
+            // Only what the client has not seen: a later attempt's text only when none was
+            // sent, and the note of a give-up.
+            let unseen = if let Some(rest) = text.strip_prefix(c.sent_content.as_str()) {
+                rest.to_owned()
+            } else if c.sent_content.is_empty() {
+                text.to_owned()
+            } else {
+                match answer.replies.get(pos).and_then(Option::as_ref) {
+                    Some(f) if unusable == Unusable::Explain && f.calls.iter().any(|x| !x.status.is_usable()) => {
+                        format!("\n\n{}", feedback::gave_up(f, ""))
+                    }
+                    _ => String::new(),
                 }
-                if let Some(t) = message.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-                    d.insert("content".to_owned(), json!(t));
-                }
-                out.push(chunk(&self.template, json!([{"index": index, "delta": d, "finish_reason": null}])));
+            };
+            if later
+                && !c.sent_reasoning
+                && c.sent_content.is_empty()
+                && let Some(r) = message.get("reasoning_content").or_else(|| message.get("reasoning"))
+            {
+                d.insert(self.reasoning_key.to_owned(), r.clone());
+            }
+            if !unseen.is_empty() {
+                d.insert("content".to_owned(), json!(unseen));
+            }
+            if !d.is_empty() {
+                out.push(chunk(&template, json!([{"index": c.index, "delta": d, "finish_reason": null}])));
             }
             for (k, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
-                out.push(chunk(&self.template, call_delta(index, k, call)));
+                out.push(chunk(&template, call_delta(c.index, k, call)));
             }
             let finish = choice.get("finish_reason").cloned().unwrap_or(Value::Null);
-            closers.push(json!({"index": index, "delta": {}, "finish_reason": finish}));
+            closers.push(json!({"index": c.index, "delta": {}, "finish_reason": finish}));
+        }
+        if closers.is_empty() {
+            // Every choice passed through (its finish went out as sent): the report goes
+            // in a chunk of its own.
+            let mut c = template.clone();
+            c.insert("choices".to_owned(), json!([]));
+            c.insert("x_toolfix".to_owned(), summary.to_value());
+            out.push(sse::frame(&Value::Object(c).to_string()));
         }
         let last = closers.len().saturating_sub(1);
         for (n, closer) in closers.into_iter().enumerate() {
-            let mut c = self.template.clone();
+            let mut c = template.clone();
             c.insert("choices".to_owned(), json!([closer]));
             if n == last {
                 c.insert("x_toolfix".to_owned(), summary.to_value());
@@ -449,6 +465,14 @@ impl Closing {
             out.push(sse::frame("[DONE]"));
         }
         out
+    }
+
+    fn error_frame(&self, code: &str, message: &str) -> Bytes {
+        sse::frame(&ChatCompletions::error_body("upstream_error", code, message).to_string())
+    }
+
+    fn unfixed(&self) -> Vec<String> {
+        self.unfixed.clone()
     }
 }
 
@@ -489,45 +513,19 @@ fn passed_through(choice: &Value, shift: u64) -> (bool, Option<Value>) {
     (shift == 0, Some(c))
 }
 
-/// Add a tool-call delta to the calls assembled so far (capped).
-fn assemble(natives: &mut Vec<Native>, call: &Value) {
-    let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
-    let pos = match natives.iter().position(|n| n.index == index) {
-        Some(p) => p,
-        None if natives.len() < MAX_NATIVES => {
-            natives.push(Native { index, ..Native::default() });
-            natives.len() - 1
-        }
-        None => return,
-    };
-    let Some(n) = natives.get_mut(pos) else { return };
-    if let Some(id) = call.get("id").and_then(Value::as_str).filter(|i| !i.is_empty()) {
-        n.id.get_or_insert_with(|| id.to_owned());
-    }
-    let f = call.get("function").unwrap_or(&Value::Null);
-    if let Some(name) = f.get("name").and_then(Value::as_str)
-        && n.name != name
-        && n.name.len() < 1024
-    {
-        n.name.push_str(name);
-    }
-    if let Some(a) = f.get("arguments").and_then(Value::as_str)
-        && n.arguments.len() < 16 << 20
-    {
-        n.arguments.push_str(a);
-    }
-}
-
-/// A streamed choice as a non-streaming one.
-fn assembled(content: &str, reasoning: Option<&str>, natives: &[Native], index: u64, finish: Option<&str>) -> Value {
+/// A streamed choice as a non-streamed one, from what was received.
+fn assembled(received: Option<&Received>, index: u64, finish: Option<&str>) -> Value {
     let mut message = Map::new();
     message.insert("role".to_owned(), json!("assistant"));
-    message.insert("content".to_owned(), if content.is_empty() { Value::Null } else { json!(content) });
-    if let Some(r) = reasoning {
-        message.insert("reasoning_content".to_owned(), json!(r));
+    let empty = Received::default();
+    let r = received.unwrap_or(&empty);
+    message.insert("content".to_owned(), if r.content.is_empty() { Value::Null } else { json!(r.content) });
+    if let Some(reasoning) = &r.reasoning_content {
+        message.insert("reasoning_content".to_owned(), json!(reasoning));
     }
-    if !natives.is_empty() {
-        let calls: Vec<Value> = natives
+    if !r.tool_calls.is_empty() {
+        let calls: Vec<Value> = r
+            .tool_calls
             .iter()
             .filter(|n| !n.name.is_empty())
             .map(|n| json!({"id": n.id, "type": "function", "function": {"name": n.name, "arguments": n.arguments}}))

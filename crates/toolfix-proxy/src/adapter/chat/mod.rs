@@ -1,0 +1,377 @@
+//! OpenAI Chat Completions (`POST /v1/chat/completions`): the request and response side;
+//! `stream` is its SSE.
+
+mod stream;
+
+pub(crate) use stream::ChatStream;
+
+use super::{Adapter, Lazy, Peek, Unusable, history};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::borrow::Cow;
+use toolfix::extract::Channel;
+use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, ToolSet, feedback};
+
+/// The Chat Completions adapter.
+#[derive(Debug)]
+pub(crate) struct ChatCompletions;
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    tools: Option<&'a RawValue>,
+    stream: Option<bool>,
+}
+
+impl Adapter for ChatCompletions {
+    const API: &'static str = "chat";
+    const PATH: &'static str = "/v1/chat/completions";
+    type Stream<'t> = ChatStream<'t>;
+
+    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+        let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        let tools = e.tools.map(RawValue::get).filter(|t| {
+            let t = t.trim();
+            t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
+        });
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+    }
+
+    fn definitions(request: &Value) -> Vec<Value> {
+        request.get("tools").and_then(Value::as_array).cloned().unwrap_or_default()
+    }
+
+    fn history(request: &Value) -> Option<Cow<'_, Value>> {
+        request.get("messages").filter(|m| m.is_array()).map(Cow::Borrowed)
+    }
+
+    fn repair_history(request: &mut Value, limits: &Limits) -> Vec<history::Change> {
+        match request.get_mut("messages").and_then(Value::as_array_mut) {
+            Some(messages) => history::repair(messages, limits),
+            None => Vec::new(),
+        }
+    }
+
+    fn each_reply(response: &Value, f: &mut dyn FnMut(&Reply<'_>)) {
+        for choice in choices(response) {
+            f(&Reply::from_choice(choice));
+        }
+    }
+
+    fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
+        let view: ResponseView<'_> = serde_json::from_slice(body).ok()?;
+        let mut replies = Vec::with_capacity(view.choices.len());
+        let mut changed = false;
+        for choice in &view.choices {
+            let message = choice.message.as_ref().or(choice.delta.as_ref());
+            let text = |raw: Option<&RawValue>| -> Option<Cow<'_, str>> {
+                raw.filter(|r| r.get().starts_with('"')).and_then(|r| serde_json::from_str(r.get()).ok())
+            };
+            let content = text(message.and_then(|m| m.content));
+            let reasoning = text(message.and_then(|m| m.reasoning_content.or(m.reasoning)));
+            let calls: Option<Value> = message
+                .and_then(|m| m.tool_calls)
+                .filter(|r| r.get().starts_with('['))
+                .and_then(|r| serde_json::from_str(r.get()).ok());
+            let mut reply = Reply::new(content.as_deref().unwrap_or(""));
+            if let Some(r) = reasoning.as_deref() {
+                reply = reply.with_reasoning_content(r);
+            }
+            if let Some(c) = &calls {
+                reply = reply.with_tool_calls(c);
+            }
+            if let Some(f) = choice.finish_reason.as_deref() {
+                reply = reply.with_finish_reason(f);
+            }
+            let fixed = fix(&reply);
+            changed |= fixed.as_ref().is_some_and(|f| reply_changes(&reply, f));
+            replies.push(fixed);
+        }
+        Some(Lazy { replies, changed })
+    }
+
+    fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
+        choices(response).get(index).is_some_and(|choice| reply_changes(&Reply::from_choice(choice), fixed))
+    }
+
+    fn apply(response: &mut Value, index: usize, fixed: &FixedReply, unusable: Unusable) {
+        let Some(choice) = response.get_mut("choices").and_then(|c| c.get_mut(index)).and_then(Value::as_object_mut)
+        else {
+            return;
+        };
+        let finish = choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned);
+        let Some(message) = choice.get_mut("message").and_then(Value::as_object_mut) else { return };
+        let originals = message.get("tool_calls").and_then(Value::as_array).cloned().unwrap_or_default();
+        let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
+        // As sent, a call found in the text stays in the text as the model wrote it (and
+        // the text's other calls with it).
+        let text_as_sent = unusable == Unusable::AsSent
+            && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
+        let mut calls = Vec::new();
+        for c in &fixed.calls {
+            if c.status.is_usable() && !(text_as_sent && c.channel != Channel::ToolCalls) {
+                calls.push(call_value(c, &originals));
+            } else if unusable == Unusable::AsSent
+                && c.channel == Channel::ToolCalls
+                && let Some(o) = originals.iter().find(|o| o.get("id").and_then(Value::as_str) == Some(c.id.as_str()))
+            {
+                calls.push(o.clone());
+            }
+        }
+        let has_calls = !calls.is_empty();
+        if unusable == Unusable::Explain && gave_up {
+            let text = feedback::gave_up(fixed, &fixed.content);
+            message.insert("content".to_owned(), Value::String(text));
+            write_reasoning(message, fixed);
+        } else if text_as_sent {
+            write_reasoning(message, fixed);
+        } else {
+            write_text(message, fixed, has_calls);
+        }
+        if has_calls {
+            message.insert("tool_calls".to_owned(), Value::Array(calls));
+            choice.insert("finish_reason".to_owned(), json!("tool_calls"));
+        } else {
+            if !originals.is_empty() {
+                message.remove("tool_calls");
+            }
+            if finish.as_deref() == Some("tool_calls") {
+                choice.insert("finish_reason".to_owned(), json!("stop"));
+            }
+        }
+    }
+
+    fn report(response: &mut Value, report: Value) {
+        if let Some(obj) = response.as_object_mut() {
+            obj.insert("x_toolfix".to_owned(), report);
+        }
+    }
+
+    fn original(response: &Value, index: usize) -> Value {
+        choices(response).get(index).and_then(|c| c.get("message")).cloned().unwrap_or(Value::Null)
+    }
+
+    fn reprompt(request: &Value, response: &Value, fixed: &FixedReply, limits: &Limits) -> Option<Value> {
+        let message = choices(response).first()?.get("message")?;
+        let mut next = one_shot(request)?;
+        let mut assistant = Map::new();
+        assistant.insert("role".to_owned(), json!("assistant"));
+        let content = message.get("content").and_then(Value::as_str).unwrap_or("");
+        let mut added = Vec::new();
+        let natives = message.get("tool_calls").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        // Strict servers refuse an assistant message with `content: null` and no calls:
+        // the text is a string whenever there are none.
+        if content.is_empty() && !natives.is_empty() {
+            assistant.insert("content".to_owned(), Value::Null);
+        } else {
+            assistant.insert("content".to_owned(), json!(content));
+        }
+        if !natives.is_empty() {
+            let mut calls = Vec::with_capacity(natives.len());
+            let fixed_natives: Vec<&FixedCall> =
+                fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
+            for (n, native) in natives.iter().enumerate() {
+                let given = native.get("id").and_then(Value::as_str).filter(|i| !i.is_empty());
+                let matched = match given {
+                    Some(g) => fixed_natives.iter().find(|c| c.id == g),
+                    None => fixed_natives.get(n),
+                };
+                let id = given
+                    .map(str::to_owned)
+                    .or_else(|| matched.map(|c| c.id.clone()))
+                    .unwrap_or_else(|| format!("call_toolfix_{n}"));
+                let f = native.get("function").unwrap_or(native);
+                let name = f.get("name").and_then(Value::as_str).unwrap_or("");
+                let (arguments, _) = history::normalise_arguments(f.get("arguments"), limits);
+                calls.push(json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}));
+                let answer: &str = match matched {
+                    Some(c) => feedback::call_result(c),
+                    None => feedback::not_run(),
+                };
+                added.push(json!({"role": "tool", "tool_call_id": id, "content": answer}));
+            }
+            assistant.insert("tool_calls".to_owned(), Value::Array(calls));
+        }
+        added.push(json!({"role": "user", "content": feedback::reprompt(fixed)}));
+        let messages = next.get_mut("messages")?.as_array_mut()?;
+        messages.push(Value::Object(assistant));
+        messages.extend(added);
+        force_tool(&mut next, fixed);
+        Some(next)
+    }
+
+    fn retry_longer(request: &Value, response: &Value, cap: u64) -> Option<Value> {
+        let key = if request.get("max_completion_tokens").is_some() { "max_completion_tokens" } else { "max_tokens" };
+        let used = request
+            .get(key)
+            .and_then(Value::as_u64)
+            .or_else(|| response.get("usage").and_then(|u| u.get("completion_tokens")).and_then(Value::as_u64));
+        let raised = match used {
+            Some(n) => cap.min(n.saturating_mul(2).max(n.saturating_add(256))),
+            None => cap,
+        };
+        if used.is_some_and(|n| raised <= n) {
+            return None;
+        }
+        let mut next = one_shot(request)?;
+        next.as_object_mut()?.insert(key.to_owned(), json!(raised));
+        Some(next)
+    }
+
+    fn continuation(request: &Value, response: &Value) -> Option<Value> {
+        let message = choices(response).first()?.get("message")?;
+        let content = message.get("content").and_then(Value::as_str).filter(|c| !c.is_empty())?;
+        if message.get("tool_calls").and_then(Value::as_array).is_some_and(|c| !c.is_empty()) {
+            return None;
+        }
+        let mut next = one_shot(request)?;
+        let obj = next.as_object_mut()?;
+        obj.insert("continue_final_message".to_owned(), json!(true));
+        obj.insert("add_generation_prompt".to_owned(), json!(false));
+        obj.get_mut("messages")?.as_array_mut()?.push(json!({"role": "assistant", "content": content}));
+        Some(next)
+    }
+
+    fn join(partial: &Value, mut continued: Value) -> Value {
+        let before = choices(partial)
+            .first()
+            .and_then(|c| c.get("message"))
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if let Some(message) = continued.pointer_mut("/choices/0/message").and_then(Value::as_object_mut) {
+            let after = message.get("content").and_then(Value::as_str).unwrap_or("");
+            let joined = format!("{before}{after}");
+            message.insert("content".to_owned(), Value::String(joined));
+        }
+        continued
+    }
+
+    fn stream<'t>(
+        tools: &'t ToolSet,
+        history: Option<&'t Value>,
+        options: &FixOptions,
+        max_event: usize,
+    ) -> ChatStream<'t> {
+        ChatStream::new(tools, history, options.clone(), max_event)
+    }
+}
+
+/// A response read without copying: the parts of each choice a reply is made of.
+#[derive(Deserialize)]
+struct ResponseView<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<ChoiceView<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceView<'a> {
+    #[serde(borrow)]
+    message: Option<MessageView<'a>>,
+    #[serde(borrow)]
+    delta: Option<MessageView<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct MessageView<'a> {
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    reasoning_content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    reasoning: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tool_calls: Option<&'a RawValue>,
+}
+
+/// True when writing `fixed` over `reply` would change it.
+fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply) -> bool {
+    let natives = reply.tool_calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let served = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls);
+    fixed.changed_calls()
+        || fixed.calls.iter().any(|c| !c.status.is_usable())
+        // A server call dropped (a repeat kept once), split, or given a name changes the
+        // reply too: every call must be one of the originals as sent.
+        || served.clone().count() != natives.len()
+        || served.clone().any(|c| !natives.iter().any(|o| same_call(c, o)))
+        || reply.content != fixed.content
+        || reply.reasoning_content != fixed.reasoning_content.as_deref()
+}
+
+pub(crate) fn choices(response: &Value) -> &[Value] {
+    response.get("choices").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Make the re-prompt ask for the tool that failed (one tool only): a grammar-enforcing
+/// server then writes a call that fits its schema.
+fn force_tool(request: &mut Value, fixed: &FixedReply) {
+    let mut failed = fixed.calls.iter().filter(|c| c.status == CallStatus::Refused).map(|c| c.name.as_str());
+    let Some(name) = failed.next() else { return };
+    if failed.any(|n| n != name) || request.get("tool_choice").and_then(Value::as_str) == Some("none") {
+        return;
+    }
+    if let Some(obj) = request.as_object_mut() {
+        obj.insert("tool_choice".to_owned(), json!({"type": "function", "function": {"name": name}}));
+    }
+}
+
+/// The request as a non-streaming one (the proxy's own follow-up requests).
+fn one_shot(request: &Value) -> Option<Value> {
+    let mut next = request.clone();
+    let obj = next.as_object_mut()?;
+    obj.remove("stream");
+    obj.remove("stream_options");
+    Some(next)
+}
+
+/// True when the server call `original` is `call` as sent: same id, name and arguments text.
+fn same_call(call: &FixedCall, original: &Value) -> bool {
+    original.get("id").and_then(Value::as_str) == Some(call.id.as_str())
+        && original.pointer("/function/name").and_then(Value::as_str) == Some(call.name.as_str())
+        && original.pointer("/function/arguments").and_then(Value::as_str) == call.arguments_text()
+}
+
+/// A usable call in OpenAI shape; an untouched server call keeps its own object.
+pub(crate) fn call_value(call: &FixedCall, originals: &[Value]) -> Value {
+    if call.channel == Channel::ToolCalls
+        && call.status == CallStatus::Untouched
+        && let Some(o) = originals.iter().find(|o| same_call(call, o))
+    {
+        return o.clone();
+    }
+    json!({"id": call.id, "type": "function",
+           "function": {"name": call.name, "arguments": call.arguments_text().unwrap_or("{}")}})
+}
+
+/// Write the prose and reasoning left into `message`, where they changed.
+fn write_text(message: &mut Map<String, Value>, fixed: &FixedReply, has_calls: bool) {
+    let content = message.get("content");
+    let same = match content {
+        Some(Value::String(s)) => *s == fixed.content,
+        None | Some(Value::Null) => fixed.content.is_empty(),
+        // Content parts: the library read them as empty; leave them.
+        Some(_) => true,
+    };
+    if !same {
+        let value =
+            if fixed.content.is_empty() && has_calls { Value::Null } else { Value::String(fixed.content.clone()) };
+        message.insert("content".to_owned(), value);
+    }
+    write_reasoning(message, fixed);
+}
+
+fn write_reasoning(message: &mut Map<String, Value>, fixed: &FixedReply) {
+    let key = if message.contains_key("reasoning") && !message.contains_key("reasoning_content") {
+        "reasoning"
+    } else {
+        "reasoning_content"
+    };
+    if let Some(r) = &fixed.reasoning_content
+        && message.get(key).and_then(Value::as_str) != Some(r.as_str())
+    {
+        message.insert(key.to_owned(), Value::String(r.clone()));
+    }
+}

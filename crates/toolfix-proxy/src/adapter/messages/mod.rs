@@ -1,0 +1,613 @@
+//! Anthropic Messages (`POST /v1/messages`): the request and response side; `stream` is
+//! its SSE. Shapes from the public API reference (docs.anthropic.com, "Messages" and
+//! "Streaming Messages").
+//!
+//! A reply is read as the library's `Reply`: the `text` blocks joined are the content, the
+//! `thinking` blocks joined the reasoning, the `tool_use` blocks the server's calls
+//! (`input` an object, or a string holding one), `stop_reason: "max_tokens"` the token
+//! limit. Written back: `thinking` blocks untouched, the text left in one `text` block
+//! where the first was, usable calls as `tool_use` blocks (calls found in text get
+//! `toolu_` ids), `stop_reason` `tool_use` when a call is usable.
+
+mod stream;
+
+pub(crate) use stream::MessagesStream;
+
+use super::{Adapter, Lazy, Peek, Unusable, history};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use std::borrow::Cow;
+use toolfix::extract::Channel;
+use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, ToolSet, feedback};
+
+/// The Anthropic Messages adapter.
+#[derive(Debug)]
+pub(crate) struct Messages;
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    tools: Option<&'a RawValue>,
+    stream: Option<bool>,
+}
+
+impl Adapter for Messages {
+    const API: &'static str = "messages";
+    const PATH: &'static str = "/v1/messages";
+    type Stream<'t> = MessagesStream;
+
+    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+        let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        // Only client tools (with an `input_schema`) are repaired; server tools alone
+        // leave nothing to fix.
+        let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+    }
+
+    fn definitions(request: &Value) -> Vec<Value> {
+        request
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| {
+                let schema = t.get("input_schema")?;
+                Some(json!({"name": t.get("name")?, "description": t.get("description").cloned().unwrap_or(json!("")),
+                            "parameters": schema}))
+            })
+            .collect()
+    }
+
+    fn history(request: &Value) -> Option<Cow<'_, Value>> {
+        let messages = request.get("messages")?.as_array()?;
+        Some(Cow::Owned(Value::Array(openai_history(messages))))
+    }
+
+    fn repair_history(request: &mut Value, limits: &Limits) -> Vec<history::Change> {
+        match request.get_mut("messages").and_then(Value::as_array_mut) {
+            Some(messages) => repair(messages, limits),
+            None => Vec::new(),
+        }
+    }
+
+    fn each_reply(response: &Value, f: &mut dyn FnMut(&Reply<'_>)) {
+        let parts = Parts::of(response);
+        f(&parts.reply());
+    }
+
+    fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
+        let response: Value = serde_json::from_slice(body).ok()?;
+        if response.get("type").and_then(Value::as_str) != Some("message") {
+            return None;
+        }
+        let parts = Parts::of(&response);
+        let reply = parts.reply();
+        let fixed = fix(&reply);
+        let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
+        Some(Lazy { replies: vec![fixed], changed })
+    }
+
+    fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
+        Parts::of(response).changes(fixed)
+    }
+
+    fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
+        let parts = Parts::of(response);
+        let original_text = parts.text.clone();
+        let Some(obj) = response.as_object_mut() else { return };
+        let old: Vec<Value> = obj.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+        let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
+        let text_as_sent = unusable == Unusable::AsSent
+            && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
+        let text = if unusable == Unusable::Explain && gave_up {
+            feedback::gave_up(fixed, &fixed.content)
+        } else if text_as_sent {
+            original_text
+        } else {
+            fixed.content.clone()
+        };
+        let mut content = Vec::with_capacity(old.len() + fixed.calls.len());
+        let mut text_placed = false;
+        for b in &old {
+            match kind(b) {
+                "text" => {
+                    if !text_placed {
+                        text_placed = true;
+                        if !text.is_empty() {
+                            content.push(json!({"type": "text", "text": text}));
+                        }
+                    }
+                }
+                "tool_use" => {}
+                _ => content.push(b.clone()),
+            }
+        }
+        if !text_placed && !text.is_empty() {
+            content.push(json!({"type": "text", "text": text}));
+        }
+        let mut calls = 0;
+        for c in &fixed.calls {
+            if c.status.is_usable() && !(text_as_sent && c.channel != Channel::ToolCalls) {
+                content.push(tool_use(c, &old));
+                calls += 1;
+            } else if unusable == Unusable::AsSent
+                && c.channel == Channel::ToolCalls
+                && let Some(o) = old
+                    .iter()
+                    .find(|o| kind(o) == "tool_use" && o.get("id").and_then(Value::as_str) == Some(c.id.as_str()))
+            {
+                content.push(o.clone());
+                calls += 1;
+            }
+        }
+        let stop = obj.get("stop_reason").and_then(Value::as_str).map(str::to_owned);
+        obj.insert("content".to_owned(), Value::Array(content));
+        if calls > 0 {
+            obj.insert("stop_reason".to_owned(), json!("tool_use"));
+        } else if stop.as_deref() == Some("tool_use") {
+            obj.insert("stop_reason".to_owned(), json!("end_turn"));
+        }
+    }
+
+    fn report(response: &mut Value, report: Value) {
+        if let Some(obj) = response.as_object_mut() {
+            obj.insert("x_toolfix".to_owned(), report);
+        }
+    }
+
+    fn original(response: &Value, _index: usize) -> Value {
+        response.get("content").cloned().unwrap_or(Value::Null)
+    }
+
+    fn reprompt(request: &Value, response: &Value, fixed: &FixedReply, limits: &Limits) -> Option<Value> {
+        let mut next = one_shot(request)?;
+        let old = blocks(response);
+        let mut assistant = Vec::new();
+        let mut results = Vec::new();
+        for b in old {
+            match kind(b) {
+                "text" if b.get("text").and_then(Value::as_str).is_some_and(|t| !t.is_empty()) => {
+                    assistant.push(b.clone());
+                }
+                "tool_use" => {
+                    let id = b.get("id").and_then(Value::as_str).unwrap_or("");
+                    let mut block = b.clone();
+                    if let Some(o) = block.as_object_mut() {
+                        o.insert("input".to_owned(), input_object(b.get("input"), limits).0);
+                    }
+                    assistant.push(block);
+                    let answer: &str = match fixed.calls.iter().find(|c| c.channel == Channel::ToolCalls && c.id == id)
+                    {
+                        Some(c) => feedback::call_result(c),
+                        None => feedback::not_run(),
+                    };
+                    results
+                        .push(json!({"type": "tool_result", "tool_use_id": id, "content": answer, "is_error": true}));
+                }
+                _ => {}
+            }
+        }
+        if assistant.is_empty() {
+            assistant.push(json!({"type": "text", "text": parts_text(old)}));
+        }
+        results.push(json!({"type": "text", "text": feedback::reprompt(fixed)}));
+        let messages = next.get_mut("messages")?.as_array_mut()?;
+        messages.push(json!({"role": "assistant", "content": assistant}));
+        messages.push(json!({"role": "user", "content": results}));
+        force_tool(&mut next, fixed);
+        Some(next)
+    }
+
+    fn retry_longer(request: &Value, response: &Value, cap: u64) -> Option<Value> {
+        let used = request
+            .get("max_tokens")
+            .and_then(Value::as_u64)
+            .or_else(|| response.pointer("/usage/output_tokens").and_then(Value::as_u64));
+        let raised = match used {
+            Some(n) => cap.min(n.saturating_mul(2).max(n.saturating_add(256))),
+            None => cap,
+        };
+        if used.is_some_and(|n| raised <= n) {
+            return None;
+        }
+        let mut next = one_shot(request)?;
+        next.as_object_mut()?.insert("max_tokens".to_owned(), json!(raised));
+        Some(next)
+    }
+
+    fn continuation(request: &Value, response: &Value) -> Option<Value> {
+        // A prefilled assistant turn continues where the text was cut.
+        let old = blocks(response);
+        if old.iter().any(|b| kind(b) == "tool_use") {
+            return None;
+        }
+        let text = parts_text(old);
+        if text.is_empty() {
+            return None;
+        }
+        let mut next = one_shot(request)?;
+        next.get_mut("messages")?.as_array_mut()?.push(json!({"role": "assistant", "content": text}));
+        Some(next)
+    }
+
+    fn join(partial: &Value, mut continued: Value) -> Value {
+        let before = parts_text(blocks(partial));
+        let after = parts_text(blocks(&continued));
+        if let Some(obj) = continued.as_object_mut() {
+            let mut content: Vec<Value> = obj
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|b| kind(b) != "text")
+                .cloned()
+                .collect();
+            content.insert(0, json!({"type": "text", "text": format!("{before}{after}")}));
+            obj.insert("content".to_owned(), Value::Array(content));
+        }
+        continued
+    }
+
+    fn stream<'t>(
+        tools: &'t ToolSet,
+        history: Option<&'t Value>,
+        options: &FixOptions,
+        max_event: usize,
+    ) -> MessagesStream {
+        MessagesStream::new(tools, history, options.clone(), max_event)
+    }
+
+    fn error_body(kind: &str, code: &str, message: &str) -> Value {
+        let _ = code;
+        json!({"type": "error", "error": {"type": kind, "message": message}})
+    }
+}
+
+/// The reply's parts, joined: what the library reads.
+#[derive(Debug, Default)]
+struct Parts {
+    text: String,
+    thinking: Option<String>,
+    calls: Value,
+    finish: Option<String>,
+}
+
+impl Parts {
+    fn of(response: &Value) -> Parts {
+        let old = blocks(response);
+        let mut thinking: Option<String> = None;
+        let mut calls = Vec::new();
+        for b in old {
+            match kind(b) {
+                "thinking" => {
+                    let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
+                    let all = thinking.get_or_insert_with(String::new);
+                    if !all.is_empty() {
+                        all.push('\n');
+                    }
+                    all.push_str(t);
+                }
+                "tool_use" => calls.push(json!({"id": b.get("id"), "function": {"name": b.get("name"),
+                    "arguments": b.get("input").cloned().unwrap_or(json!({}))}})),
+                _ => {}
+            }
+        }
+        Parts {
+            text: parts_text(old),
+            thinking,
+            calls: Value::Array(calls),
+            finish: finish(response).map(str::to_owned),
+        }
+    }
+
+    fn reply(&self) -> Reply<'_> {
+        let mut reply = Reply::new(&self.text);
+        if let Some(t) = &self.thinking {
+            reply = reply.with_reasoning_content(t);
+        }
+        if self.calls.as_array().is_some_and(|c| !c.is_empty()) {
+            reply = reply.with_tool_calls(&self.calls);
+        }
+        if let Some(f) = &self.finish {
+            reply = reply.with_finish_reason(f);
+        }
+        reply
+    }
+
+    /// True when writing `fixed` back would change the response.
+    fn changes(&self, fixed: &FixedReply) -> bool {
+        let natives = self.calls.as_array().map(Vec::as_slice).unwrap_or_default();
+        let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
+        fixed.changed_calls()
+            || fixed.calls.iter().any(|c| !c.status.is_usable())
+            || served.len() != natives.len()
+            || served.iter().any(|c| !natives.iter().any(|o| same_call(c, o)))
+            || self.text != fixed.content
+            || self.thinking.as_deref() != fixed.reasoning_content.as_deref()
+    }
+}
+
+/// The `tool_use` block for a usable call; an untouched server call keeps its own block.
+fn tool_use(call: &FixedCall, old: &[Value]) -> Value {
+    if call.channel == Channel::ToolCalls
+        && call.status == CallStatus::Untouched
+        && let Some(o) =
+            old.iter().find(|o| kind(o) == "tool_use" && o.get("id").and_then(Value::as_str) == Some(call.id.as_str()))
+        && o.get("input").is_some_and(Value::is_object)
+    {
+        return o.clone();
+    }
+    let input: Value = call.arguments_text().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_else(|| json!({}));
+    json!({"type": "tool_use", "id": block_id(call), "name": call.name, "input": input})
+}
+
+/// A call's block id: the server's, or `toolu_` for a call found in text.
+pub(crate) fn block_id(call: &FixedCall) -> String {
+    if call.channel == Channel::ToolCalls {
+        call.id.clone()
+    } else {
+        format!("toolu_{}", call.id.strip_prefix("call_").unwrap_or(&call.id))
+    }
+}
+
+/// True when the server's block `original` is `call` as sent.
+fn same_call(call: &FixedCall, original: &Value) -> bool {
+    let arguments = original.pointer("/function/arguments");
+    let same_args = match (arguments, call.arguments_text()) {
+        (Some(Value::String(s)), Some(t)) => s == t,
+        (Some(v), Some(t)) => serde_json::from_str::<Value>(t).is_ok_and(|parsed| &parsed == v),
+        _ => false,
+    };
+    original.get("id").and_then(Value::as_str) == Some(call.id.as_str())
+        && original.pointer("/function/name").and_then(Value::as_str) == Some(call.name.as_str())
+        && same_args
+}
+
+fn blocks(response: &Value) -> &[Value] {
+    response.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+fn kind(block: &Value) -> &str {
+    block.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+fn parts_text(blocks: &[Value]) -> String {
+    blocks.iter().filter(|b| kind(b) == "text").filter_map(|b| b.get("text").and_then(Value::as_str)).collect()
+}
+
+/// The stop reason as the library reads it.
+fn finish(response: &Value) -> Option<&'static str> {
+    match response.get("stop_reason").and_then(Value::as_str)? {
+        "max_tokens" => Some("length"),
+        "tool_use" => Some("tool_calls"),
+        _ => Some("stop"),
+    }
+}
+
+/// The request as a non-streaming one.
+fn one_shot(request: &Value) -> Option<Value> {
+    let mut next = request.clone();
+    next.as_object_mut()?.remove("stream");
+    Some(next)
+}
+
+/// Make the re-prompt ask for the tool that failed (one tool only; a grammar-enforcing
+/// server then writes a call that fits its schema).
+pub(crate) fn force_tool(request: &mut Value, fixed: &FixedReply) {
+    let mut failed = fixed.calls.iter().filter(|c| c.status == CallStatus::Refused).map(|c| c.name.as_str());
+    let Some(name) = failed.next() else { return };
+    if failed.any(|n| n != name) {
+        return;
+    }
+    if request.get("tool_choice").and_then(|c| c.get("type")).and_then(Value::as_str) == Some("none") {
+        return;
+    }
+    if let Some(obj) = request.as_object_mut() {
+        obj.insert("tool_choice".to_owned(), json!({"type": "tool", "name": name}));
+    }
+}
+
+/// `input` as an object: a string holding one is decoded; anything else is kept under
+/// [`history::UNPARSED_KEY`]. The change made, when one was.
+pub(crate) fn input_object(input: Option<&Value>, limits: &Limits) -> (Value, Option<&'static str>) {
+    match input {
+        Some(v @ Value::Object(_)) => (v.clone(), None),
+        Some(Value::String(text)) => {
+            let (normalised, _) = history::normalise_arguments(Some(&Value::String(text.clone())), limits);
+            match serde_json::from_str::<Value>(&normalised) {
+                Ok(v @ Value::Object(_)) => (v, Some("input_decoded")),
+                _ => (json!({ history::UNPARSED_KEY: text }), Some("input_unparsed")),
+            }
+        }
+        None | Some(Value::Null) => (json!({}), Some("input_added")),
+        Some(other) => (json!({ history::UNPARSED_KEY: other.to_string() }), Some("input_unparsed")),
+    }
+}
+
+/// The conversation as an OpenAI message list (for the storm guard and the ids of new
+/// calls): `tool_use` blocks as assistant `tool_calls`, `tool_result` blocks as `tool`
+/// messages.
+fn openai_history(messages: &[Value]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    for m in messages {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let Some(content) = m.get("content").and_then(Value::as_array) else {
+            out.push(json!({"role": role, "content": m.get("content").cloned().unwrap_or(Value::Null)}));
+            continue;
+        };
+        let text = parts_text(content);
+        if role == "assistant" {
+            {
+                let calls: Vec<Value> = content
+                    .iter()
+                    .filter(|b| kind(b) == "tool_use")
+                    .map(|b| {
+                        json!({"id": b.get("id"), "type": "function", "function": {"name": b.get("name"),
+                        "arguments": b.get("input").map_or_else(|| "{}".to_owned(), Value::to_string)}})
+                    })
+                    .collect();
+                let mut msg = json!({"role": "assistant", "content": text});
+                if !calls.is_empty() {
+                    msg["tool_calls"] = Value::Array(calls);
+                }
+                out.push(msg);
+            }
+        } else {
+            {
+                for b in content.iter().filter(|b| kind(b) == "tool_result") {
+                    let result = match b.get("content") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(Value::Array(parts)) => parts_text(parts),
+                        _ => String::new(),
+                    };
+                    out.push(json!({"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": result}));
+                }
+                if !text.is_empty() {
+                    out.push(json!({"role": role, "content": text}));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Repair an Anthropic message list in place: `tool_use.input` that is not an object
+/// (a string holding one is decoded), a `tool_use` with no `tool_result` in the next user
+/// turn (one is added: `feedback::no_result`), a `tool_result` that answers no `tool_use`
+/// of the turn before (dropped).
+fn repair(messages: &mut Vec<Value>, limits: &Limits) -> Vec<history::Change> {
+    let mut changes = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    let mut out: Vec<Value> = Vec::with_capacity(messages.len());
+    for (index, mut message) in std::mem::take(messages).into_iter().enumerate() {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("").to_owned();
+        if role != "assistant" && role != "user" {
+            // A `system` turn inside `messages` (Claude Code sends them) is left alone.
+            out.push(message);
+            continue;
+        }
+        let answered_now = std::mem::take(&mut pending);
+        if role == "assistant" {
+            close_pending(&answered_now, None, &mut out, index, &mut changes);
+            if let Some(content) = message.get_mut("content").and_then(Value::as_array_mut) {
+                for (n, b) in content.iter_mut().enumerate() {
+                    if kind(b) != "tool_use" {
+                        continue;
+                    }
+                    let id = b.get("id").and_then(Value::as_str).map(str::to_owned);
+                    let (input, change) = input_object(b.get("input"), limits);
+                    if let Some(kind) = change
+                        && let Some(o) = b.as_object_mut()
+                    {
+                        o.insert("input".to_owned(), input);
+                        changes.push(history::Change { kind, message: index, call: Some(n), tool_call_id: id.clone() });
+                    }
+                    pending.extend(id);
+                }
+            }
+            out.push(message);
+            continue;
+        }
+        // A user turn: it answers the calls of the turn before.
+        if let Some(content) = message.get_mut("content").and_then(Value::as_array_mut) {
+            content.retain(|b| {
+                if kind(b) != "tool_result" {
+                    return true;
+                }
+                let id = b.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+                let known = answered_now.iter().any(|p| p == id);
+                if !known {
+                    changes.push(history::Change {
+                        kind: "orphan_result_dropped",
+                        message: index,
+                        call: None,
+                        tool_call_id: Some(id.to_owned()).filter(|i| !i.is_empty()),
+                    });
+                }
+                known
+            });
+        }
+        let answered: Vec<String> = message
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|b| kind(b) == "tool_result")
+            .filter_map(|b| b.get("tool_use_id").and_then(Value::as_str).map(str::to_owned))
+            .collect();
+        let missing: Vec<String> = answered_now.into_iter().filter(|p| !answered.contains(p)).collect();
+        close_pending(&missing, Some(&mut message), &mut out, index, &mut changes);
+        let empty = message.get("content").and_then(Value::as_array).is_some_and(Vec::is_empty);
+        if !empty {
+            out.push(message);
+        }
+    }
+    let at = out.len();
+    close_pending(&pending, None, &mut out, at, &mut changes);
+    *messages = out;
+    changes
+}
+
+/// Answer calls with no result: in `turn` (a user message, first), or in a user message
+/// of their own.
+fn close_pending(
+    missing: &[String],
+    turn: Option<&mut Value>,
+    out: &mut Vec<Value>,
+    index: usize,
+    changes: &mut Vec<history::Change>,
+) {
+    if missing.is_empty() {
+        return;
+    }
+    let results: Vec<Value> = missing
+        .iter()
+        .map(|id| json!({"type": "tool_result", "tool_use_id": id, "content": feedback::no_result()}))
+        .collect();
+    for id in missing {
+        changes.push(history::Change {
+            kind: "missing_result_added",
+            message: index,
+            call: None,
+            tool_call_id: Some(id.clone()),
+        });
+    }
+    match turn {
+        Some(message) => {
+            let Some(obj) = message.as_object_mut() else { return };
+            let mut content = match obj.remove("content") {
+                Some(Value::Array(blocks)) => blocks,
+                Some(Value::String(text)) if !text.is_empty() => vec![json!({"type": "text", "text": text})],
+                _ => Vec::new(),
+            };
+            let mut all = results;
+            all.append(&mut content);
+            obj.insert("content".to_owned(), Value::Array(all));
+        }
+        None => out.push(json!({"role": "user", "content": results})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_repair_fixes_inputs_and_pairs_results() {
+        let mut messages = vec![
+            json!({"role": "user", "content": "go"}),
+            json!({"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "f", "input": "{\"x\": 1,}"},
+                {"type": "tool_use", "id": "b", "name": "g", "input": {"y": 2}}]}),
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "ok"},
+                                               {"type": "tool_result", "tool_use_id": "zz", "content": "stray"}]}),
+        ];
+        let changes: Vec<&str> = repair(&mut messages, &Limits::default()).into_iter().map(|c| c.kind).collect();
+        assert_eq!(changes, ["input_decoded", "orphan_result_dropped", "missing_result_added"]);
+        assert_eq!(messages[1]["content"][0]["input"], json!({"x": 1}));
+        let results: Vec<&str> =
+            messages[2]["content"].as_array().unwrap().iter().map(|b| b["tool_use_id"].as_str().unwrap()).collect();
+        assert_eq!(results, ["b", "a"]);
+    }
+}

@@ -1,0 +1,497 @@
+//! Streamed Anthropic Messages (SSE: `message_start`, `content_block_start/delta/stop`,
+//! `message_delta`, `message_stop`, `ping`, `error`; docs.anthropic.com, "Streaming
+//! Messages").
+//!
+//! Text deltas flow as the library releases them, in a `text` block the proxy opens when
+//! it has text to send and closes before any other block; `thinking` blocks (their
+//! `thinking_delta` and `signature_delta`) and blocks of other kinds pass through untouched
+//! but renumbered; `tool_use` blocks are held (their `input_json_delta` fragments fed to
+//! the library) and re-emitted at the end, repaired, each as one start, one delta whose
+//! `partial_json` is the whole input (never empty), one stop. `message_delta` (with the
+//! stop reason a non-streamed answer would have and the `x_toolfix` report) and
+//! `message_stop` close the stream.
+
+use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
+use super::Messages;
+use crate::sse::{self, Event};
+use crate::summary::Summary;
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet, feedback};
+
+/// What an upstream block became.
+#[derive(Clone, Copy, Debug)]
+enum Block {
+    /// Text: fed to the library; sent in the proxy's own text block.
+    Text,
+    /// Passed through as block `out` (thinking, and kinds the proxy does not know).
+    Passed { out: usize, thinking: bool },
+    /// A server call: held.
+    ToolUse,
+}
+
+/// The streaming fixer of Anthropic Messages.
+#[expect(clippy::struct_excessive_bools, reason = "independent facts about the stream so far")]
+pub(crate) struct MessagesStream {
+    sse: sse::Parser,
+    stream: Option<ReplyStream>,
+    blocks: Vec<(u64, Block)>,
+    /// The next output block index.
+    next_out: usize,
+    /// The proxy's open text block.
+    open_text: Option<usize>,
+    /// `message_start`'s message, for the non-streamed form.
+    message: Map<String, Value>,
+    /// Thinking blocks as received (text and signature), for the non-streamed form.
+    thinking: Vec<(String, String)>,
+    stop_reason: Option<String>,
+    stop_sequence: Value,
+    usage: Option<Value>,
+    done: bool,
+    errored: bool,
+    content_was_reasoning: bool,
+    sent_text: String,
+    unfixed: Vec<String>,
+    /// The reply outgrew the fixer: everything passes through from then on.
+    through: bool,
+}
+
+impl MessagesStream {
+    pub(crate) fn new(tools: &ToolSet, history: Option<&Value>, options: FixOptions, max_event: usize) -> Self {
+        MessagesStream {
+            sse: sse::Parser::new(max_event),
+            stream: Some(ReplyStream::new(Some(tools), history, options)),
+            blocks: Vec::new(),
+            next_out: 0,
+            open_text: None,
+            message: Map::new(),
+            thinking: Vec::new(),
+            stop_reason: None,
+            stop_sequence: Value::Null,
+            usage: None,
+            done: false,
+            errored: false,
+            content_was_reasoning: false,
+            sent_text: String::new(),
+            unfixed: Vec::new(),
+            through: false,
+        }
+    }
+
+    fn block(&self, index: u64) -> Option<Block> {
+        self.blocks.iter().find(|(i, _)| *i == index).map(|(_, b)| *b)
+    }
+
+    /// Open a block of the proxy's own: close its text block first.
+    fn next_block(&mut self, out: &mut Vec<Bytes>) -> usize {
+        self.close_text(out);
+        let k = self.next_out;
+        self.next_out += 1;
+        k
+    }
+
+    fn close_text(&mut self, out: &mut Vec<Bytes>) {
+        if let Some(k) = self.open_text.take() {
+            out.push(event("content_block_stop", &json!({"type": "content_block_stop", "index": k})));
+        }
+    }
+
+    /// Send released text in the proxy's text block.
+    fn text(&mut self, text: &str, out: &mut Vec<Bytes>) {
+        if text.is_empty() {
+            return;
+        }
+        let k = if let Some(k) = self.open_text {
+            k
+        } else {
+            let k = self.next_block(out);
+            out.push(event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": k, "content_block": {"type": "text", "text": ""}}),
+            ));
+            self.open_text = Some(k);
+            k
+        };
+        self.sent_text.push_str(text);
+        out.push(event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": k, "delta": {"type": "text_delta", "text": text}}),
+        ));
+    }
+
+    fn take(&mut self, events: Vec<ReplyEvent>, out: &mut Vec<Bytes>) {
+        let mut text = String::new();
+        for e in events {
+            match e {
+                ReplyEvent::Content(t) => text.push_str(&t),
+                ReplyEvent::ContentWasReasoning => self.content_was_reasoning = true,
+                // Reasoning moved out of the text is not written back (as not streamed).
+                _ => {}
+            }
+        }
+        self.text(&text, out);
+    }
+
+    /// The reply outgrew the fixer: send what it held, and pass the rest through.
+    fn give_up(&mut self, stuck: &str, out: &mut Vec<Bytes>) {
+        if let Some(s) = self.stream.take() {
+            let (events, fixed) = s.finish(None);
+            self.take(events, out);
+            self.text(stuck, out);
+            // The calls fixed so far go out now; the rest passes through.
+            self.close_text(out);
+            for c in fixed.calls.iter().filter(|c| c.status.is_usable()) {
+                let k = self.next_block(out);
+                let input: Value =
+                    c.arguments_text().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_else(|| json!({}));
+                out.extend(tool_use_events(k, &super::block_id(c), &c.name, &input));
+            }
+        }
+        self.through = true;
+        self.unfixed.push("the reply is too large to fix; the rest passed through".to_owned());
+    }
+
+    fn on_event(&mut self, e: &Event, out: &mut Vec<Bytes>) -> Result<(), Fault> {
+        let Ok(Value::Object(data)) = serde_json::from_str::<Value>(&e.data) else {
+            return Err(Fault::Malformed);
+        };
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or("");
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match kind {
+            "message_start" => {
+                if let Some(m) = data.get("message").and_then(Value::as_object) {
+                    self.message.clone_from(m);
+                }
+                out.push(e.raw.clone());
+            }
+            "content_block_start" => {
+                let block = data.get("content_block").unwrap_or(&Value::Null);
+                match block.get("type").and_then(Value::as_str).unwrap_or("") {
+                    "text" => {
+                        self.blocks.push((index, Block::Text));
+                        let t = block.get("text").and_then(Value::as_str).unwrap_or("");
+                        self.push_text(t, out);
+                    }
+                    "tool_use" if !self.through => {
+                        self.blocks.push((index, Block::ToolUse));
+                        let i = usize::try_from(index).unwrap_or(usize::MAX);
+                        let mut d = ToolCallDelta::new(i);
+                        if let Some(id) = block.get("id").and_then(Value::as_str) {
+                            d = d.with_id(id);
+                        }
+                        if let Some(n) = block.get("name").and_then(Value::as_str) {
+                            d = d.with_name(n);
+                        }
+                        let input = block.get("input").filter(|v| v.as_object().is_some_and(|o| !o.is_empty()));
+                        let text = input.map(Value::to_string);
+                        if let Some(t) = &text {
+                            d = d.with_arguments(t);
+                        }
+                        if let Some(s) = self.stream.as_mut() {
+                            let events = s.push_tool_call(d);
+                            self.take(events, out);
+                        }
+                    }
+                    other => {
+                        let thinking = other == "thinking";
+                        let k = self.next_block(out);
+                        self.blocks.push((index, Block::Passed { out: k, thinking }));
+                        if thinking {
+                            let t = block.get("thinking").and_then(Value::as_str).unwrap_or("").to_owned();
+                            self.push_thinking(&t);
+                            self.thinking.push((t, String::new()));
+                        }
+                        out.push(with_index(&data, e, k));
+                    }
+                }
+            }
+            "content_block_delta" => {
+                let delta = data.get("delta").unwrap_or(&Value::Null);
+                match self.block(index) {
+                    Some(Block::Text) => {
+                        let t = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                        self.push_text(t, out);
+                    }
+                    Some(Block::ToolUse) => {
+                        let i = usize::try_from(index).unwrap_or(usize::MAX);
+                        let piece = delta.get("partial_json").and_then(Value::as_str).unwrap_or("");
+                        if let Some(s) = self.stream.as_mut() {
+                            let events = s.push_tool_call(ToolCallDelta::new(i).with_arguments(piece));
+                            self.take(events, out);
+                        }
+                    }
+                    Some(Block::Passed { out: k, thinking }) => {
+                        if thinking {
+                            if let Some(t) = delta.get("thinking").and_then(Value::as_str) {
+                                self.push_thinking(t);
+                                if let Some(last) = self.thinking.last_mut() {
+                                    last.0.push_str(t);
+                                }
+                            }
+                            if let Some(sig) = delta.get("signature").and_then(Value::as_str)
+                                && let Some(last) = self.thinking.last_mut()
+                            {
+                                last.1.push_str(sig);
+                            }
+                        }
+                        out.push(with_index(&data, e, k));
+                    }
+                    None => out.push(e.raw.clone()),
+                }
+            }
+            "content_block_stop" => match self.block(index) {
+                Some(Block::Passed { out: k, .. }) => out.push(with_index(&data, e, k)),
+                Some(_) => {}
+                None => out.push(e.raw.clone()),
+            },
+            "message_delta" => {
+                let delta = data.get("delta").unwrap_or(&Value::Null);
+                if let Some(r) = delta.get("stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(r.to_owned());
+                }
+                if let Some(s) = delta.get("stop_sequence") {
+                    self.stop_sequence = s.clone();
+                }
+                if let Some(u) = data.get("usage") {
+                    self.usage = Some(u.clone());
+                }
+            }
+            "message_stop" => self.done = true,
+            "error" => {
+                self.errored = true;
+                out.push(e.raw.clone());
+            }
+            // `ping` and anything newer pass through.
+            _ => out.push(e.raw.clone()),
+        }
+        Ok(())
+    }
+
+    fn push_text(&mut self, t: &str, out: &mut Vec<Bytes>) {
+        if t.is_empty() {
+            return;
+        }
+        let Some(s) = self.stream.as_mut() else {
+            // Given up: the text passes through.
+            self.text(t, out);
+            return;
+        };
+        match s.push_content(t) {
+            Ok(events) => self.take(events, out),
+            Err(_) => self.give_up(t, out),
+        }
+    }
+
+    fn push_thinking(&mut self, t: &str) {
+        if t.is_empty() {
+            return;
+        }
+        let Some(s) = self.stream.as_mut() else { return };
+        if s.push_reasoning(t).is_err() {
+            // Too large to read for calls: the thinking passes through all the same.
+            self.stream = None;
+            self.through = true;
+            self.unfixed.push("the reply is too large to fix; the rest passed through".to_owned());
+        }
+    }
+
+    /// The reply as a non-streamed message, from what was received.
+    fn assembled(&self, received: &toolfix::reply::Received) -> Value {
+        let mut m = self.message.clone();
+        let mut content = Vec::new();
+        for (t, sig) in &self.thinking {
+            content.push(json!({"type": "thinking", "thinking": t, "signature": sig}));
+        }
+        if !received.content.is_empty() {
+            content.push(json!({"type": "text", "text": received.content}));
+        }
+        for c in &received.tool_calls {
+            let input: Value = serde_json::from_str(&c.arguments).unwrap_or_else(|_| {
+                if c.arguments.is_empty() { json!({}) } else { Value::String(c.arguments.clone()) }
+            });
+            content.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+        }
+        m.insert("type".to_owned(), json!("message"));
+        m.insert("role".to_owned(), json!("assistant"));
+        m.insert("content".to_owned(), Value::Array(content));
+        m.insert("stop_reason".to_owned(), self.stop_reason.clone().map_or(Value::Null, Value::String));
+        m.insert("stop_sequence".to_owned(), self.stop_sequence.clone());
+        if let Some(u) = &self.usage {
+            m.insert("usage".to_owned(), u.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+impl StreamFixer<'_> for MessagesStream {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, Fault> {
+        let events = self.sse.push(bytes).map_err(|sse::TooLong| Fault::TooLarge)?;
+        let mut out = Vec::new();
+        for e in events {
+            if !self.done {
+                self.on_event(&e, &mut out)?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn finish(&mut self) -> Ended {
+        let mut frames = Vec::new();
+        let mut fault = false;
+        if let Some(last) = std::mem::replace(&mut self.sse, sse::Parser::new(0)).finish() {
+            fault = self.on_event(&last, &mut frames).is_err();
+        }
+        let complete = !fault && (self.done || self.stop_reason.is_some());
+        let (received, fixed) = match self.stream.take() {
+            Some(s) => {
+                let received = s.received().clone();
+                let finish = match self.stop_reason.as_deref() {
+                    Some("max_tokens") => Some("length"),
+                    Some("tool_use") => Some("tool_calls"),
+                    Some(_) => Some("stop"),
+                    None => None,
+                };
+                let (events, f) = s.finish(finish);
+                self.take(events, &mut frames);
+                (received, Some(f))
+            }
+            None => (toolfix::reply::Received::default(), None),
+        };
+        let response = self.assembled(&received);
+        Ended {
+            frames,
+            fixed: Fixed { response, bytes: None, replies: vec![fixed] },
+            complete,
+            errored: self.errored,
+            content_was_reasoning: self.content_was_reasoning,
+        }
+    }
+
+    fn closing(&self, answer: &Fixed, later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes> {
+        let _ = later;
+        let mut me = Closer { open_text: self.open_text, next_out: self.next_out, out: Vec::new() };
+        let mut response = answer.response.clone();
+        let fixed = answer.replies.first().and_then(Option::as_ref);
+        if let Some(f) = fixed.filter(|f| !self.through && Messages::changes(&answer.response, 0, f)) {
+            Messages::apply(&mut response, 0, f, unusable);
+        }
+        if !self.through {
+            let blocks = response.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+            let text: String = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            // Only what the client has not seen (as for Chat Completions).
+            let unseen = if let Some(rest) = text.strip_prefix(self.sent_text.as_str()) {
+                rest.to_owned()
+            } else if self.sent_text.is_empty() {
+                text
+            } else {
+                match fixed {
+                    Some(f) if unusable == Unusable::Explain && f.calls.iter().any(|c| !c.status.is_usable()) => {
+                        format!("\n\n{}", feedback::gave_up(f, ""))
+                    }
+                    _ => String::new(),
+                }
+            };
+            me.text(&unseen);
+            me.close_text();
+            for b in blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")) {
+                let k = me.next_out;
+                me.next_out += 1;
+                let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
+                let id = b.get("id").and_then(Value::as_str).unwrap_or("");
+                let name = b.get("name").and_then(Value::as_str).unwrap_or("");
+                me.out.extend(tool_use_events(k, id, name, &input));
+            }
+        }
+        let stop = response.get("stop_reason").cloned().unwrap_or(Value::Null);
+        let mut delta = json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": self.stop_sequence},
+            "usage": self.usage.clone().unwrap_or_else(|| json!({"output_tokens": 0}))});
+        if let Some(o) = delta.as_object_mut() {
+            o.insert("x_toolfix".to_owned(), summary.to_value());
+        }
+        me.out.push(event("message_delta", &delta));
+        me.out.push(event("message_stop", &json!({"type": "message_stop"})));
+        me.out
+    }
+
+    fn error_frame(&self, code: &str, message: &str) -> Bytes {
+        let kind = if code == "upstream_timeout" { "timeout_error" } else { "api_error" };
+        event("error", &Messages::error_body(kind, code, message))
+    }
+
+    fn unfixed(&self) -> Vec<String> {
+        self.unfixed.clone()
+    }
+}
+
+/// Builds the closing events.
+struct Closer {
+    open_text: Option<usize>,
+    next_out: usize,
+    out: Vec<Bytes>,
+}
+
+impl Closer {
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let k = if let Some(k) = self.open_text {
+            k
+        } else {
+            let k = self.next_out;
+            self.next_out += 1;
+            self.out.push(event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": k, "content_block": {"type": "text", "text": ""}}),
+            ));
+            self.open_text = Some(k);
+            k
+        };
+        self.out.push(event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": k, "delta": {"type": "text_delta", "text": text}}),
+        ));
+    }
+
+    fn close_text(&mut self) {
+        if let Some(k) = self.open_text.take() {
+            self.out.push(event("content_block_stop", &json!({"type": "content_block_stop", "index": k})));
+        }
+    }
+}
+
+/// An SSE event with its `event:` line (the SDK ignores events without one).
+fn event(name: &str, data: &Value) -> Bytes {
+    sse::named(name, &data.to_string())
+}
+
+/// An upstream event with its block renumbered to `k`.
+fn with_index(data: &Map<String, Value>, e: &Event, k: usize) -> Bytes {
+    let mut d = data.clone();
+    d.insert("index".to_owned(), json!(k));
+    let name = d.get("type").and_then(Value::as_str).unwrap_or("message").to_owned();
+    let _ = e;
+    event(&name, &Value::Object(d))
+}
+
+/// The three events of one `tool_use` block: start (empty input), one `input_json_delta`
+/// with the whole input, stop.
+fn tool_use_events(k: usize, id: &str, name: &str, input: &Value) -> [Bytes; 3] {
+    let start = json!({"type": "content_block_start", "index": k, "content_block":
+        {"type": "tool_use", "id": id, "name": name, "input": {}}});
+    let delta = json!({"type": "content_block_delta", "index": k,
+        "delta": {"type": "input_json_delta", "partial_json": input.to_string()}});
+    [
+        event("content_block_start", &start),
+        event("content_block_delta", &delta),
+        event("content_block_stop", &json!({"type": "content_block_stop", "index": k})),
+    ]
+}

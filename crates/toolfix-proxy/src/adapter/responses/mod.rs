@@ -1,0 +1,444 @@
+//! OpenAI Responses (`POST /v1/responses`): the request and response side; `stream` is its
+//! SSE. Shapes from the public API reference (platform.openai.com, "Responses": create,
+//! the response object, "Streaming events").
+//!
+//! A reply is read as the library's `Reply`: the `output_text` parts of the `message`
+//! items joined are the content, the `function_call` items the server's calls (their
+//! `call_id` the id), `status: "incomplete"` for `max_output_tokens` the token limit.
+//! `custom` tools (Codex's `apply_patch` with a grammar) and other tool types are passed
+//! through untouched: their calls' raw `input` is never repaired as JSON. Written back:
+//! other items untouched, the text left in the first `message` item, usable calls as
+//! `function_call` items (calls found in text get `fc_` item ids and `call_` call ids).
+
+mod stream;
+
+pub(crate) use stream::ResponsesStream;
+
+use super::{Adapter, Lazy, Peek, Unusable, history};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use std::borrow::Cow;
+use toolfix::extract::Channel;
+use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, ToolSet, feedback};
+
+/// The OpenAI Responses adapter.
+#[derive(Debug)]
+pub(crate) struct Responses;
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    tools: Option<&'a RawValue>,
+    stream: Option<bool>,
+}
+
+impl Adapter for Responses {
+    const API: &'static str = "responses";
+    const PATH: &'static str = "/v1/responses";
+    type Stream<'t> = ResponsesStream;
+
+    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+        let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+        let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+    }
+
+    fn definitions(request: &Value) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut stack: Vec<&Value> = request.get("tools").and_then(Value::as_array).into_iter().flatten().collect();
+        // Function tools, also inside a `namespace` tool's own list (one level, as Codex sends).
+        let mut nested = Vec::new();
+        for t in stack.drain(..) {
+            if let Some(inner) = t.get("tools").and_then(Value::as_array) {
+                nested.extend(inner.iter());
+            } else {
+                nested.push(t);
+            }
+        }
+        for t in nested {
+            if t.get("type").and_then(Value::as_str) == Some("function")
+                && let Some(name) = t.get("name")
+            {
+                out.push(json!({"name": name, "description": t.get("description").cloned().unwrap_or(json!("")),
+                                "parameters": t.get("parameters").cloned().unwrap_or(json!({"type": "object"}))}));
+            }
+        }
+        out
+    }
+
+    fn history(request: &Value) -> Option<Cow<'_, Value>> {
+        Some(Cow::Owned(Value::Array(openai_history(request.get("input")?))))
+    }
+
+    fn repair_history(request: &mut Value, limits: &Limits) -> Vec<history::Change> {
+        match request.get_mut("input").and_then(Value::as_array_mut) {
+            Some(items) => repair(items, limits),
+            None => Vec::new(),
+        }
+    }
+
+    fn each_reply(response: &Value, f: &mut dyn FnMut(&Reply<'_>)) {
+        let parts = Parts::of(response);
+        f(&parts.reply());
+    }
+
+    fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
+        let response: Value = serde_json::from_slice(body).ok()?;
+        if response.get("object").and_then(Value::as_str) != Some("response") {
+            return None;
+        }
+        let parts = Parts::of(&response);
+        let fixed = fix(&parts.reply());
+        let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
+        Some(Lazy { replies: vec![fixed], changed })
+    }
+
+    fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
+        Parts::of(response).changes(fixed)
+    }
+
+    fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
+        let parts = Parts::of(response);
+        let Some(obj) = response.as_object_mut() else { return };
+        let old: Vec<Value> = obj.get("output").and_then(Value::as_array).cloned().unwrap_or_default();
+        let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
+        let text_as_sent = unusable == Unusable::AsSent
+            && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
+        let text = if unusable == Unusable::Explain && gave_up {
+            feedback::gave_up(fixed, &fixed.content)
+        } else if text_as_sent {
+            parts.text.clone()
+        } else {
+            fixed.content.clone()
+        };
+        let mut output = Vec::with_capacity(old.len() + fixed.calls.len());
+        let mut placed = false;
+        for item in &old {
+            match kind(item) {
+                "message" => {
+                    if !placed {
+                        placed = true;
+                        if !text.is_empty() {
+                            output.push(message_item(
+                                item.get("id").and_then(Value::as_str).unwrap_or("msg_toolfix"),
+                                &text,
+                            ));
+                        }
+                    }
+                }
+                "function_call" => {}
+                _ => output.push(item.clone()),
+            }
+        }
+        if !placed && !text.is_empty() {
+            output.push(message_item("msg_toolfix", &text));
+        }
+        for c in &fixed.calls {
+            if c.status.is_usable() && !(text_as_sent && c.channel != Channel::ToolCalls) {
+                output.push(function_call(c, &old));
+            } else if unusable == Unusable::AsSent
+                && c.channel == Channel::ToolCalls
+                && let Some(o) = find_call(&old, &c.id)
+            {
+                output.push(o.clone());
+            }
+        }
+        obj.insert("output".to_owned(), Value::Array(output));
+    }
+
+    fn report(response: &mut Value, report: Value) {
+        if let Some(obj) = response.as_object_mut() {
+            obj.insert("x_toolfix".to_owned(), report);
+        }
+    }
+
+    fn original(response: &Value, _index: usize) -> Value {
+        response.get("output").cloned().unwrap_or(Value::Null)
+    }
+
+    fn reprompt(request: &Value, response: &Value, fixed: &FixedReply, limits: &Limits) -> Option<Value> {
+        let mut next = one_shot(request)?;
+        let mut input = match next.get("input") {
+            Some(Value::Array(items)) => items.clone(),
+            Some(Value::String(text)) => vec![json!({"role": "user", "content": text})],
+            _ => Vec::new(),
+        };
+        let old = output(response);
+        let mut answers = Vec::new();
+        for item in old {
+            match kind(item) {
+                "message" => input.push(item.clone()),
+                "function_call" => {
+                    let call_id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
+                    let (arguments, _) = history::normalise_arguments(item.get("arguments"), limits);
+                    let mut call = item.clone();
+                    if let Some(o) = call.as_object_mut() {
+                        o.insert("arguments".to_owned(), json!(arguments));
+                    }
+                    input.push(call);
+                    let answer: &str =
+                        match fixed.calls.iter().find(|c| c.channel == Channel::ToolCalls && c.id == call_id) {
+                            Some(c) => feedback::call_result(c),
+                            None => feedback::not_run(),
+                        };
+                    answers.push(json!({"type": "function_call_output", "call_id": call_id, "output": answer}));
+                }
+                _ => {}
+            }
+        }
+        input.extend(answers);
+        input.push(json!({"role": "user", "content": feedback::reprompt(fixed)}));
+        let obj = next.as_object_mut()?;
+        obj.insert("input".to_owned(), Value::Array(input));
+        force_tool(&mut next, fixed);
+        Some(next)
+    }
+
+    fn retry_longer(request: &Value, response: &Value, cap: u64) -> Option<Value> {
+        let used = request
+            .get("max_output_tokens")
+            .and_then(Value::as_u64)
+            .or_else(|| response.pointer("/usage/output_tokens").and_then(Value::as_u64));
+        let raised = match used {
+            Some(n) => cap.min(n.saturating_mul(2).max(n.saturating_add(256))),
+            None => cap,
+        };
+        if used.is_some_and(|n| raised <= n) {
+            return None;
+        }
+        let mut next = one_shot(request)?;
+        next.as_object_mut()?.insert("max_output_tokens".to_owned(), json!(raised));
+        Some(next)
+    }
+
+    fn continuation(_request: &Value, _response: &Value) -> Option<Value> {
+        None
+    }
+
+    fn join(_partial: &Value, continued: Value) -> Value {
+        continued
+    }
+
+    fn stream<'t>(
+        tools: &'t ToolSet,
+        history: Option<&'t Value>,
+        options: &FixOptions,
+        max_event: usize,
+    ) -> ResponsesStream {
+        ResponsesStream::new(tools, history, options.clone(), max_event)
+    }
+}
+
+/// The reply's parts, joined.
+#[derive(Debug, Default)]
+struct Parts {
+    text: String,
+    calls: Value,
+    finish: &'static str,
+}
+
+impl Parts {
+    fn of(response: &Value) -> Parts {
+        let items = output(response);
+        let calls: Vec<Value> = items
+            .iter()
+            .filter(|i| kind(i) == "function_call")
+            .map(|i| json!({"id": i.get("call_id"), "function": {"name": i.get("name"), "arguments": i.get("arguments")}}))
+            .collect();
+        let incomplete = response.get("status").and_then(Value::as_str) == Some("incomplete")
+            && response.pointer("/incomplete_details/reason").and_then(Value::as_str) == Some("max_output_tokens");
+        let finish = if incomplete {
+            "length"
+        } else if calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        Parts { text: text_of(items), calls: Value::Array(calls), finish }
+    }
+
+    fn reply(&self) -> Reply<'_> {
+        let mut reply = Reply::new(&self.text).with_finish_reason(self.finish);
+        if self.calls.as_array().is_some_and(|c| !c.is_empty()) {
+            reply = reply.with_tool_calls(&self.calls);
+        }
+        reply
+    }
+
+    fn changes(&self, fixed: &FixedReply) -> bool {
+        let natives = self.calls.as_array().map(Vec::as_slice).unwrap_or_default();
+        let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
+        fixed.changed_calls()
+            || fixed.calls.iter().any(|c| !c.status.is_usable())
+            || served.len() != natives.len()
+            || served.iter().any(|c| {
+                !natives.iter().any(|o| {
+                    o.get("id").and_then(Value::as_str) == Some(c.id.as_str())
+                        && o.pointer("/function/name").and_then(Value::as_str) == Some(c.name.as_str())
+                        && o.pointer("/function/arguments").and_then(Value::as_str) == c.arguments_text()
+                })
+            })
+            || self.text != fixed.content
+    }
+}
+
+/// The `function_call` item of a usable call; an untouched server call keeps its own.
+fn function_call(call: &FixedCall, old: &[Value]) -> Value {
+    if call.channel == Channel::ToolCalls
+        && call.status == CallStatus::Untouched
+        && let Some(o) = find_call(old, &call.id)
+        && o.get("arguments").and_then(Value::as_str) == call.arguments_text()
+    {
+        return o.clone();
+    }
+    let item_id = find_call(old, &call.id)
+        .and_then(|o| o.get("id"))
+        .and_then(Value::as_str)
+        .map_or_else(|| item_id(call), str::to_owned);
+    json!({"type": "function_call", "id": item_id, "call_id": call.id, "name": call.name,
+           "arguments": call.arguments_text().unwrap_or("{}"), "status": "completed"})
+}
+
+/// The item id of a call found in text.
+pub(crate) fn item_id(call: &FixedCall) -> String {
+    format!("fc_{}", call.id.strip_prefix("call_").unwrap_or(&call.id))
+}
+
+fn find_call<'a>(items: &'a [Value], call_id: &str) -> Option<&'a Value> {
+    items.iter().find(|o| kind(o) == "function_call" && o.get("call_id").and_then(Value::as_str) == Some(call_id))
+}
+
+pub(crate) fn message_item(id: &str, text: &str) -> Value {
+    json!({"type": "message", "id": id, "status": "completed", "role": "assistant",
+           "content": [{"type": "output_text", "text": text, "annotations": []}]})
+}
+
+fn output(response: &Value) -> &[Value] {
+    response.get("output").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+fn kind(item: &Value) -> &str {
+    item.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// The `output_text` of the `message` items, joined.
+fn text_of(items: &[Value]) -> String {
+    items
+        .iter()
+        .filter(|i| kind(i) == "message")
+        .flat_map(|i| i.get("content").and_then(Value::as_array).into_iter().flatten())
+        .filter(|p| kind(p) == "output_text")
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect()
+}
+
+fn one_shot(request: &Value) -> Option<Value> {
+    let mut next = request.clone();
+    let obj = next.as_object_mut()?;
+    obj.remove("stream");
+    obj.remove("stream_options");
+    Some(next)
+}
+
+/// Make the re-prompt ask for the tool that failed.
+fn force_tool(request: &mut Value, fixed: &FixedReply) {
+    let mut failed = fixed.calls.iter().filter(|c| c.status == CallStatus::Refused).map(|c| c.name.as_str());
+    let Some(name) = failed.next() else { return };
+    if failed.any(|n| n != name) || request.get("tool_choice").and_then(Value::as_str) == Some("none") {
+        return;
+    }
+    if let Some(obj) = request.as_object_mut() {
+        obj.insert("tool_choice".to_owned(), json!({"type": "function", "name": name}));
+    }
+}
+
+/// The input items as an OpenAI message list (for the storm guard and the ids of new
+/// calls).
+fn openai_history(input: &Value) -> Vec<Value> {
+    let Some(items) = input.as_array() else {
+        return vec![json!({"role": "user", "content": input})];
+    };
+    let mut out: Vec<Value> = Vec::with_capacity(items.len());
+    for item in items {
+        match kind(item) {
+            "function_call" => {
+                let call = json!({"id": item.get("call_id"), "type": "function",
+                    "function": {"name": item.get("name"), "arguments": item.get("arguments")}});
+                match out.last_mut() {
+                    Some(last)
+                        if last.get("role").and_then(Value::as_str) == Some("assistant")
+                            && last.get("tool_calls").is_some() =>
+                    {
+                        if let Some(calls) = last.get_mut("tool_calls").and_then(Value::as_array_mut) {
+                            calls.push(call);
+                        }
+                    }
+                    _ => out.push(json!({"role": "assistant", "content": null, "tool_calls": [call]})),
+                }
+            }
+            "function_call_output" => {
+                let output = match item.get("output") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                out.push(json!({"role": "tool", "tool_call_id": item.get("call_id"), "content": output}));
+            }
+            "message" | "" => {
+                let role = item.get("role").and_then(Value::as_str).unwrap_or("user");
+                let content = match item.get("content") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(Value::Array(parts)) => {
+                        parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<String>()
+                    }
+                    _ => String::new(),
+                };
+                out.push(json!({"role": role, "content": content}));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Repair the input items in place: `function_call` items whose `arguments` are not valid
+/// JSON text (salvaged, or kept under [`history::UNPARSED_KEY`]), `function_call_output`
+/// items that answer no earlier call (dropped).
+fn repair(items: &mut Vec<Value>, limits: &Limits) -> Vec<history::Change> {
+    let mut changes = Vec::new();
+    let mut known: Vec<String> = Vec::new();
+    let mut out = Vec::with_capacity(items.len());
+    for (index, mut item) in std::mem::take(items).into_iter().enumerate() {
+        match kind(&item) {
+            "function_call" => {
+                let call_id = item.get("call_id").and_then(Value::as_str).map(str::to_owned);
+                let (text, change) = history::normalise_arguments(item.get("arguments"), limits);
+                if let Some(kind) = change
+                    && let Some(o) = item.as_object_mut()
+                {
+                    o.insert("arguments".to_owned(), Value::String(text));
+                    changes.push(history::Change { kind, message: index, call: None, tool_call_id: call_id.clone() });
+                }
+                known.extend(call_id);
+            }
+            "custom_tool_call" => known.extend(item.get("call_id").and_then(Value::as_str).map(str::to_owned)),
+            "function_call_output" | "custom_tool_call_output" => {
+                let id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
+                if !known.iter().any(|k| k == id) {
+                    changes.push(history::Change {
+                        kind: "orphan_result_dropped",
+                        message: index,
+                        call: None,
+                        tool_call_id: Some(id.to_owned()).filter(|i| !i.is_empty()),
+                    });
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(item);
+    }
+    *items = out;
+    changes
+}

@@ -1,0 +1,430 @@
+//! Streamed OpenAI Responses (SSE: `response.created`, `response.output_item.added`,
+//! `response.content_part.added`, `response.output_text.delta`,
+//! `response.function_call_arguments.delta/.done`, `response.output_item.done`,
+//! `response.completed` / `.incomplete` / `.failed`; platform.openai.com, "Streaming
+//! events"). No `[DONE]`.
+//!
+//! Text deltas flow as the library releases them, in a `message` item the proxy opens when
+//! it has text to send and closes before any other item; items of other kinds (reasoning,
+//! custom tool calls, web search) pass through, renumbered; `function_call` items are held
+//! (their argument deltas fed to the library) and re-emitted at the end, repaired: added,
+//! one arguments delta, `.done`, item done — the same arguments in all three places and in
+//! the final `response.completed`, which carries the `x_toolfix` report. Every event the
+//! proxy sends has its own `sequence_number`, in order.
+
+use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
+use super::{Responses, message_item};
+use crate::sse::{self, Event};
+use crate::summary::Summary;
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+use std::sync::atomic::{AtomicU64, Ordering};
+use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet, feedback};
+
+/// What an upstream item became.
+#[derive(Clone, Copy, Debug)]
+enum Item {
+    /// A message: its text is fed to the library.
+    Message,
+    /// Passed through as output item `out`.
+    Passed { out: usize },
+    /// A function call: held.
+    Call,
+}
+
+/// The streaming fixer of OpenAI Responses.
+pub(crate) struct ResponsesStream {
+    sse: sse::Parser,
+    stream: Option<ReplyStream>,
+    items: Vec<(u64, Item)>,
+    next_out: usize,
+    /// The proxy's open message item: (output index, item id).
+    open: Option<(usize, String)>,
+    /// Text sent in the open message item (for its `.done` events).
+    open_text: String,
+    message_id: String,
+    /// Items passed through, as their `output_item.done` gave them.
+    passed: Vec<(usize, Value)>,
+    /// The item ids of the server's calls, by upstream output index.
+    call_items: Vec<(u64, String)>,
+    /// The upstream's last `response` object (`created`, then `completed` / ...).
+    response: Map<String, Value>,
+    /// The last event's type (`response.completed`, `.incomplete`, `.failed`).
+    end: Option<String>,
+    seq: AtomicU64,
+    errored: bool,
+    content_was_reasoning: bool,
+    sent_text: String,
+    unfixed: Vec<String>,
+}
+
+impl ResponsesStream {
+    pub(crate) fn new(tools: &ToolSet, history: Option<&Value>, options: FixOptions, max_event: usize) -> Self {
+        ResponsesStream {
+            sse: sse::Parser::new(max_event),
+            stream: Some(ReplyStream::new(Some(tools), history, options)),
+            items: Vec::new(),
+            next_out: 0,
+            open: None,
+            open_text: String::new(),
+            message_id: "msg_toolfix".to_owned(),
+            passed: Vec::new(),
+            call_items: Vec::new(),
+            response: Map::new(),
+            end: None,
+            seq: AtomicU64::new(0),
+            errored: false,
+            content_was_reasoning: false,
+            sent_text: String::new(),
+            unfixed: Vec::new(),
+        }
+    }
+
+    fn emit(&self, mut data: Value) -> Bytes {
+        let name = data.get("type").and_then(Value::as_str).unwrap_or("message").to_owned();
+        if let Some(o) = data.as_object_mut() {
+            o.insert("sequence_number".to_owned(), json!(self.seq.fetch_add(1, Ordering::Relaxed)));
+        }
+        sse::named(&name, &data.to_string())
+    }
+
+    fn item(&self, index: u64) -> Option<Item> {
+        self.items.iter().find(|(i, _)| *i == index).map(|(_, b)| *b)
+    }
+
+    fn close_message(&mut self, out: &mut Vec<Bytes>) {
+        if let Some((k, id)) = self.open.take() {
+            let text = std::mem::take(&mut self.open_text);
+            out.extend(self.message_end(k, &id, &text));
+        }
+    }
+
+    fn message_end(&self, k: usize, id: &str, text: &str) -> [Bytes; 3] {
+        let part = json!({"type": "output_text", "text": text, "annotations": []});
+        [
+            self.emit(json!({"type": "response.output_text.done", "item_id": id, "output_index": k, "content_index": 0, "text": text})),
+            self.emit(json!({"type": "response.content_part.done", "item_id": id, "output_index": k, "content_index": 0, "part": part})),
+            self.emit(json!({"type": "response.output_item.done", "output_index": k, "item": message_item(id, text)})),
+        ]
+    }
+
+    fn message_start(&self, k: usize, id: &str) -> [Bytes; 2] {
+        let item = json!({"type": "message", "id": id, "status": "in_progress", "role": "assistant", "content": []});
+        [
+            self.emit(json!({"type": "response.output_item.added", "output_index": k, "item": item})),
+            self.emit(
+                json!({"type": "response.content_part.added", "item_id": id, "output_index": k, "content_index": 0,
+                             "part": {"type": "output_text", "text": "", "annotations": []}}),
+            ),
+        ]
+    }
+
+    fn text(&mut self, text: &str, out: &mut Vec<Bytes>) {
+        if text.is_empty() {
+            return;
+        }
+        let (k, id) = if let Some(o) = &self.open {
+            o.clone()
+        } else {
+            let k = self.next_out;
+            self.next_out += 1;
+            let id = self.message_id.clone();
+            out.extend(self.message_start(k, &id));
+            self.open = Some((k, id.clone()));
+            (k, id)
+        };
+        self.sent_text.push_str(text);
+        self.open_text.push_str(text);
+        out.push(self.emit(json!({"type": "response.output_text.delta", "item_id": id, "output_index": k,
+                                  "content_index": 0, "delta": text})));
+    }
+
+    fn take(&mut self, events: Vec<ReplyEvent>, out: &mut Vec<Bytes>) {
+        let mut text = String::new();
+        for e in events {
+            match e {
+                ReplyEvent::Content(t) => text.push_str(&t),
+                ReplyEvent::ContentWasReasoning => self.content_was_reasoning = true,
+                _ => {}
+            }
+        }
+        self.text(&text, out);
+    }
+
+    fn push_text(&mut self, t: &str, out: &mut Vec<Bytes>) {
+        if t.is_empty() {
+            return;
+        }
+        let Some(s) = self.stream.as_mut() else {
+            self.text(t, out);
+            return;
+        };
+        if let Ok(events) = s.push_content(t) {
+            self.take(events, out);
+        } else {
+            // Too large to fix: what was held, this text, then the rest as it comes.
+            if let Some(s) = self.stream.take() {
+                let (events, _) = s.finish(None);
+                self.take(events, out);
+            }
+            self.text(t, out);
+            self.unfixed.push("the reply is too large to fix; the rest passed through".to_owned());
+        }
+    }
+
+    fn on_event(&mut self, e: &Event, out: &mut Vec<Bytes>) -> Result<(), Fault> {
+        let Ok(Value::Object(data)) = serde_json::from_str::<Value>(&e.data) else {
+            return Err(Fault::Malformed);
+        };
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+        let index = data.get("output_index").and_then(Value::as_u64).unwrap_or(0);
+        match kind.as_str() {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                if let Some(r) = data.get("response").and_then(Value::as_object) {
+                    self.response.clone_from(r);
+                }
+                out.push(self.emit(Value::Object(data)));
+            }
+            "response.output_item.added" => {
+                let item = data.get("item").unwrap_or(&Value::Null);
+                match item.get("type").and_then(Value::as_str).unwrap_or("") {
+                    "message" => {
+                        self.items.push((index, Item::Message));
+                        if let Some(id) = item.get("id").and_then(Value::as_str) {
+                            id.clone_into(&mut self.message_id);
+                        }
+                    }
+                    "function_call" if self.stream.is_some() => {
+                        self.items.push((index, Item::Call));
+                        if let Some(id) = item.get("id").and_then(Value::as_str) {
+                            self.call_items.push((index, id.to_owned()));
+                        }
+                        let mut d = ToolCallDelta::new(usize::try_from(index).unwrap_or(usize::MAX));
+                        if let Some(id) = item.get("call_id").and_then(Value::as_str) {
+                            d = d.with_id(id);
+                        }
+                        if let Some(n) = item.get("name").and_then(Value::as_str) {
+                            d = d.with_name(n);
+                        }
+                        let args = item.get("arguments").and_then(Value::as_str).filter(|a| !a.is_empty());
+                        if let Some(a) = args {
+                            d = d.with_arguments(a);
+                        }
+                        if let Some(s) = self.stream.as_mut() {
+                            let events = s.push_tool_call(d);
+                            self.take(events, out);
+                        }
+                    }
+                    _ => {
+                        self.close_message(out);
+                        let k = self.next_out;
+                        self.next_out += 1;
+                        self.items.push((index, Item::Passed { out: k }));
+                        out.push(self.emit(renumber(data, k)));
+                    }
+                }
+            }
+            "response.output_text.delta" => {
+                if matches!(self.item(index), Some(Item::Message) | None) {
+                    let t = data.get("delta").and_then(Value::as_str).unwrap_or("").to_owned();
+                    self.push_text(&t, out);
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                if let Some(Item::Call) = self.item(index) {
+                    let piece = data.get("delta").and_then(Value::as_str).unwrap_or("");
+                    let i = usize::try_from(index).unwrap_or(usize::MAX);
+                    if let Some(s) = self.stream.as_mut() {
+                        let events = s.push_tool_call(ToolCallDelta::new(i).with_arguments(piece));
+                        self.take(events, out);
+                    }
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                if let Some(r) = data.get("response").and_then(Value::as_object) {
+                    self.response.clone_from(r);
+                }
+                self.end = Some(kind);
+            }
+            "error" => {
+                self.errored = true;
+                out.push(e.raw.clone());
+            }
+            _ => match self.item(index) {
+                // The message's and calls' own events: the proxy sends its own.
+                Some(Item::Message | Item::Call) if kind.starts_with("response.") => {}
+                Some(Item::Passed { out: k }) => {
+                    if kind == "response.output_item.done"
+                        && let Some(item) = data.get("item")
+                    {
+                        self.passed.push((k, item.clone()));
+                    }
+                    out.push(self.emit(renumber(data, k)));
+                }
+                _ => out.push(self.emit(Value::Object(data))),
+            },
+        }
+        Ok(())
+    }
+
+    /// The reply as a non-streamed response, from what was received.
+    fn assembled(&self, received: &toolfix::reply::Received) -> Value {
+        let mut r = self.response.clone();
+        let mut output: Vec<Value> = self.passed.iter().map(|(_, i)| i.clone()).collect();
+        if !received.content.is_empty() {
+            output.push(message_item(&self.message_id, &received.content));
+        }
+        for c in &received.tool_calls {
+            let id = self
+                .call_items
+                .iter()
+                .find(|(i, _)| usize::try_from(*i).ok() == Some(c.index))
+                .map_or_else(|| format!("fc_{}", c.index), |(_, id)| id.clone());
+            output.push(json!({"type": "function_call", "id": id, "call_id": c.id,
+                               "name": c.name, "arguments": c.arguments, "status": "completed"}));
+        }
+        r.insert("object".to_owned(), json!("response"));
+        r.insert("output".to_owned(), Value::Array(output));
+        if !r.contains_key("status") || r.get("status").and_then(Value::as_str) == Some("in_progress") {
+            r.insert("status".to_owned(), json!("completed"));
+        }
+        Value::Object(r)
+    }
+}
+
+impl StreamFixer<'_> for ResponsesStream {
+    fn push(&mut self, bytes: &[u8]) -> Result<Vec<Bytes>, Fault> {
+        let events = self.sse.push(bytes).map_err(|sse::TooLong| Fault::TooLarge)?;
+        let mut out = Vec::new();
+        for e in events {
+            if self.end.is_none() {
+                self.on_event(&e, &mut out)?;
+            }
+        }
+        Ok(out)
+    }
+
+    fn is_done(&self) -> bool {
+        self.end.is_some()
+    }
+
+    fn finish(&mut self) -> Ended {
+        let mut frames = Vec::new();
+        let mut fault = false;
+        if let Some(last) = std::mem::replace(&mut self.sse, sse::Parser::new(0)).finish() {
+            fault = self.on_event(&last, &mut frames).is_err();
+        }
+        let complete = !fault && self.end.is_some();
+        let incomplete = self.response.get("status").and_then(Value::as_str) == Some("incomplete")
+            && self.response.get("incomplete_details").and_then(|d| d.get("reason")).and_then(Value::as_str)
+                == Some("max_output_tokens");
+        let (received, fixed) = match self.stream.take() {
+            Some(s) => {
+                let received = s.received().clone();
+                let (events, f) = s.finish(Some(if incomplete { "length" } else { "stop" }));
+                self.take(events, &mut frames);
+                (received, Some(f))
+            }
+            None => (toolfix::reply::Received::default(), None),
+        };
+        let response = self.assembled(&received);
+        Ended {
+            frames,
+            fixed: Fixed { response, bytes: None, replies: vec![fixed] },
+            complete,
+            errored: self.errored || self.end.as_deref() == Some("response.failed"),
+            content_was_reasoning: self.content_was_reasoning,
+        }
+    }
+
+    fn closing(&self, answer: &Fixed, _later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes> {
+        let mut out = Vec::new();
+        let mut response = answer.response.clone();
+        let fixed = answer.replies.first().and_then(Option::as_ref);
+        if let Some(f) = fixed.filter(|f| Responses::changes(&answer.response, 0, f)) {
+            Responses::apply(&mut response, 0, f, unusable);
+        }
+        let items = response.get("output").and_then(Value::as_array).cloned().unwrap_or_default();
+        let text: String = items
+            .iter()
+            .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+            .flat_map(|i| i.get("content").and_then(Value::as_array).cloned().unwrap_or_default())
+            .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned))
+            .collect();
+        let unseen = if let Some(rest) = text.strip_prefix(self.sent_text.as_str()) {
+            rest.to_owned()
+        } else if self.sent_text.is_empty() {
+            text
+        } else {
+            match fixed {
+                Some(f) if unusable == Unusable::Explain && f.calls.iter().any(|c| !c.status.is_usable()) => {
+                    format!("\n\n{}", feedback::gave_up(f, ""))
+                }
+                _ => String::new(),
+            }
+        };
+        // The message item: open (or opened now for unseen text), then closed.
+        let mut next_out = self.next_out;
+        let mut final_output: Vec<(usize, Value)> = self.passed.clone();
+        let mut open = self.open.clone();
+        let mut message_text = self.open_text.clone();
+        if !unseen.is_empty() {
+            let (k, id) = if let Some(o) = &open {
+                o.clone()
+            } else {
+                let k = next_out;
+                next_out += 1;
+                out.extend(self.message_start(k, &self.message_id));
+                (k, self.message_id.clone())
+            };
+            out.push(self.emit(json!({"type": "response.output_text.delta", "item_id": id, "output_index": k,
+                                      "content_index": 0, "delta": unseen})));
+            message_text.push_str(&unseen);
+            open = Some((k, id));
+        }
+        if let Some((k, id)) = open {
+            out.extend(self.message_end(k, &id, &message_text));
+            final_output.push((k, message_item(&id, &message_text)));
+        }
+        for item in items.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call")) {
+            let k = next_out;
+            next_out += 1;
+            let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+            let arguments = item.get("arguments").and_then(Value::as_str).unwrap_or("{}");
+            let mut added = item.clone();
+            if let Some(o) = added.as_object_mut() {
+                o.insert("arguments".to_owned(), json!(""));
+                o.insert("status".to_owned(), json!("in_progress"));
+            }
+            out.push(self.emit(json!({"type": "response.output_item.added", "output_index": k, "item": added})));
+            out.push(self.emit(json!({"type": "response.function_call_arguments.delta", "item_id": id, "output_index": k, "delta": arguments})));
+            out.push(self.emit(json!({"type": "response.function_call_arguments.done", "item_id": id, "output_index": k, "arguments": arguments})));
+            out.push(self.emit(json!({"type": "response.output_item.done", "output_index": k, "item": item})));
+            final_output.push((k, item.clone()));
+        }
+        final_output.sort_by_key(|(k, _)| *k);
+        let mut r = self.response.clone();
+        r.insert("output".to_owned(), Value::Array(final_output.into_iter().map(|(_, i)| i).collect()));
+        r.insert("x_toolfix".to_owned(), summary.to_value());
+        let end = self.end.clone().unwrap_or_else(|| "response.completed".to_owned());
+        out.push(self.emit(json!({"type": end, "response": r})));
+        out
+    }
+
+    fn error_frame(&self, code: &str, message: &str) -> Bytes {
+        // The event's own fields (as the API sends them), and `error` too, which the
+        // OpenAI SDK raises as an `APIError`.
+        self.emit(json!({"type": "error", "code": code, "message": message, "param": null,
+                         "error": {"type": "upstream_error", "code": code, "message": message}}))
+    }
+
+    fn unfixed(&self) -> Vec<String> {
+        self.unfixed.clone()
+    }
+}
+
+/// An upstream event with its output index set to `k`.
+fn renumber(mut data: Map<String, Value>, k: usize) -> Value {
+    data.insert("output_index".to_owned(), json!(k));
+    Value::Object(data)
+}

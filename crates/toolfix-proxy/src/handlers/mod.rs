@@ -1,0 +1,217 @@
+//! The HTTP handlers. [`api`] serves every API the proxy fixes, through its adapter:
+//! `once` answers a non-streamed request, `stream` a streamed one, `tail` is the
+//! recovery, labels and metrics both share. Everything else is passed through;
+//! `/healthz` and `/metrics` are the proxy's own.
+
+mod once;
+mod stream;
+pub(crate) mod tail;
+
+use crate::adapter::Adapter;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::summary::Summary;
+use crate::upstream::response_headers;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt as _};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Instant;
+use toolfix::ToolSet;
+use tracing::Instrument as _;
+
+pub(crate) type Shared = Arc<AppState>;
+
+pub(crate) async fn healthz() -> impl IntoResponse {
+    (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], "{\"status\":\"ok\"}")
+}
+
+pub(crate) async fn metrics(State(state): State<Shared>) -> impl IntoResponse {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+        state.metrics.render(),
+    )
+}
+
+/// Read a request body of at most `limit` bytes: a declared length over it is refused
+/// before reading, a body that grows past it is refused as soon as it does.
+async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+    if declared_length(headers).is_some_and(|n| n > limit) {
+        return Err(ApiError::too_large(limit));
+    }
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        if std::error::Error::source(&e).is_some_and(is_length_limit) {
+            ApiError::too_large(limit)
+        } else {
+            ApiError::bad_request("body_unreadable", format!("the request body could not be read: {e}"))
+        }
+    })
+}
+
+fn is_length_limit(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.is::<http_body_util::LengthLimitError>()
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<usize> {
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+/// A route of an API the proxy fixes (`POST /v1/chat/completions`, ...): a request with
+/// tools is fixed, streamed or not; one without passes through byte for byte.
+pub(crate) async fn api<A: Adapter>(State(state): State<Shared>, request: Request) -> Response {
+    let started = Instant::now();
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(&parts.headers, body, state.config.body_limit).await {
+        Ok(b) => b,
+        Err(e) => return shaped::<A>(&e),
+    };
+    let peek = match A::peek(&bytes) {
+        Ok(p) => p,
+        Err(e) => {
+            return shaped::<A>(&ApiError::bad_request(
+                "invalid_json",
+                format!("the request body is not valid JSON (or not an object): {e}"),
+            ));
+        }
+    };
+    let (Some(raw_tools), stream) = (peek.tools, peek.stream) else {
+        // No tools: nothing to fix; the request goes as it came, the answer comes back as
+        // it is.
+        return forward(&state, parts.method, &path_of(&parts.uri), &parts.headers, reqwest::Body::from(bytes)).await;
+    };
+    let mut request: Value = match serde_json::from_slice(&bytes) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => return shaped::<A>(&ApiError::bad_request("invalid_json", "the request body must be a JSON object")),
+    };
+    let tools = state.tool_set(raw_tools, || A::definitions(&request));
+    let model = request.get("model").and_then(Value::as_str).unwrap_or("").to_owned();
+    let span = tracing::info_span!("fix", api = A::API, model, stream, tools = tools.tools().len());
+    async move {
+        let history = if state.config.repair_history {
+            A::repair_history(&mut request, &state.config.limits)
+        } else {
+            Vec::new()
+        };
+        let outgoing =
+            if history.is_empty() { bytes } else { Bytes::from(serde_json::to_vec(&request).unwrap_or_default()) };
+        let summary = Summary::new(history);
+        summary.record_history(&state.metrics);
+        let job = Job { state, headers: parts.headers, request, outgoing, tools, summary, started, model };
+        if stream { stream::handle::<A>(job).await } else { once::handle::<A>(job).await }
+    }
+    .instrument(span)
+    .await
+}
+
+/// A request being answered.
+pub(crate) struct Job {
+    pub(crate) state: Shared,
+    pub(crate) headers: HeaderMap,
+    /// The request as forwarded (history repaired).
+    pub(crate) request: Value,
+    pub(crate) outgoing: Bytes,
+    pub(crate) tools: ToolSet,
+    pub(crate) summary: Summary,
+    pub(crate) started: Instant,
+    pub(crate) model: String,
+}
+
+pub(crate) fn upstream_failure(state: &AppState, api: &str, e: ApiError) -> Response {
+    if let Some(label) = e.upstream_label() {
+        state.metrics.upstream_error(api, label);
+    }
+    tracing::warn!(code = e.code, "upstream failure");
+    e.into_response()
+}
+
+/// An upstream failure answered in API `A`'s error shape.
+pub(crate) fn failure<A: Adapter>(state: &AppState, e: &ApiError) -> Response {
+    if let Some(label) = e.upstream_label() {
+        state.metrics.upstream_error(A::API, label);
+    }
+    tracing::warn!(code = e.code, "upstream failure");
+    shaped::<A>(e)
+}
+
+/// A proxy error in API `A`'s error shape.
+pub(crate) fn shaped<A: Adapter>(e: &ApiError) -> Response {
+    let body = A::error_body(e.kind, e.code, &e.message).to_string();
+    let mut response = (e.status, body).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"));
+    response
+}
+
+fn path_of(uri: &axum::http::Uri) -> String {
+    uri.path_and_query().map_or_else(|| uri.path().to_owned(), |p| p.as_str().to_owned())
+}
+
+/// Everything else: passed through, bodies streamed both ways.
+pub(crate) async fn passthrough(State(state): State<Shared>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let limit = state.config.body_limit;
+    if declared_length(&parts.headers).is_some_and(|n| n > limit) {
+        return ApiError::too_large(limit).into_response();
+    }
+    let body = reqwest::Body::wrap_stream(limited(body.into_data_stream(), limit));
+    forward(&state, parts.method, &path_of(&parts.uri), &parts.headers, body).await
+}
+
+/// Forward a request unchanged; stream the answer back unchanged.
+async fn forward(state: &AppState, method: Method, path: &str, headers: &HeaderMap, body: reqwest::Body) -> Response {
+    let url = state.upstream.url(path);
+    let headers = state.upstream.request_headers(headers, false);
+    let answer = match state.upstream.send(method, url, headers, body).await {
+        Ok(a) => a,
+        Err(e) => return upstream_failure(state, "passthrough", e),
+    };
+    if !answer.status.is_success() {
+        state.metrics.upstream_error("passthrough", answer.status.as_str());
+    }
+    let headers = response_headers(&answer.headers);
+    let body = Body::from_stream(idle_timeout(answer.response.bytes_stream(), state.upstream.idle));
+    (answer.status, headers, body).into_response()
+}
+
+/// A body stream that fails when the upstream is silent for longer than `idle`.
+pub(crate) fn idle_timeout<S>(stream: S, idle: std::time::Duration) -> impl Stream<Item = Result<Bytes, std::io::Error>>
+where
+    S: Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static,
+{
+    futures_util::stream::unfold((Box::pin(stream), false), move |(mut stream, done)| async move {
+        if done {
+            return None;
+        }
+        match tokio::time::timeout(idle, stream.next()).await {
+            Ok(Some(Ok(b))) => Some((Ok(b), (stream, false))),
+            Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e.without_url())), (stream, true))),
+            Ok(None) => None,
+            Err(_) => Some((Err(std::io::Error::other("the upstream went silent")), (stream, true))),
+        }
+    })
+}
+
+/// A request body stream that fails past `limit` bytes.
+fn limited(
+    stream: axum::body::BodyDataStream,
+    limit: usize,
+) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
+    futures_util::stream::unfold((stream, 0usize), move |(mut stream, seen)| async move {
+        match stream.next().await {
+            Some(Ok(b)) => {
+                let seen = seen + b.len();
+                if seen > limit {
+                    Some((Err(std::io::Error::other("the request body is over the limit")), (stream, usize::MAX / 2)))
+                } else {
+                    Some((Ok(b), (stream, seen)))
+                }
+            }
+            Some(Err(e)) => Some((Err(std::io::Error::other(e)), (stream, seen))),
+            None => None,
+        }
+    })
+}

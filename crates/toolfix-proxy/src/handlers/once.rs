@@ -1,0 +1,92 @@
+//! A non-streamed request: forward, fix the answer, recover upstream when a call cannot be
+//! used, answer. An answer the proxy does not change goes out as the upstream's bytes,
+//! read without being built into a value.
+
+use super::tail::{self, Ctx, Settled};
+use super::{Job, failure};
+use crate::adapter::{Adapter, Fixed};
+use crate::summary::Summary;
+use crate::upstream::{X_TOOLFIX, response_headers};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use toolfix::ReplyOutcome;
+
+pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
+    let Job { state, headers, request, outgoing, tools, mut summary, started, model } = job;
+    let history = A::history(&request);
+    let mut ctx =
+        Ctx { state: &state, headers: &headers, tools: &tools, history: history.as_deref(), waited: Duration::ZERO };
+    let asked = Instant::now();
+    let answer = match state.upstream.post_json(A::PATH, &headers, outgoing).await {
+        Ok(a) => a,
+        Err(e) => return failure::<A>(&state, &e),
+    };
+    let status = answer.status;
+    let mut upstream_headers = response_headers(&answer.headers);
+    let body = match state.upstream.read_all(answer.response, state.config.response_limit).await {
+        Ok(b) => b,
+        Err(e) => return failure::<A>(&state, &e),
+    };
+    ctx.waited += asked.elapsed();
+    if !status.is_success() {
+        state.metrics.upstream_error(A::API, status.as_str());
+        return (status, upstream_headers, body).into_response();
+    }
+    // Fix each reply from a borrowed read of the body.
+    let mut unfixed = Vec::new();
+    let Some(lazy) = A::fix_body(&body, &mut |reply| ctx.fix_one(reply, &mut unfixed)) else {
+        // Not this API's JSON: nothing to fix; given back as it came.
+        return (status, upstream_headers, body).into_response();
+    };
+    summary.unfixed = unfixed;
+    let settled = lazy.replies.iter().all(|f| f.as_ref().is_none_or(|f| f.outcome() != ReplyOutcome::Refused));
+    if !lazy.changed && settled {
+        // Left alone: the upstream's bytes.
+        for (i, f) in lazy.replies.iter().enumerate() {
+            if let Some(f) = f {
+                summary.calls(A::API, i, f, false, &state.metrics, &model);
+            }
+        }
+        upstream_headers.insert(X_TOOLFIX.clone(), summary.header());
+        state.metrics.added_latency(A::API, started.elapsed().saturating_sub(ctx.waited));
+        return (status, upstream_headers, body).into_response();
+    }
+    let Ok(response) = serde_json::from_slice::<Value>(&body) else {
+        return (status, upstream_headers, body).into_response();
+    };
+    let first = Fixed { response, bytes: Some(body), replies: lazy.replies };
+    let settled = tail::settle::<A>(&mut ctx, &request, first, &mut summary, &model).await;
+    let response = respond::<A>(settled, &summary, status, upstream_headers);
+    state.metrics.added_latency(A::API, started.elapsed().saturating_sub(ctx.waited));
+    response
+}
+
+/// The answer: the upstream's bytes when nothing changed, else the fixed response with
+/// its report.
+fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, mut headers: HeaderMap) -> Response {
+    let Settled { fixed, later, unusable } = settled;
+    headers.insert(X_TOOLFIX.clone(), summary.header());
+    let changed = later
+        || summary.gave_up()
+        || fixed.replies.iter().enumerate().any(|(i, f)| f.as_ref().is_some_and(|f| A::changes(&fixed.response, i, f)));
+    let size_hint = fixed.bytes.as_ref().map_or(0, Bytes::len);
+    if !changed && let Some(bytes) = fixed.bytes {
+        return (status, headers, bytes).into_response();
+    }
+    let mut response = fixed.response;
+    for (i, f) in fixed.replies.iter().enumerate() {
+        if let Some(f) = f {
+            A::apply(&mut response, i, f, unusable);
+        }
+    }
+    A::report(&mut response, summary.to_value());
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let mut body = Vec::with_capacity(size_hint + 1024);
+    if serde_json::to_writer(&mut body, &response).is_err() {
+        body.clear();
+    }
+    (status, headers, body).into_response()
+}

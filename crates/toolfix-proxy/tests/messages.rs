@@ -1,0 +1,345 @@
+//! Anthropic Messages (`POST /v1/messages`) through the proxy, streamed and not. The wire
+//! fixtures follow the public API reference (docs.anthropic.com: "Messages" for the
+//! request and response shapes, "Streaming Messages" for the event sequence:
+//! `message_start`, `content_block_start` / `content_block_delta` (`text_delta`,
+//! `input_json_delta`, `thinking_delta`, `signature_delta`) / `content_block_stop`,
+//! `message_delta`, `message_stop`, `ping`).
+
+#![expect(clippy::unwrap_used, clippy::panic, clippy::needless_pass_by_value, reason = "tests")]
+
+mod common;
+
+use bytes::Bytes;
+use common::start;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use toolfix_proxy::fake::{Canned, Seen, messages_sse};
+
+fn tools() -> Value {
+    json!([
+        {"name": "get_weather", "description": "Weather forecast", "input_schema": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"],
+            "x-toolfix": {"read_only": true}}},
+        {"name": "send_money", "description": "Pay someone", "input_schema": {"type": "object",
+            "properties": {"to": {"type": "string"}, "amount": {"type": "integer"}}, "required": ["to", "amount"]}},
+        {"type": "web_search_20250305", "name": "web_search", "max_uses": 1}
+    ])
+}
+
+fn ask(text: &str) -> Value {
+    json!({"model": "claude-fake", "max_tokens": 1024, "tools": tools(),
+           "messages": [{"role": "user", "content": text}]})
+}
+
+fn message(content: Value, stop: &str) -> Value {
+    json!({"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", "content": content,
+           "stop_reason": stop, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 20}})
+}
+
+/// What a client assembles from the events (as the SDK's message accumulator does).
+fn assemble(body: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(body);
+    let mut message = json!({});
+    let mut blocks: Vec<Value> = Vec::new();
+    let mut partial: Vec<String> = Vec::new();
+    for event in text.split("\n\n").filter(|e| !e.trim().is_empty()) {
+        assert!(event.starts_with("event: "), "every event has its name: {event}");
+        let data: Value = serde_json::from_str(event.lines().find_map(|l| l.strip_prefix("data: ")).unwrap()).unwrap();
+        let i = data["index"].as_u64().map(|i| usize::try_from(i).unwrap());
+        match data["type"].as_str().unwrap() {
+            "message_start" => message = data["message"].clone(),
+            "content_block_start" => {
+                assert_eq!(i, Some(blocks.len()), "blocks are numbered in order");
+                blocks.push(data["content_block"].clone());
+                partial.push(String::new());
+            }
+            "content_block_delta" => {
+                let (b, d) = (&mut blocks[i.unwrap()], &data["delta"]);
+                match d["type"].as_str().unwrap() {
+                    "text_delta" => {
+                        b["text"] = json!(format!("{}{}", b["text"].as_str().unwrap(), d["text"].as_str().unwrap()));
+                    }
+                    "thinking_delta" => {
+                        b["thinking"] =
+                            json!(format!("{}{}", b["thinking"].as_str().unwrap(), d["thinking"].as_str().unwrap()));
+                    }
+                    "signature_delta" => b["signature"] = d["signature"].clone(),
+                    "input_json_delta" => {
+                        let p = d["partial_json"].as_str().unwrap();
+                        assert!(!p.is_empty(), "the proxy sends no empty partial_json");
+                        partial[i.unwrap()].push_str(p);
+                    }
+                    other => panic!("unknown delta {other}"),
+                }
+            }
+            "content_block_stop" => {
+                let i = i.unwrap();
+                if blocks[i]["type"] == "tool_use" {
+                    let p = if partial[i].is_empty() { "{}" } else { &partial[i] };
+                    blocks[i]["input"] = serde_json::from_str(p).unwrap();
+                }
+            }
+            "message_delta" => {
+                message["stop_reason"] = data["delta"]["stop_reason"].clone();
+                message["x_toolfix"] = data["x_toolfix"].clone();
+            }
+            "message_stop" | "ping" => {}
+            "error" => message["error"] = data["error"].clone(),
+            other => panic!("unknown event {other}"),
+        }
+    }
+    message["content"] = Value::Array(blocks);
+    message
+}
+
+/// An upstream that answers with `m`, streamed when asked.
+fn serving(m: Value) -> impl Fn(&Seen) -> Canned + Send + Sync + 'static {
+    move |seen: &Seen| {
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(messages_sse(&m))]) } else { Canned::json(&m) }
+    }
+}
+
+async fn both(h: &common::Harness, request: &Value) -> (Value, Value) {
+    let (status, _, body) = h.post_bytes("/v1/messages", request.to_string()).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let plain: Value = serde_json::from_slice(&body).unwrap();
+    let mut r = request.clone();
+    r["stream"] = json!(true);
+    let (status, headers, body) = h.post_bytes("/v1/messages", r.to_string()).await;
+    assert_eq!(status, 200);
+    assert!(headers["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    (plain, assemble(&body))
+}
+
+/// The parts a client acts on.
+fn essence(m: &Value) -> Value {
+    let blocks: Vec<Value> = m["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| match b["type"].as_str().unwrap() {
+            "text" => json!({"text": b["text"]}),
+            "tool_use" => json!({"tool_use": [b["id"], b["name"], b["input"]]}),
+            "thinking" => json!({"thinking": b["thinking"], "signature": b["signature"]}),
+            _ => b.clone(),
+        })
+        .collect();
+    json!({"content": blocks, "stop_reason": m["stop_reason"]})
+}
+
+#[tokio::test]
+async fn a_call_in_text_becomes_a_tool_use_block_streamed_and_not() {
+    let text = "Let me check.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call>";
+    let h = start(serving(message(json!([{"type": "text", "text": text}]), "end_turn"))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let content = plain["content"].as_array().unwrap();
+    assert_eq!(content[0], json!({"type": "text", "text": "Let me check.\n"}));
+    assert_eq!(content[1]["type"], "tool_use");
+    assert!(content[1]["id"].as_str().unwrap().starts_with("toolu_"));
+    assert_eq!(content[1]["input"], json!({"city": "Paris", "days": 3}));
+    assert_eq!(plain["stop_reason"], "tool_use");
+    assert_eq!(plain["x_toolfix"]["calls"][0]["outcome"], "repaired");
+    assert_eq!(essence(&streamed), essence(&plain));
+    assert_eq!(streamed["x_toolfix"]["calls"][0]["outcome"], "repaired");
+}
+
+#[tokio::test]
+async fn broken_tool_use_input_is_repaired_and_thinking_is_untouched() {
+    let m = message(
+        json!([{"type": "thinking", "thinking": "The user wants Paris.", "signature": "sig-abc"},
+               {"type": "text", "text": "Checking."},
+               {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": "{\"city\": \"Paris\", \"days\": \"3\",}"}]),
+        "tool_use",
+    );
+    let h = start(serving(m)).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let content = plain["content"].as_array().unwrap();
+    assert_eq!(content[0], json!({"type": "thinking", "thinking": "The user wants Paris.", "signature": "sig-abc"}));
+    assert_eq!(
+        content[2],
+        json!({"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Paris", "days": 3}})
+    );
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn an_untouched_answer_is_the_upstreams_bytes() {
+    let m = message(
+        json!([{"type": "text", "text": "Checking."},
+               {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Paris"}}]),
+        "tool_use",
+    );
+    let bytes = m.to_string();
+    let h = start(serving(m)).await;
+    let (status, headers, body) = h.post_bytes("/v1/messages", ask("weather").to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, bytes.as_bytes());
+    assert!(headers["x-toolfix"].to_str().unwrap().starts_with("untouched=1"));
+}
+
+#[tokio::test]
+async fn a_call_cut_by_max_tokens_is_not_run_and_the_turn_says_why() {
+    let m = message(
+        json!([{"type": "text", "text": "Paying.<tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 5"}]),
+        "max_tokens",
+    );
+    let h = common::start_with(serving(m), |c| {
+        c.max_reprompts = 0;
+        c.length_recovery = toolfix_proxy::LengthRecovery::Off;
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("pay bob")).await;
+    let content = plain["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1);
+    let text = content[0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Paying.\n\n[toolfix] "), "{text}");
+    assert_eq!(plain["stop_reason"], "max_tokens");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn streamed_equals_not_streamed_at_every_chunk_boundary() {
+    let m = message(
+        json!([{"type": "thinking", "thinking": "Hmm.", "signature": "s1"},
+               {"type": "text", "text": "Sure. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call> Done."},
+               {"type": "tool_use", "id": "toolu_9", "name": "send_money", "input": "{'to': 'bob', 'amount': '5'}"}]),
+        "tool_use",
+    );
+    let body = messages_sse(&m);
+    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
+    let pieces = current.clone();
+    let plain_answer = m.clone();
+    let h = start(move |seen: &Seen| {
+        if seen.json()["stream"] == true {
+            Canned::Sse(pieces.lock().unwrap().clone())
+        } else {
+            Canned::json(&plain_answer)
+        }
+    })
+    .await;
+    let (plain, whole) = both(&h, &ask("go")).await;
+    assert_eq!(essence(&whole), essence(&plain));
+    assert_eq!(plain["content"].as_array().unwrap().iter().filter(|b| b["type"] == "tool_use").count(), 2);
+    let mut r = ask("go");
+    r["stream"] = json!(true);
+    for cut in (1..body.len()).step_by(7) {
+        if !body.is_char_boundary(cut) {
+            continue;
+        }
+        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
+        let (_, _, got) = h.post_bytes("/v1/messages", r.to_string()).await;
+        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
+    }
+}
+
+#[tokio::test]
+async fn the_history_is_repaired_before_it_is_forwarded() {
+    let h = start(serving(message(json!([{"type": "text", "text": "ok"}]), "end_turn"))).await;
+    let request = json!({"model": "claude-fake", "max_tokens": 100, "tools": tools(), "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "get_weather", "input": "{\"city\": \"Rome\"}"},
+                                          {"type": "tool_use", "id": "b", "name": "get_weather", "input": {"city": "Oslo"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "sunny"},
+                                     {"type": "tool_result", "tool_use_id": "zz", "content": "stray"}]}]});
+    let (status, headers, _) = h.post_bytes("/v1/messages", request.to_string()).await;
+    assert_eq!(status, 200);
+    let sent = h.upstream.requests()[0].json();
+    assert_eq!(sent["messages"][1]["content"][0]["input"], json!({"city": "Rome"}));
+    let ids: Vec<&str> =
+        sent["messages"][2]["content"].as_array().unwrap().iter().map(|b| b["tool_use_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["b", "a"]);
+    // Input decoded, orphan dropped, missing result added.
+    assert!(headers["x-toolfix"].to_str().unwrap().ends_with("history=3"), "{headers:?}");
+}
+
+#[tokio::test]
+async fn a_refused_call_is_reprompted_with_tool_results_and_the_failed_tool_forced() {
+    let n = Arc::new(Mutex::new(0));
+    let h = start(move |_: &Seen| {
+        let mut k = n.lock().unwrap();
+        *k += 1;
+        if *k == 1 {
+            Canned::json(&message(json!([{"type": "tool_use", "id": "toolu_1", "name": "send_money", "input": {"to": "bob"}}]), "tool_use"))
+        } else {
+            Canned::json(&message(json!([{"type": "tool_use", "id": "toolu_2", "name": "send_money", "input": {"to": "bob", "amount": 3}}]), "tool_use"))
+        }
+    })
+    .await;
+    let (status, _, body) = h.post_bytes("/v1/messages", ask("pay bob 3").to_string()).await;
+    assert_eq!(status, 200);
+    let plain: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(plain["content"][0]["input"], json!({"to": "bob", "amount": 3}));
+    assert_eq!(plain["x_toolfix"]["calls"][0]["outcome"], "reprompted");
+    let second = h.upstream.requests()[1].json();
+    let last = second["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"][0]["type"], "tool_result");
+    assert_eq!(last["content"][0]["tool_use_id"], "toolu_1");
+    assert!(last["content"][0]["content"].as_str().unwrap().contains("/amount"));
+    assert_eq!(second["tool_choice"], json!({"type": "tool", "name": "send_money"}));
+}
+
+#[tokio::test]
+async fn an_upstream_that_refuses_a_named_tool_choice_is_asked_without_it_and_not_again() {
+    let h = start(move |seen: &Seen| {
+        let body = seen.json();
+        if body["tool_choice"]["type"] == "tool" {
+            return Canned::status(400, &[], "{\"type\": \"error\", \"error\": {\"type\": \"invalid_request_error\", \"message\": \"tool_choice\"}}");
+        }
+        let last = body["messages"].as_array().unwrap().last().unwrap().clone();
+        if last["role"] == "user" && last["content"].is_string() {
+            Canned::json(&message(json!([{"type": "tool_use", "id": "toolu_1", "name": "send_money", "input": {"to": "bob"}}]), "tool_use"))
+        } else {
+            Canned::json(&message(json!([{"type": "tool_use", "id": "toolu_2", "name": "send_money", "input": {"to": "bob", "amount": 3}}]), "tool_use"))
+        }
+    })
+    .await;
+    for round in 0..2 {
+        let (status, _, body) = h.post_bytes("/v1/messages", ask("pay bob 3").to_string()).await;
+        assert_eq!(status, 200);
+        let plain: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(plain["content"][0]["input"], json!({"to": "bob", "amount": 3}), "round {round}");
+    }
+    let forced: Vec<bool> = h.upstream.requests().iter().map(|r| r.json()["tool_choice"]["type"] == "tool").collect();
+    // First request: the call, the forced re-prompt (400), the re-prompt without; the
+    // second request does not force again.
+    assert_eq!(forced, [false, true, false, false, false]);
+}
+
+#[tokio::test]
+async fn a_stream_that_breaks_ends_with_one_error_event_in_anthropics_shape() {
+    let m = message(json!([{"type": "text", "text": "Checking <tool_call>{\"name\": \"get_weather\""}]), "end_turn");
+    let body = messages_sse(&m);
+    // Cut inside the text: the upstream goes away mid-answer.
+    let cut = body.find("content_block_stop").unwrap();
+    let head = Bytes::from(body[..cut].rsplit_once("\n\n").unwrap().0.to_owned() + "\n\n");
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let open = gate.clone();
+    let h = start(move |_: &Seen| Canned::SseThenBreak(vec![head.clone()], Some(gate.clone()))).await;
+    let mut r = ask("x");
+    r["stream"] = json!(true);
+    let response = h.client.post(h.url("/v1/messages")).body(r.to_string()).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let mut stream = response.bytes_stream();
+    let mut got = Vec::new();
+    // The text before the markup arrives; then the upstream breaks.
+    while !String::from_utf8_lossy(&got).contains("\"ing \"") {
+        got.extend_from_slice(&futures_util::StreamExt::next(&mut stream).await.unwrap().unwrap());
+    }
+    open.notify_one();
+    while let Some(piece) = futures_util::StreamExt::next(&mut stream).await {
+        got.extend_from_slice(&piece.unwrap());
+    }
+    let text = String::from_utf8_lossy(&got);
+    assert!(!text.contains("tool_call"), "{text}");
+    if text.contains("event: error") {
+        assert_eq!(text.matches("event: error").count(), 1, "{text}");
+        let data = text.split("event: error\ndata: ").nth(1).unwrap().split("\n\n").next().unwrap();
+        let e: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(e["type"], "error");
+        assert!(e["error"]["type"].is_string() && e["error"]["message"].is_string(), "{e}");
+    } else {
+        // The break came before the first event: an HTTP error in Anthropic's shape.
+        panic!("no error event: {text}");
+    }
+}

@@ -1,0 +1,287 @@
+//! OpenAI Responses (`POST /v1/responses`) through the proxy, streamed and not. The wire
+//! fixtures follow the public API reference (platform.openai.com: "Responses" for the
+//! request and the response object, "Streaming events" for `response.created`,
+//! `response.output_item.added`, `response.content_part.added`,
+//! `response.output_text.delta`, `response.function_call_arguments.delta/.done`,
+//! `response.output_item.done`, `response.completed`, each with its `sequence_number`).
+
+#![expect(clippy::unwrap_used, clippy::needless_pass_by_value, reason = "tests")]
+
+mod common;
+
+use bytes::Bytes;
+use common::start;
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use toolfix_proxy::fake::{Canned, Seen, responses_sse};
+
+fn tools() -> Value {
+    json!([
+        {"type": "function", "name": "get_weather", "description": "Weather forecast", "strict": false,
+         "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"], "x-toolfix": {"read_only": true}}},
+        {"type": "function", "name": "send_money", "description": "Pay someone",
+         "parameters": {"type": "object", "properties": {"to": {"type": "string"}, "amount": {"type": "integer"}},
+            "required": ["to", "amount"]}},
+        {"type": "custom", "name": "apply_patch", "description": "Apply a patch",
+         "format": {"type": "grammar", "syntax": "lark", "definition": "start: /.+/"}},
+        {"type": "web_search"}
+    ])
+}
+
+fn ask(text: &str) -> Value {
+    json!({"model": "gpt-fake", "tools": tools(), "input": [{"role": "user", "content": text}]})
+}
+
+fn response(output: Value) -> Value {
+    json!({"id": "resp_fake", "object": "response", "created_at": 1, "status": "completed", "model": "gpt-fake",
+           "output": output, "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30}})
+}
+
+fn text_item(text: &str) -> Value {
+    json!({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+           "content": [{"type": "output_text", "text": text, "annotations": []}]})
+}
+
+fn call_item(id: &str, name: &str, arguments: &str) -> Value {
+    json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": name, "arguments": arguments,
+           "status": "completed"})
+}
+
+/// What a client reads from the events: the final response, checking on the way that
+/// sequence numbers and output indices are consistent and that the arguments agree in
+/// the three places a client may read them.
+fn assemble(body: &[u8]) -> Value {
+    let text = String::from_utf8_lossy(body);
+    let mut last_seq: Option<u64> = None;
+    let mut done_args: Vec<(u64, String)> = Vec::new();
+    let mut items: Vec<(u64, Value)> = Vec::new();
+    let mut text_deltas = String::new();
+    let mut final_response = Value::Null;
+    for event in text.split("\n\n").filter(|e| !e.trim().is_empty()) {
+        let name = event.lines().find_map(|l| l.strip_prefix("event: ")).unwrap();
+        let data: Value = serde_json::from_str(event.lines().find_map(|l| l.strip_prefix("data: ")).unwrap()).unwrap();
+        assert_eq!(name, data["type"].as_str().unwrap());
+        let seq = data["sequence_number"].as_u64().unwrap();
+        assert!(last_seq.is_none_or(|l| seq == l + 1), "sequence numbers in order: {last_seq:?} then {seq}");
+        last_seq = Some(seq);
+        match name {
+            "response.output_text.delta" => text_deltas.push_str(data["delta"].as_str().unwrap()),
+            "response.function_call_arguments.done" => {
+                done_args
+                    .push((data["output_index"].as_u64().unwrap(), data["arguments"].as_str().unwrap().to_owned()));
+            }
+            "response.output_item.done" => items.push((data["output_index"].as_u64().unwrap(), data["item"].clone())),
+            "response.completed" | "response.incomplete" => final_response = data["response"].clone(),
+            _ => {}
+        }
+    }
+    assert!(!text.contains("[DONE]"));
+    let output = final_response["output"].as_array().unwrap().clone();
+    assert_eq!(output.len(), items.len(), "every item is done once");
+    for (k, item) in &items {
+        assert_eq!(&output[usize::try_from(*k).unwrap()], item, "item {k} as done and as completed");
+        if item["type"] == "function_call" {
+            let done = done_args.iter().find(|(i, _)| i == k).unwrap();
+            assert_eq!(item["arguments"].as_str().unwrap(), done.1, "arguments agree");
+        }
+    }
+    let joined: String = output
+        .iter()
+        .filter(|i| i["type"] == "message")
+        .map(|i| i["content"][0]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(joined, text_deltas, "the deltas make the message text");
+    final_response
+}
+
+fn serving(r: Value) -> impl Fn(&Seen) -> Canned + Send + Sync + 'static {
+    move |seen: &Seen| {
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(responses_sse(&r))]) } else { Canned::json(&r) }
+    }
+}
+
+async fn both(h: &common::Harness, request: &Value) -> (Value, Value) {
+    let (status, _, body) = h.post_bytes("/v1/responses", request.to_string()).await;
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let plain: Value = serde_json::from_slice(&body).unwrap();
+    let mut r = request.clone();
+    r["stream"] = json!(true);
+    let (status, _, body) = h.post_bytes("/v1/responses", r.to_string()).await;
+    assert_eq!(status, 200);
+    (plain, assemble(&body))
+}
+
+/// The output a client acts on (item ids of messages aside).
+fn essence(r: &Value) -> Value {
+    let items: Vec<Value> = r["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| match i["type"].as_str().unwrap() {
+            "message" => json!({"text": i["content"][0]["text"]}),
+            "function_call" => json!({"call": [i["id"], i["call_id"], i["name"], i["arguments"]]}),
+            _ => i.clone(),
+        })
+        .collect();
+    json!({"output": items, "status": r["status"]})
+}
+
+#[tokio::test]
+async fn a_call_in_output_text_becomes_a_function_call_streamed_and_not() {
+    let text = "Checking.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call>";
+    let h = start(serving(response(json!([text_item(text)])))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output[0]["content"][0]["text"], "Checking.\n");
+    assert_eq!(output[1]["type"], "function_call");
+    assert!(output[1]["id"].as_str().unwrap().starts_with("fc_"));
+    assert!(output[1]["call_id"].as_str().unwrap().starts_with("call_"));
+    assert_eq!(output[1]["arguments"], "{\"city\": \"Paris\", \"days\": 3}");
+    assert_eq!(plain["x_toolfix"]["calls"][0]["outcome"], "repaired");
+    assert_eq!(essence(&streamed), essence(&plain));
+    assert_eq!(streamed["x_toolfix"]["calls"][0]["outcome"], "repaired");
+}
+
+#[tokio::test]
+async fn broken_arguments_are_repaired_and_custom_tool_calls_untouched() {
+    let patch = json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_p", "name": "apply_patch",
+                       "input": "*** Begin Patch\n*** Add File: a.txt\n+{not json,\n*** End Patch", "status": "completed"});
+    let r = response(json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Thinking."}]},
+        patch,
+        call_item("call_w", "get_weather", "{\"city\": \"Paris\", \"days\": \"3\",}"),
+    ]));
+    let h = start(serving(r)).await;
+    let (plain, streamed) = both(&h, &ask("go")).await;
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output[0]["type"], "reasoning");
+    assert_eq!(output[1], patch);
+    assert_eq!(output[2]["arguments"], "{\"city\": \"Paris\", \"days\": 3}");
+    assert_eq!(output[2]["call_id"], "call_w");
+    assert_eq!(output[2]["id"], "fc_call_w");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn an_untouched_response_is_the_upstreams_bytes() {
+    let r = response(json!([text_item("Sure."), call_item("call_1", "get_weather", "{\"city\": \"Paris\"}")]));
+    let bytes = r.to_string();
+    let h = start(serving(r)).await;
+    let (status, _, body) = h.post_bytes("/v1/responses", ask("weather").to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, bytes.as_bytes());
+}
+
+#[tokio::test]
+async fn an_incomplete_response_cuts_unclosed_calls() {
+    let mut r = response(json!([text_item(
+        "Paying.<tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 5"
+    )]));
+    r["status"] = json!("incomplete");
+    r["incomplete_details"] = json!({"reason": "max_output_tokens"});
+    let h = common::start_with(serving(r), |c| {
+        c.max_reprompts = 0;
+        c.length_recovery = toolfix_proxy::LengthRecovery::Off;
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("pay")).await;
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output.len(), 1);
+    assert!(output[0]["content"][0]["text"].as_str().unwrap().starts_with("Paying.\n\n[toolfix] "));
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn streamed_equals_not_streamed_at_every_chunk_boundary() {
+    let r = response(json!([
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        text_item("On it. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"),
+        call_item("call_s", "send_money", "{'to': 'bob', 'amount': '5'}"),
+    ]));
+    let body = responses_sse(&r);
+    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
+    let pieces_now = current.clone();
+    let plain_answer = r.clone();
+    let h = start(move |seen: &Seen| {
+        if seen.json()["stream"] == true {
+            Canned::Sse(pieces_now.lock().unwrap().clone())
+        } else {
+            Canned::json(&plain_answer)
+        }
+    })
+    .await;
+    let (plain, whole) = both(&h, &ask("go")).await;
+    assert_eq!(essence(&whole), essence(&plain));
+    assert_eq!(plain["output"].as_array().unwrap().iter().filter(|i| i["type"] == "function_call").count(), 2);
+    let mut req = ask("go");
+    req["stream"] = json!(true);
+    for cut in (1..body.len()).step_by(11) {
+        if !body.is_char_boundary(cut) {
+            continue;
+        }
+        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
+        let (_, _, got) = h.post_bytes("/v1/responses", req.to_string()).await;
+        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
+    }
+}
+
+#[tokio::test]
+async fn the_input_is_repaired_before_it_is_forwarded() {
+    let h = start(serving(response(json!([text_item("ok")])))).await;
+    let request = json!({"model": "gpt-fake", "tools": tools(), "input": [
+        {"role": "user", "content": "go"},
+        call_item("call_a", "get_weather", "{\"city\": \"Rome\",}"),
+        {"type": "function_call_output", "call_id": "call_a", "output": "sunny"},
+        {"type": "function_call_output", "call_id": "call_zz", "output": "stray"}]});
+    let (status, headers, _) = h.post_bytes("/v1/responses", request.to_string()).await;
+    assert_eq!(status, 200);
+    let sent = h.upstream.requests()[0].json();
+    let input = sent["input"].as_array().unwrap();
+    assert_eq!(input.len(), 3);
+    assert_eq!(input[1]["arguments"], "{\"city\": \"Rome\"}");
+    assert!(headers["x-toolfix"].to_str().unwrap().ends_with("history=2"), "{headers:?}");
+}
+
+#[tokio::test]
+async fn a_refused_call_is_reprompted_with_its_output_and_the_tool_forced() {
+    let n = Arc::new(Mutex::new(0));
+    let h = start(move |_: &Seen| {
+        let mut k = n.lock().unwrap();
+        *k += 1;
+        if *k == 1 {
+            Canned::json(&response(json!([call_item("call_1", "send_money", "{\"to\": \"bob\"}")])))
+        } else {
+            Canned::json(&response(json!([call_item("call_2", "send_money", "{\"to\": \"bob\", \"amount\": 3}")])))
+        }
+    })
+    .await;
+    let (_, _, body) = h.post_bytes("/v1/responses", ask("pay bob 3").to_string()).await;
+    let plain: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(plain["output"][0]["arguments"], "{\"to\": \"bob\", \"amount\": 3}");
+    let second = h.upstream.requests()[1].json();
+    let input = second["input"].as_array().unwrap();
+    let output = input.iter().find(|i| i["type"] == "function_call_output").unwrap();
+    assert_eq!(output["call_id"], "call_1");
+    assert!(output["output"].as_str().unwrap().contains("/amount"));
+    assert_eq!(second["tool_choice"], json!({"type": "function", "name": "send_money"}));
+}
+
+#[tokio::test]
+async fn a_malformed_event_ends_the_stream_with_one_error_event() {
+    let r = response(json!([text_item("Hello there.")]));
+    let body = responses_sse(&r);
+    let at = body.find("event: response.output_text.delta").unwrap();
+    let broken = format!("{}event: response.output_text.delta\ndata: {{not json\n\n{}", &body[..at], &body[at..]);
+    let h = start(move |_: &Seen| Canned::Sse(vec![Bytes::from(broken.clone())])).await;
+    let mut req = ask("x");
+    req["stream"] = json!(true);
+    let (status, _, got) = h.post_bytes("/v1/responses", req.to_string()).await;
+    assert_eq!(status, 200);
+    let text = String::from_utf8_lossy(&got);
+    assert_eq!(text.matches("event: error").count(), 1, "{text}");
+    assert!(!text.contains("response.completed"), "{text}");
+    let data = text.split("event: error\ndata: ").nth(1).unwrap().split("\n\n").next().unwrap();
+    let e: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(e["code"], "upstream_bad_event");
+}

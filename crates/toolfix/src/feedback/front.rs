@@ -1,0 +1,160 @@
+//! The sentences front ends put in front of a model around its calls: the corrective
+//! re-prompt after a reply whose calls could not be used, the answer given for a call of
+//! that reply, the result added for a call whose result the history lacks, and the turn
+//! a client gets when the attempts ran out. Every API adapter of the proxy uses these, so
+//! the model reads the same words whatever API it is reached through.
+
+use crate::extract::Channel;
+use crate::reply::{FixedCall, FixedReply};
+use std::fmt::Write as _;
+
+/// The answer for a call that could run, in a reply that is asked again because of
+/// another call.
+const NOT_RUN: &str = "This call was not run: another call in the same reply could not be used. \
+                       Send it again together with the corrected calls.";
+
+/// The result added for a call the history has no result for.
+const NO_RESULT: &str = "No result was recorded for this call.";
+
+/// The answer to give, in a corrective re-prompt, for `call` (one the server parsed, which
+/// the model can be answered about by id): why it could not be used, or that it was not
+/// run because another call of the reply could not be.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
+///
+/// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
+///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
+/// let calls = json!([{"id": "c1", "function": {"name": "pay", "arguments": "{}"}}]);
+/// let fixed = fix_reply(&Reply::new("").with_tool_calls(&calls), Some(&tools), None,
+///     &FixOptions::default()).unwrap();
+/// assert!(toolfix::feedback::call_result(&fixed.calls[0]).contains("/to"));
+/// ```
+#[must_use]
+pub fn call_result(call: &FixedCall) -> &str {
+    call.message().unwrap_or(NOT_RUN)
+}
+
+/// The answer, in a corrective re-prompt, for a call that was not run because another
+/// call of the same reply could not be used.
+///
+/// ```
+/// assert!(toolfix::feedback::not_run().starts_with("This call was not run"));
+/// ```
+#[must_use]
+pub fn not_run() -> &'static str {
+    NOT_RUN
+}
+
+/// The corrective re-prompt after a reply some of whose calls could not be used: the
+/// user turn that follows the reply (and the answers to its server-parsed calls, see
+/// [`call_result`]). It lists each call found in the reply's text (such calls have no id
+/// the model could be answered about) with what to fix, and asks for the calls again.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
+///
+/// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
+///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
+/// let reply = Reply::new("<tool_call>{\"name\": \"pay\", \"arguments\": {}}</tool_call>");
+/// let fixed = fix_reply(&reply, Some(&tools), None, &FixOptions::default()).unwrap();
+/// let text = toolfix::feedback::reprompt(&fixed);
+/// assert!(text.contains("`pay`") && text.ends_with("as tool calls."));
+/// ```
+#[must_use]
+pub fn reprompt(fixed: &FixedReply) -> String {
+    let mut out = String::new();
+    let in_text: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel != Channel::ToolCalls).collect();
+    if !in_text.is_empty() {
+        out.push_str("The tool calls written in your last reply's text could not be used.\n\n");
+        for c in in_text {
+            let _ = write!(out, "`{}`: {}\n\n", c.written_name, call_result(c).trim_end());
+        }
+    }
+    out.push_str("Send the tool calls again, corrected, as tool calls.");
+    out
+}
+
+/// The result given for a call the conversation has no result for (a strict server
+/// refuses a call left unanswered).
+///
+/// ```
+/// assert!(toolfix::feedback::no_result().starts_with("No result"));
+/// ```
+#[must_use]
+pub fn no_result() -> &'static str {
+    NO_RESULT
+}
+
+/// The text of the turn a client gets when a reply's calls still could not be used after
+/// every attempt: it says which calls were not run and why, so the agent (and the model,
+/// reading it back in the next turn) can act on it; never an empty turn. `prose` is the
+/// reply's own text, kept before it.
+///
+/// ```
+/// use serde_json::json;
+/// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
+///
+/// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
+///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
+/// let calls = json!([{"id": "c1", "function": {"name": "pay", "arguments": "{}"}}]);
+/// let fixed = fix_reply(&Reply::new("Paying.").with_tool_calls(&calls), Some(&tools), None,
+///     &FixOptions::default()).unwrap();
+/// let text = toolfix::feedback::gave_up(&fixed, &fixed.content);
+/// assert!(text.starts_with("Paying.\n\n") && text.contains("`pay` was not run."));
+/// ```
+#[must_use]
+pub fn gave_up(fixed: &FixedReply, prose: &str) -> String {
+    let mut out = String::with_capacity(prose.len() + 256);
+    out.push_str(prose);
+    if !prose.is_empty() {
+        if !prose.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out.push_str("[toolfix] ");
+    let unusable: Vec<&FixedCall> = fixed.calls.iter().filter(|c| !c.status.is_usable()).collect();
+    if let [only] = unusable.as_slice() {
+        let _ = write!(out, "The tool call `{}` was not run. {}", only.name, call_result(only).trim_end());
+    } else {
+        out.push_str("These tool calls were not run.");
+        for c in unusable {
+            let _ = write!(out, "\n\n`{}`: {}", c.name, call_result(c).trim_end());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FixOptions, Reply, ToolSet, fix_reply};
+    use serde_json::json;
+
+    fn fixed() -> FixedReply {
+        let tools = ToolSet::new(&[
+            json!({"name": "send_money", "parameters": {"type": "object", "properties": {
+                "to": {"type": "string"}, "amount": {"type": "integer"}}, "required": ["to", "amount"]}}),
+            json!({"name": "get_weather", "parameters": {"type": "object", "properties": {
+                "city": {"type": "string"}}, "required": ["city"]}}),
+        ])
+        .unwrap();
+        let calls = json!([{"id": "c1", "function": {"name": "send_money", "arguments": "{\"to\": \"bob\"}"}},
+                           {"id": "c2", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]);
+        let content = "Paying.\n<tool_call>{\"name\": \"send_money\", \"arguments\": {\"amount\": 3}}</tool_call>";
+        fix_reply(&Reply::new(content).with_tool_calls(&calls), Some(&tools), None, &FixOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn the_words_around_calls() {
+        let f = fixed();
+        insta::assert_snapshot!("reprompt", reprompt(&f));
+        let answers: Vec<&str> = f.calls.iter().filter(|c| c.channel == Channel::ToolCalls).map(call_result).collect();
+        insta::assert_snapshot!("call_results", answers.join("\n---\n"));
+        insta::assert_snapshot!("gave_up", gave_up(&f, &f.content));
+        insta::assert_snapshot!("no_result", no_result());
+    }
+}
