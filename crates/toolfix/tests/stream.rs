@@ -444,3 +444,16 @@ proptest::proptest! {
         proptest::prop_assert_eq!(&received[sent.len()..], &marker[..cut]);
     }
 }
+
+/// Fuzzing found (issue 24 round): a declared tool's name glued to its arguments through
+/// `(properties=`, with a control character inside, streamed byte by byte, gave no call
+/// while the whole text gave one.
+#[test]
+fn glued_call_with_keyword_streams_like_whole() {
+    let schema = serde_json::json!({"type": "object", "properties": {
+        "a": {"type": "integer"}, "city": {"type": "string"}, "code": {"type": ["object", "string"]}}});
+    let tools: std::collections::HashMap<String, serde_json::Value> =
+        ["f", "get_weather", "python", "functions.f"].iter().map(|n| ((*n).to_owned(), schema.clone())).collect();
+    let text = "get_weather(properties={\"ity:\u{1d} \"Pis\"})";
+    check("glued keyword", text, Some(&tools), &mut Rng(1));
+}

@@ -346,14 +346,14 @@ fn glued_hold(text: &str, from: usize, cx: &Cx<'_>) -> Option<usize> {
     };
     let len = text.len();
     if let Some((start, w)) = word(len) {
-        // A word at the very end: a name (or a keyword after `NAME (`) being written.
-        if tools.could_begin_name(w) {
-            return Some(start);
-        }
-        if super::glued::KEYWORDS.iter().any(|k| k.starts_with(w)) {
-            return name_paren(start);
-        }
-        return None;
+        // A word at the very end: a name, or a keyword after `NAME (`, being written (both
+        // at once, `p` for `python` and `properties`: the earlier hold wins).
+        let keyword = super::glued::KEYWORDS.iter().any(|k| k.starts_with(w)).then(|| name_paren(start)).flatten();
+        let name = tools.could_begin_name(w).then_some(start);
+        return match (name, keyword) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
     let mut j = back(len, &space);
     match bytes.get(j.wrapping_sub(1)) {
