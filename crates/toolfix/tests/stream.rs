@@ -457,3 +457,15 @@ fn glued_call_with_keyword_streams_like_whole() {
     let text = "get_weather(properties={\"ity:\u{1d} \"Pis\"})";
     check("glued keyword", text, Some(&tools), &mut Rng(1));
 }
+
+/// Fuzzing found: a `{` at the end of a chunk (`…{` then `\x1f<tool_calls>[{"name": …`)
+/// started the stream's bracket pass earlier than the whole read's, so a later call was
+/// paired differently and lost streamed.
+#[test]
+fn a_brace_at_the_end_of_a_chunk_does_not_start_the_bracket_pass() {
+    let call = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
+    let text = format!("Holle \"arguments\": {{\u{1f}<tool_calls>{call} then \"x\" {{\u{1f}<tool_calls>{call}");
+    check("brace at chunk end", &text, None, &mut Rng(3));
+    let crash = "Holle[DOOL_CALLS\u{0}functoolng_field\"null_field\": null,\n    \"array_field\": \"gel\", \"ptWcurrent_weather\", \"arguments\": {\u{1f}<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"San FrSarameters\": {invaly\": \"Boston, \"passed_\" \"test\": true, \"aliases\": [\"John\",San  \"Johnny\"FrSan Fr]idan}}]</tan Francisco\", \" \"CA\"}, \"role\": null\"cytal`dToo\u{2}<tool_calls>&\n{\"name\": \"gel\", \"ptWcurrent_weather\", \"arguments\": {\u{1f}<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"San FrSarameters\": {invaly\": \"Boston, \"passed_\" \"test\": true, \"aliases\": [\"John\",San  \"Johnny\"FrSan Fr]idan}}]</tan F: \"ld\": true,\n    \"null_field\": null,\n    \"arra   2\"empty_obje}}ct\": {}\n]  }\n}]";
+    check("fuzz crash", crash, None, &mut Rng(4));
+}

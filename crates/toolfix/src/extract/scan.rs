@@ -788,6 +788,16 @@ fn plausible(
     brackets: &mut Brackets,
     view_limit: usize,
 ) -> Decision<usize> {
+    // The bytes after a JSON bracket decide whether it may open a call (`{"`, `[{`): a
+    // stream waits for them, so that the whole and the streamed read ask the bracket pass
+    // about the same candidates (where the pass starts changes its answers; fuzzing found
+    // a `{` at the end of a chunk starting it early).
+    if format == Format::Json && !r.is_final && matches!(text.as_bytes().get(at), Some(b'{' | b'[')) {
+        let after = text.as_bytes().get(at + 1..).unwrap_or_default();
+        if after.len() < 64 && after.iter().all(u8::is_ascii_whitespace) {
+            return Decision::Wait;
+        }
+    }
     if !registry::plausible(format, text, at) {
         return Decision::No;
     }
