@@ -105,6 +105,16 @@ pub(crate) fn floor_char_boundary(text: &str, i: usize) -> usize {
     i
 }
 
+/// The smallest char boundary of `text` at or above `i` (`text.len()` past the end).
+#[must_use]
+pub(crate) fn ceil_char_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
 /// `text` cut to at most `max` bytes on a char boundary, with `…` added when cut.
 #[must_use]
 pub(crate) fn shorten(text: &str, max: usize) -> std::borrow::Cow<'_, str> {

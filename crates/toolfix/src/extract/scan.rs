@@ -500,7 +500,7 @@ fn id_hold(text: &str, from: usize, to: usize, cx: &Cx<'_>) -> usize {
 }
 
 fn before_id(text: &str, from: usize, to: usize) -> usize {
-    let low = from.max(to.saturating_sub(super::kimi_k2::MAX_ID));
+    let low = crate::span::ceil_char_boundary(text, from.max(to.saturating_sub(super::kimi_k2::MAX_ID)));
     let run = text.get(low..to).map_or(0, |t| t.bytes().rev().take_while(|b| super::kimi_k2::is_id_byte(*b)).count());
     let goes_on =
         to - run == low && low > 0 && text.as_bytes().get(low - 1).is_some_and(|b| super::kimi_k2::is_id_byte(*b));
