@@ -4,19 +4,31 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use std::collections::HashMap;
 use toolfix::extract::stream::{StreamEvent, StreamExtractor};
-use toolfix::extract::{Message, Options, ThinkBlocks, extract_with};
+use toolfix::extract::{Message, Options, ThinkBlocks, ToolLookup, extract_with};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
     let options = if mode & 1 == 0 {
         Options::default()
     } else {
-        Options::default().with_think_blocks(ThinkBlocks::Move)
+        Options::default().with_think_blocks(ThinkBlocks::Keep)
     };
-    let chunk = usize::from(mode >> 1) % 32 + 1;
+    // Declared tools turn on the forms only they allow (glued names, Kimi K2 ids without
+    // markers, Functionary's first recipient, built-in Harmony tools, leaked parameters).
+    let set: HashMap<String, serde_json::Value> = ["f", "get_weather", "python", "functions.f"]
+        .iter()
+        .map(|n| {
+            let schema = serde_json::json!({"type": "object", "properties": {
+                "a": {"type": "integer"}, "city": {"type": "string"}, "code": {"type": ["object", "string"]}}});
+            ((*n).to_owned(), schema)
+        })
+        .collect();
+    let tools = (mode & 2 != 0).then_some(&set as &dyn ToolLookup);
+    let chunk = usize::from(mode >> 2) % 32 + 1;
 
-    let mut stream = StreamExtractor::new(None, options);
+    let mut stream = StreamExtractor::new(tools, options);
     let mut events = Vec::new();
     for piece in rest.chunks(chunk) {
         events.extend(stream.push(piece));
@@ -24,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     events.extend(stream.finish());
 
     let Ok(text) = std::str::from_utf8(rest) else { return };
-    let whole = extract_with(&Message::new(text), None, &options);
+    let whole = extract_with(&Message::new(text), tools, &options);
 
     // Differential: the stream assembles to the whole-text result.
     let mut content = String::new();

@@ -254,6 +254,23 @@ fn extract_reads_a_whole_message() {
     assert!(text.contains("\"name\":\"f\"") && text.contains("\"content\":\"Hi\""), "{text}");
 }
 
+/// A call cut off inside a value is shown closed but marked `"cut": true`, and `extract`
+/// exits 1 (issue 24 §3); a call whose closers only are missing is not marked.
+#[test]
+fn extract_marks_a_cut_call() {
+    for cut in [
+        "<tool_call>{\"name\": \"f\", \"arguments\": {\"arg1\":",
+        "<tool_call>\n<function=f>\n<parameter=title>\nLogin fa",
+        "<|tool_call>call:f{title:<|\"|>Login fa",
+    ] {
+        let out = toolfix().arg("extract").write_stdin(cut).assert().code(1);
+        assert!(stdout(&out).contains("\"cut\":true"), "{cut}: {}", stdout(&out));
+    }
+    let closed = "<tool_call>\n<function=f>\n<parameter=title>Login</parameter>\n";
+    let out = toolfix().arg("extract").write_stdin(closed).assert().code(0);
+    assert!(!stdout(&out).contains("\"cut\""), "{}", stdout(&out));
+}
+
 #[test]
 fn think_blocks_are_kept_stripped_or_moved() {
     let reply = "<think>Read it first.</think>Reading.<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";

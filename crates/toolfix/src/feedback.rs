@@ -185,6 +185,21 @@ pub(crate) fn duplicate_key(tool: &Tool, pointer: &str, values: &[String]) -> Re
     Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
 }
 
+/// A refusal for a string that holds the markup of another parameter of the call, where
+/// it cannot be read as the parameters it holds with certainty
+/// (`extract::split_leaked_markup`).
+pub(crate) fn leaked_markup(tool: &Tool, pointer: &str, parameter: &str) -> Refusal {
+    let issue = Issue {
+        path: pointer.to_owned(),
+        expected: format!("this value alone, `{parameter}` given as its own parameter"),
+        received: None,
+        hint: Some(format!(
+            "the value holds call markup that opens the parameter `{parameter}`, so where this value ends is unclear: send the call again with each parameter's value on its own"
+        )),
+    };
+    Refusal { message: message(tool.name(), std::slice::from_ref(&issue)), issues: vec![issue] }
+}
+
 /// A refusal for arguments that hold no JSON, or not an object.
 pub(crate) fn not_an_object(tool: &Tool, value: &Value, received: &str) -> Refusal {
     let what = match value {

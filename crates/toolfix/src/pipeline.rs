@@ -25,6 +25,7 @@
 //! ```
 
 use crate::error::Result;
+use crate::extract::Leak;
 use crate::feedback;
 use crate::limits::Limits;
 use crate::pointer::{Moves, TextIndex, render};
@@ -417,6 +418,10 @@ pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome 
         Err(outcome) => return *outcome,
     };
     let mut result = Ok(step);
+    // Issue 24 §3: a string holding another declared parameter's markup.
+    if let Ok(step) = result {
+        result = draft.leaked_markup(step);
+    }
     if let Ok(Step::Next) = result {
         result = draft.settle_cut(options);
     }
@@ -506,6 +511,27 @@ impl<'r> Draft<'r> {
             ending: Ending::Complete,
             truncation: None,
             dupes: false,
+        }
+    }
+
+    /// A string value that holds another declared parameter's markup
+    /// (`extract::split_leaked_markup`): split when that is unambiguous (a repair),
+    /// refused otherwise; never passed on as one valid string.
+    fn leaked_markup(&mut self, step: Step) -> Phase {
+        match crate::extract::split_leaked_markup(&self.value, self.tool.parameters()) {
+            Leak::Ambiguous { pointer, parameter } => Err(feedback::leaked_markup(self.tool, &pointer, &parameter)),
+            Leak::Split { arguments, splits } => {
+                for split in &splits {
+                    let before = self.value.pointer(&split.pointer).cloned();
+                    let after = arguments.pointer(&split.pointer).cloned();
+                    self.repairs.push(Repair::new(RepairKind::MarkupSplit, split.pointer.clone(), before, after));
+                }
+                self.text = arguments.to_string();
+                self.value = arguments;
+                self.untouched = false;
+                Ok(Step::Next)
+            }
+            _ => Ok(step),
         }
     }
 

@@ -72,6 +72,9 @@ repair_kinds! {
     FormatNormalised => "format_normalised",
     /// A property name matched by the opt-in uncertain mode: never certain (`extend`).
     UncertainMatch => "uncertain_match",
+    /// A string that held another declared parameter's markup, split into the parameters
+    /// it held (`extract::split_leaked_markup`).
+    MarkupSplit => "markup_split",
 }
 
 /// One reason a call was refused, for people and models.

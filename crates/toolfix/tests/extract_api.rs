@@ -118,3 +118,81 @@ fn budget_of_failed_parses_is_reported() {
     assert!(x.notes.iter().any(|n| n.kind == NoteKind::ScanBudgetExhausted));
     assert_eq!(x.content, text);
 }
+
+/// A call cut off inside a value is never presented as complete (issue 24 §3): formats
+/// that build the arguments leave them open where the text stopped, so salvage reports
+/// the cut (and the pipeline refuses it for a tool that may change things), and the call
+/// says it was cut. No value is made up (`null`, closers, a completed literal).
+#[test]
+fn a_call_cut_in_a_value_is_not_complete() {
+    let tools = std::collections::HashMap::from([(
+        "create".to_owned(),
+        json!({"type": "object", "properties": {"title": {"type": "string"}, "n": {"type": "integer"}}}),
+    )]);
+    for text in [
+        "<tool_call>\n<function=create>\n<parameter=n>3</parameter>\n<parameter=title>\nLogin fa",
+        "<seed:tool_call>\n<function=create>\n<parameter=title>Login fa",
+        "<tool_call>\n<function=create>\n<parameter=n>3</parameter>\n<parameter=tit",
+        "<minimax:tool_call>\n<invoke name=\"create\">\n<parameter name=\"title\">Login fa",
+        "<function_calls><invoke name=\"create\"><parameter name=\"n\">1",
+        "<tool_call>create<arg_key>n</arg_key><arg_value>3</arg_value><arg_key>title</arg_key><arg_value>Login fa",
+        "<tool_call>create<arg_key>n</arg_key><arg_value>3</arg_value><arg_key>tit",
+        "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"create\">\n<｜DSML｜parameter name=\"title\" string=\"true\">Login fa",
+        "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"create\">]<]minimax[>[<title>Login fa",
+        "<|tool_call>call:create{n:3,title:<|\"|>Login fa",
+        "<|tool_call>call:create{n:3,title:",
+        "<|tool_call>call:create(n: 1",
+    ] {
+        let out = extract(&Message::new(text), Some(&tools));
+        let [call] = out.calls.as_slice() else { panic!("{text}: {:?}", out.calls) };
+        assert!(call.cut, "{text}");
+        let s = toolfix::salvage::salvage(&call.arguments).unwrap();
+        let t = s.truncation().unwrap_or_else(|| panic!("{text}: {}", call.arguments));
+        assert!(t.is_evident() || !t.uncertain().is_empty(), "{text}: {}", call.arguments);
+        assert!(!call.arguments.contains("null"), "{text}: {}", call.arguments);
+    }
+    // The call's closers missing after a complete value: closed, not evidently cut.
+    let out = extract(&Message::new("<tool_call>\n<function=create>\n<parameter=n>3</parameter>\n"), Some(&tools));
+    let s = toolfix::salvage::salvage(&out.calls[0].arguments).unwrap();
+    assert!(
+        out.calls[0].cut && !s.truncation().unwrap().is_evident() && s.truncation().unwrap().uncertain().is_empty()
+    );
+}
+
+/// A string argument holding another declared parameter's markup (issue 24 §3): the XML
+/// grammars read it as the parameters it holds; so does the pipeline for JSON and
+/// server-parsed calls, as a repair, when that is unambiguous; otherwise it refuses. Never
+/// one valid string.
+#[test]
+fn a_value_holding_another_parameters_markup() {
+    let schema = json!({"type": "object", "properties": {
+        "prompt": {"type": "string"},
+        "preset": {"type": "array", "items": {"type": "string"}}
+    }, "required": ["prompt"]});
+    let lookup = HashMap::from([("draw".to_owned(), schema.clone())]);
+    // Qwen3-Coder whose value ran on into MiniMax-style markup.
+    let text = "<tool_call>\n<function=draw>\n<parameter=prompt>\nA cat, dark mode.</prompt>\n<parameter name=\"preset\">[\"dark\"]\n</parameter>\n</function>\n</tool_call>";
+    let out = extract(&Message::new(text), Some(&lookup));
+    let args: serde_json::Value = serde_json::from_str(&out.calls[0].arguments).unwrap();
+    assert_eq!(args, json!({"prompt": "A cat, dark mode.", "preset": ["dark"]}));
+
+    let tools = toolfix::ToolSet::new(&[json!({"name": "draw", "parameters": schema})]).unwrap();
+    // A JSON call: split, reported.
+    let split = tools.repair_call(
+        "draw",
+        r#"{"prompt": "A cat, dark mode.</prompt>\n<arg_key>preset</arg_key><arg_value>[\"dark\"]</arg_value>"}"#,
+    );
+    assert_eq!(split.arguments(), Some(&json!({"prompt": "A cat, dark mode.", "preset": ["dark"]})));
+    assert_eq!(split.repairs()[0].kind.as_str(), "markup_split");
+    // Ambiguous: the parameter is given as well.
+    let both = tools.repair_call(
+        "draw",
+        r#"{"prompt": "A cat.</prompt>\n<parameter=preset>[\"dark\"]</parameter>", "preset": ["light"]}"#,
+    );
+    let refusal = both.refusal().unwrap();
+    assert_eq!(refusal.issues[0].path, "/prompt");
+    insta::assert_snapshot!("leaked_markup_refusal", refusal.message);
+    // Markup that opens no declared parameter, or sits inside the text: a string.
+    let html = tools.repair_call("draw", r#"{"prompt": "A <b>cat</b> with <parameter=preset> in it"}"#);
+    assert_eq!(html.outcome(), toolfix::Outcome::Untouched);
+}

@@ -444,3 +444,48 @@ proptest::proptest! {
         proptest::prop_assert_eq!(&received[sent.len()..], &marker[..cut]);
     }
 }
+
+/// Fuzzing found (issue 24 round): a declared tool's name glued to its arguments through
+/// `(properties=`, with a control character inside, streamed byte by byte, gave no call
+/// while the whole text gave one.
+#[test]
+fn glued_call_with_keyword_streams_like_whole() {
+    let schema = serde_json::json!({"type": "object", "properties": {
+        "a": {"type": "integer"}, "city": {"type": "string"}, "code": {"type": ["object", "string"]}}});
+    let tools: std::collections::HashMap<String, serde_json::Value> =
+        ["f", "get_weather", "python", "functions.f"].iter().map(|n| ((*n).to_owned(), schema.clone())).collect();
+    let text = "get_weather(properties={\"ity:\u{1d} \"Pis\"})";
+    check("glued keyword", text, Some(&tools), &mut Rng(1));
+}
+
+/// Fuzzing found: a `{` at the end of a chunk (`…{` then `\x1f<tool_calls>[{"name": …`)
+/// started the stream's bracket pass earlier than the whole read's, so a later call was
+/// paired differently and lost streamed.
+#[test]
+fn a_brace_at_the_end_of_a_chunk_does_not_start_the_bracket_pass() {
+    let call = "[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}]";
+    let text = format!("Holle \"arguments\": {{\u{1f}<tool_calls>{call} then \"x\" {{\u{1f}<tool_calls>{call}");
+    check("brace at chunk end", &text, None, &mut Rng(3));
+    let crash = "Holle[DOOL_CALLS\u{0}functoolng_field\"null_field\": null,\n    \"array_field\": \"gel\", \"ptWcurrent_weather\", \"arguments\": {\u{1f}<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"San FrSarameters\": {invaly\": \"Boston, \"passed_\" \"test\": true, \"aliases\": [\"John\",San  \"Johnny\"FrSan Fr]idan}}]</tan Francisco\", \" \"CA\"}, \"role\": null\"cytal`dToo\u{2}<tool_calls>&\n{\"name\": \"gel\", \"ptWcurrent_weather\", \"arguments\": {\u{1f}<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"San FrSarameters\": {invaly\": \"Boston, \"passed_\" \"test\": true, \"aliases\": [\"John\",San  \"Johnny\"FrSan Fr]idan}}]</tan F: \"ld\": true,\n    \"null_field\": null,\n    \"arra   2\"empty_obje}}ct\": {}\n]  }\n}]";
+    check("fuzz crash", crash, None, &mut Rng(4));
+}
+
+/// Fuzzing found: the look back for a declared tool's name before a `{` started inside a
+/// multi-byte character (`\u{fffd}query…get_weather{`), so the whole read missed the
+/// glued call the stream (looking from another point) found.
+#[test]
+fn a_look_back_window_starting_inside_a_character() {
+    let schema = serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
+    let tools: std::collections::HashMap<String, serde_json::Value> =
+        ["f", "get_weather", "python", "functions.f"].iter().map(|n| ((*n).to_owned(), schema.clone())).collect();
+    let text = "\u{fffd}query\": \"x\"}\u{0}\u{0}\u{0}\u{1}\u{2}<|tAol_call?:get_weather{\"city\": \"Paris\"} done";
+    let x = toolfix::extract::extract(&toolfix::extract::Message::new(text), Some(&tools));
+    assert_eq!(x.calls.len(), 1, "{x:?}");
+    check("look back in a character", text, Some(&tools), &mut Rng(5));
+    let crash = "�query\": \"x\"}\u{0}\u{0}\u{0}\u{1}\u{2}<|tAol_call?:get_weather{cicityty[TOOL_CALLS] [{\"++++++++++++++++++++++++++$++++++++++++namget_curr\u{1}Here:\n```json\n[ \"ges')\ngol\",\" argumet_time\", \"arguments\": {\"tz\":<|tool_call_argument_begin|>l\u{1}Here:\n```json\n[ \"ges'\": {\"tz\":<|tool_call_argument_begin|>)\ngol\", \"argumet_time: \"celsiustz\": \"Europ\"}}]|>e/Paris\"}}]\n```\nDone.rameter>\n<parameter=unit>\ncelsi<function=get_currentz_weather><respon\n<qarameter=city>\nDallas\n</parameter:\n<pXrameter=state>\nTX\n</parameter>\n<parameter=unit>\nfahrenheit\n</parameter>\n</function>\n</tcall>\n<function=gell>\n<tool_call>\n<function=%get_current_weather>\n<parametec=itry>\nOrlando\n</parameter>\n<parameter=state>\nFL\n</parameter>\n<parameter=unit>\ncelsius\n</parameter>\n</functiopythonool_call>";
+    for chunk in [31, 7, 1] {
+        let chunks: Vec<&[u8]> = crash.as_bytes().chunks(chunk).collect();
+        let options = Options::default().with_think_blocks(ThinkBlocks::Keep);
+        assert_eq!(streamed(&chunks, Some(&tools), options), whole(crash, Some(&tools), options), "chunks of {chunk}");
+    }
+}

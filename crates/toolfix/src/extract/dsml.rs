@@ -11,10 +11,11 @@
 //! text ends in is cut off.
 
 use super::Format;
-use super::params::{Args, Untyped};
+use super::params::{Args, Ending};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, skip_ws};
+use super::typed::Untyped;
 use crate::span::Span;
 use std::borrow::Cow;
 
@@ -62,9 +63,9 @@ fn parse_dsml<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Opti
                 current = Some(invoke);
             }
             (false, "parameter") => {
-                let (value, next) = param_value(text, tag.end);
+                let (value, next, open) = param_value(text, tag.end);
                 if let Some(invoke) = current.as_mut() {
-                    invoke.param(&tag, value);
+                    invoke.param(&tag, value, open);
                 }
                 pos = next;
             }
@@ -106,14 +107,17 @@ struct Invoke<'a, 't> {
     format: Format,
     args: Args<'t>,
     json: Option<&'a str>,
+    /// The text ended inside the last parameter's value.
+    in_value: bool,
 }
 
 impl<'a, 't> Invoke<'a, 't> {
     fn new(cx: &Cx<'t>, name: &'a str, start: usize, format: Format) -> Self {
-        Invoke { name, start, format, args: Args::new(cx, name), json: None }
+        Invoke { name, start, format, args: Args::new(cx, name), json: None, in_value: false }
     }
 
-    fn param(&mut self, tag: &Tag<'_>, value: &str) {
+    fn param(&mut self, tag: &Tag<'_>, value: &str, open: bool) {
+        self.in_value = open;
         let Some(key) = tags::attr(tag.rest, "name").filter(|k| !k.is_empty()) else {
             return;
         };
@@ -121,13 +125,23 @@ impl<'a, 't> Invoke<'a, 't> {
             Some("true") => Untyped::String,
             _ => Untyped::Json,
         };
-        self.args.push_raw(key, value, untyped);
+        if open {
+            // Cut off inside the value: left open where the text stopped.
+            self.args.push_raw_open(key, value, untyped);
+        } else {
+            self.args.push_raw(key, value, untyped);
+        }
     }
 
     fn finish(self, end: usize, cut: bool) -> RawCall<'a> {
+        let ended = match (cut, self.in_value) {
+            (false, _) => Ending::Closed,
+            (true, false) => Ending::Cut,
+            (true, true) => Ending::CutInValue,
+        };
         let arguments = match self.json {
             Some(json) if self.args.is_empty() => Cow::Borrowed(json),
-            _ => Cow::Owned(self.args.finish()),
+            _ => Cow::Owned(self.args.finish_as(ended)),
         };
         RawCall::new(Cow::Borrowed(self.name), arguments, self.format, Span::new(self.start, end)).cut_if(cut)
     }
@@ -145,13 +159,14 @@ fn next_structural(text: &str, from: usize) -> Option<Tag<'_>> {
     }
 }
 
-/// The raw value of a parameter starting at `from`, and where parsing goes on.
-fn param_value(text: &str, from: usize) -> (&str, usize) {
+/// The raw value of a parameter starting at `from`, where parsing goes on, and whether
+/// it ran to the end of the text (cut off inside it).
+fn param_value(text: &str, from: usize) -> (&str, usize, bool) {
     match next_structural(text, from) {
-        Some(tag) if tag.is_close("parameter") => (text.get(from..tag.start).unwrap_or(""), tag.end),
+        Some(tag) if tag.is_close("parameter") => (text.get(from..tag.start).unwrap_or(""), tag.end, false),
         // Unclosed: the newline before the next tag is layout, not value.
-        Some(tag) => (text.get(from..tag.start).map_or("", unclosed), tag.start),
-        None => (text.get(from..).unwrap_or(""), text.len()),
+        Some(tag) => (text.get(from..tag.start).map_or("", unclosed), tag.start, false),
+        None => (text.get(from..).unwrap_or(""), text.len(), true),
     }
 }
 

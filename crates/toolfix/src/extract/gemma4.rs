@@ -11,9 +11,9 @@
 //! (`<|tool_call>:get_weather{…}`), and so may `call:` before a declared tool's name.
 
 use super::Format;
-use super::params::{number_text, push_json_string};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::text::{clean_name, is_at, skip_ws};
+use super::typed::{number_text, push_json_string};
 use crate::span::Span;
 use std::borrow::Cow;
 

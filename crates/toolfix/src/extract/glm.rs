@@ -7,10 +7,11 @@
 //! a `</tool_call>` inside a value is kept when `</arg_value>` follows before the next key.
 
 use super::Format;
-use super::params::{Args, Untyped};
+use super::params::{Args, Ending};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns};
 use super::text::clean_name;
+use super::typed::Untyped;
 use crate::span::Span;
 use std::borrow::Cow;
 
@@ -56,12 +57,24 @@ fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Optio
     let mut pos = after_name;
     let mut end = None;
     let mut saw_arg = false;
+    let mut last = Ending::Cut;
     while let Some(tag) = tags::next_tag(text, pos, Ns::Plain) {
         if tag.is_open("arg_key") {
-            let (key, value, next) = key_value(text, tag.end);
-            if let Some(key) = key {
-                args.push_raw(key, value, Untyped::Json);
-            }
+            let (key, value, next, open) = key_value(text, tag.end);
+            last = match (key, open) {
+                (Some(key), true) => {
+                    // Cut off inside the value (or right after the key): left open.
+                    args.push_raw_open(key, value, Untyped::Json);
+                    Ending::CutInValue
+                }
+                (Some(key), false) => {
+                    args.push_raw(key, value, Untyped::Json);
+                    Ending::Cut
+                }
+                // Cut off inside the key.
+                (None, true) => Ending::CutInElement,
+                (None, false) => Ending::Cut,
+            };
             saw_arg = true;
             pos = next;
             if text.get(..next).is_some_and(|t| t.ends_with("</arg_value>")) && !markup_next(text, next) {
@@ -91,7 +104,8 @@ fn parse_glm<'a>(text: &'a str, at: usize, cx: &Cx<'_>, format: Format) -> Optio
         Some(end) => (end, false),
         None => (text.len(), true),
     };
-    let call = RawCall::new(Cow::Borrowed(name), Cow::Owned(args.finish()), format, Span::new(at, end));
+    let ended = if cut { last } else { Ending::Closed };
+    let call = RawCall::new(Cow::Borrowed(name), Cow::Owned(args.finish_as(ended)), format, Span::new(at, end));
     Some(Parsed::new(end, vec![call.cut_if(cut)]))
 }
 
@@ -109,34 +123,38 @@ fn markup_next(text: &str, pos: usize) -> bool {
 }
 
 /// Reads `K</arg_key> <arg_value>V</arg_value>` from `from` (just after `<arg_key>`).
-/// Returns the key (when usable), the raw value and where parsing goes on.
-fn key_value(text: &str, from: usize) -> (Option<&str>, &str, usize) {
+/// Returns the key (when usable), the raw value, where parsing goes on, and whether the
+/// text ended inside the element (in the key, after it, or in the value).
+fn key_value(text: &str, from: usize) -> (Option<&str>, &str, usize, bool) {
     let Some(tag) = tags::next_tag(text, from, Ns::Plain) else {
-        return (None, "", text.len());
+        return (None, "", text.len(), true);
     };
     let key = text.get(from..tag.start).map(str::trim).filter(|k| !k.is_empty() && k.len() <= 256);
     let mut pos = if tag.is_close("arg_key") { tag.end } else { tag.start };
     // Up to `<arg_value>`, skipping whitespace and literal `\n`.
     let Some(value_tag) = tags::next_tag(text, pos, Ns::Plain) else {
-        return (key, "", text.len());
+        // The text ended after the key.
+        return (key, "", text.len(), true);
     };
     if !value_tag.is_open("arg_value") {
-        return (key, "", value_tag.start);
+        return (key, "", value_tag.start, false);
     }
     pos = value_tag.end;
     let value_start = pos;
     let mut fallback = None;
     loop {
         let Some(tag) = tags::next_tag(text, pos, Ns::Plain) else {
-            let stop = fallback.unwrap_or(text.len());
-            return (key, text.get(value_start..stop).unwrap_or(""), stop);
+            return match fallback {
+                Some(stop) => (key, text.get(value_start..stop).unwrap_or(""), stop, false),
+                None => (key, text.get(value_start..).unwrap_or(""), text.len(), true),
+            };
         };
         if tag.is_close("arg_value") {
-            return (key, text.get(value_start..tag.start).unwrap_or(""), tag.end);
+            return (key, text.get(value_start..tag.start).unwrap_or(""), tag.end, false);
         }
         if tag.is_open("arg_key") || tag.is_open("tool_call") {
             let stop = fallback.unwrap_or(tag.start);
-            return (key, text.get(value_start..stop).unwrap_or(""), stop);
+            return (key, text.get(value_start..stop).unwrap_or(""), stop, false);
         }
         if fallback.is_none() && tag.is_close("tool_call") {
             fallback = Some(tag.start);

@@ -86,7 +86,8 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
 /// not `get{`.
 pub(crate) fn name_before(text: &str, from: usize, brace: usize, cx: &Cx<'_>) -> Option<usize> {
     let tools = cx.tools?;
-    let low = from.max(brace.saturating_sub(cx.lookback));
+    // On a char boundary: the window may start inside a character before the name.
+    let low = crate::span::ceil_char_boundary(text, from.max(brace.saturating_sub(cx.lookback)));
     let before = text.get(low..brace)?;
     let mut t = before.trim_end_matches([' ', '\t']);
     if let Some(x) = t.strip_suffix('=') {

@@ -8,10 +8,11 @@
 //! end of the text (a cut-off call keeps what was given).
 
 use super::Format;
-use super::params::{Args, Untyped};
+use super::params::{Args, Ending};
 use super::parsed::{Cx, Markers, Parsed, RawCall, matched};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, is_at, markup_or_end, skip_ws};
+use super::typed::Untyped;
 use crate::span::Span;
 use std::borrow::Cow;
 
@@ -120,7 +121,10 @@ fn next<'a>(text: &'a str, from: usize, syn: &Syntax) -> Next<'a> {
             return Next::Stop(lt);
         }
         if let Some(tag) = tags::tag_at(text, lt, syn.ns) {
-            if matches!(tag.name, "invoke" | "parameter") || tag.name == syn.block {
+            // Another format's `<parameter=K>` is text here; `leak.rs` splits it out when
+            // it is one.
+            let other = tag.name == "parameter" && !tag.close && tag.rest.starts_with('=');
+            if (matches!(tag.name, "invoke" | "parameter") || tag.name == syn.block) && !other {
                 return Next::Tag(tag);
             }
             pos = tag.end;
@@ -148,14 +152,22 @@ pub(crate) fn parse_invoke<'a>(
     let mut args = name.map(|n| Args::new(cx, n));
     let mut pos = open.end;
     let mut cut = false;
+    let mut in_value = false;
     let end = loop {
         match next(text, pos, syn) {
             Next::Tag(tag) if tag.is_open("parameter") => {
-                let (value, after) = param_value(text, tag.end, syn);
+                let (value, after, open) = param_value(text, tag.end, syn);
+                in_value = open;
                 let key = tags::attr(tag.rest, "name").filter(|k| !k.is_empty());
                 if let (Some(args), Some(key)) = (args.as_mut(), key) {
-                    let value = if syn.framing { tags::strip_framing(value) } else { value };
-                    args.push_raw(key, value, syn.untyped);
+                    if open {
+                        // Cut off inside the value: left open where the text stopped.
+                        let value = if syn.framing { value.strip_prefix('\n').unwrap_or(value) } else { value };
+                        args.push_raw_open(key, value, syn.untyped);
+                    } else {
+                        let value = if syn.framing { tags::strip_framing(value) } else { value };
+                        args.push_raw(key, value, syn.untyped);
+                    }
                 }
                 pos = after;
                 let closed = text.get(..after).is_some_and(|t| t.ends_with("parameter>"));
@@ -177,7 +189,15 @@ pub(crate) fn parse_invoke<'a>(
     let call = name
         .zip(args)
         .map(|(name, args)| {
-            RawCall::new(Cow::Borrowed(name), Cow::Owned(args.finish()), syn.format, Span::new(at, end))
+            // Cut off inside the markup of a parameter being opened (`<parameter na`).
+            let in_element = text.get(pos..).is_some_and(|r| r.trim_start().starts_with('<'));
+            let ended = match (cut, in_value, in_element) {
+                (false, _, _) => Ending::Closed,
+                (true, true, _) => Ending::CutInValue,
+                (true, false, true) => Ending::CutInElement,
+                (true, false, false) => Ending::Cut,
+            };
+            RawCall::new(Cow::Borrowed(name), Cow::Owned(args.finish_as(ended)), syn.format, Span::new(at, end))
         })
         .map(|c| c.cut_if(cut));
     Some((call, end))
@@ -198,13 +218,14 @@ pub(crate) fn parse_invokes<'a>(text: &'a str, mut pos: usize, syn: &Syntax, cx:
     (calls, pos)
 }
 
-/// The raw value of a parameter starting at `from`, and where parsing goes on.
-fn param_value<'a>(text: &'a str, from: usize, syn: &Syntax) -> (&'a str, usize) {
+/// The raw value of a parameter starting at `from`, where parsing goes on, and whether
+/// it ran to the end of the text (cut off inside it).
+fn param_value<'a>(text: &'a str, from: usize, syn: &Syntax) -> (&'a str, usize, bool) {
     match next(text, from, syn) {
-        Next::Tag(tag) if tag.is_close("parameter") => (text.get(from..tag.start).unwrap_or(""), tag.end),
-        Next::Tag(tag) => (unclosed(text.get(from..tag.start).unwrap_or("")), tag.start),
-        Next::Stop(at) => (unclosed(text.get(from..at).unwrap_or("")), at),
-        Next::End => (text.get(from..).unwrap_or(""), text.len()),
+        Next::Tag(tag) if tag.is_close("parameter") => (text.get(from..tag.start).unwrap_or(""), tag.end, false),
+        Next::Tag(tag) => (unclosed(text.get(from..tag.start).unwrap_or("")), tag.start, false),
+        Next::Stop(at) => (unclosed(text.get(from..at).unwrap_or("")), at, false),
+        Next::End => (text.get(from..).unwrap_or(""), text.len(), true),
     }
 }
 

@@ -115,7 +115,7 @@ pub(crate) fn is_id_byte(b: u8) -> bool {
 /// longer than an id, or began in text already read). Such a call, with neither marker
 /// before it, is only taken when its id names a declared tool (`N:IDX`).
 pub(crate) fn id_before(text: &str, from: usize, marker: usize, cx: &Cx<'_>) -> Option<usize> {
-    let low = from.max(marker.saturating_sub(MAX_ID));
+    let low = crate::span::ceil_char_boundary(text, from.max(marker.saturating_sub(MAX_ID)));
     let run = text.get(low..marker)?.bytes().rev().take_while(|b| is_id_byte(*b)).count();
     let start = marker - run;
     let goes_on = start == low && low > 0 && text.as_bytes().get(low - 1).is_some_and(|b| is_id_byte(*b));

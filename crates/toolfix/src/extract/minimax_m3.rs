@@ -13,13 +13,15 @@
 //! A parameter element holds raw text (typed through the schema, one framing newline
 //! stripped at each end), or child elements: an object, or an array when the children
 //! are `<item>`. Nesting is read with an explicit stack (depth capped). Unclosed
-//! elements are closed by their parent's closer, the invoke's, or the end of the text.
+//! elements are closed by their parent's closer or the invoke's; at the end of the text
+//! (cut off) the arguments are left open where they stopped, so the cut is seen
+//! downstream.
 
 use super::Format;
-use super::params::{Untyped, push_json_string, type_raw};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, is_at};
+use super::typed::{Untyped, push_json_string, type_raw};
 use crate::span::Span;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -74,7 +76,7 @@ pub(crate) fn parse<'a>(text: &'a str, at: usize, cx: &Cx<'_>) -> Option<Parsed<
     }
     let cut = end.is_none();
     let end = end.unwrap_or(text.len());
-    calls.extend(call.take().map(|c| c.finish(text, end).cut_if(cut)));
+    calls.extend(call.take().map(|c| if cut { c.finish_cut(text, end) } else { c.finish(text, end) }));
     if calls.is_empty() {
         return None;
     }
@@ -185,6 +187,43 @@ impl<'a, 's> Call<'a, 's> {
             out.push_str(": ");
         }
         out.push_str(&value);
+    }
+
+    /// The call as far as the text went (it ended inside the invoke): every open element
+    /// and the arguments object left open, the innermost text value without its closing
+    /// quote. Nothing is completed.
+    fn finish_cut(self, text: &str, end: usize) -> RawCall<'a> {
+        let mut out = self.args;
+        let mut count = self.count;
+        let mut in_array = false;
+        let n = self.stack.len();
+        for (i, elem) in self.stack.iter().enumerate() {
+            if count > 0 {
+                out.push_str(", ");
+            }
+            if !in_array {
+                push_json_string(&mut out, &elem.key);
+                out.push_str(": ");
+            }
+            if i + 1 == n && elem.array.is_none() {
+                let raw = text.get(elem.text_start..end).unwrap_or("");
+                let mut value = type_raw(raw.strip_prefix('\n').unwrap_or(raw), elem.schema, Untyped::Json);
+                if value.starts_with('"') {
+                    value.pop();
+                }
+                out.push_str(&value);
+            } else {
+                out.push_str(&elem.out);
+            }
+            count = elem.children;
+            in_array = elem.array == Some(true);
+        }
+        if n == 0 {
+            // Between elements: the last value was closed by its own markup.
+            out.push(' ');
+        }
+        let span = Span::new(self.start, end);
+        RawCall::new(Cow::Borrowed(self.name), Cow::Owned(out), Format::MinimaxM3, span).cut_if(true)
     }
 
     fn finish(mut self, text: &str, end: usize) -> RawCall<'a> {

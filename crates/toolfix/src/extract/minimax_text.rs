@@ -16,9 +16,10 @@
 
 use super::Format;
 use super::json::scan::{End, decode_string, value_end};
-use super::params::{Args, Untyped};
+use super::params::Args;
 use super::parsed::{Cx, Parsed, RawCall};
 use super::text::{is_at, skip_ws};
+use super::typed::Untyped;
 use crate::span::Span;
 use std::borrow::Cow;
 

@@ -23,13 +23,26 @@
 //! # Reasoning
 //!
 //! Reasoning blocks in `content` (`<think>...</think>`, `<seed:think>`, `<mm:think>`,
-//! `<|START_THINKING|>`, `[THINK]`, Gemma 4's `<|channel>thought`) are kept in `content` as
-//! written by default ([`ThinkBlocks::Keep`]); [`ThinkBlocks::Move`] moves them to
-//! `reasoning_content`. Reasoning that was forced open (only `</think>` appears, and no
-//! call comes before it; also Apriel's `[BEGIN FINAL RESPONSE]`) always moves, and so does
-//! Harmony's analysis channel. Calls found in reasoning are reported, and by default
-//! ([`ReasoningCalls::WhenNoOther`]) used only when no other channel has a call, since a
-//! model often drafts a call in its reasoning and then makes it.
+//! `<|START_THINKING|>`, `[THINK]`, Gemma 4's `<|channel>thought`, Apertus'
+//! `<|inner_prefix|>`, Apriel's `<thinking>`) move to `reasoning_content` by default
+//! ([`ThinkBlocks::Move`], as servers' reasoning parsers and llama.cpp's default reasoning
+//! format do); [`ThinkBlocks::Keep`] leaves them in `content` as written. Reasoning that
+//! was forced open (only `</think>` appears, and no call comes before it; also Apriel's
+//! `[BEGIN FINAL RESPONSE]`) always moves, and so does Harmony's analysis channel. When
+//! blocks move, a block's own opener written again inside it and a close marker after the
+//! reasoning ended are markup, not text. A block that never closes ends with the call it
+//! holds: the call is the model's (channel `Content`), its markup leaves the reasoning,
+//! the rest of the block is reasoning. Calls found in reasoning otherwise are reported,
+//! and by default ([`ReasoningCalls::WhenNoOther`]) used only when no other channel has a
+//! call, since a model often drafts a call in its reasoning and then makes it.
+//!
+//! # Cut-off calls and raw values
+//!
+//! A call the text ended inside is marked [`ExtractedCall::cut`]; formats that build the
+//! arguments from raw values leave them open where the text stopped, so
+//! [`salvage`](crate::salvage::salvage) reports the cut as it does for JSON. A string
+//! argument holding another declared parameter's markup is read as the parameters it
+//! holds when that is unambiguous ([`split_leaked_markup`]).
 //!
 //! # Untrusted input
 //!
@@ -59,6 +72,7 @@ mod json;
 mod json_family;
 mod json_text;
 mod kimi_k2;
+mod leak;
 mod minimax_m3;
 mod minimax_text;
 pub(crate) mod native;
@@ -74,9 +88,11 @@ mod step3;
 pub mod stream;
 mod tags;
 mod text;
+mod typed;
 
 pub use format::Format;
 pub use intent::{Intent, LeakedCalls, Signal};
+pub use leak::{Leak, Split, split_leaked_markup};
 
 use crate::limits::Limits;
 use crate::span::Span;

@@ -8,7 +8,7 @@
 //! that does not parse (a bytes literal, `1e999`, broken quoting) is dropped and parsing
 //! resumes at the next call, so one bad sibling does not lose the good ones.
 
-use super::params::push_json_string;
+use super::typed::push_json_string;
 
 /// How calls are separated and the list closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -403,7 +403,7 @@ impl<'a> Cursor<'a> {
             norm.push('0');
         }
         norm.push_str(exponent);
-        let n = super::params::number_text(&norm)?;
+        let n = super::typed::number_text(&norm)?;
         out.push_str(n);
         Some(())
     }

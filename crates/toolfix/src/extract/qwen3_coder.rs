@@ -8,10 +8,11 @@
 //! grammar with `<seed:tool_call>` blocks (`parse_seed`).
 
 use super::Format;
-use super::params::{Args, Untyped};
+use super::params::{Args, Ending};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, is_at, markup_or_end, skip_ws};
+use super::typed::Untyped;
 use crate::span::Span;
 use std::borrow::Cow;
 
@@ -108,12 +109,18 @@ fn parse_call<'a>(text: &'a str, start: Start, cx: &Cx<'_>, dialect: &Dialect) -
     }
     let mut args = Args::new(cx, name);
     let mut end = None;
+    let mut in_value = false;
     while let Some(tag) = tags::next_tag(text, pos, Ns::Plain) {
-        if tag.is_open("parameter") {
+        if opens_parameter(&tag) {
             let key = tag.rest.strip_prefix('=').map_or("", str::trim);
             let key = key.trim_matches(['"', '\'']);
-            let (value, next) = param_value(text, tag.end, dialect);
-            if !key.is_empty() {
+            let (value, next, open) = param_value(text, tag.end, dialect, key);
+            in_value = open;
+            if key.is_empty() {
+            } else if open {
+                // Cut off inside the value: its framing newline only is known.
+                args.push_raw_open(key, value.strip_prefix('\n').unwrap_or(value), Untyped::Json);
+            } else {
                 args.push_raw(key, tags::strip_framing(value), Untyped::Json);
             }
             pos = next;
@@ -145,16 +152,32 @@ fn parse_call<'a>(text: &'a str, start: Start, cx: &Cx<'_>, dialect: &Dialect) -
         Some(end) => (end, false),
         None => (text.len(), true),
     };
-    let call = RawCall::new(Cow::Borrowed(name), Cow::Owned(args.finish()), dialect.format, Span::new(start.call, end));
+    // Cut off inside the markup of a parameter being opened (`<parameter=ci`).
+    let in_element = text.get(pos..).is_some_and(|r| r.trim_start().starts_with('<'));
+    let ended = match (cut, in_value, in_element) {
+        (false, _, _) => Ending::Closed,
+        (true, true, _) => Ending::CutInValue,
+        (true, false, true) => Ending::CutInElement,
+        (true, false, false) => Ending::Cut,
+    };
+    let arguments = args.finish_as(ended);
+    let call = RawCall::new(Cow::Borrowed(name), Cow::Owned(arguments), dialect.format, Span::new(start.call, end));
     (Some(call.cut_if(cut)), end)
+}
+
+/// `<parameter=K>`: this grammar's parameter. Another format's `<parameter name="K">` is
+/// text here (as vLLM reads it); `leak.rs` splits it out when it is one.
+fn opens_parameter(tag: &Tag<'_>) -> bool {
+    tag.is_open("parameter") && tag.rest.starts_with('=')
 }
 
 fn starts_call(tag: &Tag<'_>, dialect: &Dialect) -> bool {
     tag.is_open(dialect.block) || tag.is_open("function")
 }
 
-/// The raw value of a parameter whose text starts at `from`, and where parsing goes on.
-fn param_value<'a>(text: &'a str, from: usize, dialect: &Dialect) -> (&'a str, usize) {
+/// The raw value of a parameter whose text starts at `from`, where parsing goes on, and
+/// whether the value ran to the end of the text (cut off inside it).
+fn param_value<'a>(text: &'a str, from: usize, dialect: &Dialect, key: &str) -> (&'a str, usize, bool) {
     // A closer of the call inside the value ends it only if no `</parameter>` follows
     // before the next parameter or call; a `</parameter>` followed by text (not markup)
     // is part of the value when another `</parameter>` follows before them.
@@ -162,15 +185,21 @@ fn param_value<'a>(text: &'a str, from: usize, dialect: &Dialect) -> (&'a str, u
     let mut pos = from;
     loop {
         let Some(tag) = tags::next_tag(text, pos, Ns::Plain) else {
-            let stop = fallback.unwrap_or(text.len());
-            return (unclosed(text.get(from..stop).unwrap_or("")), stop);
+            if let Some(stop) = fallback {
+                return (unclosed(text.get(from..stop).unwrap_or(""), key), stop, false);
+            }
+            let value = text.get(from..).unwrap_or("");
+            let trimmed = unclosed(value, key);
+            // A mismatched closer (`</param>`) ended it; else the text did.
+            let closed = trimmed.len() < value.trim_end().len();
+            return (if closed { trimmed } else { value }, text.len(), !closed);
         };
         if tag.is_close("parameter") && (markup_or_end(text, tag.end) || !closer_follows(text, tag.end, dialect)) {
-            return (text.get(from..tag.start).unwrap_or(""), tag.end);
+            return (text.get(from..tag.start).unwrap_or(""), tag.end, false);
         }
-        if tag.is_open("parameter") || starts_call(&tag, dialect) {
+        if opens_parameter(&tag) || starts_call(&tag, dialect) {
             let stop = fallback.unwrap_or(tag.start);
-            return (unclosed(text.get(from..stop).unwrap_or("")), stop);
+            return (unclosed(text.get(from..stop).unwrap_or(""), key), stop, false);
         }
         if fallback.is_none() && (tag.is_close("function") || tag.is_close(dialect.block)) {
             fallback = Some(tag.start);
@@ -186,7 +215,7 @@ fn closer_follows(text: &str, from: usize, dialect: &Dialect) -> bool {
         if tag.is_close("parameter") {
             return true;
         }
-        if tag.is_open("parameter") || starts_call(&tag, dialect) || tag.is_close(dialect.block) {
+        if opens_parameter(&tag) || starts_call(&tag, dialect) || tag.is_close(dialect.block) {
             return false;
         }
         pos = tag.end;
@@ -195,15 +224,21 @@ fn closer_follows(text: &str, from: usize, dialect: &Dialect) -> bool {
 }
 
 /// A value that its `</parameter>` did not close, without a mismatched closing tag at its
-/// end (`</param>`, `</arg_value>`): that tag was the model's closer, not the value's text.
-/// Other tags (`</div>`), and one whose element opens in the value, stay.
-fn unclosed(value: &str) -> &str {
+/// end (`</param>`, `</arg_value>`, `</KEY>` for parameter `KEY`): that tag was the model's
+/// closer, not the value's text. Other tags (`</div>`), and one whose element opens in
+/// the value, stay.
+fn unclosed<'v>(value: &'v str, key: &str) -> &'v str {
     let trimmed = value.trim_end();
     let Some(lt) = trimmed.rfind("</") else {
         return value;
     };
     match tags::tag_at(trimmed, lt, Ns::Plain) {
-        Some(tag) if tag.close && tag.end == trimmed.len() && tag.rest.trim().is_empty() && closer_like(tag.name) => {
+        Some(tag)
+            if tag.close
+                && tag.end == trimmed.len()
+                && tag.rest.trim().is_empty()
+                && (closer_like(tag.name) || tag.name == key) =>
+        {
             let head = trimmed.get(..lt).unwrap_or("");
             let opened = head
                 .match_indices('<')

@@ -347,14 +347,14 @@ fn glued_hold(text: &str, from: usize, cx: &Cx<'_>) -> Option<usize> {
     };
     let len = text.len();
     if let Some((start, w)) = word(len) {
-        // A word at the very end: a name (or a keyword after `NAME (`) being written.
-        if tools.could_begin_name(w) {
-            return Some(start);
-        }
-        if super::glued::KEYWORDS.iter().any(|k| k.starts_with(w)) {
-            return name_paren(start);
-        }
-        return None;
+        // A word at the very end: a name, or a keyword after `NAME (`, being written (both
+        // at once, `p` for `python` and `properties`: the earlier hold wins).
+        let keyword = super::glued::KEYWORDS.iter().any(|k| k.starts_with(w)).then(|| name_paren(start)).flatten();
+        let name = tools.could_begin_name(w).then_some(start);
+        return match (name, keyword) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
     let mut j = back(len, &space);
     match bytes.get(j.wrapping_sub(1)) {
@@ -501,7 +501,7 @@ fn id_hold(text: &str, from: usize, to: usize, cx: &Cx<'_>) -> usize {
 }
 
 fn before_id(text: &str, from: usize, to: usize) -> usize {
-    let low = from.max(to.saturating_sub(super::kimi_k2::MAX_ID));
+    let low = crate::span::ceil_char_boundary(text, from.max(to.saturating_sub(super::kimi_k2::MAX_ID)));
     let run = text.get(low..to).map_or(0, |t| t.bytes().rev().take_while(|b| super::kimi_k2::is_id_byte(*b)).count());
     let goes_on =
         to - run == low && low > 0 && text.as_bytes().get(low - 1).is_some_and(|b| super::kimi_k2::is_id_byte(*b));
@@ -789,6 +789,16 @@ fn plausible(
     brackets: &mut Brackets,
     view_limit: usize,
 ) -> Decision<usize> {
+    // The bytes after a JSON bracket decide whether it may open a call (`{"`, `[{`): a
+    // stream waits for them, so that the whole and the streamed read ask the bracket pass
+    // about the same candidates (where the pass starts changes its answers; fuzzing found
+    // a `{` at the end of a chunk starting it early).
+    if format == Format::Json && !r.is_final && matches!(text.as_bytes().get(at), Some(b'{' | b'[')) {
+        let after = text.as_bytes().get(at + 1..).unwrap_or_default();
+        if after.len() < 64 && after.iter().all(u8::is_ascii_whitespace) {
+            return Decision::Wait;
+        }
+    }
     if !registry::plausible(format, text, at) {
         return Decision::No;
     }

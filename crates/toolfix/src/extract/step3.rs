@@ -7,10 +7,10 @@
 
 use super::Format;
 use super::invoke::{self, Syntax};
-use super::params::Untyped;
 use super::parsed::{Cx, Parsed};
 use super::tags::Ns;
 use super::text::{is_at, section_start, skip_ws};
+use super::typed::Untyped;
 
 const CALLS_BEGIN: &str = "<｜tool_calls_begin｜>";
 const CALLS_END: &str = "<｜tool_calls_end｜>";
