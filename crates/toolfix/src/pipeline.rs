@@ -444,6 +444,13 @@ impl<'r> Draft<'r> {
             draft.untouched = true;
             return Ok((draft, Step::Done));
         }
+        // Strict JSON the schema refuses: salvage would hand the text back untouched.
+        if let Some((value, dupes)) = strict {
+            let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
+            draft.untouched = !dupes;
+            draft.dupes = dupes;
+            return Ok((draft, Step::Next));
+        }
         let salvaged = match salvage::salvage_with(source, limits) {
             Ok(s) => s,
             Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
@@ -452,10 +459,7 @@ impl<'r> Draft<'r> {
         if tool.policy() == Policy::Strict && salvaged.is_truncated() {
             return Err(refuse(fixes, feedback::truncated(tool, None, true)));
         }
-        let parsed = match strict {
-            Some(parsed) if salvaged.is_untouched() => Ok(parsed),
-            _ => salvage::parse_value(salvaged.text()),
-        };
+        let parsed = salvage::parse_value(salvaged.text());
         let (value, dupes) = match parsed {
             Ok(v) => v,
             Err(e) => {
@@ -561,8 +565,8 @@ impl<'r> Draft<'r> {
         let found = violations(tool.validator(), &self.value);
         let index = TextIndex::build(&self.text);
         let original = self.value.clone();
-        let out =
-            repair::repair(tool, self.value.clone(), &found, index.as_ref(), Some(&original), self.limits.max_depth);
+        let value = std::mem::take(&mut self.value);
+        let out = repair::repair(tool, value, &found, index.as_ref(), Some(&original), self.limits.max_depth);
         let fatal = out.problems.iter().any(|p| p.kind.is_fatal());
         if fatal || !tool.is_valid(&out.value) {
             if let Some(done) = self.extend(&found, &original) {

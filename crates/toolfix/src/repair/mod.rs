@@ -77,7 +77,7 @@ impl<'a> Ctx<'a> {
     pub(crate) fn original_text(&self, path: &str, value: &Value) -> Option<&'a str> {
         let origin = self.moves.origin(path);
         let original = self.original?;
-        if original.pointer(&origin) != Some(value) {
+        if pointer::lookup(original, &origin) != Some(value) {
             return None;
         }
         self.index?.text_at(&origin)
