@@ -5,7 +5,7 @@ use serde_json::Value;
 /// Append `key` to `path` as one escaped segment.
 pub(crate) fn push(path: &mut String, key: &str) {
     path.push('/');
-    if !key.contains(['~', '/']) {
+    if !key.bytes().any(|b| b == b'~' || b == b'/') {
         path.push_str(key);
         return;
     }
@@ -59,6 +59,8 @@ struct Node {
     after: NodeId,
     /// The member's key, for a member of an object.
     key: Key,
+    /// For an object: no key is given twice in it (a member's key then names one member).
+    unique: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -78,6 +80,10 @@ enum Step {
 struct Frame {
     node: NodeId,
     is_object: bool,
+    /// A bit per key fingerprint seen in this object: a key whose bit is set already may
+    /// repeat an earlier one.
+    seen: u64,
+    may_repeat: bool,
 }
 
 impl<'t> TextIndex<'t> {
@@ -95,9 +101,9 @@ impl<'t> TextIndex<'t> {
                 Step::Value => {
                     let c = *b.get(i)?;
                     let id = index.nodes.len();
-                    index.nodes.push(Node { start: i, end: i, after: id + 1, key });
+                    index.nodes.push(Node { start: i, end: i, after: id + 1, key, unique: false });
                     if c == b'{' || c == b'[' {
-                        stack.push(Frame { node: id, is_object: c == b'{' });
+                        stack.push(Frame { node: id, is_object: c == b'{', seen: 0, may_repeat: false });
                         i = skip_ws(b, i + 1);
                         let close = if c == b'{' { b'}' } else { b']' };
                         if b.get(i) == Some(&close) {
@@ -105,7 +111,7 @@ impl<'t> TextIndex<'t> {
                             step = Step::After;
                             continue;
                         }
-                        (i, key) = index.open_member(&stack, i)?;
+                        (i, key) = index.open_member(&mut stack, i)?;
                         continue;
                     }
                     let end = if c == b'"' { scan_string(b, i)? } else { scan_scalar(b, i) };
@@ -122,7 +128,7 @@ impl<'t> TextIndex<'t> {
                     };
                     match b.get(i)? {
                         b',' => {
-                            (i, key) = index.open_member(&stack, skip_ws(b, i + 1))?;
+                            (i, key) = index.open_member(&mut stack, skip_ws(b, i + 1))?;
                             step = Step::Value;
                         }
                         b'}' | b']' => {
@@ -130,6 +136,7 @@ impl<'t> TextIndex<'t> {
                             let node = index.nodes.get_mut(frame.node)?;
                             node.end = i + 1;
                             node.after = after;
+                            node.unique = frame.is_object && !frame.may_repeat;
                             stack.pop();
                             i += 1;
                             step = Step::After;
@@ -143,17 +150,23 @@ impl<'t> TextIndex<'t> {
 
     /// For a member of an object, read its key and colon. Returns the offset of the
     /// member's value and its key.
-    fn open_member(&mut self, stack: &[Frame], i: usize) -> Option<(usize, Key)> {
+    fn open_member(&mut self, stack: &mut [Frame], i: usize) -> Option<(usize, Key)> {
         let b = self.text.as_bytes();
-        if !stack.last()?.is_object {
+        let frame = stack.last_mut()?;
+        if !frame.is_object {
             return Some((i, Key::None));
         }
         let end = scan_string(b, i)?;
-        let quoted = self.text.get(i..end)?;
-        let key = if quoted.get(1..quoted.len() - 1).is_some_and(|k| !k.contains('\\')) {
+        let quoted = b.get(i..end)?;
+        let inner = quoted.get(1..quoted.len() - 1).filter(|k| !k.contains(&b'\\'));
+        let key = if let Some(inner) = inner {
+            let bit = 1u64 << (fingerprint(inner) % 64);
+            frame.may_repeat |= frame.seen & bit != 0;
+            frame.seen |= bit;
             Key::Raw(i + 1, end - 1)
         } else {
-            self.decoded.push(serde_json::from_str::<String>(quoted).ok()?);
+            frame.may_repeat = true;
+            self.decoded.push(serde_json::from_str::<String>(self.text.get(i..end)?).ok()?);
             Key::Decoded(self.decoded.len() - 1)
         };
         let colon = skip_ws(b, end);
@@ -198,6 +211,23 @@ impl<'t> TextIndex<'t> {
         self.children(id).filter(|&c| self.key_is(c, key)).last()
     }
 
+    /// [`TextIndex::member`], trying `guess` (a member of the same object) first.
+    fn member_near(&self, id: NodeId, key: &str, guess: Option<NodeId>) -> Option<NodeId> {
+        if let Some(g) = guess
+            && self.nodes.get(id).is_some_and(|n| n.unique && g > id && g < n.after)
+            && self.key_is(g, key)
+        {
+            return Some(g);
+        }
+        self.member(id, key)
+    }
+
+    /// The member after `child` in container `id`.
+    fn next_sibling(&self, id: NodeId, child: NodeId) -> Option<NodeId> {
+        let next = self.nodes.get(child)?.after;
+        (next < self.nodes.get(id)?.after).then_some(next)
+    }
+
     fn key_is(&self, id: NodeId, key: &str) -> bool {
         match self.nodes.get(id).map(|n| n.key) {
             Some(Key::Raw(s, e)) => self.text.get(s..e) == Some(key),
@@ -238,6 +268,13 @@ impl<'t> TextIndex<'t> {
     pub(crate) fn text_at(&self, pointer: &str) -> Option<&'t str> {
         self.text_of(self.node_at(pointer)?)
     }
+}
+
+/// A cheap hash of a key's text, to tell keys apart.
+fn fingerprint(key: &[u8]) -> usize {
+    let first = key.first().copied().unwrap_or_default() as usize;
+    let last = key.last().copied().unwrap_or_default() as usize;
+    key.len().wrapping_mul(31) ^ first.wrapping_mul(7) ^ last
 }
 
 /// An array index as a pointer writes it (`0`, `12`; no sign, no leading zero).
@@ -356,13 +393,13 @@ const MAX_RENDER_DEPTH: usize = 256;
 /// since `original` (so numbers and escapes stay as written).
 pub(crate) fn render(value: &Value, original: &Value, index: &TextIndex<'_>, moves: &Moves) -> String {
     let mut out = String::with_capacity(index.text.len() + 16);
-    let mut cx = Render { out: &mut out, original, index, moves, origin: String::new() };
+    let mut cx = Render { out: &mut out, original, index, moves };
     let mut path = String::new();
-    if moves.0.is_empty() {
-        cx.alongside(value, Some(original), index.root(), 0);
-    } else {
-        cx.moved(value, &mut path, 0);
-    }
+    let mut origin = String::new();
+    moves.origin_into("", &mut origin);
+    let before = lookup(original, &origin);
+    let node = index.node_at(&origin);
+    cx.value(value, &mut path, &origin, before, node, 0);
     out
 }
 
@@ -371,14 +408,21 @@ struct Render<'r, 't> {
     original: &'r Value,
     index: &'r TextIndex<'t>,
     moves: &'r Moves,
-    /// Scratch: the origin of the path being written.
-    origin: String,
 }
 
-impl Render<'_, '_> {
-    /// Write `value` when nothing moved: `before` is the original value at the same place
-    /// and `node` its text, both found walking alongside.
-    fn alongside(&mut self, value: &Value, before: Option<&Value>, node: Option<NodeId>, depth: usize) {
+impl<'r> Render<'r, '_> {
+    /// Write `value`, now at `path`. It came from `origin` (where the moves say; `path`
+    /// itself when nothing moved), where the original value is `before` and its text
+    /// `node`.
+    fn value(
+        &mut self,
+        value: &Value,
+        path: &mut String,
+        origin: &str,
+        before: Option<&'r Value>,
+        node: Option<NodeId>,
+        depth: usize,
+    ) {
         if let Some(b) = before
             && same(b, value)
             && let Some(text) = node.and_then(|n| self.index.text_of(n))
@@ -390,59 +434,12 @@ impl Render<'_, '_> {
             self.scalar(value);
             return;
         }
-        match value {
-            Value::Object(map) => {
-                let mut olds = before.and_then(Value::as_object).map(|m| (m, m.iter()));
-                self.out.push('{');
-                for (n, (k, v)) in map.iter().enumerate() {
-                    if n > 0 {
-                        self.out.push_str(", ");
-                    }
-                    push_quoted(self.out, k);
-                    self.out.push_str(": ");
-                    // Members mostly keep their order: the next original member first.
-                    let child = olds.as_mut().and_then(|(m, it)| match it.next() {
-                        Some((ok, ov)) if ok == k => Some(ov),
-                        _ => m.get(k),
-                    });
-                    let text = if child.is_some() { node.and_then(|id| self.index.member(id, k)) } else { None };
-                    self.alongside(v, child, text, depth + 1);
-                }
-                self.out.push('}');
-            }
-            Value::Array(list) => {
-                let olds = before.and_then(Value::as_array);
-                let mut texts = node.filter(|&id| self.index.opens_with(id, b'[')).map(|id| self.index.children(id));
-                self.out.push('[');
-                for (n, v) in list.iter().enumerate() {
-                    if n > 0 {
-                        self.out.push_str(", ");
-                    }
-                    let child = olds.and_then(|l| l.get(n));
-                    let text = texts.as_mut().and_then(Iterator::next);
-                    self.alongside(v, child, text, depth + 1);
-                }
-                self.out.push(']');
-            }
-            other => self.scalar(other),
-        }
-    }
-
-    /// Write `value`, now at `path`, when repairs moved values: the original value and
-    /// text are found where the moves say it came from.
-    fn moved(&mut self, value: &Value, path: &mut String, depth: usize) {
-        self.moves.origin_into(path, &mut self.origin);
-        if lookup(self.original, &self.origin).is_some_and(|b| same(b, value))
-            && let Some(text) = self.index.text_at(&self.origin)
-        {
-            self.out.push_str(text);
-            return;
-        }
-        if depth > MAX_RENDER_DEPTH {
-            self.scalar(value);
-            return;
-        }
+        // Without moves a value's origin is its path: its original and text are found
+        // walking alongside, no path needed.
+        let moved = !self.moves.0.is_empty();
         let len = path.len();
+        let mut here = String::new();
+        let mut children = Children::new(self.index, before, node);
         match value {
             Value::Object(map) => {
                 self.out.push('{');
@@ -452,8 +449,19 @@ impl Render<'_, '_> {
                     }
                     push_quoted(self.out, k);
                     self.out.push_str(": ");
-                    push(path, k);
-                    self.moved(v, path, depth + 1);
+                    let (child, text) = if moved {
+                        push(path, k);
+                        self.moves.origin_into(path, &mut here);
+                        if let Some(seg) = step(origin, &here) {
+                            children.member(self.index, seg)
+                        } else {
+                            children.skip(self.index);
+                            (lookup(self.original, &here), self.index.node_at(&here))
+                        }
+                    } else {
+                        children.member(self.index, k)
+                    };
+                    self.value(v, path, &here, child, text, depth + 1);
                     path.truncate(len);
                 }
                 self.out.push('}');
@@ -464,8 +472,20 @@ impl Render<'_, '_> {
                     if n > 0 {
                         self.out.push_str(", ");
                     }
-                    push_index(path, n);
-                    self.moved(v, path, depth + 1);
+                    let (child, text) = if moved {
+                        push_index(path, n);
+                        self.moves.origin_into(path, &mut here);
+                        match step(origin, &here).and_then(index_segment) {
+                            Some(i) if i == n => children.element(self.index),
+                            _ => {
+                                children.skip(self.index);
+                                (lookup(self.original, &here), self.index.node_at(&here))
+                            }
+                        }
+                    } else {
+                        children.element(self.index)
+                    };
+                    self.value(v, path, &here, child, text, depth + 1);
                     path.truncate(len);
                 }
                 self.out.push(']');
@@ -477,6 +497,74 @@ impl Render<'_, '_> {
     fn scalar(&mut self, value: &Value) {
         use std::fmt::Write as _;
         let _ = write!(self.out, "{value}");
+    }
+}
+
+/// The last segment of `origin` when it is one step below `parent` and needs no
+/// unescaping.
+fn step<'o>(parent: &str, origin: &'o str) -> Option<&'o str> {
+    let seg = origin.strip_prefix(parent)?.strip_prefix('/')?;
+    (!seg.bytes().any(|b| b == b'/' || b == b'~')).then_some(seg)
+}
+
+/// The members of one original container and their text, visited mostly in order: each
+/// lookup tries the next member first.
+struct Children<'r> {
+    object: Option<&'r serde_json::Map<String, Value>>,
+    members: Option<serde_json::map::Iter<'r>>,
+    elements: Option<std::slice::Iter<'r, Value>>,
+    node: Option<NodeId>,
+    /// The text of the next member, when known.
+    next: Option<NodeId>,
+}
+
+impl<'r> Children<'r> {
+    fn new(index: &TextIndex<'_>, before: Option<&'r Value>, node: Option<NodeId>) -> Self {
+        let object = before.and_then(Value::as_object);
+        let elements = before.and_then(Value::as_array).map(|l| l.iter());
+        let next = node.and_then(|id| index.children(id).next());
+        Children { object, members: object.map(|m| m.iter()), elements, node, next }
+    }
+
+    /// Member `key` (the original value and its text).
+    fn member(&mut self, index: &TextIndex<'_>, key: &str) -> (Option<&'r Value>, Option<NodeId>) {
+        let child = match self.members.as_mut().and_then(Iterator::next) {
+            Some((k, v)) if k == key => Some(v),
+            _ => self.object.and_then(|m| m.get(key)),
+        };
+        let text = child.and(self.node).and_then(|id| index.member_near(id, key, self.next));
+        self.next = match (self.node, text) {
+            (Some(id), Some(t)) => index.next_sibling(id, t),
+            (Some(id), None) => self.next.and_then(|n| index.next_sibling(id, n)),
+            _ => None,
+        };
+        (child, text)
+    }
+
+    /// The next element (the original value and its text).
+    fn element(&mut self, index: &TextIndex<'_>) -> (Option<&'r Value>, Option<NodeId>) {
+        let child = self.elements.as_mut().and_then(Iterator::next);
+        let text = self.next.filter(|_| self.node.is_some_and(|id| index.opens_with(id, b'[')));
+        self.skip_text(index);
+        (child, text)
+    }
+
+    /// Pass a member or element found another way.
+    fn skip(&mut self, index: &TextIndex<'_>) {
+        if let Some(m) = self.members.as_mut() {
+            m.next();
+        }
+        if let Some(e) = self.elements.as_mut() {
+            e.next();
+        }
+        self.skip_text(index);
+    }
+
+    fn skip_text(&mut self, index: &TextIndex<'_>) {
+        self.next = match (self.node, self.next) {
+            (Some(id), Some(n)) => index.next_sibling(id, n),
+            _ => None,
+        };
     }
 }
 

@@ -15,7 +15,7 @@ pub(crate) use hints::apply_hints;
 
 use crate::pointer::{self, Moves, TextIndex};
 use crate::report::{CallNote, Repair, RepairKind};
-use crate::schema::{Policy, Tool, view};
+use crate::schema::{Policy, PropertyNames, Tool, view};
 pub(crate) use crate::validate::{Problem, ProblemKind};
 use crate::validate::{Violation, violations};
 use serde_json::Value;
@@ -24,8 +24,10 @@ use serde_json::Value;
 pub(crate) struct Ctx<'a> {
     pub(crate) root: &'a Value,
     pub(crate) policy: Policy,
-    points: Vec<String>,
-    coarse: Vec<String>,
+    /// The property names of the schema, normalised once.
+    pub(crate) names: &'a PropertyNames,
+    /// Where validation failed.
+    found: &'a [Violation],
     pub(crate) repairs: Vec<Repair>,
     pub(crate) problems: Vec<Problem>,
     pub(crate) moves: Moves,
@@ -36,12 +38,12 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn new(tool: &'a Tool, found: &[Violation], max_depth: usize) -> Ctx<'a> {
+    pub(crate) fn new(tool: &'a Tool, found: &'a [Violation], max_depth: usize) -> Ctx<'a> {
         Ctx {
             root: tool.parameters(),
             policy: tool.policy(),
-            points: found.iter().map(|v| v.path.clone()).collect(),
-            coarse: found.iter().filter(|v| v.kind.is_coarse()).map(|v| v.path.clone()).collect(),
+            names: tool.property_names(),
+            found,
             repairs: Vec::new(),
             problems: Vec::new(),
             moves: Moves::default(),
@@ -61,8 +63,8 @@ impl<'a> Ctx<'a> {
     /// True when a violation lies at or below `path`, or `path` lies inside a node whose
     /// alternatives all failed.
     fn relevant(&self, path: &str) -> bool {
-        self.points.iter().any(|p| pointer::is_within(p, path))
-            || self.coarse.iter().any(|c| pointer::is_within(path, c))
+        self.found.iter().any(|v| pointer::is_within(&v.path, path))
+            || self.found.iter().any(|v| v.kind.is_coarse() && pointer::is_within(path, &v.path))
     }
 
     pub(crate) fn record(&mut self, kind: RepairKind, path: &str, before: Option<Value>, after: Option<Value>) {
