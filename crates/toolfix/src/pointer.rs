@@ -265,9 +265,75 @@ impl<'t> TextIndex<'t> {
     }
 
     /// The original text of the value at `pointer`.
+    #[cfg(test)]
     pub(crate) fn text_at(&self, pointer: &str) -> Option<&'t str> {
         self.text_of(self.node_at(pointer)?)
     }
+}
+
+impl TextIndex<'_> {
+    /// True when `value` equals the value of the text at `id` (as `value == parsed`, read
+    /// from the text without building it).
+    pub(crate) fn same_as(&self, value: &Value, id: NodeId) -> bool {
+        let Some(text) = self.text_of(id) else { return false };
+        match (value, text.as_bytes().first()) {
+            (Value::Object(map), Some(b'{')) => {
+                if !self.nodes.get(id).is_some_and(|n| n.unique) {
+                    // A key given twice: the text decides as a parse would (the last wins).
+                    return serde_json::from_str::<Value>(text).is_ok_and(|v| v == *value);
+                }
+                let mut n = 0;
+                let mut members = map.iter();
+                let all = self.children(id).all(|c| {
+                    n += 1;
+                    let Some(key) = self.key_of(c) else { return false };
+                    let v = match members.next() {
+                        Some((k, v)) if k == key => Some(v),
+                        _ => map.get(key),
+                    };
+                    v.is_some_and(|v| self.same_as(v, c))
+                });
+                all && n == map.len()
+            }
+            (Value::Array(list), Some(b'[')) => {
+                let mut n = 0;
+                let all = self.children(id).all(|c| {
+                    n += 1;
+                    list.get(n - 1).is_some_and(|v| self.same_as(v, c))
+                });
+                all && n == list.len()
+            }
+            (Value::String(s), Some(b'"')) => match text.get(1..text.len() - 1) {
+                Some(inner) if !inner.contains('\\') => inner == s,
+                _ => serde_json::from_str::<String>(text).is_ok_and(|t| t == *s),
+            },
+            (Value::Number(n), _) => number_is(n, text),
+            (Value::Bool(true), _) => text == "true",
+            (Value::Bool(false), _) => text == "false",
+            (Value::Null, _) => text == "null",
+            _ => false,
+        }
+    }
+
+    /// The key of a member.
+    fn key_of(&self, id: NodeId) -> Option<&str> {
+        match self.nodes.get(id)?.key {
+            Key::Raw(s, e) => self.text.get(s..e),
+            Key::Decoded(d) => self.decoded.get(d).map(String::as_str),
+            Key::None => None,
+        }
+    }
+}
+
+/// True when number text `text` reads as `n` (as a JSON parse would: an integer that fits
+/// is an integer, anything else a float).
+fn number_is(n: &serde_json::Number, text: &str) -> bool {
+    let b = text.as_bytes();
+    if !b.is_empty() && b.len() <= 19 && b.iter().all(u8::is_ascii_digit) && (b.len() == 1 || b.first() != Some(&b'0'))
+    {
+        return text.parse::<u64>().is_ok_and(|u| *n == serde_json::Number::from(u));
+    }
+    serde_json::from_str::<serde_json::Number>(text).is_ok_and(|t| t == *n)
 }
 
 /// A cheap hash of a key's text, to tell keys apart.
@@ -341,10 +407,10 @@ fn scan_string(b: &[u8], i: usize) -> Option<usize> {
     }
     let mut j = i + 1;
     loop {
+        j += memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
         match b.get(j)? {
             b'"' => return Some(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
+            _ => j += 2,
         }
     }
 }
@@ -391,21 +457,37 @@ const MAX_RENDER_DEPTH: usize = 256;
 
 /// Serialise `value`, copying the original text of every subtree that is unchanged
 /// since `original` (so numbers and escapes stay as written).
-pub(crate) fn render(value: &Value, original: &Value, index: &TextIndex<'_>, moves: &Moves) -> String {
+pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_>, moves: &Moves) -> String {
+    let original = match original {
+        Original::Value(v) => Some(v),
+        Original::Text => None,
+    };
     let mut out = String::with_capacity(index.text.len() + 16);
     let mut cx = Render { out: &mut out, original, index, moves };
     let mut path = String::new();
     let mut origin = String::new();
     moves.origin_into("", &mut origin);
-    let before = lookup(original, &origin);
+    let before = original.and_then(|o| lookup(o, &origin));
     let node = index.node_at(&origin);
     cx.value(value, &mut path, &origin, before, node, 0);
     out
 }
 
+/// What render compares a value with to tell whether it changed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Original<'v> {
+    /// This value (which may differ from the text's: markers force objects to be written
+    /// member by member).
+    Value(&'v Value),
+    /// The value the indexed text holds, read from the text itself (no copy of the value
+    /// needed).
+    Text,
+}
+
 struct Render<'r, 't> {
     out: &'r mut String,
-    original: &'r Value,
+    /// `None`: compared with the text.
+    original: Option<&'r Value>,
     index: &'r TextIndex<'t>,
     moves: &'r Moves,
 }
@@ -423,10 +505,11 @@ impl<'r> Render<'r, '_> {
         node: Option<NodeId>,
         depth: usize,
     ) {
-        if let Some(b) = before
-            && same(b, value)
-            && let Some(text) = node.and_then(|n| self.index.text_of(n))
-        {
+        let unchanged = match self.original {
+            Some(_) => before.is_some_and(|b| same(b, value)),
+            None => node.is_some_and(|n| self.index.same_as(value, n)),
+        };
+        if unchanged && let Some(text) = node.and_then(|n| self.index.text_of(n)) {
             self.out.push_str(text);
             return;
         }
@@ -439,7 +522,7 @@ impl<'r> Render<'r, '_> {
         let moved = !self.moves.0.is_empty();
         let len = path.len();
         let mut here = String::new();
-        let mut children = Children::new(self.index, before, node);
+        let mut children = Children::new(self.index, before, node, self.original.is_none());
         match value {
             Value::Object(map) => {
                 self.out.push('{');
@@ -456,7 +539,7 @@ impl<'r> Render<'r, '_> {
                             children.member(self.index, seg)
                         } else {
                             children.skip(self.index);
-                            (lookup(self.original, &here), self.index.node_at(&here))
+                            (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here))
                         }
                     } else {
                         children.member(self.index, k)
@@ -479,7 +562,7 @@ impl<'r> Render<'r, '_> {
                             Some(i) if i == n => children.element(self.index),
                             _ => {
                                 children.skip(self.index);
-                                (lookup(self.original, &here), self.index.node_at(&here))
+                                (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here))
                             }
                         }
                     } else {
@@ -496,7 +579,15 @@ impl<'r> Render<'r, '_> {
 
     fn scalar(&mut self, value: &Value) {
         use std::fmt::Write as _;
-        let _ = write!(self.out, "{value}");
+        match value {
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(true) => self.out.push_str("true"),
+            Value::Bool(false) => self.out.push_str("false"),
+            Value::String(s) => push_quoted(self.out, s),
+            other => {
+                let _ = write!(self.out, "{other}");
+            }
+        }
     }
 }
 
@@ -516,14 +607,16 @@ struct Children<'r> {
     node: Option<NodeId>,
     /// The text of the next member, when known.
     next: Option<NodeId>,
+    /// Render compares with the text: a member's text is wanted even with no value.
+    by_text: bool,
 }
 
 impl<'r> Children<'r> {
-    fn new(index: &TextIndex<'_>, before: Option<&'r Value>, node: Option<NodeId>) -> Self {
+    fn new(index: &TextIndex<'_>, before: Option<&'r Value>, node: Option<NodeId>, by_text: bool) -> Self {
         let object = before.and_then(Value::as_object);
         let elements = before.and_then(Value::as_array).map(|l| l.iter());
         let next = node.and_then(|id| index.children(id).next());
-        Children { object, members: object.map(|m| m.iter()), elements, node, next }
+        Children { object, members: object.map(|m| m.iter()), elements, node, next, by_text }
     }
 
     /// Member `key` (the original value and its text).
@@ -532,7 +625,8 @@ impl<'r> Children<'r> {
             Some((k, v)) if k == key => Some(v),
             _ => self.object.and_then(|m| m.get(key)),
         };
-        let text = child.and(self.node).and_then(|id| index.member_near(id, key, self.next));
+        let wanted = self.by_text || child.is_some();
+        let text = self.node.filter(|_| wanted).and_then(|id| index.member_near(id, key, self.next));
         self.next = match (self.node, text) {
             (Some(id), Some(t)) => index.next_sibling(id, t),
             (Some(id), None) => self.next.and_then(|n| index.next_sibling(id, n)),
@@ -601,6 +695,7 @@ fn push_quoted(out: &mut String, key: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn index_spans() {
@@ -634,8 +729,110 @@ mod tests {
         let original: Value = serde_json::from_str(text).unwrap();
         let mut v = original.clone();
         v["n"] = Value::from(5);
-        let out = render(&v, &original, &idx, &Moves::default());
+        let out = render(&v, Original::Value(&original), &idx, &Moves::default());
         assert_eq!(out, r#"{"a": 1.10, "big": 12345678901234567890, "n": 5}"#);
+        assert_eq!(render(&v, Original::Text, &idx, &Moves::default()), out);
+    }
+
+    #[test]
+    fn render_follows_moves() {
+        let text = r#"{"a": 1.50, "keep": {"c": 2.0}, "w": ["x"]}"#;
+        let idx = TextIndex::build(text).unwrap();
+        let original: Value = serde_json::from_str(text).unwrap();
+        let value = json!({"A": 1.5, "keep": {"c": 2.0}, "w": [["x"]]});
+        let mut moves = Moves::default();
+        moves.record("/A".into(), "/a".into());
+        moves.record("/w/0".into(), "/w".into());
+        moves.record("/w/0/0".into(), "/w/0".into());
+        let want = r#"{"A": 1.50, "keep": {"c": 2.0}, "w": [["x"]]}"#;
+        assert_eq!(render(&value, Original::Value(&original), &idx, &moves), want);
+        assert_eq!(render(&value, Original::Text, &idx, &moves), want);
+    }
+
+    #[test]
+    fn text_comparison_reads_values_as_a_parse_does() {
+        let text = r#"{"i": 10, "f": 1.50, "e": 1e2, "neg": -3, "big": 18446744073709551616, "s": "a\u0062",
+            "k\u0065y": [true, null, {}], "dup": {"x": 1, "x": 2}}"#;
+        let idx = TextIndex::build(text).unwrap();
+        let value: Value = serde_json::from_str(text).unwrap();
+        let root = idx.root().unwrap();
+        assert!(idx.same_as(&value, root));
+        for (path, other) in [
+            ("/i", json!(10.0)),
+            ("/f", json!(1.5)),
+            ("/e", json!(100)),
+            ("/neg", json!(-3)),
+            ("/s", json!("ab")),
+            ("/key", json!([true, null, {}])),
+            ("/dup", json!({"x": 2})),
+        ] {
+            let node = idx.node_at(path).unwrap();
+            assert_eq!(idx.same_as(&other, node), value.pointer(path) == Some(&other), "{path}");
+        }
+        assert!(!idx.same_as(&json!({"x": 1}), idx.node_at("/dup").unwrap()));
+        assert!(!idx.same_as(&json!([true, null]), idx.node_at("/key").unwrap()));
+    }
+
+    /// A JSON value of a few levels, objects and arrays of scalars.
+    fn arb_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (-1.0e6f64..1.0e6).prop_map(Value::from),
+            "[a-c~/\\\\\"é ]{0,4}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(("[a-c~/]{0,3}", inner), 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Every JSON pointer into `value`.
+    fn pointers(value: &Value) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut stack = vec![(String::new(), value)];
+        while let Some((path, v)) = stack.pop() {
+            let children: Vec<(String, &Value)> = match v {
+                Value::Object(m) => m.iter().map(|(k, c)| (join(&path, k), c)).collect(),
+                Value::Array(l) => l.iter().enumerate().map(|(i, c)| (join(&path, &i.to_string()), c)).collect(),
+                _ => Vec::new(),
+            };
+            for (p, c) in children {
+                out.push(p.clone());
+                stack.push((p, c));
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Each value's text is found at its pointer; the text compares equal to the value
+        /// and unequal to another; render by text and by value agree.
+        #[test]
+        fn index_and_render_agree_with_the_value(value in arb_value(), other in arb_value(), pretty: bool) {
+            let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
+            let idx = TextIndex::build(&text).unwrap();
+            for p in pointers(&value) {
+                let node = idx.node_at(&p).unwrap();
+                let at: Value = serde_json::from_str(idx.text_of(node).unwrap()).unwrap();
+                proptest::prop_assert_eq!(Some(&at), value.pointer(&p));
+                proptest::prop_assert!(idx.same_as(&at, node));
+                proptest::prop_assert_eq!(idx.same_as(&other, node), at == other);
+            }
+            let mut changed = value.clone();
+            if let Some(slot) = pointers(&value).last().and_then(|p| changed.pointer_mut(p)) {
+                *slot = other.clone();
+            }
+            let by_value = render(&changed, Original::Value(&value), &idx, &Moves::default());
+            proptest::prop_assert_eq!(&render(&changed, Original::Text, &idx, &Moves::default()), &by_value);
+            proptest::prop_assert_eq!(serde_json::from_str::<Value>(&by_value).unwrap(), changed);
+        }
     }
 
     #[test]

@@ -32,8 +32,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) problems: Vec<Problem>,
     pub(crate) moves: Moves,
     pub(crate) notes: Vec<CallNote>,
+    /// The text the value was read from, to copy numbers as written.
     index: Option<&'a TextIndex<'a>>,
-    original: Option<&'a Value>,
     max_depth: usize,
 }
 
@@ -49,14 +49,12 @@ impl<'a> Ctx<'a> {
             moves: Moves::default(),
             notes: Vec::new(),
             index: None,
-            original: None,
             max_depth,
         }
     }
 
-    pub(crate) fn with_text(mut self, index: Option<&'a TextIndex<'a>>, original: Option<&'a Value>) -> Self {
+    pub(crate) fn with_text(mut self, index: Option<&'a TextIndex<'a>>) -> Self {
         self.index = index;
-        self.original = original;
         self
     }
 
@@ -77,12 +75,12 @@ impl<'a> Ctx<'a> {
 
     /// The number as written in the original text, when the value at `path` is unchanged.
     pub(crate) fn original_text(&self, path: &str, value: &Value) -> Option<&'a str> {
-        let origin = self.moves.origin(path);
-        let original = self.original?;
-        if pointer::lookup(original, &origin) != Some(value) {
+        let index = self.index?;
+        let node = index.node_at(&self.moves.origin(path))?;
+        if !index.same_as(value, node) {
             return None;
         }
-        self.index?.text_at(&origin)
+        index.text_of(node)
     }
 
     pub(crate) fn strict(&self) -> bool {
@@ -100,6 +98,9 @@ pub(crate) struct Repaired {
     pub(crate) notes: Vec<CallNote>,
 }
 
+/// Room for the JSON pointers of most arguments, so the path repair extends does not grow.
+const PATH_CAPACITY: usize = 64;
+
 const WRAPPERS: [&str; 4] = ["arguments", "input", "parameters", "args"];
 
 /// Repair `value` (invalid under `tool`, with `found` its violations).
@@ -108,19 +109,18 @@ pub(crate) fn repair(
     value: Value,
     found: &[Violation],
     index: Option<&TextIndex<'_>>,
-    original: Option<&Value>,
     max_depth: usize,
 ) -> Repaired {
     if tool.policy() != Policy::Strict
         && let Some((key, inner)) = wrapper(tool, &value)
     {
         let inner_found = violations(tool.validator(), inner);
-        let mut cx = Ctx::new(tool, &inner_found, max_depth).with_text(index, original);
+        let mut cx = Ctx::new(tool, &inner_found, max_depth).with_text(index);
         cx.moves.record(String::new(), pointer::join("", key));
         let mut inner = inner.clone();
         if !inner_found.is_empty() {
             let root = cx.root;
-            repair_value(&mut cx, root, &mut inner, &mut String::new(), 0, false);
+            repair_value(&mut cx, root, &mut inner, &mut String::with_capacity(PATH_CAPACITY), 0, false);
         }
         apply_hints(&mut cx, tool, &mut inner);
         if tool.is_valid(&inner) && !cx.problems.iter().any(|p| p.kind.is_fatal()) {
@@ -135,10 +135,10 @@ pub(crate) fn repair(
             };
         }
     }
-    let mut cx = Ctx::new(tool, found, max_depth).with_text(index, original);
+    let mut cx = Ctx::new(tool, found, max_depth).with_text(index);
     let mut value = value;
     let root = cx.root;
-    repair_value(&mut cx, root, &mut value, &mut String::new(), 0, false);
+    repair_value(&mut cx, root, &mut value, &mut String::with_capacity(PATH_CAPACITY), 0, false);
     apply_hints(&mut cx, tool, &mut value);
     Repaired { value, repairs: cx.repairs, problems: cx.problems, moves: cx.moves, notes: cx.notes }
 }
