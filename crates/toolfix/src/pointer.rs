@@ -26,7 +26,8 @@ pub(crate) fn push_index(path: &mut String, index: usize) {
 
 /// `path` with `key` appended.
 pub(crate) fn join(path: &str, key: &str) -> String {
-    let mut p = path.to_owned();
+    let mut p = String::with_capacity(path.len() + key.len() + 1);
+    p.push_str(path);
     push(&mut p, key);
     p
 }
@@ -441,6 +442,18 @@ impl Moves {
         p
     }
 
+    /// True when some move may end at a member named `key` (then its origin is not simply
+    /// one step below its object's: see [`Moves::origin`]).
+    fn may_land_on(&self, key: &str) -> bool {
+        key.bytes().any(|b| b == b'~' || b == b'/')
+            || self.0.iter().any(|(new, _)| new.rsplit_once('/').is_some_and(|(_, last)| last == key))
+    }
+
+    /// As [`Moves::may_land_on`], for element `index` of an array.
+    fn may_land_on_index(&self, index: usize) -> bool {
+        self.0.iter().any(|(new, _)| new.rsplit_once('/').and_then(|(_, last)| index_segment(last)) == Some(index))
+    }
+
     /// [`Moves::origin`], written into `out`.
     fn origin_into(&self, path: &str, out: &mut String) {
         out.clear();
@@ -532,7 +545,19 @@ impl<'r> Render<'r, '_> {
                     }
                     push_quoted(self.out, k);
                     self.out.push_str(": ");
-                    let (child, text) = if moved {
+                    let (child, text) = if !moved {
+                        children.member(self.index, k)
+                    } else if !self.moves.may_land_on(k) {
+                        // No move ends at a key `k`: the member's origin is one step below
+                        // this object's (paths are needed only below it).
+                        if v.is_object() || v.is_array() {
+                            push(path, k);
+                            here.clear();
+                            here.push_str(origin);
+                            push(&mut here, k);
+                        }
+                        children.member(self.index, k)
+                    } else {
                         push(path, k);
                         self.moves.origin_into(path, &mut here);
                         if let Some(seg) = step(origin, &here) {
@@ -541,8 +566,6 @@ impl<'r> Render<'r, '_> {
                             children.skip(self.index);
                             (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here))
                         }
-                    } else {
-                        children.member(self.index, k)
                     };
                     self.value(v, path, &here, child, text, depth + 1);
                     path.truncate(len);
@@ -555,7 +578,17 @@ impl<'r> Render<'r, '_> {
                     if n > 0 {
                         self.out.push_str(", ");
                     }
-                    let (child, text) = if moved {
+                    let (child, text) = if !moved {
+                        children.element(self.index)
+                    } else if !self.moves.may_land_on_index(n) {
+                        if v.is_object() || v.is_array() {
+                            push_index(path, n);
+                            here.clear();
+                            here.push_str(origin);
+                            push_index(&mut here, n);
+                        }
+                        children.element(self.index)
+                    } else {
                         push_index(path, n);
                         self.moves.origin_into(path, &mut here);
                         match step(origin, &here).and_then(index_segment) {
@@ -565,8 +598,6 @@ impl<'r> Render<'r, '_> {
                                 (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here))
                             }
                         }
-                    } else {
-                        children.element(self.index)
                     };
                     self.value(v, path, &here, child, text, depth + 1);
                     path.truncate(len);
