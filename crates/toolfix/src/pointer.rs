@@ -508,7 +508,12 @@ struct Render<'r, 't> {
 impl<'r> Render<'r, '_> {
     /// Write `value`, now at `path`. It came from `origin` (where the moves say; `path`
     /// itself when nothing moved), where the original value is `before` and its text
-    /// `node`.
+    /// `node`. True when it is unchanged (equal to the original there).
+    ///
+    /// A container is written member by member, each member telling whether it changed;
+    /// when none did and each came from the same key (or index) of the original, the
+    /// container is unchanged and its text replaces what was written: every value is
+    /// compared once.
     fn value(
         &mut self,
         value: &Value,
@@ -517,25 +522,26 @@ impl<'r> Render<'r, '_> {
         before: Option<&'r Value>,
         node: Option<NodeId>,
         depth: usize,
-    ) {
-        let unchanged = match self.original {
-            Some(_) => before.is_some_and(|b| same(b, value)),
-            None => node.is_some_and(|n| self.index.same_as(value, n)),
-        };
-        if unchanged && let Some(text) = node.and_then(|n| self.index.text_of(n)) {
-            self.out.push_str(text);
-            return;
+    ) -> bool {
+        if depth > MAX_RENDER_DEPTH || !(value.is_object() || value.is_array()) {
+            let unchanged = self.unchanged(value, before, node);
+            match node.and_then(|n| self.index.text_of(n)) {
+                Some(text) if unchanged => self.out.push_str(text),
+                _ => self.scalar(value),
+            }
+            return unchanged;
         }
-        if depth > MAX_RENDER_DEPTH {
-            self.scalar(value);
-            return;
-        }
+        let mark = self.out.len();
         // Without moves a value's origin is its path: its original and text are found
         // walking alongside, no path needed.
         let moved = !self.moves.0.is_empty();
         let len = path.len();
         let mut here = String::new();
         let mut children = Children::new(self.index, before, node, self.original.is_none());
+        // A member read from the same key of the original changed: so did this value.
+        let mut changed = false;
+        // A member came from elsewhere (a move): only a comparison tells.
+        let mut elsewhere = false;
         match value {
             Value::Object(map) => {
                 self.out.push('{');
@@ -545,8 +551,9 @@ impl<'r> Render<'r, '_> {
                     }
                     push_quoted(self.out, k);
                     self.out.push_str(": ");
-                    let (child, text) = if !moved {
-                        children.member(self.index, k)
+                    let (child, text, same_key) = if !moved {
+                        let (child, text) = children.member(self.index, k);
+                        (child, text, true)
                     } else if !self.moves.may_land_on(k) {
                         // No move ends at a key `k`: the member's origin is one step below
                         // this object's (paths are needed only below it).
@@ -556,18 +563,22 @@ impl<'r> Render<'r, '_> {
                             here.push_str(origin);
                             push(&mut here, k);
                         }
-                        children.member(self.index, k)
+                        let (child, text) = children.member(self.index, k);
+                        (child, text, true)
                     } else {
                         push(path, k);
                         self.moves.origin_into(path, &mut here);
                         if let Some(seg) = step(origin, &here) {
-                            children.member(self.index, seg)
+                            let (child, text) = children.member(self.index, seg);
+                            (child, text, seg == k)
                         } else {
                             children.skip(self.index);
-                            (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here))
+                            (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here), false)
                         }
                     };
-                    self.value(v, path, &here, child, text, depth + 1);
+                    let unchanged = self.value(v, path, &here, child, text, depth + 1);
+                    changed |= same_key && !unchanged;
+                    elsewhere |= !same_key;
                     path.truncate(len);
                 }
                 self.out.push('}');
@@ -578,8 +589,9 @@ impl<'r> Render<'r, '_> {
                     if n > 0 {
                         self.out.push_str(", ");
                     }
-                    let (child, text) = if !moved {
-                        children.element(self.index)
+                    let (child, text, same_index) = if !moved {
+                        let (child, text) = children.element(self.index);
+                        (child, text, true)
                     } else if !self.moves.may_land_on_index(n) {
                         if v.is_object() || v.is_array() {
                             push_index(path, n);
@@ -587,24 +599,76 @@ impl<'r> Render<'r, '_> {
                             here.push_str(origin);
                             push_index(&mut here, n);
                         }
-                        children.element(self.index)
+                        let (child, text) = children.element(self.index);
+                        (child, text, true)
                     } else {
                         push_index(path, n);
                         self.moves.origin_into(path, &mut here);
                         match step(origin, &here).and_then(index_segment) {
-                            Some(i) if i == n => children.element(self.index),
+                            Some(i) if i == n => {
+                                let (child, text) = children.element(self.index);
+                                (child, text, true)
+                            }
                             _ => {
                                 children.skip(self.index);
-                                (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here))
+                                (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here), false)
                             }
                         }
                     };
-                    self.value(v, path, &here, child, text, depth + 1);
+                    let unchanged = self.value(v, path, &here, child, text, depth + 1);
+                    changed |= same_index && !unchanged;
+                    elsewhere |= !same_index;
                     path.truncate(len);
                 }
                 self.out.push(']');
             }
-            other => self.scalar(other),
+            _ => {}
+        }
+        let unchanged = if changed {
+            false
+        } else if elsewhere {
+            self.unchanged(value, before, node)
+        } else {
+            self.same_size(value, before, node)
+        };
+        if unchanged && let Some(text) = node.and_then(|n| self.index.text_of(n)) {
+            self.out.truncate(mark);
+            self.out.push_str(text);
+        }
+        unchanged
+    }
+
+    /// True when `value` equals the original (`before`, or the text at `node`).
+    fn unchanged(&self, value: &Value, before: Option<&Value>, node: Option<NodeId>) -> bool {
+        match self.original {
+            Some(_) => before.is_some_and(|b| same(b, value)),
+            None => node.is_some_and(|n| self.index.same_as(value, n)),
+        }
+    }
+
+    /// For a container whose every member is unchanged and came from the same key (or
+    /// index) of the original: true when the original has no other member.
+    fn same_size(&self, value: &Value, before: Option<&Value>, node: Option<NodeId>) -> bool {
+        let len = match value {
+            Value::Object(map) => map.len(),
+            Value::Array(list) => list.len(),
+            _ => return false,
+        };
+        match (self.original, before, node) {
+            (Some(_), Some(Value::Object(m)), _) => value.is_object() && m.len() == len,
+            (Some(_), Some(Value::Array(l)), _) => value.is_array() && l.len() == len,
+            (None, _, Some(id)) if value.is_object() => {
+                if !self.index.opens_with(id, b'{') {
+                    false
+                } else if self.index.nodes.get(id).is_some_and(|n| n.unique) {
+                    self.index.children(id).count() == len
+                } else {
+                    // A key given twice: as a parse reads it.
+                    self.index.same_as(value, id)
+                }
+            }
+            (None, _, Some(id)) => self.index.opens_with(id, b'[') && self.index.children(id).count() == len,
+            _ => false,
         }
     }
 
