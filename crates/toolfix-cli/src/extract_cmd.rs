@@ -7,7 +7,7 @@ use crate::json_cmd::Text;
 use crate::out::{Obj, Stdout};
 use crate::repair_cmd::{push_error, push_outcome};
 use crate::tools::{self, Cache};
-use crate::{ExtractArgs, FixArgs, Think, UNRECOVERED};
+use crate::{ExtractArgs, FixArgs, Leaked, Think, UNRECOVERED};
 use anyhow::Result;
 use serde::Deserialize;
 use serde_json::Value;
@@ -41,6 +41,7 @@ struct Envelope<'a> {
 struct Job<'a> {
     fix: Option<&'a FixArgs>,
     think: Think,
+    leaked_calls: Leaked,
     limits: toolfix::Limits,
 }
 
@@ -61,7 +62,7 @@ impl Parts<'_> {
 
 pub(crate) fn run(args: &ExtractArgs, fix: Option<&FixArgs>) -> Result<ExitCode> {
     let file_tools = args.tools.as_deref().map(tools::load).transpose()?;
-    let job = Job { fix, think: args.think, limits: args.io.limits() };
+    let job = Job { fix, think: args.think, leaked_calls: args.leaked_calls, limits: args.io.limits() };
     if args.io.batch {
         let mut input = args.io.open()?;
         let mut cache = Cache::default();
@@ -206,7 +207,10 @@ fn reply(
         Think::Keep => ThinkBlocks::Keep,
         Think::Strip | Think::Move => ThinkBlocks::Move,
     };
-    let options = extract::Options::default().with_think_blocks(think).with_limits(job.limits);
+    let options = extract::Options::default()
+        .with_think_blocks(think)
+        .with_limits(job.limits)
+        .with_leaked_calls(job.leaked_calls.into());
     // Strip: reasoning blocks are moved out of `content`, then only the reasoning given
     // apart is kept.
     let reasoning_out = |moved: Option<&str>| -> Option<String> {

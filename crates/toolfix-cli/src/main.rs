@@ -70,6 +70,32 @@ struct ExtractArgs {
     /// or strip them.
     #[arg(long, value_enum, value_name = "WHAT", default_value_t = Think::Move)]
     think: Think,
+    /// How calls written in the reply's text are taken: infer (from the reply: a call the
+    /// model only shows — an example, a quote, a question asking first — is not one),
+    /// trust (every one is a call) or never (none is).
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = Leaked::Infer)]
+    leaked_calls: Leaked,
+}
+
+/// How calls written in text are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Leaked {
+    /// Decided from the reply's structure.
+    Infer,
+    /// Every call written in text is a call.
+    Trust,
+    /// No call written in text is one.
+    Never,
+}
+
+impl From<Leaked> for toolfix::schema::LeakedCalls {
+    fn from(l: Leaked) -> Self {
+        match l {
+            Leaked::Infer => toolfix::schema::LeakedCalls::Infer,
+            Leaked::Trust => toolfix::schema::LeakedCalls::Trust,
+            Leaked::Never => toolfix::schema::LeakedCalls::Never,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -44,6 +44,10 @@ pub(crate) struct ServeArgs {
     /// [default: retry].
     #[arg(long, value_name = "MODE")]
     length: Option<String>,
+    /// How calls written in a reply's text are taken: infer (a call the model only shows
+    /// is not run), trust or never [default: infer].
+    #[arg(long, value_name = "POLICY")]
+    leaked_calls: Option<String>,
     /// Leave the request's history as it came (no request-side repair).
     #[arg(long)]
     no_history_repair: bool,
@@ -113,6 +117,10 @@ fn config(args: ServeArgs) -> Result<Config> {
     if let Some(mode) = args.on_give_up {
         config.on_give_up =
             GiveUp::from_name(&mode).with_context(|| format!("--on-give-up {mode}: expected explain or as_sent"))?;
+    }
+    if let Some(p) = args.leaked_calls {
+        config.leaked_calls = toolfix::schema::LeakedCalls::from_name(&p)
+            .with_context(|| format!("--leaked-calls {p}: expected infer, trust or never"))?;
     }
     if let Some(mode) = args.length {
         config.length_recovery = LengthRecovery::from_name(&mode)

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 use toolfix::Policy;
+use toolfix::schema::LeakedCalls;
 
 /// The most corrective re-prompts one request may cost.
 pub const MAX_REPROMPTS: u8 = 5;
@@ -78,6 +79,9 @@ pub struct ToolConfig {
     pub policy: Option<Policy>,
     /// Never stopped by the storm guard (`sleep`, `wait_for_job`, polling tools).
     pub storm_exempt: bool,
+    /// How calls to this tool written in a reply's text are taken (`infer`, `trust`,
+    /// `never`), over the global setting.
+    pub leaked_calls: Option<LeakedCalls>,
 }
 
 /// Storm-guard settings.
@@ -151,6 +155,9 @@ pub struct Config {
     pub max_reprompts: u8,
     /// What the client gets for a call that cannot be used when the attempts ran out.
     pub on_give_up: GiveUp,
+    /// How calls written in a reply's text are taken: `infer` (from the reply's
+    /// structure: a call the model only shows is not run), `trust` or `never`.
+    pub leaked_calls: LeakedCalls,
     /// Repair the request's history (malformed arguments, orphan results) before
     /// forwarding (default on).
     pub repair_history: bool,
@@ -197,6 +204,7 @@ impl Config {
             allow_remote: false,
             max_reprompts: 1,
             on_give_up: GiveUp::default(),
+            leaked_calls: LeakedCalls::default(),
             repair_history: true,
             length_recovery: LengthRecovery::default(),
             max_tokens_cap: 16_384,
@@ -276,6 +284,9 @@ impl Config {
             self.max_reprompts = check_reprompts(u8::try_from(n).unwrap_or(u8::MAX))?;
         }
         set(&mut self.on_give_up, file.on_give_up);
+        if let Some(p) = file.leaked_calls.as_deref() {
+            self.leaked_calls = leaked_calls(p, "leaked_calls")?;
+        }
         set(&mut self.repair_history, file.repair_history);
         set(&mut self.detail, file.detail);
         set(&mut self.body_limit, file.body_limit);
@@ -304,7 +315,12 @@ impl Config {
                 })?),
                 None => None,
             };
+            let leaked = match t.leaked_calls.as_deref() {
+                Some(p) => Some(leaked_calls(p, &format!("tool `{name}`: leaked_calls"))?),
+                None => None,
+            };
             let entry = self.tools.entry(name).or_default();
+            entry.leaked_calls = leaked.or(entry.leaked_calls);
             entry.read_only = t.read_only.or(entry.read_only);
             entry.policy = policy.or(entry.policy);
             entry.storm_exempt = t.storm_exempt.unwrap_or(entry.storm_exempt);
@@ -360,6 +376,7 @@ struct File {
     allow_remote: Option<bool>,
     max_reprompts: Option<u64>,
     on_give_up: Option<GiveUp>,
+    leaked_calls: Option<String>,
     repair_history: Option<bool>,
     detail: Option<bool>,
     body_limit: Option<usize>,
@@ -402,6 +419,13 @@ struct ToolFile {
     read_only: Option<bool>,
     policy: Option<String>,
     storm_exempt: Option<bool>,
+    leaked_calls: Option<String>,
+}
+
+/// A `leaked_calls` value, or an error naming `what`.
+fn leaked_calls(value: &str, what: &str) -> Result<LeakedCalls, Error> {
+    LeakedCalls::from_name(value)
+        .ok_or_else(|| Error::Config(format!("{what} = `{value}`: expected infer, trust or never")))
 }
 
 #[cfg(test)]
@@ -416,6 +440,7 @@ mod tests {
             listen = "127.0.0.1:9000"
             max_reprompts = 3
             detail = true
+            leaked_calls = "trust"
             [length]
             mode = "continue"
             max_tokens_cap = 4096
@@ -425,6 +450,7 @@ mod tests {
             request_secs = 1.5
             [tools.sleep]
             storm_exempt = true
+            leaked_calls = "never"
             [tools.pay]
             policy = "strict"
             read_only = false
@@ -438,6 +464,8 @@ mod tests {
         assert_eq!(c.storm.threshold, 4);
         assert_eq!(c.timeouts.request, Duration::from_millis(1500));
         assert!(c.tools["sleep"].storm_exempt);
+        assert_eq!(c.leaked_calls, LeakedCalls::Trust);
+        assert_eq!(c.tools["sleep"].leaked_calls, Some(LeakedCalls::Never));
         assert_eq!(c.tools["pay"].policy, Some(Policy::Strict));
         let err = Config::from_toml("upstream = \"http://x/v1\"\nmax_repromts = 1").unwrap_err();
         assert!(err.to_string().contains("max_repromts"), "{err}");

@@ -42,7 +42,8 @@ impl AppState {
             }
             g
         });
-        let options = FixOptions::default().with_limits(config.limits).with_guard(guard);
+        let extract = FixOptions::default().extract.with_leaked_calls(config.leaked_calls);
+        let options = FixOptions::default().with_limits(config.limits).with_guard(guard).with_extract(extract);
         Ok(AppState {
             config,
             upstream,
@@ -90,6 +91,9 @@ impl AppState {
             }
             if let Some(p) = t.policy {
                 set = set.clone().with_policy(name, p).unwrap_or(set);
+            }
+            if let Some(l) = t.leaked_calls {
+                set = set.clone().with_leaked_calls(name, l).unwrap_or(set);
             }
         }
         set

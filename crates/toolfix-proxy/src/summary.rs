@@ -114,6 +114,8 @@ pub(crate) struct Summary {
     /// The streamed content turned out to be reasoning (it was sent as content).
     pub(crate) content_was_reasoning: bool,
     calls: Vec<Value>,
+    /// Call markup the model only showed (left in the text), with the signals that said so.
+    shown: Vec<Value>,
     counts: Counts,
 }
 
@@ -134,6 +136,9 @@ impl Summary {
     ) {
         for call in &fixed.calls {
             self.call(api, choice, call, Label::of(call, later), metrics, model);
+        }
+        for n in fixed.notes.iter().filter(|n| n.kind == toolfix::extract::NoteKind::ShownCall) {
+            self.shown.push(json!({"choice": choice, "name": n.name, "signals": n.signals}));
         }
     }
 
@@ -183,6 +188,12 @@ impl Summary {
             if !fixes.is_empty() {
                 obj.insert("text_fixes".to_owned(), json!(fixes));
             }
+            if call.intent != toolfix::extract::Intent::Call {
+                obj.insert("intent".to_owned(), json!(call.intent));
+            }
+            if !call.signals.is_empty() {
+                obj.insert("signals".to_owned(), json!(call.signals));
+            }
             if let Some(m) = call.message() {
                 obj.insert("message".to_owned(), json!(m));
             }
@@ -218,6 +229,9 @@ impl Summary {
             }
             if self.content_was_reasoning {
                 obj.insert("content_was_reasoning".to_owned(), json!(true));
+            }
+            if !self.shown.is_empty() {
+                obj.insert("shown_calls".to_owned(), json!(self.shown));
             }
         }
         out

@@ -177,7 +177,7 @@ async fn a_refused_call_is_reprompted_with_the_refusal_and_the_fixed_answer_retu
     assert_eq!(msgs.len(), 4);
     assert_eq!(msgs[1]["role"], "assistant");
     assert_eq!(msgs[3]["role"], "user");
-    assert_eq!(msgs[3]["content"], toolfix::feedback::reprompt(&toolfix::FixedReply::default()));
+    assert_eq!(msgs[3]["content"], toolfix::FixedReply::default().reprompt());
     assert_eq!(msgs[1]["tool_calls"][0]["id"], "c1");
     assert_eq!(msgs[2]["role"], "tool");
     assert_eq!(msgs[2]["tool_call_id"], "c1");
@@ -321,4 +321,52 @@ async fn health_and_metrics() {
     ] {
         assert!(metrics.contains(needle), "{needle} not in\n{metrics}");
     }
+}
+
+/// A call the model only shows is not a call: the answer passes unchanged (no call, the
+/// text as written), the report names the shown markup and its signals; streamed alike.
+#[tokio::test]
+async fn a_call_the_model_only_shows_stays_text_streamed_and_not() {
+    let text = "I will not send anything yet. For reference, a payment call looks like this:\n```\n<tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 5}}</tool_call>\n```\nShall I go ahead?";
+    let h = start(move |seen: &toolfix_proxy::fake::Seen| {
+        if seen.json()["stream"] == true {
+            Canned::sse(&toolfix_proxy::fake::content_chunks(&[&text[..40], &text[40..]], "stop"))
+        } else {
+            answer(message(Some(text), None), "stop")
+        }
+    })
+    .await;
+    let (status, _, body) = h.chat(&ask("pay bob?")).await;
+    assert_eq!(status, 200);
+    let choice = &body["choices"][0];
+    assert_eq!(choice["message"]["content"], text);
+    assert!(choice["message"]["tool_calls"].is_null() || choice["message"]["tool_calls"] == json!([]));
+    assert_eq!(choice["finish_reason"], "stop");
+    assert_eq!(h.upstream.requests().len(), 1, "no re-prompt for prose");
+    let (status, _, streamed) = h.stream(&ask("pay bob?")).await;
+    assert_eq!(status, 200);
+    assert_eq!(streamed.content, text);
+    assert!(streamed.calls.is_empty());
+}
+
+/// Markup that reads as shown yet ends the reply is uncertain: refused for a tool that may
+/// change things (re-prompted with a message that says so), while a read-only tool runs.
+#[tokio::test]
+async fn an_uncertain_call_is_refused_for_a_tool_that_changes_things_and_runs_read_only() {
+    let pay = "For example:\n<tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 5}}</tool_call>";
+    let h = start(move |_| answer(message(Some(pay), None), "stop")).await;
+    let (_, _, body) = h.chat(&ask("pay bob")).await;
+    let requests = h.upstream.requests();
+    assert_eq!(requests.len(), 2, "one corrective re-prompt");
+    let reprompt = requests[1].json().to_string();
+    assert!(reprompt.contains("reads as shown, not made"), "{reprompt}");
+    assert!(calls_of(&body).is_empty());
+    assert_eq!(body["x_toolfix"]["calls"][0]["intent"], "uncertain");
+    assert_eq!(body["x_toolfix"]["calls"][0]["signals"], json!(["example", "ends_reply"]));
+
+    let weather =
+        "For example:\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let h = start(move |_| answer(message(Some(weather), None), "stop")).await;
+    let (_, _, body) = h.chat(&ask("weather?")).await;
+    assert_eq!(calls_of(&body), [("get_weather".to_owned(), json!({"city": "Paris"}))]);
 }

@@ -155,7 +155,7 @@ async fn every_format_case_through_the_proxy_streaming_and_not() {
         assert_eq!(got, expected, "{}", case.id);
         // A call that cannot be used is left out, and the text says why.
         let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
-        let content = if gave_up { toolfix::feedback::gave_up(&fixed, &fixed.content) } else { fixed.content.clone() };
+        let content = if gave_up { fixed.gave_up(&fixed.content) } else { fixed.content.clone() };
         assert_eq!(message["content"].as_str().unwrap_or(""), content, "{}", case.id);
         let finish = body["choices"][0]["finish_reason"].as_str().unwrap();
         // A reply the proxy leaves alone keeps the upstream's own finish reason (here "stop").

@@ -19,9 +19,9 @@
 //! assert_eq!(args.limit, Some(5));
 //! ```
 
+use crate::error::{Error, ErrorKind, Result};
 use crate::report::Refusal;
 use crate::schema::Tool;
-use crate::{Error, ErrorKind, Result};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -12,9 +12,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum ErrorKind {
     /// The input was empty or only whitespace.
     EmptyInput,
-    /// The input is longer than [`Limits::max_input_bytes`](crate::Limits).
+    /// The input is longer than [`Limits::max_input_bytes`](crate::limits::Limits).
     InputTooLarge,
-    /// Arrays and objects nest deeper than [`Limits::max_depth`](crate::Limits).
+    /// Arrays and objects nest deeper than [`Limits::max_depth`](crate::limits::Limits).
     TooDeep,
     /// No JSON value could be found or recovered in the input.
     NoJson,

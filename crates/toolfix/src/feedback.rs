@@ -5,7 +5,7 @@
 
 use crate::pointer::Moves;
 use crate::report::CallNote;
-use crate::report::{Issue, Refusal};
+use crate::report::{Issue, Refusal, Signal};
 use crate::salvage::{Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{NameError, Tool};
@@ -211,21 +211,28 @@ fn not_arguments(tool: &Tool, what: &str, received: Option<&str>) -> Refusal {
 /// A refusal for arguments that could not be read at all: over the size or depth limit
 /// (said so, with the figures: never "not JSON" for valid JSON that is only too big), or
 /// not JSON.
-pub(crate) fn unreadable(tool: &Tool, error: &crate::Error, raw: &str, limits: &crate::Limits) -> Refusal {
+pub(crate) fn unreadable(
+    tool: &Tool,
+    error: &crate::error::Error,
+    raw: &str,
+    limits: &crate::limits::Limits,
+) -> Refusal {
     let kind = match error.kind() {
         // A value deeper than serde_json's own cap fails late, as a syntax error.
-        crate::ErrorKind::Syntax if nesting_depth(raw) > limits.max_depth.min(crate::Limits::DEFAULT_MAX_DEPTH) => {
-            crate::ErrorKind::TooDeep
+        crate::error::ErrorKind::Syntax
+            if nesting_depth(raw) > limits.max_depth.min(crate::limits::Limits::DEFAULT_MAX_DEPTH) =>
+        {
+            crate::error::ErrorKind::TooDeep
         }
         other => other,
     };
     let what = match kind {
-        crate::ErrorKind::InputTooLarge => format!(
+        crate::error::ErrorKind::InputTooLarge => format!(
             "the arguments are too large ({} bytes, limit {}, raise `--max-input-bytes`), so they were not read; send shorter arguments",
             raw.len(),
             limits.max_input_bytes
         ),
-        crate::ErrorKind::TooDeep => format!(
+        crate::error::ErrorKind::TooDeep => format!(
             "the arguments nest too deeply (more than {} levels of arrays and objects), so they were not read; send flatter arguments",
             limits.max_depth
         ),
@@ -236,7 +243,7 @@ pub(crate) fn unreadable(tool: &Tool, error: &crate::Error, raw: &str, limits: &
         },
     };
     let received = match kind {
-        crate::ErrorKind::InputTooLarge | crate::ErrorKind::TooDeep => None,
+        crate::error::ErrorKind::InputTooLarge | crate::error::ErrorKind::TooDeep => None,
         _ => Some(raw),
     };
     not_arguments(tool, &what, received)
@@ -360,6 +367,36 @@ impl Tool {
             None => self.description().to_owned(),
         }
     }
+}
+
+/// The refusal for a call written in text where it reads as shown rather than made (an
+/// example, a quote, a question asking first: `signals`), to a tool that may change things.
+pub(crate) fn uncertain_call(tool: &str, signals: &[Signal]) -> Refusal {
+    let name = shorten(tool, MAX_RECEIVED);
+    let why: Vec<&str> = signals
+        .iter()
+        .filter_map(|s| match s {
+            Signal::Negation => Some("your text says it is not run"),
+            Signal::Quoted => Some("your text quotes it"),
+            Signal::Example => Some("your text gives it as an example or a format"),
+            Signal::Question => Some("your text asks before going ahead"),
+            Signal::InlineCode => Some("it is written as inline code"),
+            Signal::Illustration => Some("it is inside a code block of another language"),
+            Signal::ProseAfter => Some("your text goes on after it"),
+            Signal::MixedForms => Some("your text shows calls in several formats"),
+            Signal::NativeCalls => Some("you also made tool calls of your own"),
+            _ => None,
+        })
+        .collect();
+    let because = if why.is_empty() { String::new() } else { format!(" ({})", why.join("; ")) };
+    let hint =
+        format!("if you meant to call `{name}`, make it a tool call; if you only showed it, say so and do not call it");
+    let message = cap(format!(
+        "The call to `{name}` written in your answer was not run: it reads as shown, not made{because}, and \
+         `{name}` may change things. Fix: {hint}.\n"
+    ));
+    let issue = Issue { path: String::new(), expected: "a tool call".to_owned(), received: None, hint: Some(hint) };
+    Refusal { message, issues: vec![issue] }
 }
 
 /// The message for a call the storm guard suppressed: what repeated, and a question about

@@ -24,7 +24,9 @@
 //! assert!(bad.refusal().unwrap().message.contains("/query"));
 //! ```
 
+use crate::error::Result;
 use crate::feedback;
+use crate::limits::Limits;
 use crate::pointer::{Moves, Original, TextIndex, render};
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
@@ -32,7 +34,6 @@ use crate::salvage::{self, TextFix, Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};
 use crate::validate::{Violation, violations};
-use crate::{Limits, Result};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -134,7 +135,7 @@ impl CallOutcome {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Bind`](crate::ErrorKind) when the call was refused or the value does
+    /// [`ErrorKind::Bind`](crate::error::ErrorKind) when the call was refused or the value does
     /// not fit `T`.
     pub fn bind<T: DeserializeOwned>(&self) -> Result<T> {
         crate::bind::bind_value(self.arguments(), self.refusal())
@@ -328,7 +329,7 @@ impl UncertainCall {
     /// # Errors
     ///
     /// When the value does not fit `T`.
-    pub fn bind<T: DeserializeOwned>(&self) -> crate::Result<T> {
+    pub fn bind<T: DeserializeOwned>(&self) -> crate::error::Result<T> {
         crate::bind::bind_value(Some(&self.arguments), None)
     }
 }
@@ -350,6 +351,14 @@ impl Tool {
 }
 
 impl CallOutcome {
+    /// This outcome refused with `refusal` (what was read and repaired is kept in the
+    /// report): a call the reply layer will not run although its arguments were fine.
+    pub(crate) fn into_refused(self, refusal: Refusal) -> CallOutcome {
+        let mut report = self.report;
+        report.outcome = Outcome::Rejected;
+        CallOutcome { report, result: Err(refusal), key: self.key }
+    }
+
     fn refused(tool: &str, text_fixes: Vec<TextFix>, repairs: Vec<Repair>, refusal: Refusal) -> CallOutcome {
         CallOutcome {
             report: Report::new(tool, Outcome::Rejected, text_fixes, repairs, Vec::new()),
@@ -463,7 +472,10 @@ impl<'r> Draft<'r> {
         let (value, dupes) = match parsed {
             Ok(v) => v,
             Err(e) => {
-                let e = crate::Error::new(crate::ErrorKind::Syntax, format!("repaired JSON does not fit a value: {e}"));
+                let e = crate::error::Error::new(
+                    crate::error::ErrorKind::Syntax,
+                    format!("repaired JSON does not fit a value: {e}"),
+                );
                 return Err(refuse(fixes, feedback::unreadable(tool, &e, raw, limits)));
             }
         };
@@ -507,7 +519,8 @@ impl<'r> Draft<'r> {
     /// one. A key given twice with different values is refused.
     fn settle_cut(&mut self, options: &CallOptions) -> Phase {
         let tool = self.tool;
-        let cut = self.truncation.as_ref().filter(|t| t.is_evident() || options.hit_token_limit);
+        let evident = |t: &Truncation| t.is_evident() && !cut_only_in_wrapper(tool, &self.value, t, self.raw);
+        let cut = self.truncation.as_ref().filter(|t| evident(t) || options.hit_token_limit);
         if let Some(cut) = cut {
             if !tool.is_read_only() {
                 return Err(feedback::cut_off(tool, cut, feedback::CutRefusal::MayChangeThings));
@@ -734,6 +747,21 @@ fn drop_uncertain(
     }
     notes.push(CallNote::CutDropped { path: u.pointer.clone() });
     Ok(true)
+}
+
+/// True when text was evidently cut only because the object a lone wrapper key holds
+/// (`{"args": {...`, a key the tool does not declare) was left open after a complete value:
+/// the wrapper is not part of the arguments, so the cut is read as for the arguments
+/// alone — only their closing brace missing.
+fn cut_only_in_wrapper(tool: &Tool, value: &Value, cut: &Truncation, raw: &str) -> bool {
+    if tool.policy() == Policy::Strict {
+        return false;
+    }
+    let Some((key, _)) = repair::wrapper(tool, value) else { return false };
+    let wrapped = crate::pointer::join("", key);
+    let ended_on_a_value = raw.get(..cut.at()).is_some_and(|t| !t.trim_end().ends_with([',', ':', '{', '[']));
+    ended_on_a_value
+        && matches!(cut.uncertain(), [u] if u.kind == UncertainKind::Object && u.pointer == wrapped && u.kept)
 }
 
 /// Arguments that give a key twice: refused when the values differ, else kept once.

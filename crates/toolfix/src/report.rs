@@ -4,9 +4,11 @@
 //! and `tracing` events.
 
 mod fix;
+mod intent;
 mod truncation;
 
 pub use fix::{FixKind, TextFix};
+pub use intent::{Intent, Signal};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -9,6 +9,7 @@ mod extract_api;
 mod feedback;
 mod formats;
 mod hostile;
+mod intent;
 mod json_corpus;
 mod pipeline;
 mod properties;

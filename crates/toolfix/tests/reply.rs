@@ -388,3 +388,28 @@ fn the_stream_can_cross_await_points() {
     assert_send::<ReplyStream>();
     assert_send::<FixedReply>();
 }
+
+#[test]
+fn calls_moved_out_of_text_are_repaired_and_the_servers_copy_wins() {
+    let tools = weather();
+    // An envelope that was not strict JSON: salvaged, its fixes reported.
+    let text = "<tool_call>{'name': 'get_weather', 'arguments': {\"city\": \"Paris\"}}</tool_call>";
+    let fixed = fix(&Reply::new(text), Some(&tools));
+    let call = &fixed.calls[0];
+    assert_eq!(call.status, CallStatus::Repaired);
+    assert!(call.report().envelope_fixes.iter().any(|f| f.kind.as_str() == "single_quotes"));
+    assert_eq!(call.arguments_text(), Some(r#"{"city":"Paris"}"#));
+    // Valid markup, but moved out of `content`: repaired, not untouched.
+    let text = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let fixed = fix(&Reply::new(text), Some(&tools));
+    assert_eq!(fixed.calls[0].status, CallStatus::Repaired);
+    assert!(fixed.calls[0].report().envelope_fixes.is_empty());
+    // The server parsed the call and left its markup in `content` too: the server's call
+    // and id are kept, the copy is dropped with a note.
+    let server = json!([{"id": "srv_1", "type": "function",
+        "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]);
+    let fixed = fix(&Reply::new(text).with_tool_calls(&server), Some(&tools));
+    assert_eq!(fixed.calls.len(), 1);
+    assert_eq!((fixed.calls[0].id.as_str(), fixed.calls[0].status), ("srv_1", CallStatus::Untouched));
+    assert!(fixed.notes.iter().any(|n| n.kind == toolfix::extract::NoteKind::Duplicate));
+}

@@ -335,3 +335,31 @@ mod policy {
         assert_eq!(out.outcome(), toolfix::Outcome::Repaired);
     }
 }
+
+/// Issue 24 §4: a wrapper the tool does not declare (`{"args": {...`) is not part of the
+/// arguments, so a cut after a complete value inside it is read as for the arguments alone
+/// (only closers missing: closed), while a cut inside a value, after `,` or `:`, or under
+/// the token limit is refused as it is without the wrapper.
+#[test]
+fn a_wrapper_does_not_make_a_cut_evident() {
+    let tools = toolfix::ToolSet::new(&[serde_json::json!({"name": "write", "parameters": {"type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a"]}})])
+    .unwrap();
+    for (text, ok) in [
+        (r#"{"args": {"a": "x", "b": "y""#, true),
+        (r#"{"arguments": {"a": "x""#, true),
+        (r#"{"a": "x", "b": "y""#, true),
+        (r#"{"args": {"a": "x", "b": "y"#, false),
+        (r#"{"args": {"a": "x","#, false),
+        (r#"{"args": {"a": "x", "b":"#, false),
+        (r#"{"args": {"a": ["x""#, false),
+    ] {
+        let outcome = tools.repair_call("write", text);
+        assert_eq!(outcome.is_ok(), ok, "{text}: {:?}", outcome.refusal());
+        if ok {
+            assert_eq!(outcome.arguments().unwrap()["a"], "x");
+        }
+        let cut = toolfix::CallOptions::default().with_hit_token_limit(true);
+        assert!(!tools.repair_call_with("write", text, &cut).is_ok(), "{text} under the token limit");
+    }
+}

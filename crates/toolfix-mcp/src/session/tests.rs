@@ -273,3 +273,85 @@ fn a_key_given_twice_with_different_values_is_refused_for_every_tool() {
     let sent: Value = serde_json::from_slice(&sent).unwrap();
     assert_eq!(sent["params"]["arguments"], json!({"path": "a"}));
 }
+
+/// One table of call sequences through the wrapper and through `fix` (the library's
+/// whole-reply entry with the conversation as history): a repeat is stopped by one exactly
+/// when the other stops it.
+#[test]
+fn the_wrapper_stops_a_repeat_exactly_when_fix_does() {
+    // (tool, arguments, result) per call, in order.
+    type Row = &'static [(&'static str, &'static str, &'static str)];
+    let table: &[Row] = &[
+        &[
+            ("delete_file", r#"{"path":"a"}"#, "ok"),
+            ("delete_file", r#"{"path":"a"}"#, "ok"),
+            ("delete_file", r#"{"path":"a"}"#, "ok"),
+        ],
+        &[
+            ("search", r#"{"query":"a"}"#, "x"),
+            ("search", r#"{"query":"a"}"#, "x"),
+            ("search", r#"{"query":"a"}"#, "x"),
+        ],
+        &[
+            ("search", r#"{"query":"a"}"#, "1"),
+            ("search", r#"{"query":"a"}"#, "2"),
+            ("search", r#"{"query":"a"}"#, "3"),
+        ],
+        &[
+            ("search", r#"{"query":"a"}"#, "x"),
+            ("delete_file", r#"{"path":"a"}"#, "ok"),
+            ("search", r#"{"query":"a"}"#, "x"),
+            ("search", r#"{"query":"a"}"#, "x"),
+        ],
+        &[
+            ("delete_file", r#"{"path":"a"}"#, "ok"),
+            ("delete_file", r#"{"path":"b"}"#, "ok"),
+            ("delete_file", r#"{"path":"a"}"#, "ok"),
+        ],
+    ];
+    // Which call of each row is stopped (by both).
+    let expected: &[&[bool]] = &[
+        &[false, false, true],
+        &[false, false, true],
+        &[false, false, false],
+        &[false, false, false, false],
+        &[false, false, false],
+    ];
+    let tools = ToolSet::new(tools_page()["tools"].as_array().unwrap()).unwrap();
+    for (r, row) in table.iter().enumerate() {
+        let mut s = session();
+        let mut history: Vec<Value> = Vec::new();
+        for (i, (tool, args, result)) in row.iter().enumerate() {
+            let id = 100 + i;
+            let line = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+            );
+            let stopped_by_mcp = match client(&mut s, &line) {
+                ClientAction::Answer(a) => text(&a).contains("Not run"),
+                _ => false,
+            };
+            let calls =
+                json!([{"id": format!("c{i}"), "type": "function", "function": {"name": tool, "arguments": args}}]);
+            let reply = toolfix::Reply::new("").with_tool_calls(&calls);
+            let fixed = toolfix::fix_reply(
+                &reply,
+                Some(&tools),
+                Some(&Value::Array(history.clone())),
+                &toolfix::FixOptions::default(),
+            )
+            .unwrap();
+            let stopped_by_fix = fixed.calls[0].status == CallStatus::Suppressed;
+            assert_eq!(stopped_by_mcp, stopped_by_fix, "row {r}, call {i}");
+            assert_eq!(stopped_by_mcp, expected[r][i], "row {r}, call {i}");
+            if !stopped_by_mcp {
+                let answer = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"{result}"}}]}}}}"#
+                );
+                let _ = s.on_server(answer.as_bytes());
+                history.push(json!({"role": "assistant", "content": null, "tool_calls": calls}));
+                let content = json!({"content": [{"type": "text", "text": result}]}).to_string();
+                history.push(json!({"role": "tool", "tool_call_id": format!("c{i}"), "content": content}));
+            }
+        }
+    }
+}

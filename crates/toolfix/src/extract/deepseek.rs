@@ -10,7 +10,7 @@ use super::Format;
 use super::json::scan::{End, value_end};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::text::{clean_name, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// Start markers: the section, or a call when the section marker is missing. R1 and its

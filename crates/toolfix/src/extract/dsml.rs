@@ -15,7 +15,7 @@ use super::params::{Args, Untyped};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// Parses a DeepSeek V3.2 DSML block (or a bare invoke) at `at`.

@@ -14,7 +14,7 @@ use super::Format;
 use super::params::{number_text, push_json_string};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::text::{clean_name, is_at, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 const OPEN: &str = "<|tool_call>";

@@ -11,7 +11,7 @@ use super::params::{Args, Untyped};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns};
 use super::text::clean_name;
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// Parses a GLM-4.5 call (name then newline) at `at`.

@@ -11,7 +11,7 @@ use super::Format;
 use super::json::call::body_call;
 use super::parsed::{Cx, Parsed};
 use super::text::{MAX_NAME, is_at};
-use crate::Span;
+use crate::span::Span;
 
 const FUNCTION_TAG: &str = "<function=";
 

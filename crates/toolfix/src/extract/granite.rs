@@ -11,7 +11,7 @@ use super::json::call::NAME_ARGUMENTS;
 use super::json_family::{self, Body, Empty, Fence, JsonRow};
 use super::parsed::{Cx, Markers, Parsed};
 use super::text::is_at;
-use crate::Span;
+use crate::span::Span;
 
 /// The call marker.
 pub(crate) const TOOL_CALL: &str = "<|tool_call|>";

@@ -27,7 +27,7 @@ use super::Format;
 use super::json::scan::{End, value_end};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::text::{clean_name, floor, is_at};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 const START: &str = "<|start|>";

@@ -12,7 +12,7 @@ use super::params::{Args, Untyped};
 use super::parsed::{Cx, Markers, Parsed, RawCall, matched};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, is_at, markup_or_end, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// A block of invokes after a start marker, closed by `close`.

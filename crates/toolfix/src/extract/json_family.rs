@@ -10,7 +10,7 @@ use super::json::call::{Keys, call_at, calls_in_array};
 use super::json::scan::{End, decode_string, value_end, walk_object};
 use super::parsed::{Cx, Markers, Parsed, RawCall, matched};
 use super::text::{after, clean_name, is_identifier_like, skip_closer, skip_fence_open, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// How one JSON-family format writes its calls after its start marker.

@@ -15,7 +15,7 @@ use super::Format;
 use super::json::scan::{End, value_end};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::text::{clean_name, is_at, section_start, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";

@@ -20,7 +20,7 @@ use super::params::{Untyped, push_json_string, type_raw};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, is_at};
-use crate::Span;
+use crate::span::Span;
 use serde_json::Value;
 use std::borrow::Cow;
 

@@ -19,7 +19,7 @@ use super::json::scan::{End, decode_string, value_end};
 use super::params::{Args, Untyped};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::text::{is_at, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 const OPEN: &str = "[TOOL_CALL]";

@@ -78,7 +78,8 @@ mod text;
 pub use format::Format;
 pub use intent::{Intent, LeakedCalls, Signal};
 
-use crate::{Limits, Span};
+use crate::limits::Limits;
+use crate::span::Span;
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -168,6 +169,10 @@ impl ToolLookup for crate::schema::ToolSet {
 
     fn could_begin_name(&self, text: &str) -> bool {
         crate::schema::ToolSet::could_begin_name(self, text)
+    }
+
+    fn leaked_calls(&self, name: &str) -> Option<LeakedCalls> {
+        self.tool(name).ok()?.leaked_calls()
     }
 }
 

@@ -12,7 +12,8 @@ use super::json::scan::{End, value_end};
 use super::parsed::Cx;
 use super::scan::{self, Mode};
 use super::{Channel, ExtractedCall, Format, ToolLookup};
-use crate::{Limits, Span};
+use crate::limits::Limits;
+use crate::span::Span;
 use serde_json::Value;
 use std::borrow::Cow;
 

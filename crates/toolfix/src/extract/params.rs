@@ -434,7 +434,7 @@ mod tests {
             "get_weather".to_owned(),
             json!({"type": "object", "properties": {"location": {"type": "string"}}}),
         );
-        let cx = Cx::new(Some(&tools), crate::Limits::default());
+        let cx = Cx::new(Some(&tools), crate::limits::Limits::default());
         let mut args = Args::new(&cx, "get_weather");
         args.push_raw("input", r#"{"location":"Beijing"}"#, Untyped::String);
         assert_eq!(args.finish(), r#"{"location":"Beijing"}"#);

@@ -19,7 +19,8 @@
 //! off there is marked [`RawCall::cut`]), and is a pure function of `(text, at, cx)`.
 
 use super::{Format, ToolLookup};
-use crate::{Limits, Span};
+use crate::limits::Limits;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// A format parser (see the module doc).

@@ -12,7 +12,7 @@
 use super::parsed::{Cx, Markers, Parsed, RawCall, matched};
 use super::pycall::{self, Layout, PyCall};
 use super::text::{is_at, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// How one Python-call format closes its calls.

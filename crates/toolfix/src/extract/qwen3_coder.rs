@@ -12,7 +12,7 @@ use super::params::{Args, Untyped};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::tags::{self, Ns, Tag};
 use super::text::{clean_name, is_at, markup_or_end, skip_ws};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// Parses Qwen3-Coder call blocks starting at `at` (the block tag, or a bare function tag).

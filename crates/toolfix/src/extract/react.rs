@@ -7,7 +7,7 @@ use super::Format;
 use super::json::call::body_call;
 use super::parsed::{Cx, Parsed, RawCall};
 use super::text::{MAX_NAME, is_at, skip_closer, skip_fence_open};
-use crate::Span;
+use crate::span::Span;
 
 const ACTION: &str = "Action:";
 const INPUT: &str = "Action Input:";

@@ -17,7 +17,7 @@ use super::intent::{self, LeakedCalls, Place, Signals, Verdict};
 use super::parsed::{Cx, Parsed, RawCall};
 use super::registry::{self, Kind, REGISTRY, When};
 use super::{Format, Note, NoteKind};
-use crate::Span;
+use crate::span::Span;
 use aho_corasick::Input;
 
 /// Failed parser runs allowed per text before the rest is left as prose: keeps hostile
@@ -649,7 +649,7 @@ fn end_block<'a>(text: &'a str, st: &mut State, b: Block, r: &Read<'_, '_>) -> S
 /// that a stream need not hold reasoning back without bound, this holds only when at most
 /// `Limits::max_held_bytes` of text follow the call's markup; past that the call stays in
 /// the reasoning, as a call drafted there.
-pub(crate) fn ends_unclosed_reasoning(text_len: usize, region: Span, limits: &crate::Limits) -> bool {
+pub(crate) fn ends_unclosed_reasoning(text_len: usize, region: Span, limits: &crate::limits::Limits) -> bool {
     text_len.saturating_sub(region.end) <= limits.max_held_bytes
 }
 

@@ -27,7 +27,7 @@
 //! ```
 //!
 //! Memory stays proportional to the text not yet decided (at most
-//! [`Limits::max_held_bytes`](crate::Limits) of call markup and a marker), not to the
+//! [`Limits::max_held_bytes`](crate::limits::Limits) of call markup and a marker), not to the
 //! stream: decided text is sent and dropped. Reasoning that moves out of `content` is sent
 //! as it is read, in [`StreamEvent::Reasoning`] pieces. Reasoning that was forced open
 //! (only `</think>` appears) is only known when its close marker arrives: the assembler
@@ -40,7 +40,7 @@ use super::intent;
 use super::parsed::{Cx, RawCall};
 use super::scan::{self, Groups, Mode, Read, State, Step};
 use super::{Channel, ExtractedCall, Note, NoteKind, Options, ReasoningCalls, Repeats, ThinkBlocks, ToolLookup};
-use crate::Span;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// Text held back up to this many bytes is read again at the next byte.

@@ -4,8 +4,6 @@
 //! a client gets when the attempts ran out. Every API adapter of the proxy uses these, so
 //! the model reads the same words whatever API it is reached through.
 
-use crate::extract::Channel;
-use crate::reply::{FixedCall, FixedReply};
 use std::fmt::Write as _;
 
 /// The answer for a call that could run, in a reply that is asked again because of
@@ -16,24 +14,19 @@ const NOT_RUN: &str = "This call was not run: another call in the same reply cou
 /// The result added for a call the history has no result for.
 const NO_RESULT: &str = "No result was recorded for this call.";
 
-/// The answer to give, in a corrective re-prompt, for `call` (one the server parsed, which
-/// the model can be answered about by id): why it could not be used, or that it was not
-/// run because another call of the reply could not be.
+/// The answer to give, in a corrective re-prompt, for a call the server parsed (which the
+/// model can be answered about by id): why it could not be used (`message`: its refusal or
+/// the storm guard's words), or that it was not run because another call of the reply
+/// could not be. [`FixedCall::result_for_model`](crate::FixedCall::result_for_model) gives
+/// it for a fixed call.
 ///
 /// ```
-/// use serde_json::json;
-/// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
-///
-/// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
-///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
-/// let calls = json!([{"id": "c1", "function": {"name": "pay", "arguments": "{}"}}]);
-/// let fixed = fix_reply(&Reply::new("").with_tool_calls(&calls), Some(&tools), None,
-///     &FixOptions::default()).unwrap();
-/// assert!(toolfix::feedback::call_result(&fixed.calls[0]).contains("/to"));
+/// assert_eq!(toolfix::feedback::call_result(Some("fix /to")), "fix /to");
+/// assert!(toolfix::feedback::call_result(None).starts_with("This call was not run"));
 /// ```
 #[must_use]
-pub fn call_result(call: &FixedCall) -> &str {
-    call.message().unwrap_or(NOT_RUN)
+pub fn call_result(message: Option<&str>) -> &str {
+    message.unwrap_or(NOT_RUN)
 }
 
 /// The answer, in a corrective re-prompt, for a call that was not run because another
@@ -49,28 +42,23 @@ pub fn not_run() -> &'static str {
 
 /// The corrective re-prompt after a reply some of whose calls could not be used: the
 /// user turn that follows the reply (and the answers to its server-parsed calls, see
-/// [`call_result`]). It lists each call found in the reply's text (such calls have no id
-/// the model could be answered about) with what to fix, and asks for the calls again.
+/// [`call_result`]). It lists each call found in the reply's text (`in_text`: its name as
+/// written and what to fix; such calls have no id the model could be answered about) and
+/// asks for the calls again. [`FixedReply::reprompt`](crate::FixedReply::reprompt) writes
+/// it for a fixed reply.
 ///
 /// ```
-/// use serde_json::json;
-/// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
-///
-/// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
-///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
-/// let reply = Reply::new("<tool_call>{\"name\": \"pay\", \"arguments\": {}}</tool_call>");
-/// let fixed = fix_reply(&reply, Some(&tools), None, &FixOptions::default()).unwrap();
-/// let text = toolfix::feedback::reprompt(&fixed);
-/// assert!(text.contains("`pay`") && text.ends_with("as tool calls."));
+/// let text = toolfix::feedback::reprompt([("pay", "add /to")]);
+/// assert!(text.contains("`pay`: add /to") && text.ends_with("as tool calls."));
 /// ```
 #[must_use]
-pub fn reprompt(fixed: &FixedReply) -> String {
+pub fn reprompt<'a>(in_text: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     let mut out = String::new();
-    let in_text: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel != Channel::ToolCalls).collect();
-    if !in_text.is_empty() {
+    let mut calls = in_text.into_iter().peekable();
+    if calls.peek().is_some() {
         out.push_str("The tool calls written in your last reply's text could not be used.\n\n");
-        for c in in_text {
-            let _ = write!(out, "`{}`: {}\n\n", c.written_name, call_result(c).trim_end());
+        for (name, message) in calls {
+            let _ = write!(out, "`{name}`: {}\n\n", message.trim_end());
         }
     }
     out.push_str("Send the tool calls again, corrected, as tool calls.");
@@ -89,24 +77,17 @@ pub fn no_result() -> &'static str {
 }
 
 /// The text of the turn a client gets when a reply's calls still could not be used after
-/// every attempt: it says which calls were not run and why, so the agent (and the model,
-/// reading it back in the next turn) can act on it; never an empty turn. `prose` is the
-/// reply's own text, kept before it.
+/// every attempt: it says which calls were not run and why (`unusable`: name and message),
+/// so the agent (and the model, reading it back in the next turn) can act on it; never an
+/// empty turn. `prose` is the reply's own text, kept before it.
+/// [`FixedReply::gave_up`](crate::FixedReply::gave_up) writes it for a fixed reply.
 ///
 /// ```
-/// use serde_json::json;
-/// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
-///
-/// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
-///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
-/// let calls = json!([{"id": "c1", "function": {"name": "pay", "arguments": "{}"}}]);
-/// let fixed = fix_reply(&Reply::new("Paying.").with_tool_calls(&calls), Some(&tools), None,
-///     &FixOptions::default()).unwrap();
-/// let text = toolfix::feedback::gave_up(&fixed, &fixed.content);
-/// assert!(text.starts_with("Paying.\n\n") && text.contains("`pay` was not run."));
+/// let text = toolfix::feedback::gave_up("Paying.", [("pay", "add /to")]);
+/// assert!(text.starts_with("Paying.\n\n") && text.contains("`pay` was not run. add /to"));
 /// ```
 #[must_use]
-pub fn gave_up(fixed: &FixedReply, prose: &str) -> String {
+pub fn gave_up<'a>(prose: &str, unusable: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     let mut out = String::with_capacity(prose.len() + 256);
     out.push_str(prose);
     if !prose.is_empty() {
@@ -116,13 +97,13 @@ pub fn gave_up(fixed: &FixedReply, prose: &str) -> String {
         out.push('\n');
     }
     out.push_str("[toolfix] ");
-    let unusable: Vec<&FixedCall> = fixed.calls.iter().filter(|c| !c.status.is_usable()).collect();
-    if let [only] = unusable.as_slice() {
-        let _ = write!(out, "The tool call `{}` was not run. {}", only.name, call_result(only).trim_end());
+    let unusable: Vec<(&str, &str)> = unusable.into_iter().collect();
+    if let [(name, message)] = unusable.as_slice() {
+        let _ = write!(out, "The tool call `{name}` was not run. {}", message.trim_end());
     } else {
         out.push_str("These tool calls were not run.");
-        for c in unusable {
-            let _ = write!(out, "\n\n`{}`: {}", c.name, call_result(c).trim_end());
+        for (name, message) in unusable {
+            let _ = write!(out, "\n\n`{name}`: {}", message.trim_end());
         }
     }
     out
@@ -131,7 +112,9 @@ pub fn gave_up(fixed: &FixedReply, prose: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FixOptions, Reply, ToolSet, fix_reply};
+    use crate::extract::Channel;
+    use crate::reply::{FixOptions, FixedReply, Reply, fix_reply};
+    use crate::schema::ToolSet;
     use serde_json::json;
 
     fn fixed() -> FixedReply {
@@ -151,10 +134,15 @@ mod tests {
     #[test]
     fn the_words_around_calls() {
         let f = fixed();
-        insta::assert_snapshot!("reprompt", reprompt(&f));
-        let answers: Vec<&str> = f.calls.iter().filter(|c| c.channel == Channel::ToolCalls).map(call_result).collect();
+        insta::assert_snapshot!("reprompt", f.reprompt());
+        let answers: Vec<&str> = f
+            .calls
+            .iter()
+            .filter(|c| c.channel == Channel::ToolCalls)
+            .map(crate::reply::FixedCall::result_for_model)
+            .collect();
         insta::assert_snapshot!("call_results", answers.join("\n---\n"));
-        insta::assert_snapshot!("gave_up", gave_up(&f, &f.content));
+        insta::assert_snapshot!("gave_up", f.gave_up(&f.content));
         insta::assert_snapshot!("no_result", no_result());
     }
 }

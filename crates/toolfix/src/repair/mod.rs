@@ -155,7 +155,7 @@ pub(crate) fn nest_root_dot_keys(tool: &Tool, value: &mut Value) -> Vec<Repair> 
 }
 
 /// A lone wrapper key that is not a declared property, holding an object.
-fn wrapper<'v>(tool: &Tool, value: &'v Value) -> Option<(&'v str, &'v Value)> {
+pub(crate) fn wrapper<'v>(tool: &Tool, value: &'v Value) -> Option<(&'v str, &'v Value)> {
     let map = value.as_object()?;
     if map.len() != 1 {
         return None;

@@ -24,13 +24,14 @@
 
 use super::{CallStatus, FixOptions, FixedCall};
 use crate::canonical::call_key;
-use crate::extract::{Channel, Format};
+use crate::extract::{Channel, Format, Intent, Signal};
 use crate::guard::{StormGuard, Verdict};
+use crate::limits::Limits;
 use crate::pipeline::{CallOptions, CallOutcome};
 use crate::report::Outcome;
 use crate::salvage::TextFix;
 use crate::schema::Effect;
-use crate::{Limits, Tool, ToolSet};
+use crate::schema::{Tool, ToolSet};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -59,8 +60,11 @@ pub(crate) struct Prepared {
     pub(crate) format: Format,
     pub(crate) channel: Channel,
     pub(crate) envelope: Vec<TextFix>,
+    /// What the markup was meant as (a call written in text), and the signals read.
+    pub(crate) intent: Intent,
+    pub(crate) signals: Vec<Signal>,
     /// Where the call was found in its channel.
-    pub(crate) span: crate::Span,
+    pub(crate) span: crate::span::Span,
     /// The canonical key: the accepted call's, or the arguments as written for a refused one.
     pub(crate) key: String,
 }
@@ -138,7 +142,9 @@ impl CallFixer {
             format,
             channel,
             envelope: Vec::new(),
-            span: crate::Span::default(),
+            intent: Intent::Call,
+            signals: Vec::new(),
+            span: crate::span::Span::default(),
             key,
         }
     }
@@ -146,8 +152,19 @@ impl CallFixer {
     /// Admit a prepared call: its id, its status (a call moved out of a reply's text is
     /// repaired: its bytes moved, or its envelope was fixed), and the storm guard's verdict.
     pub(crate) fn admit(&mut self, prepared: Prepared) -> FixedCall {
-        let Prepared { mut outcome, written_name, written_arguments, id, format, channel, envelope, key, .. } =
-            prepared;
+        let Prepared {
+            mut outcome,
+            written_name,
+            written_arguments,
+            id,
+            format,
+            channel,
+            envelope,
+            intent,
+            signals,
+            key,
+            ..
+        } = prepared;
         let id = match id {
             Some(id) if !is_fresh_id(&id) => id,
             _ => self.fresh_id(outcome.name(), &key),
@@ -165,16 +182,21 @@ impl CallFixer {
                 report.outcome = Outcome::Repaired;
             }
         }
+        let effect =
+            self.tools.as_ref().and_then(|t| t.tool(outcome.name()).ok()).map_or(Effect::default(), Tool::effect);
+        // Markup that reads as shown as much as made never runs a tool that may change things.
+        if intent == Intent::Uncertain && status.is_usable() && effect.changes_things() {
+            let refusal = crate::feedback::uncertain_call(outcome.name(), &signals);
+            outcome = outcome.into_refused(refusal);
+            status = CallStatus::Refused;
+        }
         let mut suppressed = None;
         if status.is_usable()
             && let Some(guard) = self.guard.as_mut()
+            && let Verdict::Suppress(s) = guard.check_key(outcome.name(), effect, key, Some(&id))
         {
-            let effect =
-                self.tools.as_ref().and_then(|t| t.tool(outcome.name()).ok()).map_or(Effect::default(), Tool::effect);
-            if let Verdict::Suppress(s) = guard.check_key(outcome.name(), effect, key, Some(&id)) {
-                status = CallStatus::Suppressed;
-                suppressed = Some(s);
-            }
+            status = CallStatus::Suppressed;
+            suppressed = Some(s);
         }
         FixedCall {
             id,
@@ -183,6 +205,8 @@ impl CallFixer {
             format,
             channel,
             status,
+            intent,
+            signals,
             written_arguments,
             outcome,
             suppressed,

@@ -6,7 +6,7 @@
 
 use super::fixer::{CallFixer, Prepared};
 use super::{FixOptions, FixedCall};
-use crate::extract::{ExtractedCall, Note, NoteKind, ReasoningCalls, Repeats};
+use crate::extract::{ExtractedCall, Note, NoteKind, ReasoningCalls, Repeats, intent};
 
 /// A reply's calls, by channel, as extraction found them (every repeat kept).
 #[derive(Debug, Default)]
@@ -51,12 +51,19 @@ pub(crate) fn assemble(
         .collect();
     let mut keep: Vec<Prepared> = Vec::with_capacity(content.len() + native.len());
     // A content call the server also returned is the server's: its call and id are kept.
-    for p in content {
+    for mut p in content {
         if native.iter().any(|n| n.key == p.key) || (repeats == Repeats::Drop && keep.iter().any(|k| k.key == p.key)) {
             notes.push(duplicate(&p));
-        } else {
-            keep.push(p);
+            continue;
         }
+        if !native.is_empty() {
+            // The server made calls of its own: one more sign this one was only shown.
+            let own =
+                fixer.tools().and_then(|t| t.tool(p.outcome.name()).ok()).and_then(crate::schema::Tool::leaked_calls);
+            (p.intent, p.signals) =
+                intent::beside_native_calls(p.intent, &p.signals, own, options.extract.leaked_calls);
+        }
+        keep.push(p);
     }
     let content_count = keep.len();
     for p in native {
@@ -93,6 +100,8 @@ fn prepare(fixer: &mut CallFixer, call: ExtractedCall<'_>, at_cut: bool) -> Prep
     let mut p = fixer.prepare(&call.name, &call.arguments, call.id.as_deref(), at_cut, call.format, call.channel);
     p.envelope = call.envelope;
     p.span = call.span;
+    p.intent = call.intent;
+    p.signals = call.signals;
     p
 }
 

@@ -33,7 +33,7 @@
 //! When `finish_reason` is `"length"`, the output was cut by the token limit, so a call
 //! that reached the end of the output may be missing more than its closing brackets: the
 //! last server-parsed call, a `content` call that reaches the end of `content`, and calls
-//! found in reasoning are repaired with [`CallOptions::hit_token_limit`](crate::CallOptions)
+//! found in reasoning are repaired with [`CallOptions::hit_token_limit`](crate::pipeline::CallOptions)
 //! — a tool that may have side effects gets a refusal for such a call when its arguments
 //! were not complete.
 
@@ -44,12 +44,14 @@ pub mod stream;
 pub use fixer::CallFixer;
 pub use stream::{Received, ReceivedCall, ReplyEvent, ReplyStream, ToolCallDelta};
 
-use crate::extract::{self, Channel, Format, Message, Note, ReasoningCalls};
+use crate::error::{Error, ErrorKind, Result};
+use crate::extract::{self, Channel, Format, Intent, Message, Note, ReasoningCalls, Signal};
 use crate::guard::{GuardConfig, Suppressed};
+use crate::limits::Limits;
 use crate::pipeline::CallOutcome;
 use crate::report::Refusal;
 use crate::report::Report;
-use crate::{Error, ErrorKind, Limits, Result, ToolSet};
+use crate::schema::ToolSet;
 use serde::Serialize;
 use serde::ser::SerializeStruct as _;
 use serde_json::Value;
@@ -256,6 +258,12 @@ pub struct FixedCall {
     pub channel: Channel,
     /// What became of it.
     pub status: CallStatus,
+    /// What the markup was meant as, for a call written in text ([`Intent::Uncertain`]:
+    /// its signals disagree; such a call runs only for a tool declared read-only).
+    pub intent: Intent,
+    /// The signals read around the call's markup (see [`extract::intent`]); empty for a
+    /// call the server parsed.
+    pub signals: Vec<Signal>,
     /// The arguments as the model wrote them (for a call found in text, as its format
     /// gives them).
     written_arguments: String,
@@ -307,6 +315,14 @@ impl FixedCall {
         }
     }
 
+    /// What to answer the model about this call in a corrective re-prompt: why it could
+    /// not be used, or that it was not run because another call of its reply could not be
+    /// (`feedback::call_result`).
+    #[must_use]
+    pub fn result_for_model(&self) -> &str {
+        crate::feedback::call_result(self.message())
+    }
+
     /// The per-call result of the repair pipeline.
     #[must_use]
     pub fn outcome(&self) -> &CallOutcome {
@@ -334,6 +350,12 @@ impl Serialize for FixedCall {
         s.serialize_field("format", self.format.as_str())?;
         s.serialize_field("channel", channel_name(self.channel))?;
         s.serialize_field("status", &self.status)?;
+        if self.intent != Intent::Call {
+            s.serialize_field("intent", &self.intent)?;
+        }
+        if !self.signals.is_empty() {
+            s.serialize_field("signals", &self.signals)?;
+        }
         if let Some(text) = self.arguments_text() {
             let raw = serde_json::value::RawValue::from_string(crate::salvage::compact(text))
                 .map_err(serde::ser::Error::custom)?;
@@ -410,6 +432,55 @@ impl FixedReply {
         self.calls
             .iter()
             .any(|c| c.channel != Channel::ToolCalls || c.status != CallStatus::Untouched || c.written_name != c.name)
+    }
+}
+
+impl FixedReply {
+    /// The corrective re-prompt after this reply (`feedback::reprompt`): each call written
+    /// in its text with what to fix, then the request to send the calls again as tool calls.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
+    ///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
+    /// let reply = Reply::new("<tool_call>{\"name\": \"pay\", \"arguments\": {}}</tool_call>");
+    /// let fixed = fix_reply(&reply, Some(&tools), None, &FixOptions::default()).unwrap();
+    /// let text = fixed.reprompt();
+    /// assert!(text.contains("`pay`") && text.ends_with("as tool calls."));
+    /// ```
+    #[must_use]
+    pub fn reprompt(&self) -> String {
+        crate::feedback::reprompt(
+            self.calls
+                .iter()
+                .filter(|c| c.channel != Channel::ToolCalls)
+                .map(|c| (c.written_name.as_str(), c.result_for_model())),
+        )
+    }
+
+    /// The turn a client gets when this reply's calls still could not be used after every
+    /// attempt (`feedback::gave_up`): `prose`, then which calls were not run and why.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
+    ///
+    /// let tools = ToolSet::new(&[json!({"name": "pay", "parameters": {"type": "object",
+    ///     "properties": {"to": {"type": "string"}}, "required": ["to"]}})]).unwrap();
+    /// let calls = json!([{"id": "c1", "function": {"name": "pay", "arguments": "{}"}}]);
+    /// let fixed = fix_reply(&Reply::new("Paying.").with_tool_calls(&calls), Some(&tools), None,
+    ///     &FixOptions::default()).unwrap();
+    /// let text = fixed.gave_up(&fixed.content);
+    /// assert!(text.starts_with("Paying.\n\n") && text.contains("`pay` was not run."));
+    /// ```
+    #[must_use]
+    pub fn gave_up(&self, prose: &str) -> String {
+        crate::feedback::gave_up(
+            prose,
+            self.calls.iter().filter(|c| !c.status.is_usable()).map(|c| (c.name.as_str(), c.result_for_model())),
+        )
     }
 }
 

@@ -36,9 +36,10 @@
 use super::fixer::CallFixer;
 use super::merge::{self, Found};
 use super::{FixOptions, FixedCall, FixedReply, check_size};
+use crate::error::Result;
 use crate::extract::stream::{StreamEvent, StreamExtractor};
 use crate::extract::{Channel, Note, ReasoningCalls, ToolLookup};
-use crate::{Result, ToolSet};
+use crate::schema::ToolSet;
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -243,8 +244,8 @@ impl ReplyStream {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InputTooLarge`](crate::ErrorKind) once content and reasoning together
-    /// pass [`Limits::max_input_bytes`](crate::Limits); the stream should then be passed
+    /// [`ErrorKind::InputTooLarge`](crate::error::ErrorKind) once content and reasoning together
+    /// pass [`Limits::max_input_bytes`](crate::limits::Limits); the stream should then be passed
     /// through unfixed.
     pub fn push_content(&mut self, text: &str) -> Result<Vec<ReplyEvent>> {
         self.grow(text.len())?;

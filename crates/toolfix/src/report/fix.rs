@@ -1,6 +1,6 @@
 //! What salvage changed: one [`TextFix`] per repair, with its kind and span.
 
-use crate::Span;
+use crate::span::Span;
 use serde::Serialize;
 
 /// One text-level repair: what kind, and which bytes of the original text it concerned.

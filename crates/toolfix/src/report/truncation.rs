@@ -2,7 +2,7 @@
 //! values touch the cut (and so may be shorter than the model meant).
 
 use super::FixKind;
-use crate::Span;
+use crate::span::Span;
 use serde::Serialize;
 
 /// The end of a text that stopped with something still open (an array, an object or a

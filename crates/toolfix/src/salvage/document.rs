@@ -13,7 +13,7 @@ use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_invisible, is_ws, open_quote, skip_ws};
 use super::parser::{Parser, ValueSpan, find};
-use crate::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use std::borrow::Cow;
 
 /// How many places a first value may be tried at before giving up.

@@ -3,8 +3,8 @@
 //! The parser never copies text: it records replacements, and the repaired text is the
 //! input with those applied. Valid input records none, so it comes back borrowed.
 
-use crate::Span;
 use crate::report::{FixKind, TextFix, Truncation};
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// One change to the original text.

@@ -2,7 +2,7 @@
 //!
 //! [`salvage`] takes text and returns the repaired JSON **text** — numbers, key order,
 //! escapes and non-ASCII text exactly as written — with one [`TextFix`] per repair, each
-//! with a [`Span`](crate::Span) into the original. Text that is already strict JSON comes
+//! with a [`Span`](crate::span::Span) into the original. Text that is already strict JSON comes
 //! back borrowed and untouched, with no fixes (the one exception: a lone UTF-16 surrogate
 //! escape such as `"\ud800"`, which no Rust string can hold, becomes U+FFFD with a
 //! [`FixKind::LoneSurrogate`] fix).
@@ -53,8 +53,8 @@
 //!
 //! # Untrusted input
 //!
-//! Input longer than [`Limits::max_input_bytes`](crate::Limits) is refused before parsing;
-//! nesting deeper than [`Limits::max_depth`](crate::Limits) is an error. The parser keeps
+//! Input longer than [`Limits::max_input_bytes`](crate::limits::Limits) is refused before parsing;
+//! nesting deeper than [`Limits::max_depth`](crate::limits::Limits) is an error. The parser keeps
 //! an explicit stack, runs in time linear in the input, and does not panic.
 
 mod document;
@@ -69,7 +69,8 @@ pub use dupes::{DuplicateKey, duplicate_keys};
 // are re-exported here because `salvage`'s own results are written in them.
 pub use crate::report::{FixKind, TextFix, Truncation, Uncertain, UncertainKind};
 
-use crate::{Error, ErrorKind, Limits, Result};
+use crate::error::{Error, ErrorKind, Result};
+use crate::limits::Limits;
 use std::borrow::Cow;
 
 /// The result of [`salvage`]: repaired strict-JSON text and the fixes that made it.

@@ -10,8 +10,8 @@ use super::lex::{
     breaks_ident, ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_missing_open_quote,
     key_then_colon, open_quote, skip_layout, skip_ws, value_starts,
 };
+use crate::error::{Error, ErrorKind, Result};
 use crate::report::{Truncation, UncertainKind};
-use crate::{Error, ErrorKind, Result};
 
 /// What kind of container a frame is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@ pub(crate) use hints::ToolHints;
 pub use hints::{Effect, LeakedCalls, Policy, strip_hints};
 pub(crate) use names::PropertyNames;
 
-use crate::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;

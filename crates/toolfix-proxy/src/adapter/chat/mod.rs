@@ -121,7 +121,7 @@ impl Adapter for ChatCompletions {
         }
         let has_calls = !calls.is_empty();
         if unusable == Unusable::Explain && gave_up {
-            let text = feedback::gave_up(fixed, &fixed.content);
+            let text = fixed.gave_up(&fixed.content);
             message.insert("content".to_owned(), Value::String(text));
             write_reasoning(message, fixed);
         } else if text_as_sent {
@@ -182,14 +182,14 @@ impl Adapter for ChatCompletions {
                 let (arguments, _) = history::normalise_arguments(f.get("arguments"), limits);
                 calls.push(json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}));
                 let answer: &str = match matched {
-                    Some(c) => feedback::call_result(c),
+                    Some(c) => c.result_for_model(),
                     None => feedback::not_run(),
                 };
                 added.push(json!({"role": "tool", "tool_call_id": id, "content": answer}));
             }
             assistant.insert("tool_calls".to_owned(), Value::Array(calls));
         }
-        added.push(json!({"role": "user", "content": feedback::reprompt(fixed)}));
+        added.push(json!({"role": "user", "content": fixed.reprompt()}));
         let messages = next.get_mut("messages")?.as_array_mut()?;
         messages.push(Value::Object(assistant));
         messages.extend(added);

@@ -15,7 +15,7 @@ use crate::summary::Summary;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use toolfix::reply::Received;
-use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet, feedback};
+use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
 
 /// The most choices fixed in one stream (`n`); later ones pass through.
 const MAX_CHOICES: usize = 16;
@@ -419,7 +419,7 @@ impl<'t> StreamFixer<'t> for ChatStream<'t> {
             } else {
                 match answer.replies.get(pos).and_then(Option::as_ref) {
                     Some(f) if unusable == Unusable::Explain && f.calls.iter().any(|x| !x.status.is_usable()) => {
-                        format!("\n\n{}", feedback::gave_up(f, ""))
+                        format!("\n\n{}", f.gave_up(""))
                     }
                     _ => String::new(),
                 }

@@ -101,7 +101,7 @@ impl Adapter for Messages {
         let text_as_sent = unusable == Unusable::AsSent
             && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
         let text = if unusable == Unusable::Explain && gave_up {
-            feedback::gave_up(fixed, &fixed.content)
+            fixed.gave_up(&fixed.content)
         } else if text_as_sent {
             original_text
         } else {
@@ -179,7 +179,7 @@ impl Adapter for Messages {
                     assistant.push(block);
                     let answer: &str = match fixed.calls.iter().find(|c| c.channel == Channel::ToolCalls && c.id == id)
                     {
-                        Some(c) => feedback::call_result(c),
+                        Some(c) => c.result_for_model(),
                         None => feedback::not_run(),
                     };
                     results
@@ -191,7 +191,7 @@ impl Adapter for Messages {
         if assistant.is_empty() {
             assistant.push(json!({"type": "text", "text": parts_text(old)}));
         }
-        results.push(json!({"type": "text", "text": feedback::reprompt(fixed)}));
+        results.push(json!({"type": "text", "text": fixed.reprompt()}));
         let messages = next.get_mut("messages")?.as_array_mut()?;
         messages.push(json!({"role": "assistant", "content": assistant}));
         messages.push(json!({"role": "user", "content": results}));

@@ -17,7 +17,7 @@ use crate::sse::{self, Event};
 use crate::summary::Summary;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
-use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet, feedback};
+use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
 
 /// What an upstream block became.
 #[derive(Clone, Copy, Debug)]
@@ -394,7 +394,7 @@ impl StreamFixer<'_> for MessagesStream {
             } else {
                 match fixed {
                     Some(f) if unusable == Unusable::Explain && f.calls.iter().any(|c| !c.status.is_usable()) => {
-                        format!("\n\n{}", feedback::gave_up(f, ""))
+                        format!("\n\n{}", f.gave_up(""))
                     }
                     _ => String::new(),
                 }

@@ -106,7 +106,7 @@ impl Adapter for Responses {
         let text_as_sent = unusable == Unusable::AsSent
             && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
         let text = if unusable == Unusable::Explain && gave_up {
-            feedback::gave_up(fixed, &fixed.content)
+            fixed.gave_up(&fixed.content)
         } else if text_as_sent {
             parts.text.clone()
         } else {
@@ -179,7 +179,7 @@ impl Adapter for Responses {
                     input.push(call);
                     let answer: &str =
                         match fixed.calls.iter().find(|c| c.channel == Channel::ToolCalls && c.id == call_id) {
-                            Some(c) => feedback::call_result(c),
+                            Some(c) => c.result_for_model(),
                             None => feedback::not_run(),
                         };
                     answers.push(json!({"type": "function_call_output", "call_id": call_id, "output": answer}));
@@ -188,7 +188,7 @@ impl Adapter for Responses {
             }
         }
         input.extend(answers);
-        input.push(json!({"role": "user", "content": feedback::reprompt(fixed)}));
+        input.push(json!({"role": "user", "content": fixed.reprompt()}));
         let obj = next.as_object_mut()?;
         obj.insert("input".to_owned(), Value::Array(input));
         force_tool(&mut next, fixed);

@@ -19,7 +19,7 @@ use crate::summary::Summary;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet, feedback};
+use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
 
 /// What an upstream item became.
 #[derive(Clone, Copy, Debug)]
@@ -358,7 +358,7 @@ impl StreamFixer<'_> for ResponsesStream {
         } else {
             match fixed {
                 Some(f) if unusable == Unusable::Explain && f.calls.iter().any(|c| !c.status.is_usable()) => {
-                    format!("\n\n{}", feedback::gave_up(f, ""))
+                    format!("\n\n{}", f.gave_up(""))
                 }
                 _ => String::new(),
             }

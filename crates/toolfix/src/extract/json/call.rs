@@ -1,10 +1,10 @@
 //! Reading call objects (`{"name": .., "arguments": ..}` and its relatives) out of text.
 
 use super::scan::{self, End, Object};
-use crate::Span;
 use crate::extract::Format;
 use crate::extract::parsed::RawCall;
 use crate::extract::text::{clean_name, skip_ws};
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// A call named `name` whose arguments are the JSON value starting at byte `body` of

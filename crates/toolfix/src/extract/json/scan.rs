@@ -3,8 +3,8 @@
 //!
 //! Linear in the bytes it looks at; no recursion (one depth counter).
 
-use crate::Span;
 use crate::extract::text::skip_ws;
+use crate::span::Span;
 use std::borrow::Cow;
 
 /// Where a value that starts at some byte ends.

@@ -2,10 +2,10 @@
 //! cut, and find the values that touch the cut ([`Truncation`]).
 
 use super::{Frame, Kind, Parser, State};
-use crate::Span;
 use crate::report::{Truncation, Uncertain, UncertainKind};
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::is_ws;
+use crate::span::Span;
 
 impl Parser<'_> {
     /// The input ended with frames open: close them all.

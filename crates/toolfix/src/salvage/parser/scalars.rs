@@ -1,13 +1,13 @@
 //! Numbers, literals, wrappers and unquoted text: the scalars that are not quoted strings.
 
 use super::{Ctx, Kind, Parser, State};
+use crate::error::{ErrorKind, Result};
 use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
     LOOKAHEAD, breaks_ident, control_escape, hex_to_decimal, invisible_before, is_ident, is_json_number, is_ws,
     line_then_quote, skip_layout,
 };
-use crate::{ErrorKind, Result};
 
 /// Wrappers written by `MongoDB` shells and drivers, removed around their one value.
 const WRAPPERS: &[&[u8]] = &[

@@ -4,6 +4,7 @@
 
 use super::closers::closes;
 use super::{Ctx, Kind, Parser, memchr_in};
+use crate::error::{ErrorKind, Result};
 use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::{
@@ -11,7 +12,6 @@ use crate::salvage::lex::{
     is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then, skip_gap,
     skip_layout, value_starts,
 };
-use crate::{ErrorKind, Result};
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters,
 /// braces (for objects written inside a string) and the lead bytes of typographic quotes
