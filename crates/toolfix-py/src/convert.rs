@@ -128,11 +128,7 @@ impl KeyCache {
         if self.slots.is_empty() {
             self.slots.resize_with(KEY_SLOTS, || None);
         }
-        let mut h: u32 = 0x811c_9dc5;
-        for &b in key.as_bytes() {
-            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-        }
-        let Some(slot) = self.slots.get_mut(h as usize % KEY_SLOTS) else { return PyString::new(py, key) };
+        let Some(slot) = self.slots.get_mut(slot_of(key.as_bytes())) else { return PyString::new(py, key) };
         if let Some((k, s)) = slot.as_ref()
             && **k == *key
         {
@@ -142,6 +138,19 @@ impl KeyCache {
         *slot = Some((key.into(), s.clone().unbind()));
         s
     }
+}
+
+/// The cache slot of a key: a hash of its length and its first, middle and last bytes
+/// (cheap, and enough to keep the few keys of tool arguments apart; a collision only costs
+/// a new string).
+fn slot_of(key: &[u8]) -> usize {
+    let byte = |i: usize| key.get(i).copied().map_or(0, usize::from);
+    let n = key.len();
+    let h = n.wrapping_mul(0x9E37_79B9)
+        ^ byte(0).wrapping_mul(0x85EB_CA6B)
+        ^ byte(n / 2).wrapping_mul(0xC2B2_AE35)
+        ^ byte(n.wrapping_sub(1)).wrapping_mul(0x27D4_EB2F);
+    (h ^ (h >> 15)) % KEY_SLOTS
 }
 
 /// A cursor over strict JSON text.
@@ -233,7 +242,7 @@ impl Reader<'_, '_> {
     /// A key at the cursor (on its opening quote): from the cache when it has no escape.
     fn key_string<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyString>> {
         let start = self.i + 1;
-        let end = self.b.get(start..).and_then(|rest| rest.iter().position(|&c| c == b'"' || c == b'\\'));
+        let end = self.b.get(start..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest));
         match (end, self.keys.as_deref_mut()) {
             (Some(n), Some(keys)) if self.b.get(start + n) == Some(&b'"') => {
                 let key = self.text.get(start..start + n).unwrap_or("");
@@ -249,16 +258,12 @@ impl Reader<'_, '_> {
         self.i += 1;
         let start = self.i;
         // Fast path: no escape, the bytes are the string.
-        while let Some(c) = self.peek() {
-            match c {
-                b'"' => {
-                    let s = self.text.get(start..self.i).unwrap_or("");
-                    self.i += 1;
-                    return Ok(PyString::new(py, s));
-                }
-                b'\\' => break,
-                _ => self.i += 1,
-            }
+        let stop = self.b.get(start..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest));
+        self.i = stop.map_or(self.b.len(), |n| start + n);
+        if self.peek() == Some(b'"') {
+            let s = self.text.get(start..self.i).unwrap_or("");
+            self.i += 1;
+            return Ok(PyString::new(py, s));
         }
         let mut out = String::from(self.text.get(start..self.i).unwrap_or(""));
         loop {

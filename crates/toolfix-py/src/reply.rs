@@ -166,6 +166,13 @@ impl PyFixedCall {
         &self.inner.written_name
     }
 
+    /// The arguments as the model wrote them, before any repair (for a call found in text,
+    /// as its format gives them): what a call passed on unchanged, or a refused one, carries.
+    #[getter]
+    fn written_arguments(&self) -> &str {
+        self.inner.written_arguments()
+    }
+
     /// The format the call was found in (`"native"` for the server's calls, `"hermes"`, ...).
     #[getter]
     fn format(&self) -> &'static str {

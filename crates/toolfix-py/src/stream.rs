@@ -1,80 +1,27 @@
 //! `ReplyStream`: the library's streaming fixer for one reply.
 //!
-//! `toolfix::ReplyStream<'t>` borrows its `ToolSet`, and a Python object cannot hold a
-//! borrow. Until the library offers a stream that owns its tools, each Python stream runs
-//! the library's stream on a thread of its own that owns a clone of the `ToolSet` (an `Arc`
-//! inside): every push is one message there and one answer back, with the GIL released
-//! while waiting. The thread ends when the stream finishes or is dropped.
+//! `toolfix::ReplyStream` owns what it reads with (no borrow, `Send`), so the Python object
+//! holds it directly, behind a lock. Work on a long piece runs with the GIL released; a
+//! second thread that pushes meanwhile is told the stream is in use rather than waiting
+//! (waiting for the lock with the GIL held would stop the first thread from taking it back).
 
 use crate::convert::py_to_value;
+use crate::json::DETACH_BYTES;
 use crate::reply::{PyFixedCall, PyFixedReply, note};
 use crate::tools::PyToolSet;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use serde_json::Value;
-use std::sync::Mutex;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use toolfix::{FixOptions, FixedReply, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
-
-/// What the Python side asks the stream's thread.
-enum Ask {
-    Content(String),
-    Reasoning(String),
-    ToolCall { index: usize, id: Option<String>, name: Option<String>, arguments: Option<String> },
-    Finish(Option<String>),
-}
-
-/// What the thread answers.
-enum Answer {
-    Events(toolfix::Result<Vec<ReplyEvent>>),
-    Finished(Vec<ReplyEvent>, Box<FixedReply>),
-}
-
-/// The thread of one stream, and the ends of its channels.
-struct Worker {
-    ask: SyncSender<Ask>,
-    answer: Receiver<Answer>,
-}
-
-/// Run one stream until it finishes or the asking end is dropped.
-fn serve(tools: Option<&ToolSet>, history: Option<&Value>, asks: &Receiver<Ask>, answers: &SyncSender<Answer>) {
-    let mut stream = ReplyStream::new(tools, history, FixOptions::default());
-    while let Ok(ask) = asks.recv() {
-        let answer = match ask {
-            Ask::Content(t) => Answer::Events(stream.push_content(&t)),
-            Ask::Reasoning(t) => Answer::Events(stream.push_reasoning(&t)),
-            Ask::ToolCall { index, id, name, arguments } => {
-                let mut delta = ToolCallDelta::new(index);
-                if let Some(id) = &id {
-                    delta = delta.with_id(id);
-                }
-                if let Some(name) = &name {
-                    delta = delta.with_name(name);
-                }
-                if let Some(a) = &arguments {
-                    delta = delta.with_arguments(a);
-                }
-                Answer::Events(Ok(stream.push_tool_call(delta)))
-            }
-            Ask::Finish(reason) => {
-                let (events, fixed) = stream.finish(reason.as_deref());
-                let _ = answers.send(Answer::Finished(events, Box::new(fixed)));
-                return;
-            }
-        };
-        if answers.send(answer).is_err() {
-            return;
-        }
-    }
-}
+use std::sync::{Mutex, MutexGuard, TryLockError};
+use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta};
 
 /// The streaming counterpart of `ToolSet.fix_reply`: push the reply's deltas as they arrive,
 /// get events back (prose safe to show now, each call once it is complete and fixed);
 /// `finish()` returns the last events and what `fix_reply` returns for the same reply.
 #[pyclass(frozen, module = "toolfix", name = "ReplyStream")]
 pub(crate) struct PyReplyStream {
-    worker: Mutex<Option<Worker>>,
+    /// `None` once finished.
+    inner: Mutex<Option<ReplyStream>>,
 }
 
 impl std::fmt::Debug for PyReplyStream {
@@ -84,29 +31,36 @@ impl std::fmt::Debug for PyReplyStream {
 }
 
 impl PyReplyStream {
-    fn ask(&self, py: Python<'_>, ask: Ask) -> PyResult<Answer> {
-        // The worker leaves the lock while the thread works (a `Receiver` cannot be shared
-        // with the thread that waits without the GIL), and comes back after.
-        let worker = self.worker.lock().ok().and_then(|mut w| w.take());
-        let Some(worker) = worker else {
-            return Err(PyRuntimeError::new_err("the stream is finished, or in use by another thread"));
+    /// The stream, locked; an error when it is finished or another thread is pushing.
+    fn lock(&self) -> PyResult<MutexGuard<'_, Option<ReplyStream>>> {
+        let guard = match self.inner.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::WouldBlock) => {
+                return Err(PyRuntimeError::new_err("the stream is in use by another thread"));
+            }
+            Err(TryLockError::Poisoned(_)) => return Err(PyRuntimeError::new_err("the stream failed earlier")),
         };
-        worker.ask.send(ask).map_err(|_| PyRuntimeError::new_err("the stream's thread ended"))?;
-        let (worker, answer) = py.detach(move || {
-            let answer = worker.answer.recv();
-            (worker, answer)
-        });
-        if let Ok(mut slot) = self.worker.lock() {
-            *slot = Some(worker);
+        if guard.is_none() {
+            return Err(PyRuntimeError::new_err("the stream is finished"));
         }
-        answer.map_err(|_| PyRuntimeError::new_err("the stream's thread ended"))
+        Ok(guard)
     }
 
-    fn events(&self, py: Python<'_>, ask: Ask) -> PyResult<Vec<PyEvent>> {
-        match self.ask(py, ask)? {
-            Answer::Events(Ok(events)) => events.into_iter().map(|e| PyEvent::new(py, e)).collect(),
-            Answer::Events(Err(e)) => Err(PyValueError::new_err(e.report())),
-            Answer::Finished(..) => Err(PyRuntimeError::new_err("the stream is finished")),
+    /// Run `push` on the stream (with the GIL released when the piece is long) and turn its
+    /// events into Python objects.
+    fn push<F>(&self, py: Python<'_>, bytes: usize, push: F) -> PyResult<Vec<PyEvent>>
+    where
+        F: FnOnce(&mut ReplyStream) -> toolfix::Result<Vec<ReplyEvent>> + Send,
+    {
+        let mut guard = self.lock()?;
+        let Some(stream) = guard.as_mut() else {
+            return Err(PyRuntimeError::new_err("the stream is finished"));
+        };
+        let events = if bytes >= DETACH_BYTES { py.detach(|| push(stream)) } else { push(stream) };
+        drop(guard);
+        match events {
+            Ok(events) => events.into_iter().map(|e| PyEvent::new(py, e)).collect(),
+            Err(e) => Err(PyValueError::new_err(e.report())),
         }
     }
 }
@@ -118,25 +72,19 @@ impl PyReplyStream {
     #[new]
     #[pyo3(signature = (tools = None, history = None))]
     fn new(tools: Option<&PyToolSet>, history: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let tools = tools.map(|t| t.inner.clone());
         let history = history.filter(|h| !h.is_none()).map(py_to_value).transpose()?;
-        let (ask, asks) = sync_channel::<Ask>(1);
-        let (answers, answer) = sync_channel::<Answer>(1);
-        std::thread::Builder::new()
-            .name("toolfix-stream".to_owned())
-            .spawn(move || serve(tools.as_ref(), history.as_ref(), &asks, &answers))
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the stream's thread: {e}")))?;
-        Ok(PyReplyStream { worker: Mutex::new(Some(Worker { ask, answer })) })
+        let stream = ReplyStream::new(tools.map(|t| &t.inner), history.as_ref(), FixOptions::default());
+        Ok(PyReplyStream { inner: Mutex::new(Some(stream)) })
     }
 
     /// Feed the next piece of `content`.
-    fn push_content(&self, py: Python<'_>, text: String) -> PyResult<Vec<PyEvent>> {
-        self.events(py, Ask::Content(text))
+    fn push_content(&self, py: Python<'_>, text: &str) -> PyResult<Vec<PyEvent>> {
+        self.push(py, text.len(), |s| s.push_content(text))
     }
 
     /// Feed the next piece of `reasoning_content`.
-    fn push_reasoning(&self, py: Python<'_>, text: String) -> PyResult<Vec<PyEvent>> {
-        self.events(py, Ask::Reasoning(text))
+    fn push_reasoning(&self, py: Python<'_>, text: &str) -> PyResult<Vec<PyEvent>> {
+        self.push(py, text.len(), |s| s.push_reasoning(text))
     }
 
     /// Feed a `tool_calls` delta: the call's `index` and, as this delta carries them, its
@@ -147,29 +95,50 @@ impl PyReplyStream {
         &self,
         py: Python<'_>,
         index: usize,
-        id: Option<String>,
-        name: Option<String>,
-        arguments: Option<String>,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: Option<&str>,
     ) -> PyResult<Vec<PyEvent>> {
-        self.events(py, Ask::ToolCall { index, id, name, arguments })
+        let bytes = arguments.map_or(0, str::len);
+        self.push(py, bytes, |s| {
+            let mut delta = ToolCallDelta::new(index);
+            if let Some(id) = id {
+                delta = delta.with_id(id);
+            }
+            if let Some(name) = name {
+                delta = delta.with_name(name);
+            }
+            if let Some(a) = arguments {
+                delta = delta.with_arguments(a);
+            }
+            Ok(s.push_tool_call(delta))
+        })
     }
 
     /// The reply ended, with the server's `finish_reason`: the last events and the whole
     /// fixed reply, equal to what `fix_reply` returns for the same reply.
     #[pyo3(signature = (finish_reason = None))]
-    fn finish(&self, py: Python<'_>, finish_reason: Option<String>) -> PyResult<(Vec<PyEvent>, PyFixedReply)> {
-        let answer = self.ask(py, Ask::Finish(finish_reason))?;
-        if let Ok(mut guard) = self.worker.lock() {
-            guard.take();
-        }
-        match answer {
-            Answer::Finished(events, fixed) => {
-                let events = events.into_iter().map(|e| PyEvent::new(py, e)).collect::<PyResult<_>>()?;
-                Ok((events, PyFixedReply { inner: *fixed }))
-            }
-            Answer::Events(_) => Err(PyRuntimeError::new_err("the stream did not finish")),
-        }
+    fn finish(&self, py: Python<'_>, finish_reason: Option<&str>) -> PyResult<(Vec<PyEvent>, PyFixedReply)> {
+        let stream = self.lock()?.take();
+        let Some(stream) = stream else {
+            return Err(PyRuntimeError::new_err("the stream is finished"));
+        };
+        let (events, fixed) = if received_bytes(&stream) >= DETACH_BYTES {
+            py.detach(|| stream.finish(finish_reason))
+        } else {
+            stream.finish(finish_reason)
+        };
+        let events = events.into_iter().map(|e| PyEvent::new(py, e)).collect::<PyResult<_>>()?;
+        Ok((events, PyFixedReply { inner: fixed }))
     }
+}
+
+/// How much text the stream has received (what finishing it reads).
+fn received_bytes(stream: &ReplyStream) -> usize {
+    let r = stream.received();
+    r.content.len()
+        + r.reasoning_content.as_ref().map_or(0, String::len)
+        + r.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>()
 }
 
 /// One thing the stream tells: `kind` is `"content"` or `"reasoning"` (with `text`),

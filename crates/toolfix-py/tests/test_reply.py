@@ -36,6 +36,22 @@ def test_a_refused_call_carries_the_message(tools):
     assert fixed.outcome == "refused"
 
 
+def test_calls_keep_the_arguments_as_written(tools):
+    fixed = tools.fix_reply(content=LEAK, tool_calls=[{"id": "c", "function": {"name": "transfer", "arguments": '{"account": "A"'}}], finish_reason="length")
+    server, leaked = sorted(fixed.calls, key=lambda c: c.channel != "tool_calls")
+    assert not server.ok and server.written_arguments == '{"account": "A"'
+    assert leaked.ok and leaked.written_arguments == "{'city': 'Paris', 'days': '3'}" and leaked.arguments == {"city": "Paris", "days": 3}
+
+
+def test_a_long_piece_is_pushed_without_the_gil(tools):
+    text = "word " * 20_000 + LEAK
+    stream = toolfix.ReplyStream(tools)
+    events = stream.push_content(text)
+    last, fixed = stream.finish()
+    assert "".join(e.text for e in events + last if e.kind == "content") == fixed.content
+    assert [c.arguments for c in fixed.calls] == [{"city": "Paris", "days": 3}]
+
+
 def test_reasoning_calls_are_used_when_no_other_channel_has_one(tools):
     fixed = tools.fix_reply(content="", reasoning_content='<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>')
     (call,) = fixed.calls

@@ -28,7 +28,7 @@ use crate::error::Result;
 use crate::extract::Leak;
 use crate::feedback;
 use crate::limits::Limits;
-use crate::pointer::{Moves, TextIndex, render};
+use crate::pointer::{Moves, Original, TextIndex, render};
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
 use crate::salvage::{self, TextFix, Truncation, UncertainKind};
@@ -458,6 +458,13 @@ impl<'r> Draft<'r> {
             draft.untouched = true;
             return Ok((draft, Step::Done));
         }
+        // Strict JSON the schema refuses: salvage would hand the text back untouched.
+        if let Some((value, dupes)) = strict {
+            let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
+            draft.untouched = !dupes;
+            draft.dupes = dupes;
+            return Ok((draft, Step::Next));
+        }
         let salvaged = match salvage::salvage_with(source, limits) {
             Ok(s) => s,
             Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
@@ -466,10 +473,7 @@ impl<'r> Draft<'r> {
         if tool.policy() == Policy::Strict && salvaged.is_truncated() {
             return Err(refuse(fixes, feedback::truncated(tool, None, true)));
         }
-        let parsed = match strict {
-            Some(parsed) if salvaged.is_untouched() => Ok(parsed),
-            _ => salvage::parse_value(salvaged.text()),
-        };
+        let parsed = salvage::parse_value(salvaged.text());
         let (value, dupes) = match parsed {
             Ok(v) => v,
             Err(e) => {
@@ -599,11 +603,13 @@ impl<'r> Draft<'r> {
         }
         let found = violations(tool.validator(), &self.value);
         let index = TextIndex::build(&self.text);
-        let original = self.value.clone();
-        let out =
-            repair::repair(tool, self.value.clone(), &found, index.as_ref(), Some(&original), self.limits.max_depth);
+        // Repair takes the value; the text keeps what it was (render and the refusal read
+        // it back).
+        let value = std::mem::take(&mut self.value);
+        let out = repair::repair(tool, value, &found, index.as_ref(), self.limits.max_depth);
         let fatal = out.problems.iter().any(|p| p.kind.is_fatal());
         if fatal || !tool.is_valid(&out.value) {
+            let original = self.read_back().unwrap_or_else(|| out.value.clone());
             if let Some(done) = self.extend(&found, &original) {
                 return done;
             }
@@ -619,7 +625,7 @@ impl<'r> Draft<'r> {
             ));
         }
         self.text = match &index {
-            Some(idx) => render(&out.value, &original, idx, &out.moves),
+            Some(idx) => render(&out.value, Original::Text, idx, &out.moves),
             None => out.value.to_string(),
         };
         self.value = out.value;
@@ -627,6 +633,12 @@ impl<'r> Draft<'r> {
         self.notes.extend(out.notes);
         self.untouched = false;
         Ok(Step::Done)
+    }
+
+    /// The value the draft's text holds (the value before repair: the text is kept in step
+    /// with it until repair is done).
+    fn read_back(&self) -> Option<Value> {
+        salvage::parse_value(&self.text).ok().map(|(value, _)| value)
     }
 
     /// The hints' checks on a value the schema accepts (auto-links, relational defaults,
@@ -677,7 +689,7 @@ impl<'r> Draft<'r> {
         }
         let again = violations(tool.validator(), &value);
         if !again.is_empty() {
-            let out = repair::repair(tool, value, &again, None, None, self.limits.max_depth);
+            let out = repair::repair(tool, value, &again, None, self.limits.max_depth);
             if out.problems.iter().any(|p| p.kind.is_fatal()) || !tool.is_valid(&out.value) {
                 return None;
             }
@@ -810,7 +822,7 @@ fn settle_duplicates(
 
 fn render_text(text: &str, value: &Value, original: &Value, moves: &Moves) -> String {
     match TextIndex::build(text) {
-        Some(idx) => render(value, original, &idx, moves),
+        Some(idx) => render(value, Original::Value(original), &idx, moves),
         None => value.to_string(),
     }
 }

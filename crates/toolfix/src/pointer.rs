@@ -1,12 +1,11 @@
 //! JSON pointers (RFC 6901): building them and mapping them back to original text.
 
 use serde_json::Value;
-use std::collections::HashMap;
 
 /// Append `key` to `path` as one escaped segment.
 pub(crate) fn push(path: &mut String, key: &str) {
     path.push('/');
-    if !key.contains(['~', '/']) {
+    if !key.bytes().any(|b| b == b'~' || b == b'/') {
         path.push_str(key);
         return;
     }
@@ -27,7 +26,8 @@ pub(crate) fn push_index(path: &mut String, index: usize) {
 
 /// `path` with `key` appended.
 pub(crate) fn join(path: &str, key: &str) -> String {
-    let mut p = path.to_owned();
+    let mut p = String::with_capacity(path.len() + key.len() + 1);
+    p.push_str(path);
     push(&mut p, key);
     p
 }
@@ -37,51 +37,40 @@ pub(crate) fn is_within(inner: &str, outer: &str) -> bool {
     outer.is_empty() || inner == outer || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
 }
 
-/// The byte span of every value in strict JSON text, by JSON pointer.
+/// The byte span of every value in strict JSON text, as a tree walked by key or index (no
+/// pointer string is built: render walks it alongside the value).
 #[derive(Debug, Default)]
 pub(crate) struct TextIndex<'t> {
     text: &'t str,
-    spans: Spans,
+    /// Every value in text order: a container is followed by its members, each member's
+    /// subtree before the next member's.
+    nodes: Vec<Node>,
+    /// Keys written with an escape, decoded (`Key::Decoded` indexes them).
+    decoded: Vec<String>,
 }
 
-/// Up to this many values, spans are looked up by comparing pointers in order (cheaper
-/// than hashing each for the small arguments of most calls); past it, by a hash map.
-const SCAN_SPANS: usize = 24;
+/// A value in the text, by its position in [`TextIndex::nodes`].
+pub(crate) type NodeId = usize;
 
-#[derive(Debug)]
-enum Spans {
-    Few(Vec<(String, (usize, usize))>),
-    Many(HashMap<String, (usize, usize)>),
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    start: usize,
+    end: usize,
+    /// The node after this one's subtree: its next sibling, when it has one.
+    after: NodeId,
+    /// The member's key, for a member of an object.
+    key: Key,
+    /// For an object: no key is given twice in it (a member's key then names one member).
+    unique: bool,
 }
 
-impl Default for Spans {
-    fn default() -> Self {
-        Spans::Few(Vec::new())
-    }
-}
-
-impl Spans {
-    fn insert(&mut self, path: &str, span: (usize, usize)) {
-        match self {
-            Spans::Few(list) if list.len() < SCAN_SPANS => list.push((path.to_owned(), span)),
-            Spans::Few(list) => {
-                let mut map: HashMap<String, (usize, usize)> = std::mem::take(list).into_iter().collect();
-                map.insert(path.to_owned(), span);
-                *self = Spans::Many(map);
-            }
-            Spans::Many(map) => {
-                map.insert(path.to_owned(), span);
-            }
-        }
-    }
-
-    fn get(&self, path: &str) -> Option<(usize, usize)> {
-        match self {
-            // The last of equal pointers wins, as in the map (a key given twice).
-            Spans::Few(list) => list.iter().rev().find(|(p, _)| p == path).map(|(_, s)| *s),
-            Spans::Many(map) => map.get(path).copied(),
-        }
-    }
+#[derive(Clone, Copy, Debug)]
+enum Key {
+    None,
+    /// The key's text between its quotes (no escape in it).
+    Raw(usize, usize),
+    /// A key written with an escape: its decoded form in `decoded`.
+    Decoded(usize),
 }
 
 enum Step {
@@ -90,19 +79,21 @@ enum Step {
 }
 
 struct Frame {
+    node: NodeId,
     is_object: bool,
-    prefix_len: usize,
-    index: usize,
-    start: usize,
+    /// A bit per key fingerprint seen in this object: a key whose bit is set already may
+    /// repeat an earlier one.
+    seen: u64,
+    may_repeat: bool,
 }
 
 impl<'t> TextIndex<'t> {
     /// Index strict JSON text; `None` when it is not strict JSON as expected.
     pub(crate) fn build(text: &'t str) -> Option<TextIndex<'t>> {
         let b = text.as_bytes();
-        let mut spans = Spans::default();
+        let mut index = TextIndex { text, nodes: Vec::with_capacity(16), decoded: Vec::new() };
         let mut stack: Vec<Frame> = Vec::new();
-        let mut path = String::new();
+        let mut key = Key::None;
         let mut i = 0;
         let mut step = Step::Value;
         loop {
@@ -110,8 +101,10 @@ impl<'t> TextIndex<'t> {
             match step {
                 Step::Value => {
                     let c = *b.get(i)?;
+                    let id = index.nodes.len();
+                    index.nodes.push(Node { start: i, end: i, after: id + 1, key, unique: false });
                     if c == b'{' || c == b'[' {
-                        stack.push(Frame { is_object: c == b'{', prefix_len: path.len(), index: 0, start: i });
+                        stack.push(Frame { node: id, is_object: c == b'{', seen: 0, may_repeat: false });
                         i = skip_ws(b, i + 1);
                         let close = if c == b'{' { b'}' } else { b']' };
                         if b.get(i) == Some(&close) {
@@ -119,34 +112,33 @@ impl<'t> TextIndex<'t> {
                             step = Step::After;
                             continue;
                         }
-                        i = Self::open_member(text, &mut path, &mut stack, i)?;
+                        (i, key) = index.open_member(&mut stack, i)?;
                         continue;
                     }
                     let end = if c == b'"' { scan_string(b, i)? } else { scan_scalar(b, i) };
                     if end == i {
                         return None;
                     }
-                    spans.insert(&path, (i, end));
+                    index.nodes.get_mut(id)?.end = end;
                     i = end;
                     step = Step::After;
                 }
                 Step::After => {
-                    let Some(frame) = stack.last_mut() else {
-                        return (skip_ws(b, i) == b.len()).then_some(TextIndex { text, spans });
+                    let Some(frame) = stack.last() else {
+                        return (skip_ws(b, i) == b.len()).then_some(index);
                     };
-                    path.truncate(frame.prefix_len);
                     match b.get(i)? {
                         b',' => {
-                            frame.index += 1;
-                            i = Self::open_member(text, &mut path, &mut stack, skip_ws(b, i + 1))?;
+                            (i, key) = index.open_member(&mut stack, skip_ws(b, i + 1))?;
                             step = Step::Value;
                         }
                         b'}' | b']' => {
-                            let frame = stack.pop()?;
-                            spans.insert(&path, (frame.start, i + 1));
-                            if let Some(parent) = stack.last() {
-                                path.truncate(parent.prefix_len);
-                            }
+                            let after = index.nodes.len();
+                            let node = index.nodes.get_mut(frame.node)?;
+                            node.end = i + 1;
+                            node.after = after;
+                            node.unique = frame.is_object && !frame.may_repeat;
+                            stack.pop();
                             i += 1;
                             step = Step::After;
                         }
@@ -157,31 +149,250 @@ impl<'t> TextIndex<'t> {
         }
     }
 
-    /// Push the next member's segment; for objects read its key and colon. Returns the
-    /// offset of the member's value.
-    fn open_member(text: &str, path: &mut String, stack: &mut [Frame], i: usize) -> Option<usize> {
-        let b = text.as_bytes();
-        let frame = stack.last()?;
-        if frame.is_object {
-            let end = scan_string(b, i)?;
-            let quoted = text.get(i..end)?;
-            match quoted.get(1..quoted.len() - 1) {
-                Some(key) if !key.contains('\\') => push(path, key),
-                _ => push(path, &serde_json::from_str::<String>(quoted).ok()?),
-            }
-            let colon = skip_ws(b, end);
-            (b.get(colon) == Some(&b':')).then_some(colon + 1)
+    /// For a member of an object, read its key and colon. Returns the offset of the
+    /// member's value and its key.
+    fn open_member(&mut self, stack: &mut [Frame], i: usize) -> Option<(usize, Key)> {
+        let b = self.text.as_bytes();
+        let frame = stack.last_mut()?;
+        if !frame.is_object {
+            return Some((i, Key::None));
+        }
+        let end = scan_string(b, i)?;
+        let quoted = b.get(i..end)?;
+        let inner = quoted.get(1..quoted.len() - 1).filter(|k| !k.contains(&b'\\'));
+        let key = if let Some(inner) = inner {
+            let bit = 1u64 << (fingerprint(inner) % 64);
+            frame.may_repeat |= frame.seen & bit != 0;
+            frame.seen |= bit;
+            Key::Raw(i + 1, end - 1)
         } else {
-            push_index(path, frame.index);
-            Some(i)
+            frame.may_repeat = true;
+            self.decoded.push(serde_json::from_str::<String>(self.text.get(i..end)?).ok()?);
+            Key::Decoded(self.decoded.len() - 1)
+        };
+        let colon = skip_ws(b, end);
+        (b.get(colon) == Some(&b':')).then_some((colon + 1, key))
+    }
+
+    /// The whole value.
+    pub(crate) fn root(&self) -> Option<NodeId> {
+        (!self.nodes.is_empty()).then_some(0)
+    }
+
+    /// The text of a value.
+    pub(crate) fn text_of(&self, id: NodeId) -> Option<&'t str> {
+        let node = self.nodes.get(id)?;
+        self.text.get(node.start..node.end)
+    }
+
+    fn opens_with(&self, id: NodeId, c: u8) -> bool {
+        self.nodes.get(id).and_then(|n| self.text.as_bytes().get(n.start)) == Some(&c)
+    }
+
+    /// The members (or elements) of a container, in text order.
+    fn children(&self, id: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let end = self.nodes.get(id).map_or(id, |n| n.after);
+        let mut next = id + 1;
+        std::iter::from_fn(move || {
+            let at = next;
+            if at >= end {
+                return None;
+            }
+            next = self.nodes.get(at).map_or(end, |n| n.after);
+            Some(at)
+        })
+    }
+
+    /// The value of member `key` of an object (the last, when the key is given twice: as
+    /// in the parsed value).
+    pub(crate) fn member(&self, id: NodeId, key: &str) -> Option<NodeId> {
+        if !self.opens_with(id, b'{') {
+            return None;
+        }
+        self.children(id).filter(|&c| self.key_is(c, key)).last()
+    }
+
+    /// [`TextIndex::member`], trying `guess` (a member of the same object) first.
+    fn member_near(&self, id: NodeId, key: &str, guess: Option<NodeId>) -> Option<NodeId> {
+        if let Some(g) = guess
+            && self.nodes.get(id).is_some_and(|n| n.unique && g > id && g < n.after)
+            && self.key_is(g, key)
+        {
+            return Some(g);
+        }
+        self.member(id, key)
+    }
+
+    /// The member after `child` in container `id`.
+    fn next_sibling(&self, id: NodeId, child: NodeId) -> Option<NodeId> {
+        let next = self.nodes.get(child)?.after;
+        (next < self.nodes.get(id)?.after).then_some(next)
+    }
+
+    fn key_is(&self, id: NodeId, key: &str) -> bool {
+        match self.nodes.get(id).map(|n| n.key) {
+            Some(Key::Raw(s, e)) => self.text.get(s..e) == Some(key),
+            Some(Key::Decoded(d)) => self.decoded.get(d).is_some_and(|k| k == key),
+            _ => false,
         }
     }
 
-    /// The original text of the value at `pointer`.
-    pub(crate) fn text_at(&self, pointer: &str) -> Option<&'t str> {
-        let (s, e) = self.spans.get(pointer)?;
-        self.text.get(s..e)
+    /// Element `i` of an array.
+    pub(crate) fn element(&self, id: NodeId, i: usize) -> Option<NodeId> {
+        if !self.opens_with(id, b'[') {
+            return None;
+        }
+        self.children(id).nth(i)
     }
+
+    /// The value at JSON pointer `pointer`.
+    pub(crate) fn node_at(&self, pointer: &str) -> Option<NodeId> {
+        let mut id = self.root()?;
+        if pointer.is_empty() {
+            return Some(id);
+        }
+        let mut segments = pointer.strip_prefix('/')?.split('/');
+        segments.try_for_each(|seg| {
+            id = if self.opens_with(id, b'[') {
+                self.element(id, index_segment(seg)?)?
+            } else if seg.contains('~') {
+                self.member(id, &unescape(seg)?)?
+            } else {
+                self.member(id, seg)?
+            };
+            Some(())
+        })?;
+        Some(id)
+    }
+
+    /// The original text of the value at `pointer`.
+    #[cfg(test)]
+    pub(crate) fn text_at(&self, pointer: &str) -> Option<&'t str> {
+        self.text_of(self.node_at(pointer)?)
+    }
+}
+
+impl TextIndex<'_> {
+    /// True when `value` equals the value of the text at `id` (as `value == parsed`, read
+    /// from the text without building it).
+    pub(crate) fn same_as(&self, value: &Value, id: NodeId) -> bool {
+        let Some(text) = self.text_of(id) else { return false };
+        match (value, text.as_bytes().first()) {
+            (Value::Object(map), Some(b'{')) => {
+                if !self.nodes.get(id).is_some_and(|n| n.unique) {
+                    // A key given twice: the text decides as a parse would (the last wins).
+                    return serde_json::from_str::<Value>(text).is_ok_and(|v| v == *value);
+                }
+                let mut n = 0;
+                let mut members = map.iter();
+                let all = self.children(id).all(|c| {
+                    n += 1;
+                    let Some(key) = self.key_of(c) else { return false };
+                    let v = match members.next() {
+                        Some((k, v)) if k == key => Some(v),
+                        _ => map.get(key),
+                    };
+                    v.is_some_and(|v| self.same_as(v, c))
+                });
+                all && n == map.len()
+            }
+            (Value::Array(list), Some(b'[')) => {
+                let mut n = 0;
+                let all = self.children(id).all(|c| {
+                    n += 1;
+                    list.get(n - 1).is_some_and(|v| self.same_as(v, c))
+                });
+                all && n == list.len()
+            }
+            (Value::String(s), Some(b'"')) => match text.get(1..text.len() - 1) {
+                Some(inner) if !inner.contains('\\') => inner == s,
+                _ => serde_json::from_str::<String>(text).is_ok_and(|t| t == *s),
+            },
+            (Value::Number(n), _) => number_is(n, text),
+            (Value::Bool(true), _) => text == "true",
+            (Value::Bool(false), _) => text == "false",
+            (Value::Null, _) => text == "null",
+            _ => false,
+        }
+    }
+
+    /// The key of a member.
+    fn key_of(&self, id: NodeId) -> Option<&str> {
+        match self.nodes.get(id)?.key {
+            Key::Raw(s, e) => self.text.get(s..e),
+            Key::Decoded(d) => self.decoded.get(d).map(String::as_str),
+            Key::None => None,
+        }
+    }
+}
+
+/// True when number text `text` reads as `n` (as a JSON parse would: an integer that fits
+/// is an integer, anything else a float).
+fn number_is(n: &serde_json::Number, text: &str) -> bool {
+    let b = text.as_bytes();
+    if !b.is_empty() && b.len() <= 19 && b.iter().all(u8::is_ascii_digit) && (b.len() == 1 || b.first() != Some(&b'0'))
+    {
+        return text.parse::<u64>().is_ok_and(|u| *n == serde_json::Number::from(u));
+    }
+    serde_json::from_str::<serde_json::Number>(text).is_ok_and(|t| t == *n)
+}
+
+/// A cheap hash of a key's text, to tell keys apart.
+fn fingerprint(key: &[u8]) -> usize {
+    let first = key.first().copied().unwrap_or_default() as usize;
+    let last = key.last().copied().unwrap_or_default() as usize;
+    key.len().wrapping_mul(31) ^ first.wrapping_mul(7) ^ last
+}
+
+/// An array index as a pointer writes it (`0`, `12`; no sign, no leading zero).
+fn index_segment(seg: &str) -> Option<usize> {
+    if seg.is_empty() || !seg.bytes().all(|b| b.is_ascii_digit()) || (seg.len() > 1 && seg.starts_with('0')) {
+        return None;
+    }
+    seg.parse().ok()
+}
+
+/// A pointer segment unescaped (`~1` is `/`, `~0` is `~`); `None` for any other `~`.
+fn unescape(seg: &str) -> Option<String> {
+    let mut out = String::with_capacity(seg.len());
+    let mut chars = seg.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '~' => match chars.next()? {
+                '0' => out.push('~'),
+                '1' => out.push('/'),
+                _ => return None,
+            },
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// The value at JSON pointer `pointer` (as [`Value::pointer`], without allocating for
+/// segments that hold no `~`).
+pub(crate) fn lookup<'v>(value: &'v Value, pointer: &str) -> Option<&'v Value> {
+    if pointer.is_empty() {
+        return Some(value);
+    }
+    let mut at = value;
+    for seg in pointer.strip_prefix('/')?.split('/') {
+        at = match at {
+            Value::Object(map) if seg.contains('~') => map.get(&seg.replace("~1", "/").replace("~0", "~"))?,
+            Value::Object(map) => map.get(seg)?,
+            Value::Array(list) => list.get(array_index(seg)?)?,
+            _ => return None,
+        };
+    }
+    Some(at)
+}
+
+/// An array index as `Value::pointer` reads it.
+fn array_index(seg: &str) -> Option<usize> {
+    if seg.starts_with('+') || (seg.starts_with('0') && seg.len() != 1) {
+        return None;
+    }
+    seg.parse().ok()
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -197,10 +408,10 @@ fn scan_string(b: &[u8], i: usize) -> Option<usize> {
     }
     let mut j = i + 1;
     loop {
+        j += memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
         match b.get(j)? {
             b'"' => return Some(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
+            _ => j += 2,
         }
     }
 }
@@ -226,14 +437,32 @@ impl Moves {
 
     /// Where the value now at `path` was in the original.
     pub(crate) fn origin(&self, path: &str) -> String {
-        let mut p = path.to_owned();
+        let mut p = String::new();
+        self.origin_into(path, &mut p);
+        p
+    }
+
+    /// True when some move may end at a member named `key` (then its origin is not simply
+    /// one step below its object's: see [`Moves::origin`]).
+    fn may_land_on(&self, key: &str) -> bool {
+        key.bytes().any(|b| b == b'~' || b == b'/')
+            || self.0.iter().any(|(new, _)| new.rsplit_once('/').is_some_and(|(_, last)| last == key))
+    }
+
+    /// As [`Moves::may_land_on`], for element `index` of an array.
+    fn may_land_on_index(&self, index: usize) -> bool {
+        self.0.iter().any(|(new, _)| new.rsplit_once('/').and_then(|(_, last)| index_segment(last)) == Some(index))
+    }
+
+    /// [`Moves::origin`], written into `out`.
+    fn origin_into(&self, path: &str, out: &mut String) {
+        out.clear();
+        out.push_str(path);
         for (new, old) in self.0.iter().rev() {
-            if is_within(&p, new) {
-                let rest = p.get(new.len()..).unwrap_or_default().to_owned();
-                p = format!("{old}{rest}");
+            if is_within(out, new) {
+                out.replace_range(..new.len(), old);
             }
         }
-        p
     }
 }
 
@@ -241,43 +470,78 @@ const MAX_RENDER_DEPTH: usize = 256;
 
 /// Serialise `value`, copying the original text of every subtree that is unchanged
 /// since `original` (so numbers and escapes stay as written).
-pub(crate) fn render(value: &Value, original: &Value, index: &TextIndex<'_>, moves: &Moves) -> String {
+pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_>, moves: &Moves) -> String {
+    let original = match original {
+        Original::Value(v) => Some(v),
+        Original::Text => None,
+    };
     let mut out = String::with_capacity(index.text.len() + 16);
-    let mut path = String::new();
     let mut cx = Render { out: &mut out, original, index, moves };
-    cx.value(value, Some(original), &mut path, 0);
+    let mut path = String::new();
+    let mut origin = String::new();
+    moves.origin_into("", &mut origin);
+    let before = original.and_then(|o| lookup(o, &origin));
+    let node = index.node_at(&origin);
+    cx.value(value, &mut path, &origin, before, node, 0);
     out
+}
+
+/// What render compares a value with to tell whether it changed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Original<'v> {
+    /// This value (which may differ from the text's: markers force objects to be written
+    /// member by member).
+    Value(&'v Value),
+    /// The value the indexed text holds, read from the text itself (no copy of the value
+    /// needed).
+    Text,
 }
 
 struct Render<'r, 't> {
     out: &'r mut String,
-    original: &'r Value,
+    /// `None`: compared with the text.
+    original: Option<&'r Value>,
     index: &'r TextIndex<'t>,
     moves: &'r Moves,
 }
 
-impl Render<'_, '_> {
-    /// Write `value`, now at `path`. `before` is the original value at `path` when there are
-    /// no moves (found walking alongside, without a pointer lookup).
-    fn value(&mut self, value: &Value, before: Option<&Value>, path: &mut String, depth: usize) {
-        let moved;
-        let (origin, before) = if self.moves.0.is_empty() {
-            (path.as_str(), before)
-        } else {
-            moved = self.moves.origin(path);
-            (moved.as_str(), self.original.pointer(&moved))
-        };
-        if before == Some(value)
-            && let Some(text) = self.index.text_at(origin)
-        {
-            self.out.push_str(text);
-            return;
+impl<'r> Render<'r, '_> {
+    /// Write `value`, now at `path`. It came from `origin` (where the moves say; `path`
+    /// itself when nothing moved), where the original value is `before` and its text
+    /// `node`. True when it is unchanged (equal to the original there).
+    ///
+    /// A container is written member by member, each member telling whether it changed;
+    /// when none did and each came from the same key (or index) of the original, the
+    /// container is unchanged and its text replaces what was written: every value is
+    /// compared once.
+    fn value(
+        &mut self,
+        value: &Value,
+        path: &mut String,
+        origin: &str,
+        before: Option<&'r Value>,
+        node: Option<NodeId>,
+        depth: usize,
+    ) -> bool {
+        if depth > MAX_RENDER_DEPTH || !(value.is_object() || value.is_array()) {
+            let unchanged = self.unchanged(value, before, node);
+            match node.and_then(|n| self.index.text_of(n)) {
+                Some(text) if unchanged => self.out.push_str(text),
+                _ => self.scalar(value),
+            }
+            return unchanged;
         }
-        if depth > MAX_RENDER_DEPTH {
-            self.scalar(value);
-            return;
-        }
+        let mark = self.out.len();
+        // Without moves a value's origin is its path: its original and text are found
+        // walking alongside, no path needed.
+        let moved = !self.moves.0.is_empty();
         let len = path.len();
+        let mut here = String::new();
+        let mut children = Children::new(self.index, before, node, self.original.is_none());
+        // A member read from the same key of the original changed: so did this value.
+        let mut changed = false;
+        // A member came from elsewhere (a move): only a comparison tells.
+        let mut elsewhere = false;
         match value {
             Value::Object(map) => {
                 self.out.push('{');
@@ -287,9 +551,34 @@ impl Render<'_, '_> {
                     }
                     push_quoted(self.out, k);
                     self.out.push_str(": ");
-                    push(path, k);
-                    let child = before.and_then(|b| b.as_object()).and_then(|m| m.get(k));
-                    self.value(v, child, path, depth + 1);
+                    let (child, text, same_key) = if !moved {
+                        let (child, text) = children.member(self.index, k);
+                        (child, text, true)
+                    } else if !self.moves.may_land_on(k) {
+                        // No move ends at a key `k`: the member's origin is one step below
+                        // this object's (paths are needed only below it).
+                        if v.is_object() || v.is_array() {
+                            push(path, k);
+                            here.clear();
+                            here.push_str(origin);
+                            push(&mut here, k);
+                        }
+                        let (child, text) = children.member(self.index, k);
+                        (child, text, true)
+                    } else {
+                        push(path, k);
+                        self.moves.origin_into(path, &mut here);
+                        if let Some(seg) = step(origin, &here) {
+                            let (child, text) = children.member(self.index, seg);
+                            (child, text, seg == k)
+                        } else {
+                            children.skip(self.index);
+                            (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here), false)
+                        }
+                    };
+                    let unchanged = self.value(v, path, &here, child, text, depth + 1);
+                    changed |= same_key && !unchanged;
+                    elsewhere |= !same_key;
                     path.truncate(len);
                 }
                 self.out.push('}');
@@ -300,20 +589,190 @@ impl Render<'_, '_> {
                     if n > 0 {
                         self.out.push_str(", ");
                     }
-                    push_index(path, n);
-                    let child = before.and_then(|b| b.as_array()).and_then(|l| l.get(n));
-                    self.value(v, child, path, depth + 1);
+                    let (child, text, same_index) = if !moved {
+                        let (child, text) = children.element(self.index);
+                        (child, text, true)
+                    } else if !self.moves.may_land_on_index(n) {
+                        if v.is_object() || v.is_array() {
+                            push_index(path, n);
+                            here.clear();
+                            here.push_str(origin);
+                            push_index(&mut here, n);
+                        }
+                        let (child, text) = children.element(self.index);
+                        (child, text, true)
+                    } else {
+                        push_index(path, n);
+                        self.moves.origin_into(path, &mut here);
+                        match step(origin, &here).and_then(index_segment) {
+                            Some(i) if i == n => {
+                                let (child, text) = children.element(self.index);
+                                (child, text, true)
+                            }
+                            _ => {
+                                children.skip(self.index);
+                                (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here), false)
+                            }
+                        }
+                    };
+                    let unchanged = self.value(v, path, &here, child, text, depth + 1);
+                    changed |= same_index && !unchanged;
+                    elsewhere |= !same_index;
                     path.truncate(len);
                 }
                 self.out.push(']');
             }
-            other => self.scalar(other),
+            _ => {}
+        }
+        let unchanged = if changed {
+            false
+        } else if elsewhere {
+            self.unchanged(value, before, node)
+        } else {
+            self.same_size(value, before, node)
+        };
+        if unchanged && let Some(text) = node.and_then(|n| self.index.text_of(n)) {
+            self.out.truncate(mark);
+            self.out.push_str(text);
+        }
+        unchanged
+    }
+
+    /// True when `value` equals the original (`before`, or the text at `node`).
+    fn unchanged(&self, value: &Value, before: Option<&Value>, node: Option<NodeId>) -> bool {
+        match self.original {
+            Some(_) => before.is_some_and(|b| same(b, value)),
+            None => node.is_some_and(|n| self.index.same_as(value, n)),
+        }
+    }
+
+    /// For a container whose every member is unchanged and came from the same key (or
+    /// index) of the original: true when the original has no other member.
+    fn same_size(&self, value: &Value, before: Option<&Value>, node: Option<NodeId>) -> bool {
+        let len = match value {
+            Value::Object(map) => map.len(),
+            Value::Array(list) => list.len(),
+            _ => return false,
+        };
+        match (self.original, before, node) {
+            (Some(_), Some(Value::Object(m)), _) => value.is_object() && m.len() == len,
+            (Some(_), Some(Value::Array(l)), _) => value.is_array() && l.len() == len,
+            (None, _, Some(id)) if value.is_object() => {
+                if !self.index.opens_with(id, b'{') {
+                    false
+                } else if self.index.nodes.get(id).is_some_and(|n| n.unique) {
+                    self.index.children(id).count() == len
+                } else {
+                    // A key given twice: as a parse reads it.
+                    self.index.same_as(value, id)
+                }
+            }
+            (None, _, Some(id)) => self.index.opens_with(id, b'[') && self.index.children(id).count() == len,
+            _ => false,
         }
     }
 
     fn scalar(&mut self, value: &Value) {
         use std::fmt::Write as _;
-        let _ = write!(self.out, "{value}");
+        match value {
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(true) => self.out.push_str("true"),
+            Value::Bool(false) => self.out.push_str("false"),
+            Value::String(s) => push_quoted(self.out, s),
+            other => {
+                let _ = write!(self.out, "{other}");
+            }
+        }
+    }
+}
+
+/// The last segment of `origin` when it is one step below `parent` and needs no
+/// unescaping.
+fn step<'o>(parent: &str, origin: &'o str) -> Option<&'o str> {
+    let seg = origin.strip_prefix(parent)?.strip_prefix('/')?;
+    (!seg.bytes().any(|b| b == b'/' || b == b'~')).then_some(seg)
+}
+
+/// The members of one original container and their text, visited mostly in order: each
+/// lookup tries the next member first.
+struct Children<'r> {
+    object: Option<&'r serde_json::Map<String, Value>>,
+    members: Option<serde_json::map::Iter<'r>>,
+    elements: Option<std::slice::Iter<'r, Value>>,
+    node: Option<NodeId>,
+    /// The text of the next member, when known.
+    next: Option<NodeId>,
+    /// Render compares with the text: a member's text is wanted even with no value.
+    by_text: bool,
+}
+
+impl<'r> Children<'r> {
+    fn new(index: &TextIndex<'_>, before: Option<&'r Value>, node: Option<NodeId>, by_text: bool) -> Self {
+        let object = before.and_then(Value::as_object);
+        let elements = before.and_then(Value::as_array).map(|l| l.iter());
+        let next = node.and_then(|id| index.children(id).next());
+        Children { object, members: object.map(|m| m.iter()), elements, node, next, by_text }
+    }
+
+    /// Member `key` (the original value and its text).
+    fn member(&mut self, index: &TextIndex<'_>, key: &str) -> (Option<&'r Value>, Option<NodeId>) {
+        let child = match self.members.as_mut().and_then(Iterator::next) {
+            Some((k, v)) if k == key => Some(v),
+            _ => self.object.and_then(|m| m.get(key)),
+        };
+        let wanted = self.by_text || child.is_some();
+        let text = self.node.filter(|_| wanted).and_then(|id| index.member_near(id, key, self.next));
+        self.next = match (self.node, text) {
+            (Some(id), Some(t)) => index.next_sibling(id, t),
+            (Some(id), None) => self.next.and_then(|n| index.next_sibling(id, n)),
+            _ => None,
+        };
+        (child, text)
+    }
+
+    /// The next element (the original value and its text).
+    fn element(&mut self, index: &TextIndex<'_>) -> (Option<&'r Value>, Option<NodeId>) {
+        let child = self.elements.as_mut().and_then(Iterator::next);
+        let text = self.next.filter(|_| self.node.is_some_and(|id| index.opens_with(id, b'[')));
+        self.skip_text(index);
+        (child, text)
+    }
+
+    /// Pass a member or element found another way.
+    fn skip(&mut self, index: &TextIndex<'_>) {
+        if let Some(m) = self.members.as_mut() {
+            m.next();
+        }
+        if let Some(e) = self.elements.as_mut() {
+            e.next();
+        }
+        self.skip_text(index);
+    }
+
+    fn skip_text(&mut self, index: &TextIndex<'_>) {
+        self.next = match (self.node, self.next) {
+            (Some(id), Some(n)) => index.next_sibling(id, n),
+            _ => None,
+        };
+    }
+}
+
+/// `a == b`, comparing object members in order first (both sides mostly keep the order
+/// of the text), so equal objects cost no hashing.
+pub(crate) fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            if x.len() != y.len() {
+                return false;
+            }
+            let mut ys = y.iter();
+            x.iter().all(|(k, v)| match ys.next() {
+                Some((yk, yv)) if yk == k => same(v, yv),
+                _ => y.get(k).is_some_and(|yv| same(v, yv)),
+            })
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w)),
+        _ => a == b,
     }
 }
 
@@ -331,6 +790,7 @@ fn push_quoted(out: &mut String, key: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn index_spans() {
@@ -349,7 +809,7 @@ mod tests {
         let members: Vec<String> = (0..40).map(|i| format!(r#""k{i}": {i}.0"#)).collect();
         let text = format!(r#"{{{}, "k3": "last", "a/b": {{"c~d": 1}}}}"#, members.join(", "));
         let idx = TextIndex::build(&text).unwrap();
-        assert!(matches!(idx.spans, Spans::Many(_)));
+        assert_eq!(idx.text_at("/k0"), Some("0.0"));
         assert_eq!(idx.text_at("/k39"), Some("39.0"));
         assert_eq!(idx.text_at("/k3"), Some(r#""last""#), "a key given twice: the last wins, as in the value");
         assert_eq!(idx.text_at("/a~1b/c~0d"), Some("1"));
@@ -364,8 +824,110 @@ mod tests {
         let original: Value = serde_json::from_str(text).unwrap();
         let mut v = original.clone();
         v["n"] = Value::from(5);
-        let out = render(&v, &original, &idx, &Moves::default());
+        let out = render(&v, Original::Value(&original), &idx, &Moves::default());
         assert_eq!(out, r#"{"a": 1.10, "big": 12345678901234567890, "n": 5}"#);
+        assert_eq!(render(&v, Original::Text, &idx, &Moves::default()), out);
+    }
+
+    #[test]
+    fn render_follows_moves() {
+        let text = r#"{"a": 1.50, "keep": {"c": 2.0}, "w": ["x"]}"#;
+        let idx = TextIndex::build(text).unwrap();
+        let original: Value = serde_json::from_str(text).unwrap();
+        let value = json!({"A": 1.5, "keep": {"c": 2.0}, "w": [["x"]]});
+        let mut moves = Moves::default();
+        moves.record("/A".into(), "/a".into());
+        moves.record("/w/0".into(), "/w".into());
+        moves.record("/w/0/0".into(), "/w/0".into());
+        let want = r#"{"A": 1.50, "keep": {"c": 2.0}, "w": [["x"]]}"#;
+        assert_eq!(render(&value, Original::Value(&original), &idx, &moves), want);
+        assert_eq!(render(&value, Original::Text, &idx, &moves), want);
+    }
+
+    #[test]
+    fn text_comparison_reads_values_as_a_parse_does() {
+        let text = r#"{"i": 10, "f": 1.50, "e": 1e2, "neg": -3, "big": 18446744073709551616, "s": "a\u0062",
+            "k\u0065y": [true, null, {}], "dup": {"x": 1, "x": 2}}"#;
+        let idx = TextIndex::build(text).unwrap();
+        let value: Value = serde_json::from_str(text).unwrap();
+        let root = idx.root().unwrap();
+        assert!(idx.same_as(&value, root));
+        for (path, other) in [
+            ("/i", json!(10.0)),
+            ("/f", json!(1.5)),
+            ("/e", json!(100)),
+            ("/neg", json!(-3)),
+            ("/s", json!("ab")),
+            ("/key", json!([true, null, {}])),
+            ("/dup", json!({"x": 2})),
+        ] {
+            let node = idx.node_at(path).unwrap();
+            assert_eq!(idx.same_as(&other, node), value.pointer(path) == Some(&other), "{path}");
+        }
+        assert!(!idx.same_as(&json!({"x": 1}), idx.node_at("/dup").unwrap()));
+        assert!(!idx.same_as(&json!([true, null]), idx.node_at("/key").unwrap()));
+    }
+
+    /// A JSON value of a few levels, objects and arrays of scalars.
+    fn arb_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (-1.0e6f64..1.0e6).prop_map(Value::from),
+            "[a-c~/\\\\\"é ]{0,4}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(("[a-c~/]{0,3}", inner), 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Every JSON pointer into `value`.
+    fn pointers(value: &Value) -> Vec<String> {
+        let mut out = vec![String::new()];
+        let mut stack = vec![(String::new(), value)];
+        while let Some((path, v)) = stack.pop() {
+            let children: Vec<(String, &Value)> = match v {
+                Value::Object(m) => m.iter().map(|(k, c)| (join(&path, k), c)).collect(),
+                Value::Array(l) => l.iter().enumerate().map(|(i, c)| (join(&path, &i.to_string()), c)).collect(),
+                _ => Vec::new(),
+            };
+            for (p, c) in children {
+                out.push(p.clone());
+                stack.push((p, c));
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Each value's text is found at its pointer; the text compares equal to the value
+        /// and unequal to another; render by text and by value agree.
+        #[test]
+        fn index_and_render_agree_with_the_value(value in arb_value(), other in arb_value(), pretty: bool) {
+            let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
+            let idx = TextIndex::build(&text).unwrap();
+            for p in pointers(&value) {
+                let node = idx.node_at(&p).unwrap();
+                let at: Value = serde_json::from_str(idx.text_of(node).unwrap()).unwrap();
+                proptest::prop_assert_eq!(Some(&at), value.pointer(&p));
+                proptest::prop_assert!(idx.same_as(&at, node));
+                proptest::prop_assert_eq!(idx.same_as(&other, node), at == other);
+            }
+            let mut changed = value.clone();
+            if let Some(slot) = pointers(&value).last().and_then(|p| changed.pointer_mut(p)) {
+                *slot = other.clone();
+            }
+            let by_value = render(&changed, Original::Value(&value), &idx, &Moves::default());
+            proptest::prop_assert_eq!(&render(&changed, Original::Text, &idx, &Moves::default()), &by_value);
+            proptest::prop_assert_eq!(serde_json::from_str::<Value>(&by_value).unwrap(), changed);
+        }
     }
 
     #[test]

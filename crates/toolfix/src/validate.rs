@@ -94,32 +94,42 @@ pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) ->
     use jsonschema::error::ValidationErrorKind as K;
     let mut out: Vec<Violation> = Vec::new();
     for err in validator.iter_errors(instance) {
-        let at = err.instance_path().as_str().to_owned();
+        let at = err.instance_path().as_str();
         let schema = err.schema_path().as_str();
-        let schema_node = schema.rsplit_once('/').map(|(parent, _)| parent.to_owned());
+        let schema_node = schema.rsplit_once('/').map(|(parent, _)| parent);
         match err.kind() {
             K::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
-                let schema_path = schema_node.map(|p| pointer::join(&format!("{p}/properties"), name));
-                out.push(Violation { path: pointer::join(&at, name), kind: ViolationKind::Missing, schema_path });
+                let schema_path = schema_node.map(|p| {
+                    let mut sp = String::with_capacity(p.len() + name.len() + 12);
+                    sp.push_str(p);
+                    sp.push_str("/properties");
+                    pointer::push(&mut sp, name);
+                    sp
+                });
+                out.push(Violation { path: pointer::join(at, name), kind: ViolationKind::Missing, schema_path });
             }
             K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
                 for name in unexpected {
                     out.push(Violation {
-                        path: pointer::join(&at, name),
+                        path: pointer::join(at, name),
                         kind: ViolationKind::Unexpected,
                         schema_path: None,
                     });
                 }
             }
             K::AnyOf { .. } | K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } | K::Not { .. } => {
-                out.push(Violation { path: at, kind: ViolationKind::Alternatives, schema_path: schema_node });
+                out.push(Violation {
+                    path: at.to_owned(),
+                    kind: ViolationKind::Alternatives,
+                    schema_path: schema_node.map(str::to_owned),
+                });
             }
             other => {
                 out.push(Violation {
-                    path: at,
+                    path: at.to_owned(),
                     kind: ViolationKind::Keyword(keyword_name(other)),
-                    schema_path: schema_node,
+                    schema_path: schema_node.map(str::to_owned),
                 });
             }
         }

@@ -74,9 +74,14 @@ fn from_string(allowed: Types, s: &str) -> (Option<Value>, bool) {
 
 /// Parse `s` as exactly one JSON number (no sign other than `-`, no spaces).
 fn strict_number(s: &str) -> Option<Value> {
-    let first = s.as_bytes().first()?;
+    let b = s.as_bytes();
+    let first = b.first()?;
     if !(first.is_ascii_digit() || *first == b'-') {
         return None;
+    }
+    // Most are small whole numbers: read as a JSON parse reads them (no leading zero).
+    if b.len() <= 18 && b.iter().all(u8::is_ascii_digit) && (b.len() == 1 || *first != b'0') {
+        return s.parse::<u64>().ok().map(Value::from);
     }
     serde_json::from_str::<Value>(s).ok().filter(Value::is_number)
 }
@@ -95,5 +100,8 @@ mod tests {
         assert_eq!(from_string(Types::BOOLEAN, "True").0, Some(Value::Bool(true)));
         assert_eq!(from_string(Types::BOOLEAN, "yes").0, None);
         assert_eq!(from_string(Types::INTEGER.union(Types::NULL), "null").0, Some(Value::Null));
+        for s in ["0", "7", "007", "42", "123456789012345678", "1234567890123456789012", "-3", "1.0", "1e2", "0x1"] {
+            assert_eq!(strict_number(s), serde_json::from_str::<Value>(s).ok().filter(Value::is_number), "{s}");
+        }
     }
 }

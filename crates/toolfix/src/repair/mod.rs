@@ -15,7 +15,7 @@ pub(crate) use hints::apply_hints;
 
 use crate::pointer::{self, Moves, TextIndex};
 use crate::report::{CallNote, Repair, RepairKind};
-use crate::schema::{Policy, Tool, view};
+use crate::schema::{Policy, PropertyNames, Tool, view};
 pub(crate) use crate::validate::{Problem, ProblemKind};
 use crate::validate::{Violation, violations};
 use serde_json::Value;
@@ -24,45 +24,45 @@ use serde_json::Value;
 pub(crate) struct Ctx<'a> {
     pub(crate) root: &'a Value,
     pub(crate) policy: Policy,
-    points: Vec<String>,
-    coarse: Vec<String>,
+    /// The property names of the schema, normalised once.
+    pub(crate) names: &'a PropertyNames,
+    /// Where validation failed.
+    found: &'a [Violation],
     pub(crate) repairs: Vec<Repair>,
     pub(crate) problems: Vec<Problem>,
     pub(crate) moves: Moves,
     pub(crate) notes: Vec<CallNote>,
+    /// The text the value was read from, to copy numbers as written.
     index: Option<&'a TextIndex<'a>>,
-    original: Option<&'a Value>,
     max_depth: usize,
 }
 
 impl<'a> Ctx<'a> {
-    pub(crate) fn new(tool: &'a Tool, found: &[Violation], max_depth: usize) -> Ctx<'a> {
+    pub(crate) fn new(tool: &'a Tool, found: &'a [Violation], max_depth: usize) -> Ctx<'a> {
         Ctx {
             root: tool.parameters(),
             policy: tool.policy(),
-            points: found.iter().map(|v| v.path.clone()).collect(),
-            coarse: found.iter().filter(|v| v.kind.is_coarse()).map(|v| v.path.clone()).collect(),
+            names: tool.property_names(),
+            found,
             repairs: Vec::new(),
             problems: Vec::new(),
             moves: Moves::default(),
             notes: Vec::new(),
             index: None,
-            original: None,
             max_depth,
         }
     }
 
-    pub(crate) fn with_text(mut self, index: Option<&'a TextIndex<'a>>, original: Option<&'a Value>) -> Self {
+    pub(crate) fn with_text(mut self, index: Option<&'a TextIndex<'a>>) -> Self {
         self.index = index;
-        self.original = original;
         self
     }
 
     /// True when a violation lies at or below `path`, or `path` lies inside a node whose
     /// alternatives all failed.
     fn relevant(&self, path: &str) -> bool {
-        self.points.iter().any(|p| pointer::is_within(p, path))
-            || self.coarse.iter().any(|c| pointer::is_within(path, c))
+        self.found.iter().any(|v| pointer::is_within(&v.path, path))
+            || self.found.iter().any(|v| v.kind.is_coarse() && pointer::is_within(path, &v.path))
     }
 
     pub(crate) fn record(&mut self, kind: RepairKind, path: &str, before: Option<Value>, after: Option<Value>) {
@@ -75,12 +75,12 @@ impl<'a> Ctx<'a> {
 
     /// The number as written in the original text, when the value at `path` is unchanged.
     pub(crate) fn original_text(&self, path: &str, value: &Value) -> Option<&'a str> {
-        let origin = self.moves.origin(path);
-        let original = self.original?;
-        if original.pointer(&origin) != Some(value) {
+        let index = self.index?;
+        let node = index.node_at(&self.moves.origin(path))?;
+        if !index.same_as(value, node) {
             return None;
         }
-        self.index?.text_at(&origin)
+        index.text_of(node)
     }
 
     pub(crate) fn strict(&self) -> bool {
@@ -98,6 +98,9 @@ pub(crate) struct Repaired {
     pub(crate) notes: Vec<CallNote>,
 }
 
+/// Room for the JSON pointers of most arguments, so the path repair extends does not grow.
+const PATH_CAPACITY: usize = 64;
+
 const WRAPPERS: [&str; 4] = ["arguments", "input", "parameters", "args"];
 
 /// Repair `value` (invalid under `tool`, with `found` its violations).
@@ -106,19 +109,18 @@ pub(crate) fn repair(
     value: Value,
     found: &[Violation],
     index: Option<&TextIndex<'_>>,
-    original: Option<&Value>,
     max_depth: usize,
 ) -> Repaired {
     if tool.policy() != Policy::Strict
         && let Some((key, inner)) = wrapper(tool, &value)
     {
         let inner_found = violations(tool.validator(), inner);
-        let mut cx = Ctx::new(tool, &inner_found, max_depth).with_text(index, original);
+        let mut cx = Ctx::new(tool, &inner_found, max_depth).with_text(index);
         cx.moves.record(String::new(), pointer::join("", key));
         let mut inner = inner.clone();
         if !inner_found.is_empty() {
             let root = cx.root;
-            repair_value(&mut cx, root, &mut inner, &mut String::new(), 0, false);
+            repair_value(&mut cx, root, &mut inner, &mut String::with_capacity(PATH_CAPACITY), 0, false);
         }
         apply_hints(&mut cx, tool, &mut inner);
         if tool.is_valid(&inner) && !cx.problems.iter().any(|p| p.kind.is_fatal()) {
@@ -133,10 +135,10 @@ pub(crate) fn repair(
             };
         }
     }
-    let mut cx = Ctx::new(tool, found, max_depth).with_text(index, original);
+    let mut cx = Ctx::new(tool, found, max_depth).with_text(index);
     let mut value = value;
     let root = cx.root;
-    repair_value(&mut cx, root, &mut value, &mut String::new(), 0, false);
+    repair_value(&mut cx, root, &mut value, &mut String::with_capacity(PATH_CAPACITY), 0, false);
     apply_hints(&mut cx, tool, &mut value);
     Repaired { value, repairs: cx.repairs, problems: cx.problems, moves: cx.moves, notes: cx.notes }
 }

@@ -5,9 +5,10 @@
 use super::{Ctx, ProblemKind, repair_value};
 use crate::pointer;
 use crate::report::{CallNote, RepairKind};
-use crate::schema::Policy;
 use crate::schema::view::{self, ObjectView, Types};
+use crate::schema::{Policy, PropertyNames};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// Shortest normalised key that may match by prefix or suffix.
 const MIN_DERIVED: usize = 3;
@@ -142,33 +143,37 @@ enum NameMatch<'a> {
     None,
 }
 
-/// The properties of one object, with their normalised names, computed once per object.
+/// The properties of one object, with their normalised names (from the tool's cache).
 struct Names<'a> {
-    properties: Vec<(&'a str, &'a Value, String)>,
+    properties: Vec<(&'a str, &'a Value, Cow<'a, str>)>,
 }
 
 impl<'a> Names<'a> {
-    fn new(ov: &ObjectView<'a>) -> Names<'a> {
+    fn new(names: &'a PropertyNames, ov: &ObjectView<'a>) -> Names<'a> {
         Names {
-            properties: ov.properties.iter().map(|&(name, schema)| (name, schema, view::normalise(name))).collect(),
+            properties: ov.properties.iter().map(|&(name, schema)| (name, schema, names.normalised(name))).collect(),
         }
     }
 }
 
-fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str) -> NameMatch<'a> {
+/// The property `key` means: a declared alias (when the schema declares any), then the same
+/// name up to case and separators, then a unique prefix or suffix.
+fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) -> NameMatch<'a> {
     let nk = view::normalise(key);
     let derived = nk.chars().count() >= MIN_DERIVED;
-    for level in 0..3 {
-        let found: Vec<&str> = names
-            .properties
-            .iter()
-            .filter(|(_, schema, np)| match level {
+    // Level 0 (aliases) only when the schema declares some.
+    for level in usize::from(!aliases)..3 {
+        let mut found: Vec<&str> = Vec::new();
+        for (name, schema, np) in &names.properties {
+            let hit = match level {
                 0 => view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
                 1 => *np == nk,
-                _ => derived && *np != nk && (np.starts_with(&nk) || np.ends_with(&nk)),
-            })
-            .map(|(name, _, _)| *name)
-            .collect();
+                _ => derived && *np != nk && (np.starts_with(nk.as_str()) || np.ends_with(nk.as_str())),
+            };
+            if hit {
+                found.push(name);
+            }
+        }
         match found.as_slice() {
             [] => {}
             [one] => return NameMatch::One(one),
@@ -186,15 +191,20 @@ fn rename(
     moved: &mut Vec<String>,
     ambiguous: &mut Vec<String>,
 ) {
+    // Most objects name only declared properties: nothing to rename.
+    if map.keys().all(|k| ov.property(k).is_some()) {
+        return;
+    }
     let missing_required = ov.required.iter().any(|r| !map.contains_key(*r));
     if ov.additional_allowed && !missing_required {
         return;
     }
     let mut plan: Vec<(String, String)> = Vec::new();
     let mut names: Option<Names<'_>> = None;
+    let aliases = cx.names.has_aliases();
     for key in map.keys().filter(|k| ov.property(k).is_none()) {
-        let names = names.get_or_insert_with(|| Names::new(ov));
-        match match_name(cx.root, names, key) {
+        let names = names.get_or_insert_with(|| Names::new(cx.names, ov));
+        match match_name(cx.root, names, key, aliases) {
             NameMatch::One(target) => {
                 if map.contains_key(target) || (ov.additional_allowed && !ov.is_required(target)) {
                     continue;
@@ -224,28 +234,15 @@ fn rename(
         cx.problem(&pointer::join(path, target), ProblemKind::AmbiguousName(keys));
     }
     plan.retain(|(_, t)| !clashes.contains(t));
-    if plan.is_empty() {
-        return;
-    }
-    let old = std::mem::take(map);
-    for (k, v) in old {
-        match plan.iter().find(|(from, _)| *from == k) {
-            Some((from, to)) => {
-                let new_path = pointer::join(path, to);
-                cx.moves.record(new_path.clone(), pointer::join(path, from));
-                cx.record(
-                    RepairKind::FieldRenamed,
-                    &new_path,
-                    Some(Value::String(from.clone())),
-                    Some(Value::String(to.clone())),
-                );
-                moved.push(to.clone());
-                map.insert(to.clone(), v);
-            }
-            None => {
-                map.insert(k, v);
-            }
-        }
+    // Each key renamed in its place (the plan is in the map's order; no target is given).
+    for (from, to) in plan {
+        let Some(at) = map.keys().position(|k| *k == from) else { continue };
+        let Some(v) = map.shift_remove(&from) else { continue };
+        let new_path = pointer::join(path, &to);
+        cx.moves.record(new_path.clone(), pointer::join(path, &from));
+        map.shift_insert(at, to.clone(), v);
+        cx.record(RepairKind::FieldRenamed, &new_path, Some(Value::String(from)), Some(Value::String(to.clone())));
+        moved.push(to);
     }
 }
 

@@ -15,12 +15,14 @@
 
 mod extensions;
 mod hints;
+mod names;
 pub(crate) mod suggest;
 pub(crate) mod view;
 
 pub use extensions::{Extensions, FieldMatcher, FormatNormaliser, RefusalRenderer, ValueCoercer};
 pub(crate) use hints::ToolHints;
 pub use hints::{Effect, LeakedCalls, Policy, strip_hints};
+pub(crate) use names::PropertyNames;
 
 use crate::error::{Error, ErrorKind, Result};
 use serde_json::Value;
@@ -45,6 +47,9 @@ struct Compiled {
     validator: jsonschema::Validator,
     hints: ToolHints,
     has_tagged_strings: bool,
+    /// The property names normalised, for repair (their text never moves: the schema is
+    /// not changed once compiled).
+    names: PropertyNames,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -92,6 +97,7 @@ impl Tool {
         })?;
         let hints = ToolHints::read(&parameters, definition);
         let has_tagged_strings = has_tagged_strings(&parameters);
+        let names = PropertyNames::of(&parameters);
         let policy = hints.policy;
         let effect = hints.effect;
         let leaked_calls = hints.leaked_calls;
@@ -103,6 +109,7 @@ impl Tool {
                 validator,
                 hints,
                 has_tagged_strings,
+                names,
             }),
             policy,
             effect,
@@ -191,6 +198,11 @@ impl Tool {
 
     pub(crate) fn hints(&self) -> &ToolHints {
         &self.compiled.hints
+    }
+
+    /// The schema's property names, normalised once.
+    pub(crate) fn property_names(&self) -> &PropertyNames {
+        &self.compiled.names
     }
 
     /// True when some string property is tagged as a path or URL.

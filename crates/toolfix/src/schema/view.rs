@@ -254,6 +254,14 @@ pub(crate) fn types(root: &Value, node: &Value) -> Types {
 
 /// The `enum` (or `const`) values a node allows, when it lists them.
 pub(crate) fn enum_values<'a>(root: &'a Value, node: &'a Value) -> Option<Vec<&'a Value>> {
+    if is_plain(node) {
+        // Its branches are itself alone.
+        return match (field(node, "enum"), field(node, "const")) {
+            (Some(Value::Array(list)), _) => Some(list.iter().collect()),
+            (_, Some(c)) => Some(vec![c]),
+            _ => None,
+        };
+    }
     let b = branches(root, node);
     let mut out: Option<Vec<&Value>> = None;
     for n in b.all.iter().chain(b.any.iter()) {
@@ -294,21 +302,30 @@ impl<'a> ObjectView<'a> {
 /// The object view of a node: its own keywords merged with its `allOf` parts, plus the one
 /// object alternative of an `anyOf` / `oneOf` when there is exactly one.
 pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a> {
-    let parts: Vec<&Value> = if is_plain(node) {
-        vec![node]
-    } else {
-        let b = branches(root, node);
-        let object_alts: Vec<&Value> = b.any.iter().copied().filter(|n| field(n, "properties").is_some()).collect();
-        let mut parts = b.all;
-        if object_alts.len() == 1 {
-            parts.extend(object_alts);
-        }
-        parts
-    };
     let mut view = ObjectView { additional_allowed: true, ..ObjectView::default() };
+    if is_plain(node) {
+        view.add_part(node, true);
+        return view;
+    }
+    let b = branches(root, node);
+    let object_alts: Vec<&Value> = b.any.iter().copied().filter(|n| field(n, "properties").is_some()).collect();
+    let mut parts = b.all;
+    if object_alts.len() == 1 {
+        parts.extend(object_alts);
+    }
     let one_part = parts.len() == 1;
     for n in parts {
-        let Some(obj) = n.as_object() else { continue };
+        view.add_part(n, one_part);
+    }
+    view
+}
+
+impl<'a> ObjectView<'a> {
+    /// Merge what one part (`n`, the node or one of its `allOf` parts) says; `one_part`:
+    /// it is the only part, so its property names are unique already.
+    fn add_part(&mut self, n: &'a Value, one_part: bool) {
+        let view = self;
+        let Some(obj) = n.as_object() else { return };
         let mut pattern = false;
         for (k, v) in obj {
             match k.as_str() {
@@ -339,7 +356,6 @@ pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a
             view.additional_allowed = true;
         }
     }
-    view
 }
 
 /// The items schema of an array node.

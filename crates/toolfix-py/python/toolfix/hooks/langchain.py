@@ -62,14 +62,14 @@ def _text(content: Any) -> str | None:
 
 def _fix(message: AIMessage, tools: ToolSet) -> tuple[AIMessage, FixedReply]:
     native = []
-    raw: dict[str, str | None] = {}
+    invalid: set[str] = set()
     sent: dict[str, Any] = {}
     for c in message.tool_calls:
         native.append({"id": c.get("id"), "function": {"name": c["name"], "arguments": json.dumps(c.get("args") or {})}})
         sent[c.get("id") or ""] = c
     for c in message.invalid_tool_calls:
         native.append({"id": c.get("id"), "function": {"name": c.get("name") or "", "arguments": c.get("args") or ""}})
-        raw[c.get("id") or ""] = c.get("args")
+        invalid.add(c.get("id") or "")
         sent[c.get("id") or ""] = c
     content = _text(message.content)
     finish = (message.response_metadata or {}).get("finish_reason")
@@ -80,9 +80,9 @@ def _fix(message: AIMessage, tools: ToolSet) -> tuple[AIMessage, FixedReply]:
             good.append(tool_call(name=c.name, args=c.arguments or {}, id=c.id))
         elif c.name in tools.broken and c.id in sent:
             # A tool whose schema toolfix cannot read: the call stays as LangChain had it.
-            (bad if c.id in raw else good).append(sent[c.id])
+            (bad if c.id in invalid else good).append(sent[c.id])
         else:
-            bad.append(invalid_tool_call(name=c.name, args=raw.get(c.id), id=c.id, error=c.message))
+            bad.append(invalid_tool_call(name=c.name, args=c.written_arguments, id=c.id, error=c.message))
     update: dict[str, Any] = {"tool_calls": good, "invalid_tool_calls": bad}
     if content is not None:
         update["content"] = fixed.content

@@ -115,7 +115,7 @@ class ToolfixCallback(CustomLogger):
         stream = ReplyStream(tools, request_data.get("messages"))
         last = None
         finish = None
-        raw: dict[int, dict[str, Any]] = {}  # the calls as streamed, for a call toolfix passes on
+        ids: set[str] = set()  # the ids the server streamed (a call toolfix passes on keeps its own)
         async for chunk in response:
             last = chunk
             choice = chunk.choices[0] if chunk.choices else None
@@ -132,11 +132,8 @@ class ToolfixCallback(CustomLogger):
                 f = tc.function
                 name, arguments = getattr(f, "name", None), getattr(f, "arguments", None)
                 events += stream.push_tool_call(tc.index or 0, id=tc.id, name=name, arguments=arguments)
-                seen = raw.setdefault(tc.index or 0, {"id": None, "type": "function", "function": {"name": "", "arguments": ""}})
-                seen["id"] = seen["id"] or tc.id
-                if name and seen["function"]["name"] != name:
-                    seen["function"]["name"] += name
-                seen["function"]["arguments"] += arguments or ""
+                if tc.id:
+                    ids.add(tc.id)
             if choice.finish_reason:
                 finish = choice.finish_reason
                 continue
@@ -146,7 +143,12 @@ class ToolfixCallback(CustomLogger):
         if last is None:
             return
         events, fixed = stream.finish(finish)
-        sent = {c["id"]: c for c in raw.values() if c["id"]}
+        # The server's calls as streamed: what a call toolfix passes on carries.
+        sent = {
+            c.id: {"id": c.id, "type": "function", "function": {"name": c.written_name, "arguments": c.written_arguments}}
+            for c in fixed.calls
+            if c.channel == "tool_calls" and c.id in ids
+        }
         refusals = [c.message for c in fixed.calls if not c.ok and c.message and not _passed(c, tools, sent)]
         calls = _calls(fixed, tools, sent)
         tail = _chunk(last, events, extra_text="\n\n".join(refusals), calls=calls, finish="tool_calls" if calls else (finish or "stop"))
