@@ -288,3 +288,18 @@ proptest::proptest! {
         }
     }
 }
+
+/// A cut parameter whose raw text opens a container salvage cannot close (`{` then
+/// markup) stays an open string: the arguments left open still salvage to an object, cut
+/// (found by `fragments_never_panic`).
+#[test]
+fn a_cut_value_salvage_cannot_close_stays_a_string() {
+    let text = "<function=f><parameter=a><parameter=a>{<｜tool▁call▁end｜>";
+    let out = extract(&Message::new(text), None);
+    assert_eq!(out.calls.len(), 1);
+    let c = &out.calls[0];
+    assert!(c.cut);
+    let s = toolfix::salvage::salvage(&c.arguments).unwrap();
+    assert!(s.is_truncated());
+    assert!(s.to_value().unwrap().is_object());
+}

@@ -121,9 +121,13 @@ impl<'t> Args<'t> {
         let prop = self.props.and_then(|props| props.get(key));
         let types = prop.map(schema_types).unwrap_or_default();
         let trimmed = raw.trim_start();
+        // Left open for salvage only when salvage can close it as a member's value
+        // (`{<markup` or `[]<markup` cannot: it stays an open string, and the pipeline
+        // judges the cut call as such).
         let container = trimmed.starts_with(['{', '['])
             && (types.iter().any(|t| matches!(t, Type::Object | Type::Array))
-                || (types.is_empty() && untyped == Untyped::Json));
+                || (types.is_empty() && untyped == Untyped::Json))
+            && closes_as_member(trimmed);
         let json = if container {
             trimmed.to_owned()
         } else {
@@ -168,6 +172,12 @@ impl<'t> Args<'t> {
         self.out.push('}');
         self.out
     }
+}
+
+/// True when salvage closes `{"k": TEXT` (the text cut where it stopped) into an object.
+fn closes_as_member(text: &str) -> bool {
+    let probe = format!("{{\"k\": {text}");
+    crate::salvage::salvage(&probe).is_ok_and(|s| s.to_value().is_ok_and(|v| v.is_object()))
 }
 
 fn is_wrapper_key(key: &str) -> bool {
