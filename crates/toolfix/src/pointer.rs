@@ -442,16 +442,9 @@ impl Moves {
         p
     }
 
-    /// True when some move may end at a member named `key` (then its origin is not simply
-    /// one step below its object's: see [`Moves::origin`]).
-    fn may_land_on(&self, key: &str) -> bool {
-        key.bytes().any(|b| b == b'~' || b == b'/')
-            || self.0.iter().any(|(new, _)| new.rsplit_once('/').is_some_and(|(_, last)| last == key))
-    }
-
-    /// As [`Moves::may_land_on`], for element `index` of an array.
-    fn may_land_on_index(&self, index: usize) -> bool {
-        self.0.iter().any(|(new, _)| new.rsplit_once('/').and_then(|(_, last)| index_segment(last)) == Some(index))
+    /// The last segment of every move's new path: where a move may end.
+    fn landings(&self) -> Vec<&str> {
+        self.0.iter().filter_map(|(new, _)| new.rsplit_once('/').map(|(_, last)| last)).collect()
     }
 
     /// [`Moves::origin`], written into `out`.
@@ -476,7 +469,8 @@ pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_
         Original::Text => None,
     };
     let mut out = String::with_capacity(index.text.len() + 16);
-    let mut cx = Render { out: &mut out, original, index, moves };
+    let landings = moves.landings();
+    let mut cx = Render { out: &mut out, original, index, moves, landings: &landings };
     let mut path = String::new();
     let mut origin = String::new();
     moves.origin_into("", &mut origin);
@@ -503,9 +497,22 @@ struct Render<'r, 't> {
     original: Option<&'r Value>,
     index: &'r TextIndex<'t>,
     moves: &'r Moves,
+    /// [`Moves::landings`].
+    landings: &'r [&'r str],
 }
 
 impl<'r> Render<'r, '_> {
+    /// True when some move may end at a member named `key` (then its origin is not simply
+    /// one step below its object's: see [`Moves::origin`]).
+    fn may_land_on(&self, key: &str) -> bool {
+        key.bytes().any(|b| b == b'~' || b == b'/') || self.landings.contains(&key)
+    }
+
+    /// As [`Render::may_land_on`], for element `index` of an array.
+    fn may_land_on_index(&self, index: usize) -> bool {
+        self.landings.iter().any(|last| index_segment(last) == Some(index))
+    }
+
     /// Write `value`, now at `path`. It came from `origin` (where the moves say; `path`
     /// itself when nothing moved), where the original value is `before` and its text
     /// `node`. True when it is unchanged (equal to the original there).
@@ -554,7 +561,7 @@ impl<'r> Render<'r, '_> {
                     let (child, text, same_key) = if !moved {
                         let (child, text) = children.member(self.index, k);
                         (child, text, true)
-                    } else if !self.moves.may_land_on(k) {
+                    } else if !self.may_land_on(k) {
                         // No move ends at a key `k`: the member's origin is one step below
                         // this object's (paths are needed only below it).
                         if v.is_object() || v.is_array() {
@@ -592,7 +599,7 @@ impl<'r> Render<'r, '_> {
                     let (child, text, same_index) = if !moved {
                         let (child, text) = children.element(self.index);
                         (child, text, true)
-                    } else if !self.moves.may_land_on_index(n) {
+                    } else if !self.may_land_on_index(n) {
                         if v.is_object() || v.is_array() {
                             push_index(path, n);
                             here.clear();

@@ -16,8 +16,8 @@ pub(crate) use hints::apply_hints;
 use crate::pointer::{self, Moves, TextIndex};
 use crate::report::{CallNote, Repair, RepairKind};
 use crate::schema::{Policy, PropertyNames, Tool, view};
+use crate::validate::{Detail, Violation, violations_with};
 pub(crate) use crate::validate::{Problem, ProblemKind};
-use crate::validate::{Violation, violations};
 use serde_json::Value;
 
 /// State of one repair run.
@@ -114,7 +114,7 @@ pub(crate) fn repair(
     if tool.policy() != Policy::Strict
         && let Some((key, inner)) = wrapper(tool, &value)
     {
-        let inner_found = violations(tool.validator(), inner);
+        let inner_found = violations_with(tool.validator(), inner, Detail::Paths);
         let mut cx = Ctx::new(tool, &inner_found, max_depth).with_text(index);
         cx.moves.record(String::new(), pointer::join("", key));
         let mut inner = inner.clone();
