@@ -305,7 +305,7 @@ impl TextIndex<'_> {
                 all && n == list.len()
             }
             (Value::String(s), Some(b'"')) => match text.get(1..text.len() - 1) {
-                Some(inner) if !inner.contains('\\') => inner == s,
+                Some(inner) if memchr::memchr(b'\\', inner.as_bytes()).is_none() => inner == s,
                 _ => serde_json::from_str::<String>(text).is_ok_and(|t| t == *s),
             },
             (Value::Number(n), _) => number_is(n, text),
@@ -471,7 +471,8 @@ pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_
     let mut out = String::with_capacity(index.text.len() + 16);
     let landings = moves.landings();
     let mut cx = Render { out: &mut out, original, index, moves, landings: &landings };
-    let mut path = String::new();
+    // Paths are built only when something moved.
+    let mut path = if moves.0.is_empty() { String::new() } else { String::with_capacity(64) };
     let mut origin = String::new();
     moves.origin_into("", &mut origin);
     let before = original.and_then(|o| lookup(o, &origin));

@@ -23,7 +23,7 @@ pub(super) fn repair_object<'a>(
 ) {
     let root = cx.root;
     let ov = view::object_view(root, node);
-    if ov.properties.is_empty() && ov.additional_allowed {
+    if !ov.has_properties() && ov.additional_allowed {
         return;
     }
     let mut moved: Vec<String> = Vec::new();
@@ -150,9 +150,7 @@ struct Names<'a> {
 
 impl<'a> Names<'a> {
     fn new(names: &'a PropertyNames, ov: &ObjectView<'a>) -> Names<'a> {
-        Names {
-            properties: ov.properties.iter().map(|&(name, schema)| (name, schema, names.normalised(name))).collect(),
-        }
+        Names { properties: ov.properties().map(|(name, schema)| (name, schema, names.normalised(name))).collect() }
     }
 }
 
@@ -195,7 +193,7 @@ fn rename(
     if map.keys().all(|k| ov.property(k).is_some()) {
         return;
     }
-    let missing_required = ov.required.iter().any(|r| !map.contains_key(*r));
+    let missing_required = ov.required().any(|r| !map.contains_key(r));
     if ov.additional_allowed && !missing_required {
         return;
     }
