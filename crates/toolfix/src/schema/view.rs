@@ -468,6 +468,14 @@ pub(crate) fn node_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
 }
 
 pub(crate) fn normalise(name: &str) -> String {
+    if name.is_ascii() {
+        // The same, byte by byte (an ASCII letter lowercases to one ASCII letter).
+        let mut out = String::with_capacity(name.len());
+        for b in name.bytes().filter(|b| !matches!(b, b'_' | b'-' | b' ')) {
+            out.push(char::from(b.to_ascii_lowercase()));
+        }
+        return out;
+    }
     name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
 }
 
@@ -496,5 +504,10 @@ mod tests {
         assert_eq!(normalise("read_file"), normalise("ReadFile"));
         assert_eq!(normalise("max-results"), normalise("max_results"));
         assert_eq!(normalise("file path"), "filepath");
+        for name in ["Max_Results", "dry-run", "A b_C-d", "ÄÖ_ü", "İstanbul", "x\u{212A}"] {
+            let slow: String =
+                name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect();
+            assert_eq!(normalise(name), slow, "{name}");
+        }
     }
 }
