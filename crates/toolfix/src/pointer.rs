@@ -330,6 +330,11 @@ impl TextIndex<'_> {
 /// is an integer, anything else a float).
 fn number_is(n: &serde_json::Number, text: &str) -> bool {
     let b = text.as_bytes();
+    // Not a number at all (a string, say, the number was coerced from): no parse, which
+    // would build an error.
+    if !matches!(b.first(), Some(b'-' | b'0'..=b'9')) {
+        return false;
+    }
     if !b.is_empty() && b.len() <= 19 && b.iter().all(u8::is_ascii_digit) && (b.len() == 1 || b.first() != Some(&b'0'))
     {
         return text.parse::<u64>().is_ok_and(|u| *n == serde_json::Number::from(u));
@@ -799,6 +804,18 @@ fn push_quoted(out: &mut String, key: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn numbers_read_as_a_parse_reads_them() {
+        let n = |t: &str| serde_json::from_str::<serde_json::Number>(t).unwrap();
+        for (number, text) in [(n("7"), "7"), (n("-3"), "-3"), (n("2.50"), "2.5"), (n("1e2"), "100.0"), (n("0"), "0")] {
+            assert!(number_is(&number, text), "{text}");
+        }
+        // Text that is no number (a string the number was coerced from) is not equal.
+        for text in ["\"7\"", "true", "null", "[7]", "", " 7"] {
+            assert!(!number_is(&n("7"), text), "{text}");
+        }
+    }
 
     #[test]
     fn index_spans() {
