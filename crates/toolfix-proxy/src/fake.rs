@@ -570,7 +570,8 @@ fn text_pieces(text: &str, n: usize) -> Vec<String> {
 }
 
 /// An OpenAI Responses response as the events a server streams (platform.openai.com,
-/// "Streaming events"), with sequence numbers.
+/// "Streaming events"), with sequence numbers: text in pieces of 5 bytes, arguments in
+/// pieces of 7, reasoning text and summaries in pieces of 5.
 #[must_use]
 pub fn responses_sse(r: &Value) -> String {
     let mut seq = 0;
@@ -633,6 +634,59 @@ pub fn responses_sse(r: &Value) -> String {
                     json!({"type": "response.function_call_arguments.done", "item_id": item["id"],
                     "output_index": k, "arguments": args}),
                 );
+            }
+            "reasoning" => {
+                // Added empty, then each part's text in deltas: `content` parts
+                // (`response.reasoning_text.*`), then `summary` parts
+                // (`response.reasoning_summary_part.*`, `response.reasoning_summary_text.*`).
+                added["summary"] = json!([]);
+                if added.get("content").is_some() {
+                    added["content"] = json!([]);
+                }
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_item.added", "output_index": k, "item": added}),
+                );
+                for (c, part) in item["content"].as_array().into_iter().flatten().enumerate() {
+                    let text = part["text"].as_str().unwrap_or("");
+                    for p in text_pieces(text, 5) {
+                        out += &seq_event(
+                            &mut seq,
+                            json!({"type": "response.reasoning_text.delta", "item_id": item["id"],
+                            "output_index": k, "content_index": c, "delta": p}),
+                        );
+                    }
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.reasoning_text.done", "item_id": item["id"],
+                        "output_index": k, "content_index": c, "text": text}),
+                    );
+                }
+                for (n, part) in item["summary"].as_array().into_iter().flatten().enumerate() {
+                    let text = part["text"].as_str().unwrap_or("");
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.reasoning_summary_part.added", "item_id": item["id"],
+                        "output_index": k, "summary_index": n, "part": {"type": "summary_text", "text": ""}}),
+                    );
+                    for p in text_pieces(text, 5) {
+                        out += &seq_event(
+                            &mut seq,
+                            json!({"type": "response.reasoning_summary_text.delta", "item_id": item["id"],
+                            "output_index": k, "summary_index": n, "delta": p}),
+                        );
+                    }
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.reasoning_summary_text.done", "item_id": item["id"],
+                        "output_index": k, "summary_index": n, "text": text}),
+                    );
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.reasoning_summary_part.done", "item_id": item["id"],
+                        "output_index": k, "summary_index": n, "part": part}),
+                    );
+                }
             }
             _ => {
                 out += &seq_event(
