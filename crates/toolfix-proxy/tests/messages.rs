@@ -476,3 +476,24 @@ async fn reasoning_moved_after_text_went_out_streams_after_the_text() {
     assert_eq!(plain_blocks[0], thinking);
     assert_eq!(streamed_blocks, [plain_blocks[1].clone(), thinking]);
 }
+
+#[tokio::test]
+async fn two_thinking_blocks_are_read_alike_streamed_and_not() {
+    // The blocks' texts are read joined by a newline both ways (the stream feeds the
+    // newline between blocks): a call that ends the first block, with prose in the second,
+    // is a call shown in prose, never used, streamed and not.
+    let m = message(
+        json!([{"type": "thinking", "thinking": "Plan: <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>", "signature": "s1"},
+               {"type": "thinking", "thinking": "No, ask first.", "signature": "s2"},
+               {"type": "text", "text": "Which city?"}]),
+        "end_turn",
+    );
+    let bytes = m.to_string();
+    let h = start(serving(m)).await;
+    let (status, _, body) = h.post_bytes("/v1/messages", ask("weather").to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, bytes.as_bytes(), "left alone");
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert!(plain["content"].as_array().unwrap().iter().all(|b| b["type"] != "tool_use"));
+    assert_eq!(essence(&streamed), essence(&plain));
+}

@@ -300,9 +300,10 @@ impl Parts {
         for b in old {
             match kind(b) {
                 "thinking" => {
+                    // The non-empty texts joined by a newline (as the stream feeds them).
                     let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
                     let all = thinking.get_or_insert_with(String::new);
-                    if !all.is_empty() {
+                    if !all.is_empty() && !t.is_empty() {
                         all.push('\n');
                     }
                     all.push_str(t);

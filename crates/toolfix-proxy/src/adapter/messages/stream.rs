@@ -58,6 +58,10 @@ pub(crate) struct MessagesStream {
     pending_thinking: String,
     /// A thinking block of the proxy's own went out.
     sent_thinking: bool,
+    /// The upstream's thinking text fed so far, and whether a new block began since: the
+    /// blocks' texts are fed joined by a newline, as the non-streamed side joins them.
+    thinking_fed: bool,
+    thinking_new_block: bool,
     /// `message_start`'s message, for the non-streamed form.
     message: Map<String, Value>,
     /// Thinking blocks as received (text and signature), for the non-streamed form.
@@ -87,6 +91,8 @@ impl MessagesStream {
             content_since: String::new(),
             pending_thinking: String::new(),
             sent_thinking: false,
+            thinking_fed: false,
+            thinking_new_block: false,
             message: Map::new(),
             thinking: Vec::new(),
             stop_reason: None,
@@ -290,6 +296,7 @@ impl MessagesStream {
                         let k = self.next_block(out);
                         self.blocks.push((index, Block::Passed { out: k, thinking }));
                         if thinking {
+                            self.thinking_new_block = true;
                             let t = block.get("thinking").and_then(Value::as_str).unwrap_or("").to_owned();
                             self.push_thinking(&t);
                             self.thinking.push((t, String::new()));
@@ -379,8 +386,16 @@ impl MessagesStream {
         if t.is_empty() {
             return;
         }
+        let joined;
+        let piece = if std::mem::take(&mut self.thinking_new_block) && self.thinking_fed {
+            joined = format!("\n{t}");
+            joined.as_str()
+        } else {
+            t
+        };
+        self.thinking_fed = true;
         let Some(s) = self.stream.as_mut() else { return };
-        if s.push_reasoning(t).is_err() {
+        if s.push_reasoning(piece).is_err() {
             // Too large to read for calls: the thinking passes through all the same.
             self.stream = None;
             self.through = true;
