@@ -497,3 +497,59 @@ async fn two_thinking_blocks_are_read_alike_streamed_and_not() {
     assert!(plain["content"].as_array().unwrap().iter().all(|b| b["type"] != "tool_use"));
     assert_eq!(essence(&streamed), essence(&plain));
 }
+
+#[tokio::test]
+async fn a_reprompted_answer_streams_its_moved_reasoning_only_when_none_went_out() {
+    // First a refused call after reasoning in the text; the re-prompt's answer has its own.
+    let first = message(
+        json!([{"type": "text", "text": "<think>Pay him.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\"}}</tool_call>"}]),
+        "end_turn",
+    );
+    let second = message(
+        json!([{"type": "text", "text": "<think>Now with the amount.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 3}}</tool_call>"}]),
+        "end_turn",
+    );
+    let h = start(move |seen: &Seen| {
+        let m = if seen.json()["messages"].as_array().unwrap().len() == 1 { &first } else { &second };
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(messages_sse(m))]) } else { Canned::json(m) }
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("pay bob 3")).await;
+    // Not streamed: the answer given is the re-prompt's, with its reasoning.
+    let content = plain["content"].as_array().unwrap();
+    assert_eq!(content[0]["thinking"], "Now with the amount.", "{plain}");
+    assert_eq!(content[1]["input"], json!({"to": "bob", "amount": 3}));
+    // Streamed: the first attempt's reasoning went out as it came; the re-prompt's is not
+    // sent after it (as `reasoning_content` in Chat Completions).
+    let blocks = streamed["content"].as_array().unwrap();
+    let thinking: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "thinking").collect();
+    assert_eq!(thinking.len(), 1, "{streamed}");
+    assert_eq!(thinking[0]["thinking"], "Pay him.");
+    assert_eq!(thinking[0]["signature"], PROXY_SIGNATURE);
+    let call = blocks.iter().find(|b| b["type"] == "tool_use").unwrap();
+    assert_eq!(call["input"], json!({"to": "bob", "amount": 3}));
+}
+
+#[tokio::test]
+async fn a_reprompted_answer_streams_its_moved_reasoning_when_nothing_went_out() {
+    // First a refused server call (nothing goes out before it is decided); the re-prompt's
+    // answer writes its reasoning in the text.
+    let first = message(
+        json!([{"type": "tool_use", "id": "toolu_1", "name": "send_money", "input": {"to": "bob"}}]),
+        "tool_use",
+    );
+    let second = message(
+        json!([{"type": "text", "text": "<think>Now with the amount.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 3}}</tool_call>"}]),
+        "end_turn",
+    );
+    let h = start(move |seen: &Seen| {
+        let m = if seen.json()["messages"].as_array().unwrap().len() == 1 { &first } else { &second };
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(messages_sse(m))]) } else { Canned::json(m) }
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("pay bob 3")).await;
+    let thinking = json!({"type": "thinking", "thinking": "Now with the amount.", "signature": PROXY_SIGNATURE});
+    assert_eq!(plain["content"][0], thinking, "{plain}");
+    assert_eq!(plain["content"][1]["input"], json!({"to": "bob", "amount": 3}));
+    assert_eq!(essence(&streamed), essence(&plain));
+}
