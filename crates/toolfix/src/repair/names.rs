@@ -64,7 +64,8 @@ pub(super) fn nest_dot_keys(
     moved: &mut Vec<String>,
 ) {
     let root = cx.root;
-    let dotted: Vec<String> = map.keys().filter(|k| k.contains('.') && ov.property(k).is_none()).cloned().collect();
+    let dotted: Vec<String> =
+        map.keys().filter(|k| k.as_bytes().contains(&b'.') && ov.property(k).is_none()).cloned().collect();
     for key in dotted {
         let segments: Vec<&str> = key.split('.').collect();
         let Some((last, parents)) = segments.split_last() else {
@@ -169,7 +170,7 @@ fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) 
         let mut hits = names.properties.iter().filter(|(_, schema, np)| hit(level, schema, np));
         let Some((first, ..)) = hits.next() else { continue };
         if hits.next().is_none() {
-            return NameMatch::One(*first);
+            return NameMatch::One(first);
         }
         // Several: listed (rare).
         let found = names.properties.iter().filter(|(_, schema, np)| hit(level, schema, np)).map(|(n, ..)| *n);
