@@ -61,8 +61,9 @@ impl<'a> Ctx<'a> {
     /// True when a violation lies at or below `path`, or `path` lies inside a node whose
     /// alternatives all failed.
     fn relevant(&self, path: &str) -> bool {
-        self.found.iter().any(|v| pointer::is_within(&v.path, path))
-            || self.found.iter().any(|v| v.kind.is_coarse() && pointer::is_within(path, &v.path))
+        self.found
+            .iter()
+            .any(|v| pointer::is_within(&v.path, path) || (v.kind.is_coarse() && pointer::is_within(path, &v.path)))
     }
 
     pub(crate) fn record(&mut self, kind: RepairKind, path: &str, before: Option<Value>, after: Option<Value>) {
