@@ -168,6 +168,9 @@ impl<S: std::hash::BuildHasher + Sync> ToolLookup for std::collections::HashMap<
         names.sort_unstable();
         names
     }
+    fn could_begin_name(&self, text: &str) -> bool {
+        self.keys().any(|n| n.starts_with(text))
+    }
 }
 
 impl ToolLookup for crate::schema::ToolSet {
