@@ -5,14 +5,14 @@
 //! the automaton is built from) and finds every place one of them can begin without
 //! walking the automaton: markers whose first byte is ASCII punctuation (`<`, `[`, `{`,
 //! `` ` ``, `]`, `>`, ...) by that byte, with `memchr`; the few that begin with a letter, a
-//! space or a non-ASCII character (` functools[`, `Action:`, `◁think▷`) whole, with
-//! `memmem`. The automaton is then run anchored at each place found, in order: the first
+//! space or a non-ASCII character (` functools[`, `Action:`, `◁think▷`) whole, with a
+//! small automaton of their own (vectorised, one pass for all). The marker automaton is
+//! then run anchored at each place found, in order: the first
 //! match is the one an unanchored leftmost-longest search would find. Exact by
 //! construction: a marker that starts at a byte either starts with one of the bytes
 //! looked for, or is itself looked for.
 
-use aho_corasick::{AhoCorasick, Anchored, Input, Match};
-use memchr::memmem;
+use aho_corasick::{AhoCorasick, Anchored, Input, Match, MatchKind};
 
 /// The first window [`Starts::next`] looks in; each next one is twice as long, so the
 /// work is proportional to the distance to the place found.
@@ -22,8 +22,9 @@ const FIRST_WINDOW: usize = 256;
 pub(crate) struct Starts {
     /// The first bytes looked for, in groups of at most three (one `memchr3` each).
     bytes: Vec<Vec<u8>>,
-    /// The markers looked for whole.
-    words: Vec<memmem::Finder<'static>>,
+    /// The markers looked for whole (one automaton with a vectorised prefilter: one pass
+    /// for all of them); `None` when there are none.
+    words: Option<AhoCorasick>,
     /// The longest of those, in bytes.
     longest_word: usize,
 }
@@ -49,7 +50,9 @@ impl Starts {
         Starts {
             bytes: first.chunks(3).map(<[u8]>::to_vec).collect(),
             longest_word: kept.iter().map(|w| w.len()).max().unwrap_or(0),
-            words: kept.iter().map(|w| memmem::Finder::new(w.as_bytes()).into_owned()).collect(),
+            words: (!kept.is_empty())
+                .then(|| AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&kept).ok())
+                .flatten(),
         }
     }
 
@@ -86,14 +89,12 @@ impl Starts {
             }
         }
         let word_end = limit.saturating_add(self.longest_word).min(end);
-        for w in &self.words {
-            let Some(window) = hay.get(at..word_end) else { continue };
-            if let Some(i) = w.find(window)
-                && at + i < limit
-            {
-                best = Some(at + i);
-                limit = at + i;
-            }
+        if let Some(words) = &self.words
+            && at < word_end
+            && let Ok(Some(m)) = words.try_find(Input::new(hay).span(at..word_end))
+            && m.start() < limit
+        {
+            best = Some(m.start());
         }
         best
     }
