@@ -360,9 +360,10 @@ impl Parts {
         for b in &view.content {
             match b.kind.as_str().unwrap_or("") {
                 "thinking" => {
+                    // As `Parts::of`: the non-empty texts joined by a newline.
                     let t = b.thinking.as_str().unwrap_or("");
                     let all = thinking.get_or_insert_with(String::new);
-                    if !all.is_empty() {
+                    if !all.is_empty() && !t.is_empty() {
                         all.push('\n');
                     }
                     all.push_str(t);
@@ -738,7 +739,7 @@ mod tests {
     fn the_view_reads_what_the_value_reads() {
         let taken = [
             r#"{"type": "message", "content": [{"type": "text", "text": "a\nb"}, {"type": "thinking", "thinking": "t"},
-                {"type": "thinking", "thinking": 3}, {"type": "tool_use", "id": "x", "name": "f", "input": null},
+                {"type": "thinking", "thinking": 3}, {"type": "thinking", "thinking": ""}, {"type": "thinking", "thinking": "u"}, {"type": "tool_use", "id": "x", "name": "f", "input": null},
                 {"type": "tool_use", "name": "g"}, {"type": "text", "text": "c", "text": "d"}], "stop_reason": "tool_use"}"#,
             r#"{"type": "message", "type": "message", "content": [], "stop_reason": null}"#,
             r#"{"type": "message", "stop_reason": "max_tokens"}"#,

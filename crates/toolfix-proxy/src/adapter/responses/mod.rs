@@ -273,9 +273,17 @@ struct ItemView<'a> {
     name: Field<'a>,
     arguments: Field<'a>,
     content: Vec<PartView<'a>>,
+    summary: Vec<PartView<'a>>,
 }
 
-object_view!(ItemView { kind: "type", call_id: "call_id", name: "name", arguments: "arguments", content: "content" });
+object_view!(ItemView {
+    kind: "type",
+    call_id: "call_id",
+    name: "name",
+    arguments: "arguments",
+    content: "content",
+    summary: "summary",
+});
 
 #[derive(Default)]
 struct PartView<'a> {
@@ -318,6 +326,9 @@ impl Parts {
     fn of_view(view: &ResponseView<'_>) -> Parts {
         let mut calls = Vec::new();
         let mut text = String::new();
+        // As `reasoning_of`: each reasoning item's content parts, then its summary parts;
+        // the non-empty ones joined by a newline.
+        let mut reasoning: Option<String> = None;
         for item in &view.output {
             match item.kind.as_str().unwrap_or("") {
                 "function_call" => calls.push(json!({"id": item.call_id.value(),
@@ -327,6 +338,18 @@ impl Parts {
                         if part.kind.as_str() == Some("output_text") {
                             text.push_str(part.text.as_str().unwrap_or(""));
                         }
+                    }
+                }
+                "reasoning" => {
+                    for part in item.content.iter().chain(&item.summary).filter_map(|p| p.text.as_str()) {
+                        if part.is_empty() {
+                            continue;
+                        }
+                        let r = reasoning.get_or_insert_with(String::new);
+                        if !r.is_empty() {
+                            r.push('\n');
+                        }
+                        r.push_str(part);
                     }
                 }
                 _ => {}
@@ -341,7 +364,7 @@ impl Parts {
         } else {
             "tool_calls"
         };
-        Parts { text, calls: Value::Array(calls), finish }
+        Parts { text, reasoning, calls: Value::Array(calls), finish }
     }
 
     fn reply(&self) -> Reply<'_> {
@@ -569,7 +592,9 @@ mod tests {
             r#"{"object": "response", "output": [{"type": "message", "content": [{"type": "output_text", "text": "a"},
                 {"type": "refusal", "refusal": "no"}, {"type": "output_text", "text": "b", "text": "c"}]},
                 {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
-                {"type": "function_call", "name": "g", "arguments": null}, {"type": "reasoning", "summary": []}],
+                {"type": "function_call", "name": "g", "arguments": null}, {"type": "reasoning", "summary": []},
+                {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "r1"}, {"type": "x", "text": ""}],
+                 "summary": [{"type": "summary_text", "text": "s1"}, {"text": 4}]}],
                 "status": "completed"}"#,
             r#"{"object": "response", "output": [], "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}"#,
             r#"{"object": "response", "status": "incomplete", "incomplete_details": null}"#,
