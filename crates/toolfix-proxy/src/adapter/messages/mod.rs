@@ -114,9 +114,13 @@ impl Adapter for Messages {
 
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
         let parts = Parts::of(response);
-        let original_text = parts.text.clone();
+        let original_text = parts.text;
         let Some(obj) = response.as_object_mut() else { return };
-        let old: Vec<Value> = obj.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+        // Taken, not copied: `content` is written anew below.
+        let old: Vec<Value> = match obj.get_mut("content") {
+            Some(Value::Array(blocks)) => std::mem::take(blocks),
+            _ => Vec::new(),
+        };
         let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
         let text_as_sent = unusable == Unusable::AsSent
             && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);

@@ -114,7 +114,11 @@ impl Adapter for Responses {
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
         let parts = Parts::of(response);
         let Some(obj) = response.as_object_mut() else { return };
-        let old: Vec<Value> = obj.get("output").and_then(Value::as_array).cloned().unwrap_or_default();
+        // Taken, not copied: `output` is written anew below.
+        let old: Vec<Value> = match obj.get_mut("output") {
+            Some(Value::Array(items)) => std::mem::take(items),
+            _ => Vec::new(),
+        };
         let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
         let text_as_sent = unusable == Unusable::AsSent
             && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
