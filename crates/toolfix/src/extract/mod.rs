@@ -84,6 +84,7 @@ mod qwen3_coder;
 mod react;
 mod registry;
 mod scan;
+mod starts;
 mod step3;
 pub mod stream;
 mod tags;

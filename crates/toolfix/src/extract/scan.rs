@@ -1,6 +1,6 @@
 //! One pass over one text, as a step machine: find the next marker (one Aho-Corasick
-//! automaton over every format's markers), try the grammars registered for it, track
-//! reasoning blocks and the formats' own markers.
+//! automaton over every format's markers, run only where a marker can start), try the
+//! grammars registered for it, track reasoning blocks and the formats' own markers.
 //!
 //! The whole-text extractor runs the steps to the end. The streaming assembler runs the
 //! same steps on the text received so far and stops at the first step that more text
@@ -18,7 +18,6 @@ use super::parsed::{Cx, Parsed, RawCall};
 use super::registry::{self, Kind, REGISTRY, When};
 use super::{Format, Note, NoteKind};
 use crate::span::Span;
-use aho_corasick::Input;
 
 /// Failed parser runs allowed per text before the rest is left as prose: keeps hostile
 /// input (thousands of half-open tags) linear.
@@ -202,7 +201,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     }
     // Markers are looked for before the text cap only.
     let search_end = limit.min(cap.max(st.pos));
-    let found = d.automaton.find(Input::new(text).span(st.pos..search_end));
+    let found = d.find(text, st.pos, search_end);
     let Some(m) = found else {
         // No marker: prose up to what could still begin markup (the start of a marker, or
         // a declared tool's name that a `{` could follow), and nothing else.
