@@ -670,7 +670,7 @@ fn build() -> Option<Dispatch> {
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
     let automaton = AhoCorasick::builder()
         .match_kind(MatchKind::LeftmostLongest)
-        .start_kind(StartKind::Anchored)
+        .start_kind(StartKind::Both)
         .build(&patterns)
         .ok()?;
     let starts = Starts::new(&patterns);
@@ -683,10 +683,17 @@ fn build() -> Option<Dispatch> {
 impl Dispatch {
     /// The leftmost marker in `text[from..end]` (the longest of those starting there), as
     /// an unanchored leftmost-longest search of every marker over that span finds it.
-    pub(crate) fn find(&self, text: &str, from: usize, end: usize) -> Option<Match> {
+    /// `dense`: markers come thick in this text, so the automaton walks every byte
+    /// instead of being started at each place the prefilter finds (the same match).
+    pub(crate) fn find(&self, text: &str, from: usize, end: usize, dense: bool) -> Option<Match> {
         #[cfg(test)]
         if starts::tests::is_full() {
             return starts::tests::full_search(text, from, end);
+        }
+        if dense {
+            let end = end.min(text.len());
+            let span = from.min(end)..end;
+            return self.automaton.try_find(aho_corasick::Input::new(text).span(span)).ok().flatten();
         }
         starts::find(&self.automaton, &self.starts, text, from, end)
     }

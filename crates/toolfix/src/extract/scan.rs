@@ -76,6 +76,10 @@ pub(crate) struct State {
     /// The start of the text was looked at (a reply may start with a recipient line,
     /// `functionary.rs`).
     began: bool,
+    /// Marker searches so far, and the bytes they went over: where markers come thick
+    /// the automaton walks the text itself (see `registry::Dispatch::find`).
+    searches: usize,
+    searched: usize,
 }
 
 impl State {
@@ -201,7 +205,10 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     }
     // Markers are looked for before the text cap only.
     let search_end = limit.min(cap.max(st.pos));
-    let found = d.find(text, st.pos, search_end);
+    let dense = st.searches >= DENSE_AFTER && st.searched < st.searches * DENSE_BELOW;
+    let found = d.find(text, st.pos, search_end, dense);
+    st.searches += 1;
+    st.searched += found.map_or(search_end, |m| m.start()).saturating_sub(st.pos);
     let Some(m) = found else {
         // No marker: prose up to what could still begin markup (the start of a marker, or
         // a declared tool's name that a `{` could follow), and nothing else.
@@ -274,6 +281,12 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     }
     Some(Step::Skip)
 }
+
+/// After this many marker searches, their average length decides how to search.
+const DENSE_AFTER: usize = 8;
+/// Searches shorter than this on average (in bytes): markers come thick, and the
+/// automaton walking every byte costs less than the prefilter's look-ups.
+const DENSE_BELOW: usize = 192;
 
 /// Where the end of `text` (from `from` on) could be the start of a marker: the first
 /// byte whose rest of the text is a proper prefix of a marker; `text.len()` when none.

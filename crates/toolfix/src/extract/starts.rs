@@ -56,12 +56,13 @@ impl Starts {
         }
     }
 
-    /// The first place in `hay[at..end]` where a marker may start.
-    pub(crate) fn next(&self, hay: &[u8], mut at: usize, end: usize) -> Option<usize> {
+    /// The first place in `hay[at..end]` where a marker may start (`words`: what earlier
+    /// calls of the same search learnt about where the whole-word markers are).
+    fn next(&self, hay: &[u8], mut at: usize, end: usize, words: &mut WordCache) -> Option<usize> {
         let mut window = FIRST_WINDOW;
         while at < end {
             let stop = at.saturating_add(window).min(end);
-            if let Some(found) = self.within(hay, at, stop, end) {
+            if let Some(found) = self.within(hay, at, stop, end, words) {
                 return Some(found);
             }
             at = stop;
@@ -72,7 +73,7 @@ impl Starts {
 
     /// The first place in `[at, stop)` where a marker may start (a word found there may
     /// run on past `stop`, up to `end`).
-    fn within(&self, hay: &[u8], at: usize, stop: usize, end: usize) -> Option<usize> {
+    fn within(&self, hay: &[u8], at: usize, stop: usize, end: usize, words: &mut WordCache) -> Option<usize> {
         let mut best: Option<usize> = None;
         let mut limit = stop;
         for group in &self.bytes {
@@ -88,16 +89,62 @@ impl Starts {
                 limit = at + i;
             }
         }
-        let word_end = limit.saturating_add(self.longest_word).min(end);
-        if let Some(words) = &self.words
-            && at < word_end
-            && let Ok(Some(m)) = words.try_find(Input::new(hay).span(at..word_end))
-            && m.start() < limit
-        {
-            best = Some(m.start());
+        if let Some(w) = self.next_word(hay, at, limit, end, words) {
+            best = Some(w);
         }
         best
     }
+
+    /// The first place in `[at, limit)` where a whole-word marker starts, searching only
+    /// what `cache` does not already know.
+    fn next_word(&self, hay: &[u8], at: usize, limit: usize, end: usize, cache: &mut WordCache) -> Option<usize> {
+        let words = self.words.as_ref()?;
+        if let Some(p) = cache.next {
+            if p >= at {
+                return (p < limit).then_some(p);
+            }
+            cache.next = None;
+        }
+        let from = if (cache.clear_from..=cache.clear_to).contains(&at) { cache.clear_to } else { at };
+        if from >= limit {
+            return None;
+        }
+        let word_end = limit.saturating_add(self.longest_word).min(end);
+        match words.try_find(Input::new(hay).span(from..word_end)) {
+            Ok(Some(m)) => {
+                cache.next = Some(m.start());
+                cache.clear_from = at;
+                cache.clear_to = m.start();
+                (m.start() < limit).then_some(m.start())
+            }
+            Ok(None) => {
+                // Every word that starts before `word_end - longest_word + 1` fits in
+                // the span searched (any that starts later and fits before `end` may
+                // still be there, unless the span reached `end`).
+                cache.clear_from = at;
+                cache.clear_to = if word_end == end {
+                    end
+                } else {
+                    from.max(word_end.saturating_sub(self.longest_word.saturating_sub(1)))
+                };
+                None
+            }
+            Err(_) => {
+                // The search cannot fail on this automaton (unanchored, no limits); if
+                // it did, every place would be a candidate.
+                Some(at)
+            }
+        }
+    }
+}
+
+/// What one search learnt about the whole-word markers: none starts in
+/// `[clear_from, clear_to)`, and `next` is the first start found at or after `clear_to`.
+#[derive(Default)]
+struct WordCache {
+    clear_from: usize,
+    clear_to: usize,
+    next: Option<usize>,
 }
 
 /// The leftmost marker in `text[from..end]` (the longest of those starting there), as an
@@ -106,16 +153,31 @@ impl Starts {
 pub(crate) fn find(automaton: &AhoCorasick, starts: &Starts, text: &str, from: usize, end: usize) -> Option<Match> {
     let end = end.min(text.len());
     let mut at = from;
+    let mut misses = 0usize;
+    let mut words = WordCache::default();
     while at < end {
-        let start = starts.next(text.as_bytes(), at, end)?;
+        if misses >= DENSE_MISSES && (at - from) < misses * DENSE_SPACING {
+            // Places that start no marker come thick (markup-heavy text, JSON): the
+            // prefilter costs more than it saves, so the automaton walks the rest itself.
+            // No marker starts before `at` (every place there was tried), so its first
+            // match is the one looked for.
+            return automaton.try_find(Input::new(text).span(at..end).anchored(Anchored::No)).ok().flatten();
+        }
+        let start = starts.next(text.as_bytes(), at, end, &mut words)?;
         let input = Input::new(text).span(start..end).anchored(Anchored::Yes);
         if let Ok(Some(m)) = automaton.try_find(input) {
             return Some(m);
         }
+        misses += 1;
         at = start + 1;
     }
     None
 }
+
+/// After this many places that start no marker, [`find`] checks how close they come.
+const DENSE_MISSES: usize = 4;
+/// Places closer than this on average (in bytes) are too thick for the prefilter.
+const DENSE_SPACING: usize = 64;
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -177,7 +239,8 @@ pub(crate) mod tests {
             for from in (0..text.len()).filter(|i| text.is_char_boundary(*i)) {
                 for end in [text.len(), (from + 40).min(text.len())] {
                     let want = unanchored().find(Input::new(text.as_str()).span(from..end));
-                    assert_eq!(d.find(text, from, end), want, "{text:?} from {from} to {end}");
+                    assert_eq!(d.find(text, from, end, false), want, "{text:?} from {from} to {end}");
+                    assert_eq!(d.find(text, from, end, true), want, "{text:?} from {from} to {end}");
                 }
             }
         }
@@ -281,7 +344,8 @@ pub(crate) mod tests {
             let mut from = 0;
             while from < text.len() {
                 let want = unanchored().find(Input::new(text.as_str()).span(from..text.len()));
-                proptest::prop_assert_eq!(d.find(&text, from, text.len()), want);
+                proptest::prop_assert_eq!(d.find(&text, from, text.len(), false), want);
+                proptest::prop_assert_eq!(d.find(&text, from, text.len(), true), want);
                 from = want.map_or(text.len(), |m| {
                     let mut next = m.start() + 1;
                     while !text.is_char_boundary(next) {
