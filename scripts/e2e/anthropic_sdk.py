@@ -1,7 +1,11 @@
 """End to end with the official Anthropic SDK: a client whose base_url is the toolfix proxy
 gets repaired `tool_use` blocks, with `messages.create` and `messages.stream`, from a fake
 upstream whose `tool_use.input` is a string holding JSON with `days` as a string (see
-`toolfix_proxy::fake::demo`).
+`toolfix_proxy::fake::demo`). Then model `fake-thinking`, which writes its reasoning in the
+text (`<think>…</think>`) before a Hermes call: the reasoning comes back as a `thinking` block
+(signature `toolfix-unsigned`), streamed and not, and sent back in the next turn it is
+dropped by the proxy (the fake upstream, like the real API, refuses thinking blocks it did not
+sign).
 
     python scripts/e2e/anthropic_sdk.py http://127.0.0.1:8787
 
@@ -60,6 +64,28 @@ def main(base_url):
     ]
     m2 = client.messages.create(model="fake-model", max_tokens=256, messages=history, tools=TOOLS)
     check("the next turn answers in prose", "sunny" in m2.content[0].text, m2.content)
+
+    # Reasoning written in the text comes back as a thinking block of the proxy's own.
+    m = client.messages.create(model="fake-thinking", max_tokens=256, messages=MESSAGES, tools=TOOLS)
+    kinds = [b.type for b in m.content]
+    check("thinking, text, tool_use", kinds == ["thinking", "text", "tool_use"], m.content)
+    check("the moved reasoning", m.content[0].thinking == "The user wants Paris, 3 days.", m.content[0])
+    check("marked as the proxy's", m.content[0].signature == "toolfix-unsigned", m.content[0])
+    check("the text without it", m.content[1].text == "Let me check the weather.\n", m.content[1])
+    check("the call repaired", m.content[2].input == {"city": "Paris", "days": 3}, m.content[2])
+    with client.messages.stream(model="fake-thinking", max_tokens=256, messages=MESSAGES, tools=TOOLS) as stream:
+        thinking = "".join(e.thinking for e in stream if e.type == "thinking")
+        final = stream.get_final_message()
+    check("streamed: thinking events", thinking == "The user wants Paris, 3 days.", repr(thinking))
+    check("streamed: the same blocks", [b.model_dump() for b in final.content] == [b.model_dump() for b in m.content],
+          (final.content, m.content))
+    history = MESSAGES + [
+        {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in m.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": m.content[2].id, "content": "sunny, 24C"}]},
+    ]
+    m2 = client.messages.create(model="fake-thinking", max_tokens=256, messages=history, tools=TOOLS)
+    check("sent back, the proxy's thinking block is dropped (the strict upstream answers)",
+          "sunny" in m2.content[0].text, m2.content)
     print("all checks passed")
 
 

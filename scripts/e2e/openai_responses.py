@@ -1,7 +1,9 @@
 """End to end with the official OpenAI SDK's Responses API: a client whose base_url is the
 toolfix proxy gets a repaired `function_call` from a fake upstream whose `arguments` have a
 trailing comma and `days` as a string (see `toolfix_proxy::fake::demo`), with
-`responses.create`, streamed and not.
+`responses.create`, streamed and not. Then model `fake-thinking`, which leaves its call in a
+`reasoning` item's text (as gpt-oss does): the call comes back as a `function_call` after
+the reasoning item, which is untouched.
 
     python scripts/e2e/openai_responses.py http://127.0.0.1:8787/v1
 
@@ -59,6 +61,25 @@ def main(base_url):
     history = INPUT + [call.model_dump(exclude_none=True),
                        {"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 24C"}]
     r2 = client.responses.create(model="fake-model", input=history, tools=TOOLS)
+    check("the next turn answers in prose", "sunny" in r2.output_text, r2.output_text)
+
+    # A call left in the reasoning.
+    r = client.responses.create(model="fake-thinking", input=INPUT, tools=TOOLS)
+    check("reasoning, then function_call", [i.type for i in r.output] == ["reasoning", "function_call"], r.output)
+    check("the reasoning item untouched", r.output[0].id == "rs_fake1" and "<tool_call>" in r.output[0].content[0].text,
+          r.output[0])
+    call = r.output[1]
+    check("the call from the reasoning, repaired", (call.name, json.loads(call.arguments)) ==
+          ("get_weather", {"city": "Paris", "days": 3}), call)
+    final = None
+    for event in client.responses.create(model="fake-thinking", input=INPUT, tools=TOOLS, stream=True):
+        if event.type == "response.completed":
+            final = event.response
+    check("streamed: the same output", [i.model_dump() for i in final.output] == [i.model_dump() for i in r.output],
+          (final.output, r.output))
+    history = INPUT + [i.model_dump(exclude_none=True) for i in r.output] + [
+        {"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 24C"}]
+    r2 = client.responses.create(model="fake-thinking", input=history, tools=TOOLS)
     check("the next turn answers in prose", "sunny" in r2.output_text, r2.output_text)
     print("all checks passed")
 

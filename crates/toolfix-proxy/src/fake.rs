@@ -390,7 +390,11 @@ pub fn content_chunks(pieces: &[&str], finish_reason: &str) -> Vec<Value> {
 /// a string. Model `fake-overloaded` answers 503 with `Retry-After`;
 /// `fake-refused` always calls `get_weather` without its required `city` (a call that
 /// can never be used); `fake-malformed`, streamed, sends an event that is not JSON;
-/// `/v1/models` lists `fake-model`.
+/// `fake-thinking` behind `/v1/messages` writes its reasoning in the text (`<think>…</think>`)
+/// and the call as Hermes text, and behind `/v1/responses` leaves the call in a `reasoning`
+/// item's text (as gpt-oss does); `/v1/models` lists `fake-model`. Behind `/v1/messages` it
+/// checks signatures as the real API does: a `thinking` block sent back is refused (400), as
+/// it signs none.
 pub fn demo(seen: &Seen) -> Canned {
     let request = seen.json();
     let path = seen.path.as_str();
@@ -570,7 +574,8 @@ fn text_pieces(text: &str, n: usize) -> Vec<String> {
 }
 
 /// An OpenAI Responses response as the events a server streams (platform.openai.com,
-/// "Streaming events"), with sequence numbers.
+/// "Streaming events"), with sequence numbers: text in pieces of 5 bytes, arguments in
+/// pieces of 7, reasoning text and summaries in pieces of 5.
 #[must_use]
 pub fn responses_sse(r: &Value) -> String {
     let mut seq = 0;
@@ -633,6 +638,59 @@ pub fn responses_sse(r: &Value) -> String {
                     json!({"type": "response.function_call_arguments.done", "item_id": item["id"],
                     "output_index": k, "arguments": args}),
                 );
+            }
+            "reasoning" => {
+                // Added empty, then each part's text in deltas: `content` parts
+                // (`response.reasoning_text.*`), then `summary` parts
+                // (`response.reasoning_summary_part.*`, `response.reasoning_summary_text.*`).
+                added["summary"] = json!([]);
+                if added.get("content").is_some() {
+                    added["content"] = json!([]);
+                }
+                out += &seq_event(
+                    &mut seq,
+                    json!({"type": "response.output_item.added", "output_index": k, "item": added}),
+                );
+                for (c, part) in item["content"].as_array().into_iter().flatten().enumerate() {
+                    let text = part["text"].as_str().unwrap_or("");
+                    for p in text_pieces(text, 5) {
+                        out += &seq_event(
+                            &mut seq,
+                            json!({"type": "response.reasoning_text.delta", "item_id": item["id"],
+                            "output_index": k, "content_index": c, "delta": p}),
+                        );
+                    }
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.reasoning_text.done", "item_id": item["id"],
+                        "output_index": k, "content_index": c, "text": text}),
+                    );
+                }
+                for (n, part) in item["summary"].as_array().into_iter().flatten().enumerate() {
+                    let text = part["text"].as_str().unwrap_or("");
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.reasoning_summary_part.added", "item_id": item["id"],
+                        "output_index": k, "summary_index": n, "part": {"type": "summary_text", "text": ""}}),
+                    );
+                    for p in text_pieces(text, 5) {
+                        out += &seq_event(
+                            &mut seq,
+                            json!({"type": "response.reasoning_summary_text.delta", "item_id": item["id"],
+                            "output_index": k, "summary_index": n, "delta": p}),
+                        );
+                    }
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.reasoning_summary_text.done", "item_id": item["id"],
+                        "output_index": k, "summary_index": n, "text": text}),
+                    );
+                    out += &seq_event(
+                        &mut seq,
+                        json!({"type": "response.reasoning_summary_part.done", "item_id": item["id"],
+                        "output_index": k, "summary_index": n, "part": part}),
+                    );
+                }
             }
             _ => {
                 out += &seq_event(
@@ -740,6 +798,18 @@ pub fn agents(seen: &Seen) -> Canned {
 
 /// The demo model as Anthropic Messages.
 fn demo_messages(request: &Value, stream: bool) -> Canned {
+    // A strict upstream: it signed no thinking block, so any sent back is refused.
+    let unsigned = request.get("messages").and_then(Value::as_array).into_iter().flatten().any(|m| {
+        m.get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|blocks| blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("thinking")))
+    });
+    if unsigned {
+        let error = json!({"type": "error", "error": {"type": "invalid_request_error",
+                           "message": "Invalid `signature` in `thinking` block"}});
+        return Canned::status(400, &[("content-type", "application/json")], &error.to_string());
+    }
+    let thinking = request.get("model").and_then(Value::as_str) == Some("fake-thinking");
     let answered = request
         .get("messages")
         .and_then(Value::as_array)
@@ -749,6 +819,9 @@ fn demo_messages(request: &Value, stream: bool) -> Canned {
         .is_some_and(|blocks| blocks.iter().any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result")));
     let (content, stop) = if answered {
         (json!([{"type": "text", "text": "It will be sunny in Paris for the next three days."}]), "end_turn")
+    } else if thinking {
+        let text = "<think>The user wants Paris, 3 days.</think>Let me check the weather.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call>";
+        (json!([{"type": "text", "text": text}]), "end_turn")
     } else {
         (
             json!([{"type": "text", "text": "Let me check the weather."},
@@ -768,9 +841,14 @@ fn demo_responses(request: &Value, stream: bool) -> Canned {
     let answered = request.get("input").and_then(Value::as_array).is_some_and(|items| {
         items.iter().any(|i| i.get("type").and_then(Value::as_str) == Some("function_call_output"))
     });
+    let thinking = request.get("model").and_then(Value::as_str) == Some("fake-thinking");
     let output = if answered {
         json!([{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
                 "content": [{"type": "output_text", "text": "It will be sunny in Paris for the next three days.", "annotations": []}]}])
+    } else if thinking {
+        let text = "The user wants Paris. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call>";
+        json!([{"type": "reasoning", "id": "rs_fake1", "summary": [],
+                "content": [{"type": "reasoning_text", "text": text}]}])
     } else {
         json!([{"type": "function_call", "id": "fc_fake1", "call_id": "call_fake1", "name": "get_weather",
                 "arguments": "{\"city\": \"Paris\", \"days\": \"3\",}", "status": "completed"}])

@@ -343,3 +343,213 @@ async fn a_stream_that_breaks_ends_with_one_error_event_in_anthropics_shape() {
         panic!("no error event: {text}");
     }
 }
+
+/// The mark the proxy puts in the `signature` of a thinking block it wrote (the API
+/// reference requires the field; the proxy cannot sign).
+const PROXY_SIGNATURE: &str = "toolfix-unsigned";
+
+#[tokio::test]
+async fn reasoning_moved_out_of_the_text_comes_back_as_a_thinking_block() {
+    // A local model behind an Anthropic-compatible server writes its reasoning in the text.
+    let text = "<think>The user wants Paris.</think>Checking.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let h = start(serving(message(json!([{"type": "text", "text": text}]), "end_turn"))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let content = plain["content"].as_array().unwrap();
+    assert_eq!(
+        content[0],
+        json!({"type": "thinking", "thinking": "The user wants Paris.", "signature": PROXY_SIGNATURE}),
+        "{plain}"
+    );
+    assert_eq!(content[1], json!({"type": "text", "text": "Checking."}));
+    assert_eq!(content[2]["type"], "tool_use");
+    assert_eq!(content[2]["input"], json!({"city": "Paris"}));
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn moved_reasoning_without_a_call_comes_back_after_the_upstreams_thinking() {
+    let m = message(
+        json!([{"type": "thinking", "thinking": "Signed.", "signature": "sig-abc"},
+               {"type": "text", "text": "<think>Just greet.</think>Hello!"}]),
+        "end_turn",
+    );
+    let h = start(serving(m)).await;
+    let (plain, streamed) = both(&h, &ask("hi")).await;
+    let content = plain["content"].as_array().unwrap();
+    assert_eq!(content.len(), 3, "{plain}");
+    assert_eq!(content[0], json!({"type": "thinking", "thinking": "Signed.", "signature": "sig-abc"}));
+    assert_eq!(content[1], json!({"type": "thinking", "thinking": "Just greet.", "signature": PROXY_SIGNATURE}));
+    assert_eq!(content[2], json!({"type": "text", "text": "Hello!"}));
+    assert_eq!(plain["stop_reason"], "end_turn");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn a_call_left_in_a_think_block_is_found_and_the_block_comes_back() {
+    let text = "<think>I will call <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": \"2\"}}</tool_call></think>";
+    let h = start(serving(message(json!([{"type": "text", "text": text}]), "end_turn"))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let content = plain["content"].as_array().unwrap();
+    assert_eq!(content[0]["type"], "thinking", "{plain}");
+    assert_eq!(content[0]["signature"], PROXY_SIGNATURE);
+    let call = content.iter().find(|b| b["type"] == "tool_use").unwrap();
+    assert_eq!(call["input"], json!({"city": "Oslo", "days": 2}));
+    assert_eq!(plain["stop_reason"], "tool_use");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn moved_reasoning_streamed_equals_not_streamed_at_every_chunk_boundary() {
+    let m = message(
+        json!([{"type": "thinking", "thinking": "Hmm.", "signature": "s1"},
+               {"type": "text", "text": "<think>Oslo, then pay.</think>Sure. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"},
+               {"type": "tool_use", "id": "toolu_9", "name": "send_money", "input": "{'to': 'bob', 'amount': '5'}"}]),
+        "tool_use",
+    );
+    let body = messages_sse(&m);
+    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
+    let pieces = current.clone();
+    let plain_answer = m.clone();
+    let h = start(move |seen: &Seen| {
+        if seen.json()["stream"] == true {
+            Canned::Sse(pieces.lock().unwrap().clone())
+        } else {
+            Canned::json(&plain_answer)
+        }
+    })
+    .await;
+    let (plain, whole) = both(&h, &ask("go")).await;
+    assert_eq!(
+        plain["content"][1],
+        json!({"type": "thinking", "thinking": "Oslo, then pay.", "signature": PROXY_SIGNATURE})
+    );
+    assert_eq!(essence(&whole), essence(&plain));
+    let mut r = ask("go");
+    r["stream"] = json!(true);
+    for cut in (1..body.len()).step_by(7) {
+        if !body.is_char_boundary(cut) {
+            continue;
+        }
+        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
+        let (_, _, got) = h.post_bytes("/v1/messages", r.to_string()).await;
+        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
+    }
+}
+
+#[tokio::test]
+async fn a_thinking_block_the_proxy_wrote_is_dropped_from_the_history() {
+    let h = start(serving(message(json!([{"type": "text", "text": "ok"}]), "end_turn"))).await;
+    let signed = json!({"type": "thinking", "thinking": "Signed.", "signature": "sig-abc"});
+    let request = json!({"model": "claude-fake", "max_tokens": 100, "tools": tools(), "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [
+            signed,
+            {"type": "thinking", "thinking": "Moved.", "signature": PROXY_SIGNATURE},
+            {"type": "text", "text": "Checking."},
+            {"type": "tool_use", "id": "a", "name": "get_weather", "input": {"city": "Rome"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "sunny"}]},
+        // Alone in its turn: kept (an empty turn would be refused too).
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "Only.", "signature": PROXY_SIGNATURE}]},
+        {"role": "user", "content": "and?"}]});
+    let (status, headers, _) = h.post_bytes("/v1/messages", request.to_string()).await;
+    assert_eq!(status, 200);
+    let sent = h.upstream.requests()[0].json();
+    let turn = sent["messages"][1]["content"].as_array().unwrap();
+    assert_eq!(turn.len(), 3);
+    assert_eq!(turn[0], signed, "a signed thinking block is untouched");
+    assert_eq!(turn[1]["type"], "text");
+    assert_eq!(sent["messages"][3]["content"][0]["signature"], PROXY_SIGNATURE);
+    assert!(headers["x-toolfix"].to_str().unwrap().ends_with("history=1"), "{headers:?}");
+}
+
+#[tokio::test]
+async fn reasoning_moved_after_text_went_out_streams_after_the_text() {
+    // Streamed, text already sent cannot be taken back: the thinking block comes after it
+    // (not streamed, before it); nothing is lost or sent twice.
+    let m = message(json!([{"type": "text", "text": "Hello there. <think>Was that rude?</think>"}]), "end_turn");
+    let h = start(serving(m)).await;
+    let (plain, streamed) = both(&h, &ask("hi")).await;
+    let thinking = json!({"thinking": "Was that rude?", "signature": PROXY_SIGNATURE});
+    let plain_blocks = essence(&plain)["content"].as_array().unwrap().clone();
+    let streamed_blocks = essence(&streamed)["content"].as_array().unwrap().clone();
+    assert_eq!(plain_blocks.len(), 2, "{plain}");
+    assert_eq!(plain_blocks[0], thinking);
+    assert_eq!(streamed_blocks, [plain_blocks[1].clone(), thinking]);
+}
+
+#[tokio::test]
+async fn two_thinking_blocks_are_read_alike_streamed_and_not() {
+    // The blocks' texts are read joined by a newline both ways (the stream feeds the
+    // newline between blocks): a call that ends the first block, with prose in the second,
+    // is a call shown in prose, never used, streamed and not.
+    let m = message(
+        json!([{"type": "thinking", "thinking": "Plan: <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>", "signature": "s1"},
+               {"type": "thinking", "thinking": "No, ask first.", "signature": "s2"},
+               {"type": "text", "text": "Which city?"}]),
+        "end_turn",
+    );
+    let bytes = m.to_string();
+    let h = start(serving(m)).await;
+    let (status, _, body) = h.post_bytes("/v1/messages", ask("weather").to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, bytes.as_bytes(), "left alone");
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert!(plain["content"].as_array().unwrap().iter().all(|b| b["type"] != "tool_use"));
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn a_reprompted_answer_streams_its_moved_reasoning_only_when_none_went_out() {
+    // First a refused call after reasoning in the text; the re-prompt's answer has its own.
+    let first = message(
+        json!([{"type": "text", "text": "<think>Pay him.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\"}}</tool_call>"}]),
+        "end_turn",
+    );
+    let second = message(
+        json!([{"type": "text", "text": "<think>Now with the amount.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 3}}</tool_call>"}]),
+        "end_turn",
+    );
+    let h = start(move |seen: &Seen| {
+        let m = if seen.json()["messages"].as_array().unwrap().len() == 1 { &first } else { &second };
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(messages_sse(m))]) } else { Canned::json(m) }
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("pay bob 3")).await;
+    // Not streamed: the answer given is the re-prompt's, with its reasoning.
+    let content = plain["content"].as_array().unwrap();
+    assert_eq!(content[0]["thinking"], "Now with the amount.", "{plain}");
+    assert_eq!(content[1]["input"], json!({"to": "bob", "amount": 3}));
+    // Streamed: the first attempt's reasoning went out as it came; the re-prompt's is not
+    // sent after it (as `reasoning_content` in Chat Completions).
+    let blocks = streamed["content"].as_array().unwrap();
+    let thinking: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "thinking").collect();
+    assert_eq!(thinking.len(), 1, "{streamed}");
+    assert_eq!(thinking[0]["thinking"], "Pay him.");
+    assert_eq!(thinking[0]["signature"], PROXY_SIGNATURE);
+    let call = blocks.iter().find(|b| b["type"] == "tool_use").unwrap();
+    assert_eq!(call["input"], json!({"to": "bob", "amount": 3}));
+}
+
+#[tokio::test]
+async fn a_reprompted_answer_streams_its_moved_reasoning_when_nothing_went_out() {
+    // First a refused server call (nothing goes out before it is decided); the re-prompt's
+    // answer writes its reasoning in the text.
+    let first = message(
+        json!([{"type": "tool_use", "id": "toolu_1", "name": "send_money", "input": {"to": "bob"}}]),
+        "tool_use",
+    );
+    let second = message(
+        json!([{"type": "text", "text": "<think>Now with the amount.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 3}}</tool_call>"}]),
+        "end_turn",
+    );
+    let h = start(move |seen: &Seen| {
+        let m = if seen.json()["messages"].as_array().unwrap().len() == 1 { &first } else { &second };
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(messages_sse(m))]) } else { Canned::json(m) }
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("pay bob 3")).await;
+    let thinking = json!({"type": "thinking", "thinking": "Now with the amount.", "signature": PROXY_SIGNATURE});
+    assert_eq!(plain["content"][0], thinking, "{plain}");
+    assert_eq!(plain["content"][1]["input"], json!({"to": "bob", "amount": 3}));
+    assert_eq!(essence(&streamed), essence(&plain));
+}

@@ -285,3 +285,117 @@ async fn a_malformed_event_ends_the_stream_with_one_error_event() {
     let e: Value = serde_json::from_str(data).unwrap();
     assert_eq!(e["code"], "upstream_bad_event");
 }
+
+/// A `reasoning` item as gpt-oss behind vLLM writes it: the chain of thought in `content`
+/// (`reasoning_text`; platform.openai.com, "Responses": the reasoning item), streamed as
+/// `response.reasoning_text.delta`.
+fn reasoning_item(text: &str) -> Value {
+    json!({"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": text}]})
+}
+
+#[tokio::test]
+async fn a_call_left_in_reasoning_becomes_a_function_call_and_the_reasoning_item_is_untouched() {
+    let thought = reasoning_item(
+        "I should check. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": \"2\"}}</tool_call>",
+    );
+    let h = start(serving(response(json!([thought.clone()])))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output.len(), 2, "{plain}");
+    assert_eq!(output[0], thought, "the reasoning item passes through untouched");
+    assert_eq!(output[1]["type"], "function_call");
+    assert_eq!(output[1]["name"], "get_weather");
+    assert_eq!(output[1]["arguments"], "{\"city\": \"Oslo\", \"days\": 2}");
+    assert!(output[1]["call_id"].as_str().unwrap().starts_with("call_"));
+    assert_eq!(plain["x_toolfix"]["calls"][0]["channel"], "reasoning");
+    assert_eq!(essence(&streamed), essence(&plain));
+    assert_eq!(streamed["x_toolfix"]["calls"][0]["channel"], "reasoning");
+}
+
+#[tokio::test]
+async fn a_call_in_a_reasoning_summary_is_found_too() {
+    let thought = json!({"type": "reasoning", "id": "rs_1", "summary": [
+        {"type": "summary_text", "text": "Planning."},
+        {"type": "summary_text", "text": "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}</tool_call>"}]});
+    let h = start(serving(response(json!([thought.clone()])))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output[0], thought);
+    assert_eq!(output[1]["arguments"], "{\"city\": \"Rome\"}");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn a_call_drafted_in_reasoning_is_not_used_when_the_answer_has_one() {
+    // The default policy (as for `reasoning_content` in Chat Completions): reasoning calls
+    // only when no other channel has a call.
+    let r = response(json!([
+        reasoning_item(
+            "Maybe <tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"eve\", \"amount\": 9}}</tool_call>"
+        ),
+        call_item("call_1", "get_weather", "{\"city\": \"Paris\"}"),
+    ]));
+    let bytes = r.to_string();
+    let h = start(serving(r)).await;
+    let (status, _, body) = h.post_bytes("/v1/responses", ask("weather").to_string()).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, bytes.as_bytes(), "left alone");
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let calls: Vec<&Value> =
+        plain["output"].as_array().unwrap().iter().filter(|i| i["type"] == "function_call").collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["name"], "get_weather");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn a_reasoning_item_streamed_whole_without_deltas_is_read_too() {
+    // Some servers send a reasoning item only in `response.output_item.added` / `.done`.
+    let thought =
+        reasoning_item("<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}</tool_call>");
+    let r = response(json!([thought.clone()]));
+    let body: String =
+        responses_sse(&r).split_inclusive("\n\n").filter(|e| !e.contains("response.reasoning_")).collect();
+    let h = start(move |seen: &Seen| {
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(body.clone())]) } else { Canned::json(&r) }
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(plain["output"][1]["arguments"], "{\"city\": \"Lima\"}");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn reasoning_streamed_equals_not_streamed_at_every_chunk_boundary() {
+    let r = response(json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [],
+         "content": [{"type": "reasoning_text", "text": "First I think. <tool_call>{\"name\": \"get_weather\", "},
+                     {"type": "reasoning_text", "text": "\"arguments\": {\"city\": \"Kyiv\", \"days\": \"1\"}}</tool_call>"}]},
+    ]));
+    let body = responses_sse(&r);
+    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
+    let pieces_now = current.clone();
+    let plain_answer = r.clone();
+    let h = start(move |seen: &Seen| {
+        if seen.json()["stream"] == true {
+            Canned::Sse(pieces_now.lock().unwrap().clone())
+        } else {
+            Canned::json(&plain_answer)
+        }
+    })
+    .await;
+    let (plain, whole) = both(&h, &ask("go")).await;
+    // The parts are joined by a newline: the call spans two parts and is read as written.
+    assert_eq!(plain["x_toolfix"]["calls"].as_array().map(Vec::len), Some(1), "{plain}");
+    assert_eq!(essence(&whole), essence(&plain));
+    let mut req = ask("go");
+    req["stream"] = json!(true);
+    for cut in (1..body.len()).step_by(11) {
+        if !body.is_char_boundary(cut) {
+            continue;
+        }
+        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
+        let (_, _, got) = h.post_bytes("/v1/responses", req.to_string()).await;
+        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
+    }
+}

@@ -393,7 +393,7 @@ fn compile_problems(lint: &mut Lint<'_>, pointed: &[String]) {
 fn tool_hints(lint: &mut Lint<'_>, schema: &Value, definition: &Value) {
     let hints = ToolHints::read(schema, definition);
     let root_view = view::object_view(schema, schema);
-    let names: Vec<&str> = root_view.properties.iter().map(|(k, _)| *k).collect();
+    let names: Vec<&str> = root_view.properties().map(|(k, _)| k).collect();
     // Where the hints are written (they may also come from the definition around it).
     let holder =
         ["x-toolfix", "dirge-hints"].into_iter().find(|ns| schema.get(*ns).is_some()).map(|ns| format!("/{ns}"));

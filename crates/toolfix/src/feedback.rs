@@ -558,15 +558,13 @@ fn parent_missing(root: &Value, path: &str, value: &Value) -> Vec<String> {
     };
     let ov = view::object_view(root, node);
     let obj = value.pointer(parent).and_then(Value::as_object);
-    ov.required.iter().filter(|r| obj.is_none_or(|o| !o.contains_key(**r))).map(|r| (*r).to_owned()).collect()
+    ov.required().filter(|r| obj.is_none_or(|o| !o.contains_key(*r))).map(str::to_owned).collect()
 }
 
 fn parent_properties(root: &Value, path: &str) -> Vec<String> {
     let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
     view::node_at(root, parent)
-        .map(|n| {
-            view::object_view(root, n).properties.iter().take(MAX_OPTIONS * 2).map(|(k, _)| format!("`{k}`")).collect()
-        })
+        .map(|n| view::object_view(root, n).properties().take(MAX_OPTIONS * 2).map(|(k, _)| format!("`{k}`")).collect())
         .unwrap_or_default()
 }
 
@@ -594,14 +592,14 @@ fn describe_at(root: &Value, node: &Value, depth: usize) -> String {
     }
     if t.has(Types::OBJECT) && depth < 2 {
         let ov = view::object_view(root, node);
-        if !ov.properties.is_empty() {
-            let props: Vec<String> = ov.properties.iter().take(MAX_OPTIONS).map(|(k, _)| format!("`{k}`")).collect();
+        if ov.has_properties() {
+            let props: Vec<String> = ov.properties().take(MAX_OPTIONS).map(|(k, _)| format!("`{k}`")).collect();
             let _ = write!(out, " with properties {}", props.join(", "));
-            if !ov.required.is_empty() {
+            if ov.required().next().is_some() {
                 let _ = write!(
                     out,
                     " (required: {})",
-                    ov.required.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+                    ov.required().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
                 );
             }
         }

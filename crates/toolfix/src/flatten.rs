@@ -49,12 +49,12 @@ fn leaves(root: &Value) -> Vec<Leaf<'_>> {
             break;
         }
         let ov = view::object_view(root, node);
-        for (name, prop) in ov.properties.iter().rev() {
+        for (name, prop) in ov.properties().rev() {
             let key = if prefix.is_empty() { (*name).to_owned() } else { format!("{prefix}.{name}") };
             let req = required && ov.is_required(name);
             let resolved = view::resolve(root, prop);
             let nested = view::types(root, resolved) == Types::OBJECT
-                && !view::object_view(root, resolved).properties.is_empty()
+                && view::object_view(root, resolved).has_properties()
                 && !name.contains('.');
             if nested && depth < CAP {
                 stack.push((key, resolved, req, depth + 1));

@@ -34,7 +34,7 @@ use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
 use crate::salvage::{self, TextFix, Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};
-use crate::validate::{Violation, violations};
+use crate::validate::{Detail, Violation, violations, violations_with};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -390,6 +390,8 @@ struct Draft<'r> {
     truncation: Option<Truncation>,
     /// The text gave a key twice.
     dupes: bool,
+    /// The schema was asked and refuses `value` as it stands (reset whenever it changes).
+    refused: bool,
 }
 
 /// How the arguments text ended.
@@ -460,9 +462,12 @@ impl<'r> Draft<'r> {
         }
         // Strict JSON the schema refuses: salvage would hand the text back untouched.
         if let Some((value, dupes)) = strict {
+            // Asked above unless the hints have checks or a string is tagged.
+            let refused = !dupes && !tool.hints().has_checks() && !tool.has_tagged_strings();
             let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
             draft.untouched = !dupes;
             draft.dupes = dupes;
+            draft.refused = refused;
             return Ok((draft, Step::Next));
         }
         let salvaged = match salvage::salvage_with(source, limits) {
@@ -515,6 +520,7 @@ impl<'r> Draft<'r> {
             ending: Ending::Complete,
             truncation: None,
             dupes: false,
+            refused: false,
         }
     }
 
@@ -533,6 +539,7 @@ impl<'r> Draft<'r> {
                 self.text = arguments.to_string();
                 self.value = arguments;
                 self.untouched = false;
+                self.refused = false;
                 Ok(Step::Next)
             }
             _ => Ok(step),
@@ -555,6 +562,7 @@ impl<'r> Draft<'r> {
             if drop_uncertain(tool, cut, &mut self.value, &mut self.notes)? {
                 self.text = render_text(&self.text, &self.value, &before, &Moves::default());
                 self.untouched = false;
+                self.refused = false;
             }
         } else if self.ending == Ending::InString && !tool.is_read_only() {
             let path = last_string_path(&self.text);
@@ -584,6 +592,7 @@ impl<'r> Draft<'r> {
             self.repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(before), None));
             self.text = inner_text;
             self.untouched = false;
+            self.refused = false;
         }
         if !self.value.is_object() && !view::types(root, root).accepts(&self.value) {
             return Err(feedback::not_an_object(tool, &self.value, self.raw));
@@ -595,13 +604,16 @@ impl<'r> Draft<'r> {
     /// families, then the extensions registered on the set) and validate again.
     fn validate_or_repair(&mut self) -> Phase {
         let tool = self.tool;
-        if tool.is_valid(&self.value) {
+        if !self.refused && tool.is_valid(&self.value) {
             if !tool.hints().has_checks() && !tool.has_tagged_strings() {
                 return Ok(Step::Done);
             }
             return self.apply_hints();
         }
-        let found = violations(tool.validator(), &self.value);
+        // The extensions look the failing schema node up; the built-in repairs need only
+        // where and what failed.
+        let extended = tool.extensions().is_some_and(Extensions::repairs_values);
+        let found = violations_with(tool.validator(), &self.value, if extended { Detail::Full } else { Detail::Paths });
         let index = TextIndex::build(&self.text);
         // Repair takes the value; the text keeps what it was (render and the refusal read
         // it back).

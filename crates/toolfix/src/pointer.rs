@@ -305,7 +305,7 @@ impl TextIndex<'_> {
                 all && n == list.len()
             }
             (Value::String(s), Some(b'"')) => match text.get(1..text.len() - 1) {
-                Some(inner) if !inner.contains('\\') => inner == s,
+                Some(inner) if memchr::memchr(b'\\', inner.as_bytes()).is_none() => inner == s,
                 _ => serde_json::from_str::<String>(text).is_ok_and(|t| t == *s),
             },
             (Value::Number(n), _) => number_is(n, text),
@@ -330,6 +330,11 @@ impl TextIndex<'_> {
 /// is an integer, anything else a float).
 fn number_is(n: &serde_json::Number, text: &str) -> bool {
     let b = text.as_bytes();
+    // Not a number at all (a string, say, the number was coerced from): no parse, which
+    // would build an error.
+    if !matches!(b.first(), Some(b'-' | b'0'..=b'9')) {
+        return false;
+    }
     if !b.is_empty() && b.len() <= 19 && b.iter().all(u8::is_ascii_digit) && (b.len() == 1 || b.first() != Some(&b'0'))
     {
         return text.parse::<u64>().is_ok_and(|u| *n == serde_json::Number::from(u));
@@ -442,16 +447,9 @@ impl Moves {
         p
     }
 
-    /// True when some move may end at a member named `key` (then its origin is not simply
-    /// one step below its object's: see [`Moves::origin`]).
-    fn may_land_on(&self, key: &str) -> bool {
-        key.bytes().any(|b| b == b'~' || b == b'/')
-            || self.0.iter().any(|(new, _)| new.rsplit_once('/').is_some_and(|(_, last)| last == key))
-    }
-
-    /// As [`Moves::may_land_on`], for element `index` of an array.
-    fn may_land_on_index(&self, index: usize) -> bool {
-        self.0.iter().any(|(new, _)| new.rsplit_once('/').and_then(|(_, last)| index_segment(last)) == Some(index))
+    /// The last segment of every move's new path: where a move may end.
+    fn landings(&self) -> Vec<&str> {
+        self.0.iter().filter_map(|(new, _)| new.rsplit_once('/').map(|(_, last)| last)).collect()
     }
 
     /// [`Moves::origin`], written into `out`.
@@ -476,8 +474,10 @@ pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_
         Original::Text => None,
     };
     let mut out = String::with_capacity(index.text.len() + 16);
-    let mut cx = Render { out: &mut out, original, index, moves };
-    let mut path = String::new();
+    let landings = moves.landings();
+    let mut cx = Render { out: &mut out, original, index, moves, landings: &landings };
+    // Paths are built only when something moved.
+    let mut path = if moves.0.is_empty() { String::new() } else { String::with_capacity(64) };
     let mut origin = String::new();
     moves.origin_into("", &mut origin);
     let before = original.and_then(|o| lookup(o, &origin));
@@ -503,9 +503,22 @@ struct Render<'r, 't> {
     original: Option<&'r Value>,
     index: &'r TextIndex<'t>,
     moves: &'r Moves,
+    /// [`Moves::landings`].
+    landings: &'r [&'r str],
 }
 
 impl<'r> Render<'r, '_> {
+    /// True when some move may end at a member named `key` (then its origin is not simply
+    /// one step below its object's: see [`Moves::origin`]).
+    fn may_land_on(&self, key: &str) -> bool {
+        key.bytes().any(|b| b == b'~' || b == b'/') || self.landings.contains(&key)
+    }
+
+    /// As [`Render::may_land_on`], for element `index` of an array.
+    fn may_land_on_index(&self, index: usize) -> bool {
+        self.landings.iter().any(|last| index_segment(last) == Some(index))
+    }
+
     /// Write `value`, now at `path`. It came from `origin` (where the moves say; `path`
     /// itself when nothing moved), where the original value is `before` and its text
     /// `node`. True when it is unchanged (equal to the original there).
@@ -554,7 +567,7 @@ impl<'r> Render<'r, '_> {
                     let (child, text, same_key) = if !moved {
                         let (child, text) = children.member(self.index, k);
                         (child, text, true)
-                    } else if !self.moves.may_land_on(k) {
+                    } else if !self.may_land_on(k) {
                         // No move ends at a key `k`: the member's origin is one step below
                         // this object's (paths are needed only below it).
                         if v.is_object() || v.is_array() {
@@ -592,7 +605,7 @@ impl<'r> Render<'r, '_> {
                     let (child, text, same_index) = if !moved {
                         let (child, text) = children.element(self.index);
                         (child, text, true)
-                    } else if !self.moves.may_land_on_index(n) {
+                    } else if !self.may_land_on_index(n) {
                         if v.is_object() || v.is_array() {
                             push_index(path, n);
                             here.clear();
@@ -791,6 +804,18 @@ fn push_quoted(out: &mut String, key: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn numbers_read_as_a_parse_reads_them() {
+        let n = |t: &str| serde_json::from_str::<serde_json::Number>(t).unwrap();
+        for (number, text) in [(n("7"), "7"), (n("-3"), "-3"), (n("2.50"), "2.5"), (n("1e2"), "100.0"), (n("0"), "0")] {
+            assert!(number_is(&number, text), "{text}");
+        }
+        // Text that is no number (a string the number was coerced from) is not equal.
+        for text in ["\"7\"", "true", "null", "[7]", "", " 7"] {
+            assert!(!number_is(&n("7"), text), "{text}");
+        }
+    }
 
     #[test]
     fn index_spans() {

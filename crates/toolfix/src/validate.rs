@@ -89,18 +89,37 @@ fn keyword_name(kind: &jsonschema::error::ValidationErrorKind) -> &'static str {
     }
 }
 
+/// How much a violation says: repair needs only where and what; a refusal (and the
+/// extensions, which look the failing schema node up) also the schema path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Detail {
+    /// Path and kind; `schema_path` left `None`.
+    Paths,
+    /// Path, kind and schema path.
+    Full,
+}
+
 /// Every violation of `instance` under `validator`, one per path and kind.
 pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<Violation> {
+    violations_with(validator, instance, Detail::Full)
+}
+
+/// [`violations`], saying as much as `detail` asks.
+pub(crate) fn violations_with(validator: &jsonschema::Validator, instance: &Value, detail: Detail) -> Vec<Violation> {
     use jsonschema::error::ValidationErrorKind as K;
+    let full = detail == Detail::Full;
     let mut out: Vec<Violation> = Vec::new();
     for err in validator.iter_errors(instance) {
         let at = err.instance_path().as_str();
-        let schema = err.schema_path().as_str();
-        let schema_node = schema.rsplit_once('/').map(|(parent, _)| parent);
+        // The schema node that failed: the schema path without its keyword.
+        let schema_node = || {
+            let schema = err.schema_path().as_str();
+            schema.as_bytes().iter().rposition(|&b| b == b'/').and_then(|i| schema.get(..i))
+        };
         match err.kind() {
             K::Required { property } => {
                 let name = property.as_str().unwrap_or_default();
-                let schema_path = schema_node.map(|p| {
+                let schema_path = schema_node().filter(|_| full).map(|p| {
                     let mut sp = String::with_capacity(p.len() + name.len() + 12);
                     sp.push_str(p);
                     sp.push_str("/properties");
@@ -122,14 +141,14 @@ pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) ->
                 out.push(Violation {
                     path: at.to_owned(),
                     kind: ViolationKind::Alternatives,
-                    schema_path: schema_node.map(str::to_owned),
+                    schema_path: schema_node().filter(|_| full).map(str::to_owned),
                 });
             }
             other => {
                 out.push(Violation {
                     path: at.to_owned(),
                     kind: ViolationKind::Keyword(keyword_name(other)),
-                    schema_path: schema_node.map(str::to_owned),
+                    schema_path: schema_node().filter(|_| full).map(str::to_owned),
                 });
             }
         }

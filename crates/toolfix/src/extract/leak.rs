@@ -76,13 +76,16 @@ pub struct Split {
 /// without `properties`, are [`Leak::Clean`].
 #[must_use]
 pub fn split_leaked_markup(arguments: &Value, schema: &Value) -> Leak {
-    let (Some(args), Some(props)) = (arguments.as_object(), schema.get("properties").and_then(Value::as_object)) else {
+    let Some(args) = arguments.as_object() else {
         return Leak::Clean;
     };
     // The cheap look first: no string holds a `<`.
-    if !args.values().any(|v| v.as_str().is_some_and(|s| s.contains('<'))) {
+    if !args.values().any(|v| v.as_str().is_some_and(|s| memchr::memchr(b'<', s.as_bytes()).is_some())) {
         return Leak::Clean;
     }
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Leak::Clean;
+    };
     let mut out: Option<Map<String, Value>> = None;
     let mut splits = Vec::new();
     for (key, value) in args {

@@ -81,7 +81,7 @@ fn rename(
     repairs: &mut Vec<Repair>,
 ) {
     let ov = view::object_view(root, node);
-    let declared: Vec<&str> = ov.properties.iter().map(|(k, _)| *k).collect();
+    let declared: Vec<&str> = ov.properties().map(|(k, _)| k).collect();
     let free: Vec<&str> = declared.iter().copied().filter(|d| !map.contains_key(*d)).collect();
     let mut plan: Vec<(String, String, RepairKind)> = Vec::new();
     for key in map.keys().filter(|k| ov.property(k).is_none()).take(MAX_KEYS) {

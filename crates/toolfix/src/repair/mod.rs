@@ -16,8 +16,8 @@ pub(crate) use hints::apply_hints;
 use crate::pointer::{self, Moves, TextIndex};
 use crate::report::{CallNote, Repair, RepairKind};
 use crate::schema::{Policy, PropertyNames, Tool, view};
+use crate::validate::{Detail, Violation, violations_with};
 pub(crate) use crate::validate::{Problem, ProblemKind};
-use crate::validate::{Violation, violations};
 use serde_json::Value;
 
 /// State of one repair run.
@@ -61,8 +61,9 @@ impl<'a> Ctx<'a> {
     /// True when a violation lies at or below `path`, or `path` lies inside a node whose
     /// alternatives all failed.
     fn relevant(&self, path: &str) -> bool {
-        self.found.iter().any(|v| pointer::is_within(&v.path, path))
-            || self.found.iter().any(|v| v.kind.is_coarse() && pointer::is_within(path, &v.path))
+        self.found
+            .iter()
+            .any(|v| pointer::is_within(&v.path, path) || (v.kind.is_coarse() && pointer::is_within(path, &v.path)))
     }
 
     pub(crate) fn record(&mut self, kind: RepairKind, path: &str, before: Option<Value>, after: Option<Value>) {
@@ -114,7 +115,7 @@ pub(crate) fn repair(
     if tool.policy() != Policy::Strict
         && let Some((key, inner)) = wrapper(tool, &value)
     {
-        let inner_found = violations(tool.validator(), inner);
+        let inner_found = violations_with(tool.validator(), inner, Detail::Paths);
         let mut cx = Ctx::new(tool, &inner_found, max_depth).with_text(index);
         cx.moves.record(String::new(), pointer::join("", key));
         let mut inner = inner.clone();

@@ -23,7 +23,7 @@ pub(super) fn repair_object<'a>(
 ) {
     let root = cx.root;
     let ov = view::object_view(root, node);
-    if ov.properties.is_empty() && ov.additional_allowed {
+    if !ov.has_properties() && ov.additional_allowed {
         return;
     }
     let mut moved: Vec<String> = Vec::new();
@@ -64,7 +64,8 @@ pub(super) fn nest_dot_keys(
     moved: &mut Vec<String>,
 ) {
     let root = cx.root;
-    let dotted: Vec<String> = map.keys().filter(|k| k.contains('.') && ov.property(k).is_none()).cloned().collect();
+    let dotted: Vec<String> =
+        map.keys().filter(|k| k.as_bytes().contains(&b'.') && ov.property(k).is_none()).cloned().collect();
     for key in dotted {
         let segments: Vec<&str> = key.split('.').collect();
         let Some((last, parents)) = segments.split_last() else {
@@ -150,9 +151,7 @@ struct Names<'a> {
 
 impl<'a> Names<'a> {
     fn new(names: &'a PropertyNames, ov: &ObjectView<'a>) -> Names<'a> {
-        Names {
-            properties: ov.properties.iter().map(|&(name, schema)| (name, schema, names.normalised(name))).collect(),
-        }
+        Names { properties: ov.properties().map(|(name, schema)| (name, schema, names.normalised(name))).collect() }
     }
 }
 
@@ -161,24 +160,21 @@ impl<'a> Names<'a> {
 fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) -> NameMatch<'a> {
     let nk = view::normalise(key);
     let derived = nk.chars().count() >= MIN_DERIVED;
+    let hit = |level: usize, schema: &Value, np: &str| match level {
+        0 => view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
+        1 => np == nk,
+        _ => derived && np != nk && (np.starts_with(nk.as_str()) || np.ends_with(nk.as_str())),
+    };
     // Level 0 (aliases) only when the schema declares some.
     for level in usize::from(!aliases)..3 {
-        let mut found: Vec<&str> = Vec::new();
-        for (name, schema, np) in &names.properties {
-            let hit = match level {
-                0 => view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
-                1 => *np == nk,
-                _ => derived && *np != nk && (np.starts_with(nk.as_str()) || np.ends_with(nk.as_str())),
-            };
-            if hit {
-                found.push(name);
-            }
+        let mut hits = names.properties.iter().filter(|(_, schema, np)| hit(level, schema, np));
+        let Some((first, ..)) = hits.next() else { continue };
+        if hits.next().is_none() {
+            return NameMatch::One(first);
         }
-        match found.as_slice() {
-            [] => {}
-            [one] => return NameMatch::One(one),
-            _ => return NameMatch::Many(found),
-        }
+        // Several: listed (rare).
+        let found = names.properties.iter().filter(|(_, schema, np)| hit(level, schema, np)).map(|(n, ..)| *n);
+        return NameMatch::Many(found.collect());
     }
     NameMatch::None
 }
@@ -195,7 +191,7 @@ fn rename(
     if map.keys().all(|k| ov.property(k).is_some()) {
         return;
     }
-    let missing_required = ov.required.iter().any(|r| !map.contains_key(*r));
+    let missing_required = ov.required().any(|r| !has_key(map, r));
     if ov.additional_allowed && !missing_required {
         return;
     }
@@ -206,7 +202,7 @@ fn rename(
         let names = names.get_or_insert_with(|| Names::new(cx.names, ov));
         match match_name(cx.root, names, key, aliases) {
             NameMatch::One(target) => {
-                if map.contains_key(target) || (ov.additional_allowed && !ov.is_required(target)) {
+                if has_key(map, target) || (ov.additional_allowed && !ov.is_required(target)) {
                     continue;
                 }
                 plan.push((key.clone(), target.to_owned()));
@@ -244,6 +240,14 @@ fn rename(
         cx.record(RepairKind::FieldRenamed, &new_path, Some(Value::String(from)), Some(Value::String(to.clone())));
         moved.push(to);
     }
+}
+
+/// Up to this many members, a key is found by comparing keys in turn, cheaper than hashing.
+const SCAN_MEMBERS: usize = 12;
+
+/// `map.contains_key(key)`.
+fn has_key(map: &Map<String, Value>, key: &str) -> bool {
+    if map.len() <= SCAN_MEMBERS { map.keys().any(|k| k == key) } else { map.contains_key(key) }
 }
 
 fn drop_nulls(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value>, path: &str) {

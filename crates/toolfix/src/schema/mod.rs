@@ -251,6 +251,9 @@ fn has_tagged_strings(schema: &Value) -> bool {
     false
 }
 
+/// Up to this many tools, a name is found by comparing names in turn.
+const FEW_TOOLS: usize = 8;
+
 /// A set of tools, built once, cheap to clone (shared inside), `Send + Sync`.
 #[derive(Clone, Debug, Default)]
 pub struct ToolSet {
@@ -535,7 +538,13 @@ impl ToolSet {
     /// [`NameError`] when the name is unknown or ambiguous.
     pub fn tool(&self, name: &str) -> std::result::Result<&Tool, NameError> {
         let inner = &*self.inner;
-        if let Some(t) = inner.exact.get(name).and_then(|&i| inner.tools.get(i)) {
+        // Names are unique: a few are compared in turn, cheaper than hashing the name.
+        let exact = if inner.tools.len() <= FEW_TOOLS {
+            inner.tools.iter().find(|t| t.name() == name)
+        } else {
+            inner.exact.get(name).and_then(|&i| inner.tools.get(i))
+        };
+        if let Some(t) = exact {
             return Ok(t);
         }
         let key = view::normalise(name.trim());

@@ -281,21 +281,51 @@ pub(crate) fn enum_values<'a>(root: &'a Value, node: &'a Value) -> Option<Vec<&'
 }
 
 /// What a node says about an object: properties, required names, extra properties.
+///
+/// A plain node (the common case) is read in place, nothing copied: its `properties` map
+/// and `required` list are borrowed. A node with parts has them merged into lists.
 #[derive(Debug, Default)]
 pub(crate) struct ObjectView<'a> {
-    pub(crate) properties: Vec<(&'a str, &'a Value)>,
-    pub(crate) required: Vec<&'a str>,
-    /// `Some(false)` when extra properties are forbidden.
+    /// A plain node's `properties`.
+    own_properties: Option<&'a serde_json::Map<String, Value>>,
+    /// A plain node's `required`.
+    own_required: &'a [Value],
+    /// The merged properties of a node with parts (names unique, first part first).
+    merged_properties: Vec<(&'a str, &'a Value)>,
+    merged_required: Vec<&'a str>,
+    /// False when extra properties are forbidden.
     pub(crate) additional_allowed: bool,
 }
 
 impl<'a> ObjectView<'a> {
+    /// The properties, in order: each name once.
+    pub(crate) fn properties(&self) -> impl DoubleEndedIterator<Item = (&'a str, &'a Value)> + Clone + use<'a, '_> {
+        self.own_properties
+            .into_iter()
+            .flat_map(|m| m.iter().map(|(k, v)| (k.as_str(), v)))
+            .chain(self.merged_properties.iter().copied())
+    }
+
+    /// True when the node names any property.
+    pub(crate) fn has_properties(&self) -> bool {
+        self.own_properties.is_some_and(|m| !m.is_empty()) || !self.merged_properties.is_empty()
+    }
+
+    /// The required names, in order.
+    pub(crate) fn required(&self) -> impl Iterator<Item = &'a str> + Clone + use<'a, '_> {
+        self.own_required.iter().filter_map(Value::as_str).chain(self.merged_required.iter().copied())
+    }
+
     pub(crate) fn property(&self, name: &str) -> Option<&'a Value> {
-        self.properties.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
+        match self.own_properties {
+            Some(m) if m.len() <= SCAN_KEYS => m.iter().find_map(|(k, v)| (k == name).then_some(v)),
+            Some(m) => m.get(name),
+            None => self.merged_properties.iter().find(|(k, _)| *k == name).map(|(_, v)| *v),
+        }
     }
 
     pub(crate) fn is_required(&self, name: &str) -> bool {
-        self.required.contains(&name)
+        self.required().any(|r| r == name)
     }
 }
 
@@ -304,7 +334,7 @@ impl<'a> ObjectView<'a> {
 pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a> {
     let mut view = ObjectView { additional_allowed: true, ..ObjectView::default() };
     if is_plain(node) {
-        view.add_part(node, true);
+        view.read_plain(node);
         return view;
     }
     let b = branches(root, node);
@@ -321,6 +351,26 @@ pub(crate) fn object_view<'a>(root: &'a Value, node: &'a Value) -> ObjectView<'a
 }
 
 impl<'a> ObjectView<'a> {
+    /// What a plain node says, borrowed (as [`ObjectView::add_part`] of its one part).
+    fn read_plain(&mut self, n: &'a Value) {
+        let Some(obj) = n.as_object() else { return };
+        let mut pattern = false;
+        for (k, v) in obj {
+            match k.as_str() {
+                "properties" => self.own_properties = v.as_object(),
+                "required" => self.own_required = v.as_array().map_or(&[], Vec::as_slice),
+                "additionalProperties" | "unevaluatedProperties" if v.as_bool() == Some(false) => {
+                    self.additional_allowed = false;
+                }
+                "patternProperties" => pattern = true,
+                _ => {}
+            }
+        }
+        if pattern {
+            self.additional_allowed = true;
+        }
+    }
+
     /// Merge what one part (`n`, the node or one of its `allOf` parts) says; `one_part`:
     /// it is the only part, so its property names are unique already.
     fn add_part(&mut self, n: &'a Value, one_part: bool) {
@@ -331,18 +381,18 @@ impl<'a> ObjectView<'a> {
             match k.as_str() {
                 "properties" => {
                     if let Some(props) = v.as_object() {
-                        view.properties.reserve(props.len());
+                        view.merged_properties.reserve(props.len());
                         for (name, schema) in props {
                             // One part: names are unique already.
                             if one_part || view.property(name).is_none() {
-                                view.properties.push((name.as_str(), schema));
+                                view.merged_properties.push((name.as_str(), schema));
                             }
                         }
                     }
                 }
                 "required" => {
                     if let Some(req) = v.as_array() {
-                        view.required.extend(req.iter().filter_map(Value::as_str));
+                        view.merged_required.extend(req.iter().filter_map(Value::as_str));
                     }
                 }
                 "additionalProperties" | "unevaluatedProperties" if v.as_bool() == Some(false) => {
@@ -418,6 +468,14 @@ pub(crate) fn node_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
 }
 
 pub(crate) fn normalise(name: &str) -> String {
+    if name.is_ascii() {
+        // The same, byte by byte (an ASCII letter lowercases to one ASCII letter).
+        let mut out = String::with_capacity(name.len());
+        for b in name.bytes().filter(|b| !matches!(b, b'_' | b'-' | b' ')) {
+            out.push(char::from(b.to_ascii_lowercase()));
+        }
+        return out;
+    }
     name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
 }
 
@@ -446,5 +504,10 @@ mod tests {
         assert_eq!(normalise("read_file"), normalise("ReadFile"));
         assert_eq!(normalise("max-results"), normalise("max_results"));
         assert_eq!(normalise("file path"), "filepath");
+        for name in ["Max_Results", "dry-run", "A b_C-d", "ÄÖ_ü", "İstanbul", "x\u{212A}"] {
+            let slow: String =
+                name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect();
+            assert_eq!(normalise(name), slow, "{name}");
+        }
     }
 }

@@ -8,6 +8,13 @@
 //! limit. Written back: `thinking` blocks untouched, the text left in one `text` block
 //! where the first was, usable calls as `tool_use` blocks (calls found in text get
 //! `toolu_` ids), `stop_reason` `tool_use` when a call is usable.
+//!
+//! Reasoning the library moves out of the text (a `<think>…</think>` a local model wrote in
+//! a `text` block) comes back as a `thinking` block of the proxy's own, before the text, as
+//! Chat Completions gets it in `reasoning_content`. Its `signature` (a string the API
+//! reference requires; the proxy cannot sign) is [`PROXY_SIGNATURE`]; when a client sends
+//! such a block back in the conversation, the history repair drops it (reported as
+//! `proxy_thinking_dropped`), so a strict upstream that checks signatures never sees it.
 
 mod stream;
 
@@ -20,6 +27,10 @@ use serde_json::{Value, json};
 use std::borrow::Cow;
 use toolfix::extract::Channel;
 use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, ToolSet, feedback};
+
+/// The `signature` of a `thinking` block the proxy wrote (reasoning moved out of the text):
+/// not a signature, a mark by which the history repair knows the block as the proxy's.
+pub(crate) const PROXY_SIGNATURE: &str = "toolfix-unsigned";
 
 /// The Anthropic Messages adapter.
 #[derive(Debug)]
@@ -107,13 +118,18 @@ impl Adapter for Messages {
         } else {
             fixed.content.clone()
         };
-        let mut content = Vec::with_capacity(old.len() + fixed.calls.len());
+        // Reasoning moved out of the text goes before it, in a thinking block of the
+        // proxy's own (not when the text goes out as sent: it is still in there).
+        let moved =
+            if text_as_sent { None } else { moved(parts.thinking.as_deref(), fixed.reasoning_content.as_deref()) };
+        let mut content = Vec::with_capacity(old.len() + fixed.calls.len() + 1);
         let mut text_placed = false;
         for b in &old {
             match kind(b) {
                 "text" => {
                     if !text_placed {
                         text_placed = true;
+                        content.extend(moved.map(thinking_block));
                         if !text.is_empty() {
                             content.push(json!({"type": "text", "text": text}));
                         }
@@ -123,8 +139,11 @@ impl Adapter for Messages {
                 _ => content.push(b.clone()),
             }
         }
-        if !text_placed && !text.is_empty() {
-            content.push(json!({"type": "text", "text": text}));
+        if !text_placed {
+            content.extend(moved.map(thinking_block));
+            if !text.is_empty() {
+                content.push(json!({"type": "text", "text": text}));
+            }
         }
         let mut calls = 0;
         for c in &fixed.calls {
@@ -281,9 +300,10 @@ impl Parts {
         for b in old {
             match kind(b) {
                 "thinking" => {
+                    // The non-empty texts joined by a newline (as the stream feeds them).
                     let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
                     let all = thinking.get_or_insert_with(String::new);
-                    if !all.is_empty() {
+                    if !all.is_empty() && !t.is_empty() {
                         all.push('\n');
                     }
                     all.push_str(t);
@@ -326,6 +346,28 @@ impl Parts {
             || self.text != fixed.content
             || self.thinking.as_deref() != fixed.reasoning_content.as_deref()
     }
+}
+
+/// The reasoning the library moved out of the text: the fixed reply's reasoning past the
+/// `thinking` blocks' own text (the library puts that first, then a newline, then what it
+/// moved). `None` when nothing was moved.
+pub(crate) fn moved<'a>(thinking: Option<&str>, fixed: Option<&'a str>) -> Option<&'a str> {
+    let all = fixed?;
+    let rest = match thinking {
+        Some(t) => all.strip_prefix(t)?.strip_prefix('\n')?,
+        None => all,
+    };
+    Some(rest).filter(|r| !r.is_empty())
+}
+
+/// A `thinking` block of the proxy's own.
+pub(crate) fn thinking_block(text: &str) -> Value {
+    json!({"type": "thinking", "thinking": text, "signature": PROXY_SIGNATURE})
+}
+
+/// True for a `thinking` block the proxy wrote.
+pub(crate) fn is_proxy_thinking(block: &Value) -> bool {
+    kind(block) == "thinking" && block.get("signature").and_then(Value::as_str) == Some(PROXY_SIGNATURE)
 }
 
 /// The `tool_use` block for a usable call; an untouched server call keeps its own block.
@@ -491,6 +533,23 @@ fn repair(messages: &mut Vec<Value>, limits: &Limits) -> Vec<history::Change> {
         if role == "assistant" {
             close_pending(&answered_now, None, &mut out, index, &mut changes);
             if let Some(content) = message.get_mut("content").and_then(Value::as_array_mut) {
+                // The proxy's own thinking blocks (reasoning it moved out of the text) carry
+                // no real signature: dropped, so a strict upstream never sees them. Kept
+                // when nothing else is in the turn (an empty turn is refused too).
+                if content.iter().any(is_proxy_thinking) && !content.iter().all(is_proxy_thinking) {
+                    content.retain(|b| {
+                        let proxy = is_proxy_thinking(b);
+                        if proxy {
+                            changes.push(history::Change {
+                                kind: "proxy_thinking_dropped",
+                                message: index,
+                                call: None,
+                                tool_call_id: None,
+                            });
+                        }
+                        !proxy
+                    });
+                }
                 for (n, b) in content.iter_mut().enumerate() {
                     if kind(b) != "tool_use" {
                         continue;

@@ -10,14 +10,21 @@
 //! `partial_json` is the whole input (never empty), one stop. `message_delta` (with the
 //! stop reason a non-streamed answer would have and the `x_toolfix` report) and
 //! `message_stop` close the stream.
+//!
+//! Reasoning the library moves out of the text (a `<think>` block in a `text` block) goes
+//! out in a `thinking` block of the proxy's own (`thinking_delta`s, then a `signature_delta`
+//! with [`PROXY_SIGNATURE`](super::PROXY_SIGNATURE), then its stop): as it comes while no
+//! text has gone out (so it comes before the text, as not streamed), else after the text,
+//! before the `tool_use` blocks. Text that went out before it turned out to be reasoning
+//! (`content_was_reasoning`) is not sent again, as for Chat Completions.
 
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
-use super::Messages;
+use super::{Messages, PROXY_SIGNATURE, is_proxy_thinking, moved};
 use crate::sse::{self, Event};
 use crate::summary::Summary;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
-use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
+use toolfix::{FixOptions, FixedReply, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
 
 /// What an upstream block became.
 #[derive(Clone, Copy, Debug)]
@@ -40,6 +47,21 @@ pub(crate) struct MessagesStream {
     next_out: usize,
     /// The proxy's open text block.
     open_text: Option<usize>,
+    /// The proxy's open thinking block (reasoning moved out of the text).
+    open_thinking: Option<usize>,
+    /// Reasoning moved out of the text, as the library counts it (its moved reasoning is
+    /// this, then what it moves at the end).
+    moved: String,
+    /// Text released since the library last took the text so far as reasoning.
+    content_since: String,
+    /// Moved reasoning held to go out after the text.
+    pending_thinking: String,
+    /// A thinking block of the proxy's own went out.
+    sent_thinking: bool,
+    /// The upstream's thinking text fed so far, and whether a new block began since: the
+    /// blocks' texts are fed joined by a newline, as the non-streamed side joins them.
+    thinking_fed: bool,
+    thinking_new_block: bool,
     /// `message_start`'s message, for the non-streamed form.
     message: Map<String, Value>,
     /// Thinking blocks as received (text and signature), for the non-streamed form.
@@ -64,6 +86,13 @@ impl MessagesStream {
             blocks: Vec::new(),
             next_out: 0,
             open_text: None,
+            open_thinking: None,
+            moved: String::new(),
+            content_since: String::new(),
+            pending_thinking: String::new(),
+            sent_thinking: false,
+            thinking_fed: false,
+            thinking_new_block: false,
             message: Map::new(),
             thinking: Vec::new(),
             stop_reason: None,
@@ -90,10 +119,37 @@ impl MessagesStream {
         k
     }
 
+    /// Close the proxy's open blocks (text, thinking).
     fn close_text(&mut self, out: &mut Vec<Bytes>) {
         if let Some(k) = self.open_text.take() {
             out.push(event("content_block_stop", &json!({"type": "content_block_stop", "index": k})));
         }
+        if let Some(k) = self.open_thinking.take() {
+            out.extend(thinking_end(k));
+        }
+    }
+
+    /// Reasoning moved out of the text: out now in the proxy's thinking block while no
+    /// text went out, else held for after the text.
+    fn thinking(&mut self, r: &str, out: &mut Vec<Bytes>) {
+        if r.is_empty() {
+            return;
+        }
+        self.moved.push_str(r);
+        if !self.sent_text.is_empty() || self.through {
+            self.pending_thinking.push_str(r);
+            return;
+        }
+        let k = if let Some(k) = self.open_thinking {
+            k
+        } else {
+            let k = self.next_block(out);
+            out.push(thinking_start(k));
+            self.open_thinking = Some(k);
+            k
+        };
+        self.sent_thinking = true;
+        out.push(thinking_delta(k, r));
     }
 
     /// Send released text in the proxy's text block.
@@ -119,15 +175,52 @@ impl MessagesStream {
         ));
     }
 
+    /// Events of the text and calls (not of the end: see [`Self::take_last`]): text, and
+    /// reasoning moved out of it.
     fn take(&mut self, events: Vec<ReplyEvent>, out: &mut Vec<Bytes>) {
         let mut text = String::new();
         for e in events {
             match e {
-                ReplyEvent::Content(t) => text.push_str(&t),
-                ReplyEvent::ContentWasReasoning => self.content_was_reasoning = true,
-                // Reasoning moved out of the text is not written back (as not streamed).
+                ReplyEvent::Content(t) => {
+                    self.content_since.push_str(&t);
+                    text.push_str(&t);
+                }
+                ReplyEvent::Reasoning(r) => {
+                    self.text(&std::mem::take(&mut text), out);
+                    self.thinking(&r, out);
+                }
+                ReplyEvent::ContentWasReasoning => self.was_reasoning(),
                 _ => {}
             }
+        }
+        self.text(&text, out);
+    }
+
+    fn was_reasoning(&mut self) {
+        self.content_was_reasoning = true;
+        // The library counts the text so far as moved reasoning; it went out as text.
+        self.moved.push_str(&std::mem::take(&mut self.content_since));
+    }
+
+    /// The last events (from the library's `finish`): there, the reasoning events mix the
+    /// thinking blocks' text with reasoning moved out of the text, so what was moved is
+    /// read from the fixed reply instead. `thinking`: the thinking blocks' text as fed.
+    fn take_last(&mut self, events: Vec<ReplyEvent>, fixed: &FixedReply, thinking: Option<&str>, out: &mut Vec<Bytes>) {
+        let mut text = String::new();
+        for e in events {
+            match e {
+                ReplyEvent::Content(t) => {
+                    self.content_since.push_str(&t);
+                    text.push_str(&t);
+                }
+                ReplyEvent::ContentWasReasoning => self.was_reasoning(),
+                _ => {}
+            }
+        }
+        let all = moved(thinking, fixed.reasoning_content.as_deref()).unwrap_or("");
+        if let Some(rest) = all.strip_prefix(self.moved.as_str()) {
+            let rest = rest.to_owned();
+            self.thinking(&rest, out);
         }
         self.text(&text, out);
     }
@@ -135,11 +228,17 @@ impl MessagesStream {
     /// The reply outgrew the fixer: send what it held, and pass the rest through.
     fn give_up(&mut self, stuck: &str, out: &mut Vec<Bytes>) {
         if let Some(s) = self.stream.take() {
+            let thinking = s.received().reasoning_content.clone();
             let (events, fixed) = s.finish(None);
-            self.take(events, out);
+            self.take_last(events, &fixed, thinking.as_deref(), out);
             self.text(stuck, out);
             // The calls fixed so far go out now; the rest passes through.
             self.close_text(out);
+            let pending = std::mem::take(&mut self.pending_thinking);
+            if !pending.is_empty() {
+                let k = self.next_block(out);
+                out.extend(thinking_events(k, &pending));
+            }
             for c in fixed.calls.iter().filter(|c| c.status.is_usable()) {
                 let k = self.next_block(out);
                 let input: Value =
@@ -197,6 +296,7 @@ impl MessagesStream {
                         let k = self.next_block(out);
                         self.blocks.push((index, Block::Passed { out: k, thinking }));
                         if thinking {
+                            self.thinking_new_block = true;
                             let t = block.get("thinking").and_then(Value::as_str).unwrap_or("").to_owned();
                             self.push_thinking(&t);
                             self.thinking.push((t, String::new()));
@@ -286,8 +386,16 @@ impl MessagesStream {
         if t.is_empty() {
             return;
         }
+        let joined;
+        let piece = if std::mem::take(&mut self.thinking_new_block) && self.thinking_fed {
+            joined = format!("\n{t}");
+            joined.as_str()
+        } else {
+            t
+        };
+        self.thinking_fed = true;
         let Some(s) = self.stream.as_mut() else { return };
-        if s.push_reasoning(t).is_err() {
+        if s.push_reasoning(piece).is_err() {
             // Too large to read for calls: the thinking passes through all the same.
             self.stream = None;
             self.through = true;
@@ -356,7 +464,7 @@ impl StreamFixer<'_> for MessagesStream {
                     None => None,
                 };
                 let (events, f) = s.finish(finish);
-                self.take(events, &mut frames);
+                self.take_last(events, &f, received.reasoning_content.as_deref(), &mut frames);
                 (received, Some(f))
             }
             None => (toolfix::reply::Received::default(), None),
@@ -372,8 +480,12 @@ impl StreamFixer<'_> for MessagesStream {
     }
 
     fn closing(&self, answer: &Fixed, later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes> {
-        let _ = later;
-        let mut me = Closer { open_text: self.open_text, next_out: self.next_out, out: Vec::new() };
+        let mut me = Closer {
+            open_text: self.open_text,
+            open_thinking: self.open_thinking,
+            next_out: self.next_out,
+            out: Vec::new(),
+        };
         let mut response = answer.response.clone();
         let fixed = answer.replies.first().and_then(Option::as_ref);
         if let Some(f) = fixed.filter(|f| !self.through && Messages::changes(&answer.response, 0, f)) {
@@ -399,7 +511,19 @@ impl StreamFixer<'_> for MessagesStream {
                     _ => String::new(),
                 }
             };
-            me.text(&unseen);
+            // Moved reasoning: a later attempt's only when nothing was sent (as its text),
+            // before its text; this attempt's held part after the text.
+            if later {
+                if self.sent_text.is_empty() && !self.sent_thinking {
+                    for b in blocks.iter().filter(|b| is_proxy_thinking(b)) {
+                        me.thinking(b.get("thinking").and_then(Value::as_str).unwrap_or(""));
+                    }
+                }
+                me.text(&unseen);
+            } else {
+                me.text(&unseen);
+                me.thinking(&self.pending_thinking);
+            }
             me.close_text();
             for b in blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")) {
                 let k = me.next_out;
@@ -434,11 +558,23 @@ impl StreamFixer<'_> for MessagesStream {
 /// Builds the closing events.
 struct Closer {
     open_text: Option<usize>,
+    open_thinking: Option<usize>,
     next_out: usize,
     out: Vec<Bytes>,
 }
 
 impl Closer {
+    /// A whole thinking block of the proxy's own.
+    fn thinking(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.close_text();
+        let k = self.next_out;
+        self.next_out += 1;
+        self.out.extend(thinking_events(k, text));
+    }
+
     fn text(&mut self, text: &str) {
         if text.is_empty() {
             return;
@@ -446,6 +582,9 @@ impl Closer {
         let k = if let Some(k) = self.open_text {
             k
         } else {
+            if let Some(k) = self.open_thinking.take() {
+                self.out.extend(thinking_end(k));
+            }
             let k = self.next_out;
             self.next_out += 1;
             self.out.push(event(
@@ -465,7 +604,44 @@ impl Closer {
         if let Some(k) = self.open_text.take() {
             self.out.push(event("content_block_stop", &json!({"type": "content_block_stop", "index": k})));
         }
+        if let Some(k) = self.open_thinking.take() {
+            self.out.extend(thinking_end(k));
+        }
     }
+}
+
+/// The start of a thinking block of the proxy's own (empty, as the API starts one).
+fn thinking_start(k: usize) -> Bytes {
+    event(
+        "content_block_start",
+        &json!({"type": "content_block_start", "index": k,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+    )
+}
+
+fn thinking_delta(k: usize, text: &str) -> Bytes {
+    event(
+        "content_block_delta",
+        &json!({"type": "content_block_delta", "index": k, "delta": {"type": "thinking_delta", "thinking": text}}),
+    )
+}
+
+/// The end of a thinking block of the proxy's own: its mark as signature, then its stop.
+fn thinking_end(k: usize) -> [Bytes; 2] {
+    [
+        event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": k,
+                    "delta": {"type": "signature_delta", "signature": PROXY_SIGNATURE}}),
+        ),
+        event("content_block_stop", &json!({"type": "content_block_stop", "index": k})),
+    ]
+}
+
+/// A whole thinking block of the proxy's own.
+fn thinking_events(k: usize, text: &str) -> [Bytes; 4] {
+    let [sig, stop] = thinking_end(k);
+    [thinking_start(k), thinking_delta(k, text), sig, stop]
 }
 
 /// An SSE event with its `event:` line (the SDK ignores events without one).

@@ -3,8 +3,12 @@
 //! the response object, "Streaming events").
 //!
 //! A reply is read as the library's `Reply`: the `output_text` parts of the `message`
-//! items joined are the content, the `function_call` items the server's calls (their
-//! `call_id` the id), `status: "incomplete"` for `max_output_tokens` the token limit.
+//! items joined are the content, the text of the `reasoning` items (each item's `content`
+//! parts, then its `summary` parts; non-empty parts joined by a newline) the reasoning, the
+//! `function_call` items the server's calls (their `call_id` the id), `status:
+//! "incomplete"` for `max_output_tokens` the token limit. A call left in the reasoning is
+//! used as the `FixOptions` say, as for `reasoning_content` in Chat Completions; the
+//! `reasoning` items themselves always pass through untouched.
 //! `custom` tools (Codex's `apply_patch` with a grammar) and other tool types are passed
 //! through untouched: their calls' raw `input` is never repaired as JSON. Written back:
 //! other items untouched, the text left in the first `message` item, usable calls as
@@ -234,6 +238,7 @@ impl Adapter for Responses {
 #[derive(Debug, Default)]
 struct Parts {
     text: String,
+    reasoning: Option<String>,
     calls: Value,
     finish: &'static str,
 }
@@ -255,11 +260,14 @@ impl Parts {
         } else {
             "tool_calls"
         };
-        Parts { text: text_of(items), calls: Value::Array(calls), finish }
+        Parts { text: text_of(items), reasoning: reasoning_of(items), calls: Value::Array(calls), finish }
     }
 
     fn reply(&self) -> Reply<'_> {
         let mut reply = Reply::new(&self.text).with_finish_reason(self.finish);
+        if let Some(r) = &self.reasoning {
+            reply = reply.with_reasoning_content(r);
+        }
         if self.calls.as_array().is_some_and(|c| !c.is_empty()) {
             reply = reply.with_tool_calls(&self.calls);
         }
@@ -331,6 +339,30 @@ fn text_of(items: &[Value]) -> String {
         .filter(|p| kind(p) == "output_text")
         .filter_map(|p| p.get("text").and_then(Value::as_str))
         .collect()
+}
+
+/// The text of the `reasoning` items: per item its `content` parts (`reasoning_text`), then
+/// its `summary` parts (`summary_text`); the non-empty ones joined by a newline, as the
+/// stream joins the parts' deltas. `None` without any.
+fn reasoning_of(items: &[Value]) -> Option<String> {
+    let mut all: Option<String> = None;
+    for part in items.iter().filter(|i| kind(i) == "reasoning").flat_map(reasoning_parts) {
+        if part.is_empty() {
+            continue;
+        }
+        let r = all.get_or_insert_with(String::new);
+        if !r.is_empty() {
+            r.push('\n');
+        }
+        r.push_str(part);
+    }
+    all
+}
+
+/// The texts of a `reasoning` item's parts, in the order [`reasoning_of`] reads them.
+pub(crate) fn reasoning_parts(item: &Value) -> impl Iterator<Item = &str> {
+    let parts = |key: &str| item.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    parts("content").iter().chain(parts("summary")).filter_map(|p| p.get("text").and_then(Value::as_str))
 }
 
 fn one_shot(request: &Value) -> Option<Value> {

@@ -6,14 +6,17 @@
 //!
 //! Text deltas flow as the library releases them, in a `message` item the proxy opens when
 //! it has text to send and closes before any other item; items of other kinds (reasoning,
-//! custom tool calls, web search) pass through, renumbered; `function_call` items are held
+//! custom tool calls, web search) pass through, renumbered; the text of `reasoning` items
+//! (`response.reasoning_text.delta`, `response.reasoning_summary_text.delta`, or the whole
+//! item at `response.output_item.done` when no delta came) is also fed to the library as
+//! the reply's reasoning, parts joined by a newline as the non-streamed side joins them; `function_call` items are held
 //! (their argument deltas fed to the library) and re-emitted at the end, repaired: added,
 //! one arguments delta, `.done`, item done — the same arguments in all three places and in
 //! the final `response.completed`, which carries the `x_toolfix` report. Every event the
 //! proxy sends has its own `sequence_number`, in order.
 
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
-use super::{Responses, message_item};
+use super::{Responses, message_item, reasoning_parts};
 use crate::sse::{self, Event};
 use crate::summary::Summary;
 use bytes::Bytes;
@@ -56,6 +59,12 @@ pub(crate) struct ResponsesStream {
     content_was_reasoning: bool,
     sent_text: String,
     unfixed: Vec<String>,
+    /// The reasoning part last fed: (output index, summary or content, part index).
+    reasoning_part: Option<(u64, bool, u64)>,
+    /// Some reasoning was fed (the next part starts with a newline).
+    reasoning_fed: bool,
+    /// Output indices of the reasoning items whose deltas were fed.
+    reasoning_items: Vec<u64>,
 }
 
 impl ResponsesStream {
@@ -77,6 +86,9 @@ impl ResponsesStream {
             content_was_reasoning: false,
             sent_text: String::new(),
             unfixed: Vec::new(),
+            reasoning_part: None,
+            reasoning_fed: false,
+            reasoning_items: Vec::new(),
         }
     }
 
@@ -172,12 +184,73 @@ impl ResponsesStream {
         }
     }
 
+    /// Feed a piece of a reasoning item's text as the reply's reasoning (the event itself
+    /// passes through untouched). `part`: (output index, summary or content, part index).
+    fn push_reasoning(&mut self, part: (u64, bool, u64), t: &str, out: &mut Vec<Bytes>) {
+        if t.is_empty() {
+            return;
+        }
+        if !self.reasoning_items.contains(&part.0) {
+            self.reasoning_items.push(part.0);
+        }
+        let Some(s) = self.stream.as_mut() else { return };
+        let new_part = self.reasoning_part != Some(part);
+        self.reasoning_part = Some(part);
+        let joined;
+        let piece = if new_part && self.reasoning_fed {
+            joined = format!("\n{t}");
+            joined.as_str()
+        } else {
+            t
+        };
+        self.reasoning_fed = true;
+        if let Ok(events) = s.push_reasoning(piece) {
+            self.take(events, out);
+        } else {
+            // Too large to read for calls: what was held goes out, the rest passes through.
+            if let Some(s) = self.stream.take() {
+                let (events, _) = s.finish(None);
+                self.take(events, out);
+            }
+            self.unfixed.push("the reply is too large to fix; the rest passed through".to_owned());
+        }
+    }
+
+    /// The reasoning events: their text is fed to the library, and they pass through.
+    fn reasoning_event(&mut self, kind: &str, data: &Map<String, Value>, index: u64, out: &mut Vec<Bytes>) {
+        let part = |key: &str| data.get(key).and_then(Value::as_u64).unwrap_or(0);
+        match kind {
+            "response.reasoning_text.delta" => {
+                let t = data.get("delta").and_then(Value::as_str).unwrap_or("");
+                self.push_reasoning((index, false, part("content_index")), t, out);
+            }
+            "response.reasoning_summary_text.delta" => {
+                let t = data.get("delta").and_then(Value::as_str).unwrap_or("");
+                self.push_reasoning((index, true, part("summary_index")), t, out);
+            }
+            // A server that sends the reasoning item whole, without deltas.
+            "response.output_item.done" if !self.reasoning_items.contains(&index) => {
+                let Some(item) =
+                    data.get("item").filter(|i| i.get("type").and_then(Value::as_str) == Some("reasoning"))
+                else {
+                    return;
+                };
+                // Every part is a new one (no delta of this item came).
+                for (n, t) in reasoning_parts(item).enumerate() {
+                    self.push_reasoning((index, true, u64::try_from(n).unwrap_or(u64::MAX)), t, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn on_event(&mut self, e: &Event, out: &mut Vec<Bytes>) -> Result<(), Fault> {
         let Ok(Value::Object(data)) = serde_json::from_str::<Value>(&e.data) else {
             return Err(Fault::Malformed);
         };
         let kind = data.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
         let index = data.get("output_index").and_then(Value::as_u64).unwrap_or(0);
+        self.reasoning_event(&kind, &data, index, out);
         match kind.as_str() {
             "response.created" | "response.in_progress" | "response.queued" => {
                 if let Some(r) = data.get("response").and_then(Value::as_object) {
