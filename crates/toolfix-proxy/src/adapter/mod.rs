@@ -9,6 +9,7 @@ pub(crate) mod chat;
 pub(crate) mod history;
 pub(crate) mod messages;
 pub(crate) mod responses;
+pub(crate) mod view;
 
 use crate::summary::Summary;
 use bytes::Bytes;

@@ -84,6 +84,7 @@ mod qwen3_coder;
 mod react;
 mod registry;
 mod scan;
+mod starts;
 mod step3;
 pub mod stream;
 mod tags;
@@ -167,6 +168,9 @@ impl<S: std::hash::BuildHasher + Sync> ToolLookup for std::collections::HashMap<
         let mut names: Vec<&str> = self.keys().map(String::as_str).collect();
         names.sort_unstable();
         names
+    }
+    fn could_begin_name(&self, text: &str) -> bool {
+        self.keys().any(|n| n.starts_with(text))
     }
 }
 

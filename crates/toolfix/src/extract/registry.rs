@@ -2,7 +2,8 @@
 //! grammar (a declarative JSON row, an invoke block, a Python call list, or a parser of
 //! its own), the reasoning blocks and prose wrappers its models write, and the model
 //! families that emit it. The driver builds one Aho-Corasick automaton over all markers
-//! and scans each text once (`scan.rs`).
+//! and scans each text once (`scan.rs`), run only at the places a marker can start
+//! (`starts.rs`, a prefilter built from the same markers).
 //!
 //! Order matters where formats share a marker: the more specific grammar comes first (for
 //! `<tool_call>`: Qwen3-Coder's `<function=`, GLM's `name<arg_key>`, then Hermes JSON, then
@@ -14,7 +15,8 @@ use super::json::call::{Keys, NAME_ARGUMENTS};
 use super::json_family::{Body, Empty, Fence, JsonRow, Name};
 use super::parsed::{Cx, Markers, ParseFn, Parsed};
 use super::pythonic::PyRow;
-use aho_corasick::{AhoCorasick, MatchKind};
+use super::starts::{self, Starts};
+use aho_corasick::{AhoCorasick, Match, MatchKind, StartKind};
 use std::sync::OnceLock;
 
 /// How a format's calls are written after its start marker.
@@ -575,7 +577,9 @@ pub(crate) struct Reasoning {
 
 /// The automaton and what each of its patterns means.
 pub(crate) struct Dispatch {
-    pub(crate) automaton: AhoCorasick,
+    /// Every marker (leftmost-longest), run anchored at the places [`Starts`] finds.
+    automaton: AhoCorasick,
+    starts: Starts,
     pub(crate) kinds: Vec<Kind>,
     /// Every reasoning block, once.
     pub(crate) reasoning: Vec<Reasoning>,
@@ -664,11 +668,28 @@ fn build() -> Option<Dispatch> {
         rows.sort_unstable();
     }
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
-    let automaton = AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok()?;
+    let automaton = AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .start_kind(StartKind::Anchored)
+        .build(&patterns)
+        .ok()?;
+    let starts = Starts::new(&patterns);
     let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
     let leading = REGISTRY.iter().position(|s| s.format == Format::FunctionaryV32)?;
     let harmony = REGISTRY.iter().position(|s| s.format == Format::GptOssHarmony)?;
-    Some(Dispatch { automaton, kinds, reasoning, longest, patterns, glued, leading, harmony })
+    Some(Dispatch { automaton, starts, kinds, reasoning, longest, patterns, glued, leading, harmony })
+}
+
+impl Dispatch {
+    /// The leftmost marker in `text[from..end]` (the longest of those starting there), as
+    /// an unanchored leftmost-longest search of every marker over that span finds it.
+    pub(crate) fn find(&self, text: &str, from: usize, end: usize) -> Option<Match> {
+        #[cfg(test)]
+        if starts::tests::is_full() {
+            return starts::tests::full_search(text, from, end);
+        }
+        starts::find(&self.automaton, &self.starts, text, from, end)
+    }
 }
 
 /// A cheap look at the text after a marker: false when the row's grammar cannot succeed

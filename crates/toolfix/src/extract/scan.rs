@@ -1,6 +1,6 @@
 //! One pass over one text, as a step machine: find the next marker (one Aho-Corasick
-//! automaton over every format's markers), try the grammars registered for it, track
-//! reasoning blocks and the formats' own markers.
+//! automaton over every format's markers, run only where a marker can start), try the
+//! grammars registered for it, track reasoning blocks and the formats' own markers.
 //!
 //! The whole-text extractor runs the steps to the end. The streaming assembler runs the
 //! same steps on the text received so far and stops at the first step that more text
@@ -18,7 +18,6 @@ use super::parsed::{Cx, Parsed, RawCall};
 use super::registry::{self, Kind, REGISTRY, When};
 use super::{Format, Note, NoteKind};
 use crate::span::Span;
-use aho_corasick::Input;
 
 /// Failed parser runs allowed per text before the rest is left as prose: keeps hostile
 /// input (thousands of half-open tags) linear.
@@ -202,7 +201,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     }
     // Markers are looked for before the text cap only.
     let search_end = limit.min(cap.max(st.pos));
-    let found = d.automaton.find(Input::new(text).span(st.pos..search_end));
+    let found = d.find(text, st.pos, search_end);
     let Some(m) = found else {
         // No marker: prose up to what could still begin markup (the start of a marker, or
         // a declared tool's name that a `{` could follow), and nothing else.
@@ -219,7 +218,10 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         st.pos = to;
         return Some(Step::Prose);
     };
-    if limit_is_end && !r.is_final {
+    // Only a marker this close to the end can have one begin before it (or a longer one
+    // here, or a Kimi id) that runs past the end: the hold found below starts at least
+    // `longest - 1 + MAX_ID` bytes before the end, so one further back leaves it alone.
+    if limit_is_end && !r.is_final && m.start() + d.longest + super::kimi_k2::MAX_ID >= len {
         // A marker may begin before this one (or a longer one here) and run past the end
         // of the text so far: wait for the bytes that decide it.
         let held = id_hold(text, st.pos, partial_marker(text, st.pos, d), r.cx);
@@ -276,36 +278,75 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
 /// Where the end of `text` (from `from` on) could be the start of a marker: the first
 /// byte whose rest of the text is a proper prefix of a marker; `text.len()` when none.
 fn partial_marker(text: &str, from: usize, d: &registry::Dispatch) -> usize {
-    let len = text.len();
     let bytes = text.as_bytes();
-    let first = first_bytes(d);
-    let mut p = from.max(len.saturating_sub(d.longest.saturating_sub(1)));
-    while p < len {
-        if text.is_char_boundary(p)
-            && let Some(rest) = bytes.get(p..)
-            && let Some(&b) = bytes.get(p)
-            && first
-                .get(usize::from(b))
-                .is_some_and(|list| list.iter().any(|m| m.len() > rest.len() && m.as_bytes().starts_with(rest)))
+    let starts = marker_starts(d);
+    let start = from.max(bytes.len().saturating_sub(d.longest.saturating_sub(1)));
+    let tail = bytes.get(start..).unwrap_or_default();
+    for (i, &b) in tail.iter().enumerate() {
+        // Most bytes begin no marker, or not with the byte after them: table look-ups.
+        // (A marker never begins with a continuation byte, so its position is a char
+        // boundary.)
+        let Some(list) = starts.by_first.get(usize::from(b)).filter(|l| !l.is_empty()) else { continue };
+        if let Some(&next) = tail.get(i + 1)
+            && !starts.has_pair(b, next)
         {
-            return p;
+            continue;
         }
-        p += 1;
+        if tail.get(i..).is_some_and(|rest| is_proper_prefix_of_any(rest, list)) {
+            return start + i;
+        }
     }
-    len
+    bytes.len()
 }
 
-/// The markers by their first byte.
-fn first_bytes(d: &registry::Dispatch) -> &'static [Vec<&'static str>] {
-    static FIRST: std::sync::OnceLock<Vec<Vec<&'static str>>> = std::sync::OnceLock::new();
-    FIRST.get_or_init(|| {
-        let mut by: Vec<Vec<&'static str>> = vec![Vec::new(); 256];
+/// True when `rest` is a proper prefix of a marker of `sorted` (sorted by bytes: the
+/// markers that start with `rest` follow one another from the first one not below it).
+fn is_proper_prefix_of_any(rest: &[u8], sorted: &[&str]) -> bool {
+    let from = sorted.partition_point(|m| m.as_bytes() < rest);
+    sorted
+        .get(from..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|m| m.as_bytes().starts_with(rest))
+        .any(|m| m.len() > rest.len())
+}
+
+/// The markers by their first byte (each list sorted by bytes), and which pairs of bytes
+/// begin a marker of two bytes or more.
+struct MarkerStarts {
+    by_first: Vec<Vec<&'static str>>,
+    /// One bit per pair of bytes (first * 256 + second).
+    pairs: Vec<u64>,
+}
+
+impl MarkerStarts {
+    fn has_pair(&self, first: u8, second: u8) -> bool {
+        let bit = usize::from(first) * 256 + usize::from(second);
+        self.pairs.get(bit / 64).is_some_and(|w| w & (1 << (bit % 64)) != 0)
+    }
+}
+
+fn marker_starts(d: &registry::Dispatch) -> &'static MarkerStarts {
+    static STARTS: std::sync::OnceLock<MarkerStarts> = std::sync::OnceLock::new();
+    STARTS.get_or_init(|| {
+        let mut by_first: Vec<Vec<&'static str>> = vec![Vec::new(); 256];
+        let mut pairs = vec![0u64; 256 * 256 / 64];
         for m in &d.patterns {
-            if let Some(list) = m.as_bytes().first().and_then(|&b| by.get_mut(usize::from(b))) {
+            if let Some(list) = m.as_bytes().first().and_then(|&b| by_first.get_mut(usize::from(b))) {
                 list.push(m);
             }
+            if let [a, b, ..] = m.as_bytes() {
+                let bit = usize::from(*a) * 256 + usize::from(*b);
+                if let Some(w) = pairs.get_mut(bit / 64) {
+                    *w |= 1 << (bit % 64);
+                }
+            }
         }
-        by
+        for list in &mut by_first {
+            list.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            list.dedup();
+        }
+        MarkerStarts { by_first, pairs }
     })
 }
 
@@ -495,7 +536,7 @@ fn id_hold(text: &str, from: usize, to: usize, cx: &Cx<'_>) -> usize {
     let run = run.strip_prefix(NAMESPACE).unwrap_or(run);
     let could_be = match run.split_once(':') {
         Some((name, index)) => index.bytes().all(|b| b.is_ascii_digit()) && tools.is_known(name),
-        None => tools.names().iter().any(|n| n.starts_with(run)),
+        None => tools.could_begin_name(run),
     };
     if could_be { start } else { to }
 }
@@ -1078,5 +1119,50 @@ impl<'a> Judge<'a, '_> {
         );
         groups.floor = end;
         take(out, open, verdict, place);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain definition: the first char boundary from which the rest of the text is a
+    /// proper prefix of a marker.
+    fn partial_marker_plain(text: &str, from: usize, d: &registry::Dispatch) -> usize {
+        let len = text.len();
+        (from.max(len.saturating_sub(d.longest.saturating_sub(1)))..len)
+            .find(|&p| {
+                text.is_char_boundary(p)
+                    && d.patterns.iter().any(|m| m.len() > len - p && m.as_bytes().starts_with(&text.as_bytes()[p..]))
+            })
+            .unwrap_or(len)
+    }
+
+    proptest::proptest! {
+        /// The table-driven search finds what the plain definition finds, on text made of
+        /// pieces of markers and prose.
+        #[test]
+        fn partial_marker_is_the_plain_definition(
+            pieces in proptest::collection::vec((0usize..400, 0usize..60, 0usize..10), 0..12),
+            from in 0usize..200,
+        ) {
+            let d = registry::dispatch().unwrap();
+            let prose = ["", "a", " ", "f", "<", "|", "{", "x y", "é", "◁"];
+            let mut text = String::new();
+            for (m, cut, p) in pieces {
+                let marker = d.patterns[m % d.patterns.len()];
+                let mut end = cut.min(marker.len());
+                while !marker.is_char_boundary(end) {
+                    end -= 1;
+                }
+                text.push_str(&marker[..end]);
+                text.push_str(prose[p % prose.len()]);
+            }
+            let mut from = from.min(text.len());
+            while !text.is_char_boundary(from) {
+                from -= 1;
+            }
+            proptest::prop_assert_eq!(partial_marker(&text, from, d), partial_marker_plain(&text, from, d));
+        }
     }
 }

@@ -5,6 +5,7 @@ mod stream;
 
 pub(crate) use stream::ChatStream;
 
+use super::view::Text;
 use super::{Adapter, Lazy, Peek, Unusable, history};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -65,17 +66,16 @@ impl Adapter for ChatCompletions {
         let mut changed = false;
         for choice in &view.choices {
             let message = choice.message.as_ref().or(choice.delta.as_ref());
-            let text = |raw: Option<&RawValue>| -> Option<Cow<'_, str>> {
-                raw.filter(|r| r.get().starts_with('"')).and_then(|r| serde_json::from_str(r.get()).ok())
-            };
-            let content = text(message.and_then(|m| m.content));
-            let reasoning = text(message.and_then(|m| m.reasoning_content.or(m.reasoning)));
+            let content = message.and_then(|m| m.content.as_ref()).and_then(Text::as_str);
+            // `reasoning_content` when present (whatever it holds), else `reasoning`.
+            let reasoning =
+                message.and_then(|m| m.reasoning_content.as_ref().or(m.reasoning.as_ref())).and_then(Text::as_str);
             let calls: Option<Value> = message
                 .and_then(|m| m.tool_calls)
                 .filter(|r| r.get().starts_with('['))
                 .and_then(|r| serde_json::from_str(r.get()).ok());
-            let mut reply = Reply::new(content.as_deref().unwrap_or(""));
-            if let Some(r) = reasoning.as_deref() {
+            let mut reply = Reply::new(content.unwrap_or(""));
+            if let Some(r) = reasoning {
                 reply = reply.with_reasoning_content(r);
             }
             if let Some(c) = &calls {
@@ -274,11 +274,11 @@ struct ChoiceView<'a> {
 #[derive(Deserialize)]
 struct MessageView<'a> {
     #[serde(borrow)]
-    content: Option<&'a RawValue>,
+    content: Option<Text<'a>>,
     #[serde(borrow)]
-    reasoning_content: Option<&'a RawValue>,
+    reasoning_content: Option<Text<'a>>,
     #[serde(borrow)]
-    reasoning: Option<&'a RawValue>,
+    reasoning: Option<Text<'a>>,
     #[serde(borrow)]
     tool_calls: Option<&'a RawValue>,
 }

@@ -20,6 +20,7 @@ mod stream;
 
 pub(crate) use stream::MessagesStream;
 
+use super::view::{Field, Text, object_view};
 use super::{Adapter, Lazy, Peek, Unusable, history};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -88,11 +89,19 @@ impl Adapter for Messages {
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
-        let response: Value = serde_json::from_slice(body).ok()?;
-        if response.get("type").and_then(Value::as_str) != Some("message") {
-            return None;
-        }
-        let parts = Parts::of(&response);
+        // A borrowed read in one pass; a body it cannot take (duplicate members, blocks
+        // that are not objects, ...) is read as a value.
+        let parts = match serde_json::from_slice::<ResponseView<'_>>(body) {
+            Ok(view) if view.kind.as_str() == Some("message") => Parts::of_view(&view),
+            Ok(_) => return None,
+            Err(_) => {
+                let response: Value = serde_json::from_slice(body).ok()?;
+                if response.get("type").and_then(Value::as_str) != Some("message") {
+                    return None;
+                }
+                Parts::of(&response)
+            }
+        };
         let reply = parts.reply();
         let fixed = fix(&reply);
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
@@ -105,9 +114,13 @@ impl Adapter for Messages {
 
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
         let parts = Parts::of(response);
-        let original_text = parts.text.clone();
+        let original_text = parts.text;
         let Some(obj) = response.as_object_mut() else { return };
-        let old: Vec<Value> = obj.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+        // Taken, not copied: `content` is written anew below.
+        let old: Vec<Value> = match obj.get_mut("content") {
+            Some(Value::Array(blocks)) => std::mem::take(blocks),
+            _ => Vec::new(),
+        };
         let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
         let text_as_sent = unusable == Unusable::AsSent
             && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
@@ -283,6 +296,28 @@ impl Adapter for Messages {
     }
 }
 
+/// A Messages response read without copying: what [`Parts`] is made of.
+#[derive(Default)]
+struct ResponseView<'a> {
+    kind: Text<'a>,
+    content: Vec<BlockView<'a>>,
+    stop_reason: Text<'a>,
+}
+
+object_view!(ResponseView { kind: "type", content: "content", stop_reason: "stop_reason" });
+
+#[derive(Default)]
+struct BlockView<'a> {
+    kind: Text<'a>,
+    text: Text<'a>,
+    thinking: Text<'a>,
+    id: Field<'a>,
+    name: Field<'a>,
+    input: Field<'a>,
+}
+
+object_view!(BlockView { kind: "type", text: "text", thinking: "thinking", id: "id", name: "name", input: "input" });
+
 /// The reply's parts, joined: what the library reads.
 #[derive(Debug, Default)]
 struct Parts {
@@ -319,6 +354,37 @@ impl Parts {
             calls: Value::Array(calls),
             finish: finish(response).map(str::to_owned),
         }
+    }
+
+    /// The same parts, from a borrowed read of the body.
+    fn of_view(view: &ResponseView<'_>) -> Parts {
+        let mut thinking: Option<String> = None;
+        let mut calls = Vec::new();
+        let mut text = String::new();
+        for b in &view.content {
+            match b.kind.as_str().unwrap_or("") {
+                "thinking" => {
+                    // As `Parts::of`: the non-empty texts joined by a newline.
+                    let t = b.thinking.as_str().unwrap_or("");
+                    let all = thinking.get_or_insert_with(String::new);
+                    if !all.is_empty() && !t.is_empty() {
+                        all.push('\n');
+                    }
+                    all.push_str(t);
+                }
+                "tool_use" => calls.push(json!({"id": b.id.value(), "function": {"name": b.name.value(),
+                    "arguments": b.input.value().unwrap_or(json!({}))}})),
+                "text" => text.push_str(b.text.as_str().unwrap_or("")),
+                _ => {}
+            }
+        }
+        let finish = match view.stop_reason.as_str() {
+            Some("max_tokens") => Some("length"),
+            Some("tool_use") => Some("tool_calls"),
+            Some(_) => Some("stop"),
+            None => None,
+        };
+        Parts { text, thinking, calls: Value::Array(calls), finish: finish.map(str::to_owned) }
     }
 
     fn reply(&self) -> Reply<'_> {
@@ -668,5 +734,34 @@ mod tests {
         let results: Vec<&str> =
             messages[2]["content"].as_array().unwrap().iter().map(|b| b["tool_use_id"].as_str().unwrap()).collect();
         assert_eq!(results, ["b", "a"]);
+    }
+
+    /// The borrowed read gives the parts the value read gives, for every body it takes;
+    /// the others (a block that is no object, a key with escapes, content that is no
+    /// list) are read as values.
+    #[test]
+    fn the_view_reads_what_the_value_reads() {
+        let taken = [
+            r#"{"type": "message", "content": [{"type": "text", "text": "a\nb"}, {"type": "thinking", "thinking": "t"},
+                {"type": "thinking", "thinking": 3}, {"type": "thinking", "thinking": ""}, {"type": "thinking", "thinking": "u"}, {"type": "tool_use", "id": "x", "name": "f", "input": null},
+                {"type": "tool_use", "name": "g"}, {"type": "text", "text": "c", "text": "d"}], "stop_reason": "tool_use"}"#,
+            r#"{"type": "message", "type": "message", "content": [], "stop_reason": null}"#,
+            r#"{"type": "message", "stop_reason": "max_tokens"}"#,
+        ];
+        for body in taken {
+            let value: Value = serde_json::from_str(body).unwrap();
+            let view: ResponseView<'_> = serde_json::from_str(body).unwrap();
+            assert_eq!(format!("{:?}", Parts::of_view(&view)), format!("{:?}", Parts::of(&value)), "{body}");
+        }
+        let refused = [
+            r#"{"type": "message", "content": [{"type": "text", "text": "x"}, "loose", 7]}"#,
+            r#"{"type": "message", "content": [["text", "positional"]]}"#,
+            r#"{"type": "message", "content": null}"#,
+            r#"{"type": "message", "content": [{"ty\u0070e": "text", "text": "escaped key"}]}"#,
+            r#"["message", [{"type": "text", "text": "x"}]]"#,
+        ];
+        for body in refused {
+            assert!(serde_json::from_str::<ResponseView<'_>>(body).is_err(), "{body}");
+        }
     }
 }

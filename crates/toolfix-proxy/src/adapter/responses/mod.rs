@@ -18,6 +18,7 @@ mod stream;
 
 pub(crate) use stream::ResponsesStream;
 
+use super::view::{Field, Text, object_view};
 use super::{Adapter, Lazy, Peek, Unusable, history};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -88,11 +89,19 @@ impl Adapter for Responses {
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
-        let response: Value = serde_json::from_slice(body).ok()?;
-        if response.get("object").and_then(Value::as_str) != Some("response") {
-            return None;
-        }
-        let parts = Parts::of(&response);
+        // A borrowed read in one pass; a body it cannot take (duplicate members, items
+        // that are not objects, ...) is read as a value.
+        let parts = match serde_json::from_slice::<ResponseView<'_>>(body) {
+            Ok(view) if view.object.as_str() == Some("response") => Parts::of_view(&view),
+            Ok(_) => return None,
+            Err(_) => {
+                let response: Value = serde_json::from_slice(body).ok()?;
+                if response.get("object").and_then(Value::as_str) != Some("response") {
+                    return None;
+                }
+                Parts::of(&response)
+            }
+        };
         let fixed = fix(&parts.reply());
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
         Some(Lazy { replies: vec![fixed], changed })
@@ -105,7 +114,11 @@ impl Adapter for Responses {
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
         let parts = Parts::of(response);
         let Some(obj) = response.as_object_mut() else { return };
-        let old: Vec<Value> = obj.get("output").and_then(Value::as_array).cloned().unwrap_or_default();
+        // Taken, not copied: `output` is written anew below.
+        let old: Vec<Value> = match obj.get_mut("output") {
+            Some(Value::Array(items)) => std::mem::take(items),
+            _ => Vec::new(),
+        };
         let gave_up = fixed.calls.iter().any(|c| !c.status.is_usable());
         let text_as_sent = unusable == Unusable::AsSent
             && fixed.calls.iter().any(|c| !c.status.is_usable() && c.channel != Channel::ToolCalls);
@@ -234,6 +247,56 @@ impl Adapter for Responses {
     }
 }
 
+/// A Responses response read without copying: what [`Parts`] is made of.
+#[derive(Default)]
+struct ResponseView<'a> {
+    object: Text<'a>,
+    output: Vec<ItemView<'a>>,
+    status: Text<'a>,
+    incomplete_details: Option<Details<'a>>,
+}
+
+object_view!(ResponseView {
+    object: "object",
+    output: "output",
+    status: "status",
+    incomplete_details: "incomplete_details"
+});
+
+#[derive(Default)]
+struct Details<'a> {
+    reason: Text<'a>,
+}
+
+object_view!(Details { reason: "reason" });
+
+#[derive(Default)]
+struct ItemView<'a> {
+    kind: Text<'a>,
+    call_id: Field<'a>,
+    name: Field<'a>,
+    arguments: Field<'a>,
+    content: Vec<PartView<'a>>,
+    summary: Vec<PartView<'a>>,
+}
+
+object_view!(ItemView {
+    kind: "type",
+    call_id: "call_id",
+    name: "name",
+    arguments: "arguments",
+    content: "content",
+    summary: "summary",
+});
+
+#[derive(Default)]
+struct PartView<'a> {
+    kind: Text<'a>,
+    text: Text<'a>,
+}
+
+object_view!(PartView { kind: "type", text: "text" });
+
 /// The reply's parts, joined.
 #[derive(Debug, Default)]
 struct Parts {
@@ -261,6 +324,51 @@ impl Parts {
             "tool_calls"
         };
         Parts { text: text_of(items), reasoning: reasoning_of(items), calls: Value::Array(calls), finish }
+    }
+
+    /// The same parts, from a borrowed read of the body.
+    fn of_view(view: &ResponseView<'_>) -> Parts {
+        let mut calls = Vec::new();
+        let mut text = String::new();
+        // As `reasoning_of`: each reasoning item's content parts, then its summary parts;
+        // the non-empty ones joined by a newline.
+        let mut reasoning: Option<String> = None;
+        for item in &view.output {
+            match item.kind.as_str().unwrap_or("") {
+                "function_call" => calls.push(json!({"id": item.call_id.value(),
+                    "function": {"name": item.name.value(), "arguments": item.arguments.value()}})),
+                "message" => {
+                    for part in &item.content {
+                        if part.kind.as_str() == Some("output_text") {
+                            text.push_str(part.text.as_str().unwrap_or(""));
+                        }
+                    }
+                }
+                "reasoning" => {
+                    for part in item.content.iter().chain(&item.summary).filter_map(|p| p.text.as_str()) {
+                        if part.is_empty() {
+                            continue;
+                        }
+                        let r = reasoning.get_or_insert_with(String::new);
+                        if !r.is_empty() {
+                            r.push('\n');
+                        }
+                        r.push_str(part);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let incomplete = view.status.as_str() == Some("incomplete")
+            && view.incomplete_details.as_ref().and_then(|d| d.reason.as_str()) == Some("max_output_tokens");
+        let finish = if incomplete {
+            "length"
+        } else if calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        Parts { text, reasoning, calls: Value::Array(calls), finish }
     }
 
     fn reply(&self) -> Reply<'_> {
@@ -473,4 +581,41 @@ fn repair(items: &mut Vec<Value>, limits: &Limits) -> Vec<history::Change> {
     }
     *items = out;
     changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The borrowed read gives the parts the value read gives, for every body it takes;
+    /// the others (an item or part that is no object, content that is no list) are read
+    /// as values.
+    #[test]
+    fn the_view_reads_what_the_value_reads() {
+        let taken = [
+            r#"{"object": "response", "output": [{"type": "message", "content": [{"type": "output_text", "text": "a"},
+                {"type": "refusal", "refusal": "no"}, {"type": "output_text", "text": "b", "text": "c"}]},
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                {"type": "function_call", "name": "g", "arguments": null}, {"type": "reasoning", "summary": []},
+                {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "r1"}, {"type": "x", "text": ""}],
+                 "summary": [{"type": "summary_text", "text": "s1"}, {"text": 4}]}],
+                "status": "completed"}"#,
+            r#"{"object": "response", "output": [], "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}"#,
+            r#"{"object": "response", "status": "incomplete", "incomplete_details": null}"#,
+        ];
+        for body in taken {
+            let value: Value = serde_json::from_str(body).unwrap();
+            let view: ResponseView<'_> = serde_json::from_str(body).unwrap();
+            assert_eq!(format!("{:?}", Parts::of_view(&view)), format!("{:?}", Parts::of(&value)), "{body}");
+        }
+        let refused = [
+            r#"{"object": "response", "output": [{"type": "message", "content": [5]}]}"#,
+            r#"{"object": "response", "output": [["function_call", "c1", "f", "{}"]]}"#,
+            r#"{"object": "response", "output": [{"type": "message", "content": "plain"}]}"#,
+            r#"{"object": "response", "incomplete_details": "cut"}"#,
+        ];
+        for body in refused {
+            assert!(serde_json::from_str::<ResponseView<'_>>(body).is_err(), "{body}");
+        }
+    }
 }

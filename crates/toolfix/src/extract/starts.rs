@@ -1,0 +1,295 @@
+//! Where a marker can start: the prefilter in front of the marker automaton.
+//!
+//! Walking the Aho-Corasick automaton costs some 30 instructions per byte of prose, and
+//! most replies are prose. [`Starts`] is built from the registry's markers (the same list
+//! the automaton is built from) and finds every place one of them can begin without
+//! walking the automaton: markers whose first byte is ASCII punctuation (`<`, `[`, `{`,
+//! `` ` ``, `]`, `>`, ...) by that byte, with `memchr`; the few that begin with a letter, a
+//! space or a non-ASCII character (` functools[`, `Action:`, `◁think▷`) whole, with a
+//! small automaton of their own (vectorised, one pass for all). The marker automaton is
+//! then run anchored at each place found, in order: the first
+//! match is the one an unanchored leftmost-longest search would find. Exact by
+//! construction: a marker that starts at a byte either starts with one of the bytes
+//! looked for, or is itself looked for.
+
+use aho_corasick::{AhoCorasick, Anchored, Input, Match, MatchKind};
+
+/// The first window [`Starts::next`] looks in; each next one is twice as long, so the
+/// work is proportional to the distance to the place found.
+const FIRST_WINDOW: usize = 256;
+
+/// Every place a marker can start (a place found may hold none: the automaton decides).
+pub(crate) struct Starts {
+    /// The first bytes looked for, in groups of at most three (one `memchr3` each).
+    bytes: Vec<Vec<u8>>,
+    /// The markers looked for whole (one automaton with a vectorised prefilter: one pass
+    /// for all of them); `None` when there are none.
+    words: Option<AhoCorasick>,
+    /// The longest of those, in bytes.
+    longest_word: usize,
+}
+
+impl Starts {
+    /// The prefilter for `patterns` (every marker of the automaton).
+    pub(crate) fn new(patterns: &[&'static str]) -> Starts {
+        // Punctuation is rare in prose: each occurrence is worth a look. A marker that
+        // begins with a letter, a space or a non-ASCII character (common) is looked for
+        // whole.
+        let (punctuation, mut words): (Vec<&'static str>, Vec<&'static str>) = patterns
+            .iter()
+            .filter(|p| !p.is_empty())
+            .partition(|p| p.as_bytes().first().is_some_and(u8::is_ascii_punctuation));
+        let mut first: Vec<u8> = punctuation.iter().filter_map(|p| p.as_bytes().first().copied()).collect();
+        first.sort_unstable();
+        first.dedup();
+        words.sort_unstable();
+        words.dedup();
+        // A word that starts with another one is found where that one is.
+        let kept: Vec<&'static str> =
+            words.iter().filter(|w| !words.iter().any(|o| o.len() < w.len() && w.starts_with(*o))).copied().collect();
+        Starts {
+            bytes: first.chunks(3).map(<[u8]>::to_vec).collect(),
+            longest_word: kept.iter().map(|w| w.len()).max().unwrap_or(0),
+            words: (!kept.is_empty())
+                .then(|| AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&kept).ok())
+                .flatten(),
+        }
+    }
+
+    /// The first place in `hay[at..end]` where a marker may start.
+    pub(crate) fn next(&self, hay: &[u8], mut at: usize, end: usize) -> Option<usize> {
+        let mut window = FIRST_WINDOW;
+        while at < end {
+            let stop = at.saturating_add(window).min(end);
+            if let Some(found) = self.within(hay, at, stop, end) {
+                return Some(found);
+            }
+            at = stop;
+            window = window.saturating_mul(2);
+        }
+        None
+    }
+
+    /// The first place in `[at, stop)` where a marker may start (a word found there may
+    /// run on past `stop`, up to `end`).
+    fn within(&self, hay: &[u8], at: usize, stop: usize, end: usize) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        let mut limit = stop;
+        for group in &self.bytes {
+            let Some(window) = hay.get(at..limit) else { continue };
+            let found = match group.as_slice() {
+                [a] => memchr::memchr(*a, window),
+                [a, b] => memchr::memchr2(*a, *b, window),
+                [a, b, c] => memchr::memchr3(*a, *b, *c, window),
+                _ => None,
+            };
+            if let Some(i) = found {
+                best = Some(at + i);
+                limit = at + i;
+            }
+        }
+        let word_end = limit.saturating_add(self.longest_word).min(end);
+        if let Some(words) = &self.words
+            && at < word_end
+            && let Ok(Some(m)) = words.try_find(Input::new(hay).span(at..word_end))
+            && m.start() < limit
+        {
+            best = Some(m.start());
+        }
+        best
+    }
+}
+
+/// The leftmost marker in `text[from..end]` (the longest of those starting there), as an
+/// unanchored leftmost-longest search of every marker over that span finds it;
+/// `automaton` is that search's automaton, built to run anchored.
+pub(crate) fn find(automaton: &AhoCorasick, starts: &Starts, text: &str, from: usize, end: usize) -> Option<Match> {
+    let end = end.min(text.len());
+    let mut at = from;
+    while at < end {
+        let start = starts.next(text.as_bytes(), at, end)?;
+        let input = Input::new(text).span(start..end).anchored(Anchored::Yes);
+        if let Ok(Some(m)) = automaton.try_find(input) {
+            return Some(m);
+        }
+        at = start + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::super::registry::dispatch;
+    use aho_corasick::{AhoCorasick, Input, Match, MatchKind};
+    use std::cell::Cell;
+    use std::sync::OnceLock;
+
+    thread_local! {
+        /// Tests only: the scan searches with the unanchored automaton, no prefilter.
+        static FULL: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// The unanchored leftmost-longest automaton over every marker (what the prefilter
+    /// must agree with).
+    fn unanchored() -> &'static AhoCorasick {
+        static ALL: OnceLock<AhoCorasick> = OnceLock::new();
+        ALL.get_or_init(|| {
+            let d = dispatch().unwrap();
+            AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&d.patterns).unwrap()
+        })
+    }
+
+    /// True inside [`full_scan`].
+    pub(crate) fn is_full() -> bool {
+        FULL.with(Cell::get)
+    }
+
+    /// The search without the prefilter.
+    pub(crate) fn full_search(text: &str, from: usize, end: usize) -> Option<Match> {
+        unanchored().find(Input::new(text).span(from..end.min(text.len())))
+    }
+
+    /// Run `f` with the scan searching every byte with the unanchored automaton.
+    pub(crate) fn full_scan<T>(f: impl FnOnce() -> T) -> T {
+        FULL.with(|c| c.set(true));
+        let out = f();
+        FULL.with(|c| c.set(false));
+        out
+    }
+
+    /// The prefiltered search finds what the unanchored search finds, from every position
+    /// of texts full of markers, cut markers, near-markers and prose.
+    #[test]
+    fn find_is_the_automaton_search() {
+        let d = dispatch().unwrap();
+        // An empty marker would start everywhere (the prefilter leaves none out).
+        assert!(d.patterns.iter().all(|p| !p.is_empty()));
+        let mut texts: Vec<String> = vec![
+            "The forecast covers every city. functools[ and  functools[{\"a\":1}] Action: x".to_owned(),
+            "◁think▷ hm ◁/think▷ ◁ think <tool_call><tool_cal <｜tool▁calls▁begin｜> [TOOL_CALLS] ```json".to_owned(),
+            "x".repeat(700) + "<|python_tag|>" + &"y ".repeat(300) + "Action:" + &"z".repeat(2000) + "[",
+            "a >> b >>> c ]<]minimax[>[<tool_call> ` `` ```".to_owned(),
+        ];
+        texts.push(d.patterns.join(" "));
+        texts.push(d.patterns.join(""));
+        texts.push(d.patterns.iter().map(|p| p.get(..p.len() / 2).unwrap_or(p)).collect::<Vec<_>>().join("·"));
+        for text in &texts {
+            for from in (0..text.len()).filter(|i| text.is_char_boundary(*i)) {
+                for end in [text.len(), (from + 40).min(text.len())] {
+                    let want = unanchored().find(Input::new(text.as_str()).span(from..end));
+                    assert_eq!(d.find(text, from, end), want, "{text:?} from {from} to {end}");
+                }
+            }
+        }
+    }
+
+    /// A text of whole markers, cut markers and prose (`pieces`: marker index, where to
+    /// cut it, prose after it).
+    pub(crate) fn mix(pieces: &[(usize, usize, String)]) -> String {
+        let d = dispatch().unwrap();
+        let mut text = String::new();
+        for (marker, cut, prose) in pieces {
+            if let Some(m) = d.patterns.get(*marker % d.patterns.len().max(1)) {
+                let mut end = (*cut).min(m.len());
+                while !m.is_char_boundary(end) {
+                    end -= 1;
+                }
+                text.push_str(if *cut % 3 == 0 { m } else { m.get(..end).unwrap_or(m) });
+            }
+            text.push_str(prose);
+            if *cut % 5 == 0 {
+                text.push_str(&"prose and more prose ".repeat(*cut * 4));
+            }
+        }
+        text
+    }
+
+    /// Call-shaped pieces the extractors read beyond the markers themselves: bare JSON
+    /// calls, Python call lists, a declared tool's name glued to its arguments, a leading
+    /// recipient, reasoning around calls.
+    const SHAPES: &[&str] = &[
+        "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}",
+        "[{\"name\": \"get_time\", \"arguments\": {}}]",
+        "[get_weather(city=\"Paris\")]",
+        "get_weather {\"city\": \"Oslo\"}",
+        "get_time(properties = {})",
+        "<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call>",
+        "<think>maybe get_weather</think>",
+        "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n```",
+        "functions.get_time\n{}",
+        "Action: get_weather\nAction Input: {\"city\": \"Lima\"}",
+        "[TOOL_CALLS]get_time[ARGS]{}",
+    ];
+
+    fn tools() -> &'static crate::schema::ToolSet {
+        static TOOLS: OnceLock<crate::schema::ToolSet> = OnceLock::new();
+        TOOLS.get_or_init(|| {
+            let object = serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
+            crate::schema::ToolSet::new(&[
+                serde_json::json!({"name": "get_weather", "parameters": object}),
+                serde_json::json!({"name": "get_time", "parameters": {"type": "object"}}),
+            ])
+            .unwrap()
+        })
+    }
+
+    /// The whole-text extraction and the streamed one (in chunks of `chunk` bytes).
+    fn read(text: &str, chunk: usize) -> (super::super::Extraction<'_>, Vec<super::super::stream::StreamEvent>) {
+        let tools: &dyn super::super::ToolLookup = tools();
+        let whole = super::super::extract(&super::super::Message::new(text), Some(tools));
+        let mut stream = super::super::stream::StreamExtractor::new(Some(tools), super::super::Options::default());
+        let mut events = Vec::new();
+        for piece in text.as_bytes().chunks(chunk.max(1)) {
+            events.extend(stream.push(piece));
+        }
+        events.extend(stream.finish());
+        (whole, events)
+    }
+
+    proptest::proptest! {
+        /// The prefiltered scan reads every text as the scan of every byte does, whole and
+        /// streamed: markers, cut markers, call shapes and prose in any mix.
+        #[test]
+        fn prefiltered_scan_is_the_full_scan(
+            pieces in proptest::collection::vec(
+                (0usize..400, 0usize..64, "[a-zA-Z .,:{}\\[\\]<>|`\"◁▷()=_\n]{0,24}"), 0..16),
+            shapes in proptest::collection::vec((0usize..64, 0usize..400), 0..6),
+            chunk in 1usize..64,
+        ) {
+            let mut text = mix(&pieces);
+            for (shape, at) in &shapes {
+                let mut at = (*at).min(text.len());
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                text.insert_str(at, SHAPES[*shape % SHAPES.len()]);
+            }
+            let fast = read(&text, chunk);
+            let full = full_scan(|| read(&text, chunk));
+            proptest::prop_assert_eq!(fast.0, full.0);
+            proptest::prop_assert_eq!(fast.1, full.1);
+        }
+
+        /// The same over random mixes, long enough that the prefilter's windows grow.
+        #[test]
+        fn find_is_the_automaton_search_on_any_mix(
+            pieces in proptest::collection::vec(
+                (0usize..400, 0usize..64, "[a-zA-Z .,:{}\\[\\]<>|`\"◁▷()=_]{0,40}"), 0..40),
+        ) {
+            let d = dispatch().unwrap();
+            let text = mix(&pieces);
+            let mut from = 0;
+            while from < text.len() {
+                let want = unanchored().find(Input::new(text.as_str()).span(from..text.len()));
+                proptest::prop_assert_eq!(d.find(&text, from, text.len()), want);
+                from = want.map_or(text.len(), |m| {
+                    let mut next = m.start() + 1;
+                    while !text.is_char_boundary(next) {
+                        next += 1;
+                    }
+                    next
+                });
+            }
+        }
+    }
+}
