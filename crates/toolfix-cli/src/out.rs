@@ -139,9 +139,13 @@ pub(crate) fn json_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a 
         }
         scratch.push_str(body.get(copied..i)?);
         let (ch, len) = match b.get(i + 1)? {
-            b'"' => ('"', 2),
-            b'\\' => ('\\', 2),
-            b'/' => ('/', 2),
+            // `\"`, `\\`, `\/` stand for their second byte: it starts the next piece
+            // copied (one copy per escape, not a copy and a `char`).
+            b'"' | b'\\' | b'/' => {
+                copied = i + 1;
+                i += 2;
+                continue;
+            }
             b'b' => ('\u{8}', 2),
             b'f' => ('\u{c}', 2),
             b'n' => ('\n', 2),
@@ -173,7 +177,10 @@ pub(crate) fn push_usize(out: &mut String, mut n: usize) {
             break;
         }
     }
-    out.push_str(std::str::from_utf8(digits.get(start..).unwrap_or_default()).unwrap_or("0"));
+    // ASCII digits: pushed as they are, with no UTF-8 check of the slice.
+    for &d in digits.get(start..).unwrap_or_default() {
+        out.push(char::from(d));
+    }
 }
 
 /// `s` as a JSON string literal, appended to `out`, with U+2028/U+2029 escaped so no line

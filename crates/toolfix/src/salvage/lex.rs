@@ -262,6 +262,21 @@ pub(super) fn quoted_then(b: &[u8], i: usize, end: usize, after: &[u8]) -> bool 
     };
     let limit = end.min(i + LOOKAHEAD);
     let mut j = i + qlen;
+    if q == Quote::Double {
+        // The common case: the bytes that matter found by `memchr3`, not one at a time.
+        while let Some(p) = b.get(j..limit).and_then(|rest| memchr::memchr3(b'"', b'\\', b'\n', rest)) {
+            j += p;
+            match b.get(j) {
+                Some(b'\\') => j += 2,
+                Some(b'"') => {
+                    let k = skip_layout(b, j + 1, end);
+                    return k < end && b.get(k).is_some_and(|c| after.contains(c));
+                }
+                _ => return false,
+            }
+        }
+        return false;
+    }
     while j < limit {
         let c = b[j];
         if c == b'\\' {
@@ -271,8 +286,7 @@ pub(super) fn quoted_then(b: &[u8], i: usize, end: usize, after: &[u8]) -> bool 
         if c == b'\n' {
             return false;
         }
-        // A double-quoted string, the common case, without asking the kind at each byte.
-        let n = if q == Quote::Double { (c == b'"').then_some(1) } else { q.close_at(b, j) };
+        let n = q.close_at(b, j);
         if let Some(n) = n {
             let k = skip_layout(b, j + n, end);
             return k < end && after.contains(&b[k]);

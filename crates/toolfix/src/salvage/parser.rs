@@ -129,7 +129,9 @@ impl<'a> Parser<'a> {
             pos: 0,
             end: src.len(),
             edits: Edits::for_text(src.len()),
-            stack: Vec::with_capacity(16),
+            // Eight frames (a tool call rarely nests deeper) stay under glibc's per-thread
+            // cache size (1 KiB): sixteen took the slow path of malloc and free every call.
+            stack: Vec::with_capacity(8),
             max_depth,
             last_closed: None,
             cut_token: None,

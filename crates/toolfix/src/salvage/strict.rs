@@ -20,11 +20,16 @@ pub(super) struct Strict {
 /// surrogate escape (which no Rust string can hold: the lenient parser replaces it).
 pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
     let b = text.as_bytes();
+    let mut i = ws(b, 0);
+    // Text that starts with no value (prose before the JSON, a fence: half the damaged
+    // calls) fails here, before anything is set up.
+    if !matches!(b.get(i), Some(b'{' | b'[' | b'"' | b't' | b'f' | b'n' | b'-' | b'0'..=b'9')) {
+        return None;
+    }
     // Open containers: `{` or `[`, and for objects where their keys start in `keys`.
     let mut open: Vec<(u8, usize)> = Vec::with_capacity(16);
     let mut keys: Vec<Key<'_>> = Vec::with_capacity(32);
     let mut keys_may_repeat = false;
-    let mut i = ws(b, 0);
     'value: loop {
         // A value starts at `i`.
         match *b.get(i)? {
