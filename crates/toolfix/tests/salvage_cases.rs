@@ -345,3 +345,15 @@ fn duplicate_keys_are_found_in_objects_of_any_size() {
         }
     }
 }
+
+/// An invisible character between `,` and the next element's quote is layout: the quote
+/// before the `]` closed its string (`"["`), it is not a quote inside brackets
+/// (found by `invisible_characters_between_tokens_change_nothing`).
+#[test]
+fn invisible_character_before_the_next_element_is_layout() {
+    check(
+        "[[null\u{1680},\"[\"],\u{200b}\")\"\u{200b}]\u{200b}\u{2060}",
+        "[[null,\"[\"],\")\"]",
+        &[K::InvisibleCharacter],
+    );
+}

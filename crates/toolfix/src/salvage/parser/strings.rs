@@ -9,9 +9,9 @@ use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
 use crate::salvage::lex::memchr_in;
 use crate::salvage::lex::{
-    LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, is_ident, is_ident_start,
-    is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then, skip_gap,
-    skip_layout, skip_ws, value_starts,
+    LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, invisible_before, is_ident,
+    is_ident_start, is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then,
+    skip_gap, skip_layout, skip_ws, value_starts,
 };
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters,
@@ -362,7 +362,16 @@ impl Parser<'_> {
         }
         // The quote is glued to the text before it (`tall"`), as a closing quote is: not one
         // that opens the next element (`] , "`).
-        let glued = !is_ws(self.b[m - 1]) && self.b[m - 1] != b',';
+        // Invisible characters are layout here too (`], \u{200b}"`).
+        let mut before = m;
+        loop {
+            let n = invisible_before(self.b, before);
+            if n == 0 {
+                break;
+            }
+            before -= n;
+        }
+        let glued = !is_ws(self.b[before - 1]) && self.b[before - 1] != b',';
         let after = skip_layout(self.b, m + 1, self.end);
         glued && self.at(m) == Some(b'"') && matches!(self.at(after), None | Some(b',' | b']' | b'}' | b')'))
     }
