@@ -579,6 +579,10 @@ pub(crate) struct Reasoning {
 pub(crate) struct Dispatch {
     /// Every marker (leftmost-longest), run anchored at the places [`Starts`] finds.
     automaton: AhoCorasick,
+    /// The same markers for unanchored searches (markup-dense text), as a DFA: one table
+    /// look-up per byte (~600 KB, built once per process), where the NFA walked sparse
+    /// states.
+    unanchored: AhoCorasick,
     starts: Starts,
     pub(crate) kinds: Vec<Kind>,
     /// Every reasoning block, once.
@@ -670,14 +674,19 @@ fn build() -> Option<Dispatch> {
     let longest = patterns.iter().map(|p| p.len()).max().unwrap_or(0);
     let automaton = AhoCorasick::builder()
         .match_kind(MatchKind::LeftmostLongest)
-        .start_kind(StartKind::Both)
+        .start_kind(StartKind::Anchored)
+        .build(&patterns)
+        .ok()?;
+    let unanchored = AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostLongest)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(&patterns)
         .ok()?;
     let starts = Starts::new(&patterns);
     let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
     let leading = REGISTRY.iter().position(|s| s.format == Format::FunctionaryV32)?;
     let harmony = REGISTRY.iter().position(|s| s.format == Format::GptOssHarmony)?;
-    Some(Dispatch { automaton, starts, kinds, reasoning, longest, patterns, glued, leading, harmony })
+    Some(Dispatch { automaton, unanchored, starts, kinds, reasoning, longest, patterns, glued, leading, harmony })
 }
 
 impl Dispatch {
@@ -693,9 +702,9 @@ impl Dispatch {
         if dense {
             let end = end.min(text.len());
             let span = from.min(end)..end;
-            return self.automaton.try_find(aho_corasick::Input::new(text).span(span)).ok().flatten();
+            return self.unanchored.try_find(aho_corasick::Input::new(text).span(span)).ok().flatten();
         }
-        starts::find(&self.automaton, &self.starts, text, from, end)
+        starts::find(&self.automaton, &self.unanchored, &self.starts, text, from, end)
     }
 }
 

@@ -149,8 +149,16 @@ struct WordCache {
 
 /// The leftmost marker in `text[from..end]` (the longest of those starting there), as an
 /// unanchored leftmost-longest search of every marker over that span finds it;
-/// `automaton` is that search's automaton, built to run anchored.
-pub(crate) fn find(automaton: &AhoCorasick, starts: &Starts, text: &str, from: usize, end: usize) -> Option<Match> {
+/// `automaton` is that search's automaton, built to run anchored; `unanchored` the same
+/// markers, searched unanchored where the places come thick.
+pub(crate) fn find(
+    automaton: &AhoCorasick,
+    unanchored: &AhoCorasick,
+    starts: &Starts,
+    text: &str,
+    from: usize,
+    end: usize,
+) -> Option<Match> {
     let end = end.min(text.len());
     let mut at = from;
     let mut misses = 0usize;
@@ -161,7 +169,7 @@ pub(crate) fn find(automaton: &AhoCorasick, starts: &Starts, text: &str, from: u
             // prefilter costs more than it saves, so the automaton walks the rest itself.
             // No marker starts before `at` (every place there was tried), so its first
             // match is the one looked for.
-            return automaton.try_find(Input::new(text).span(at..end).anchored(Anchored::No)).ok().flatten();
+            return unanchored.try_find(Input::new(text).span(at..end)).ok().flatten();
         }
         let start = starts.next(text.as_bytes(), at, end, &mut words)?;
         let input = Input::new(text).span(start..end).anchored(Anchored::Yes);
