@@ -80,9 +80,22 @@ pub(crate) struct State {
     /// the automaton walks the text itself (see `registry::Dispatch::find`).
     searches: usize,
     searched: usize,
+    /// No position before this one can start a marker that runs past the end of the text
+    /// (what `partial_marker` last found: the text only grows at its end, and a position
+    /// rejected stays rejected as it grows).
+    partial_from: usize,
 }
 
 impl State {
+    /// [`partial_marker`] from `from`, skipping the positions an earlier call on the same
+    /// (since grown) text already rejected.
+    fn partial(&mut self, text: &str, from: usize, d: &registry::Dispatch) -> usize {
+        let known = self.partial_from.min(text.len());
+        let found = partial_marker(text, from.max(known), d);
+        self.partial_from = found;
+        found
+    }
+
     /// The open reasoning block, when it moves to the reasoning (all blocks when
     /// `move_blocks`, Harmony's analysis channel always).
     pub(crate) fn moving_block(&self, move_blocks: bool) -> Option<Block> {
@@ -94,6 +107,7 @@ impl State {
     pub(crate) fn rebase(&mut self, text: &str, by: usize, max_depth: usize) {
         self.brackets.rebase(text, by, max_depth);
         self.pos = self.pos.saturating_sub(by);
+        self.partial_from = self.partial_from.saturating_sub(by);
         if let Some(b) = self.block.as_mut() {
             b.start = b.start.saturating_sub(by);
             b.body = b.body.saturating_sub(by);
@@ -214,7 +228,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
         // a declared tool's name that a `{` could follow), and nothing else.
         let from = st.pos;
         let to = if limit_is_end && !r.is_final && search_end == limit {
-            let held = partial_marker(text, from, d).min(glued_hold(text, from, r.cx).unwrap_or(len));
+            let held = st.partial(text, from, d).min(glued_hold(text, from, r.cx).unwrap_or(len));
             id_hold(text, from, held.min(len), r.cx)
         } else {
             search_end
@@ -231,7 +245,8 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     if limit_is_end && !r.is_final && m.start() + d.longest + super::kimi_k2::MAX_ID >= len {
         // A marker may begin before this one (or a longer one here) and run past the end
         // of the text so far: wait for the bytes that decide it.
-        let held = id_hold(text, st.pos, partial_marker(text, st.pos, d), r.cx);
+        let partial = st.partial(text, st.pos, d);
+        let held = id_hold(text, st.pos, partial, r.cx);
         if held <= m.start() {
             if held > st.pos {
                 st.pos = held;
