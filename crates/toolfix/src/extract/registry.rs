@@ -589,7 +589,8 @@ pub(crate) struct Dispatch {
     pub(crate) reasoning: Vec<Reasoning>,
     /// The longest marker, in bytes.
     pub(crate) longest: usize,
-    /// Every marker, in pattern order (a stream holds back a possible start of one).
+    /// Every marker, in pattern order (the tests compare the searches with plain ones).
+    #[cfg(test)]
     pub(crate) patterns: Vec<&'static str>,
     /// The row of `Format::Glued`.
     pub(crate) glued: usize,
@@ -686,7 +687,19 @@ fn build() -> Option<Dispatch> {
     let glued = REGISTRY.iter().position(|s| s.format == Format::Glued)?;
     let leading = REGISTRY.iter().position(|s| s.format == Format::FunctionaryV32)?;
     let harmony = REGISTRY.iter().position(|s| s.format == Format::GptOssHarmony)?;
-    Some(Dispatch { automaton, unanchored, starts, kinds, reasoning, longest, patterns, glued, leading, harmony })
+    Some(Dispatch {
+        automaton,
+        unanchored,
+        starts,
+        kinds,
+        reasoning,
+        longest,
+        #[cfg(test)]
+        patterns,
+        glued,
+        leading,
+        harmony,
+    })
 }
 
 impl Dispatch {
@@ -705,6 +718,13 @@ impl Dispatch {
             return self.unanchored.try_find(aho_corasick::Input::new(text).span(span)).ok().flatten();
         }
         starts::find(&self.automaton, &self.unanchored, &self.starts, text, from, end)
+    }
+
+    /// Where the end of `text` (from `from` on) could be the start of a marker that the
+    /// next bytes may complete: the first byte whose rest of the text is a proper prefix
+    /// of a marker; `text.len()` when none.
+    pub(crate) fn partial_marker(&self, text: &str, from: usize) -> usize {
+        self.starts.partial(text.as_bytes(), from)
     }
 }
 

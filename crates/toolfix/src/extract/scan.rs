@@ -81,17 +81,17 @@ pub(crate) struct State {
     searches: usize,
     searched: usize,
     /// No position before this one can start a marker that runs past the end of the text
-    /// (what `partial_marker` last found: the text only grows at its end, and a position
+    /// (what the partial-marker search last found: the text only grows at its end, and a position
     /// rejected stays rejected as it grows).
     partial_from: usize,
 }
 
 impl State {
-    /// [`partial_marker`] from `from`, skipping the positions an earlier call on the same
+    /// [`registry::Dispatch::partial_marker`] from `from`, skipping the positions an earlier call on the same
     /// (since grown) text already rejected.
     fn partial(&mut self, text: &str, from: usize, d: &registry::Dispatch) -> usize {
         let known = self.partial_from.min(text.len());
-        let found = partial_marker(text, from.max(known), d);
+        let found = d.partial_marker(text, from.max(known));
         self.partial_from = found;
         found
     }
@@ -303,81 +303,6 @@ const DENSE_AFTER: usize = 8;
 /// automaton walking every byte costs less than the prefilter's look-ups.
 const DENSE_BELOW: usize = 192;
 
-/// Where the end of `text` (from `from` on) could be the start of a marker: the first
-/// byte whose rest of the text is a proper prefix of a marker; `text.len()` when none.
-fn partial_marker(text: &str, from: usize, d: &registry::Dispatch) -> usize {
-    let bytes = text.as_bytes();
-    let starts = marker_starts(d);
-    let start = from.max(bytes.len().saturating_sub(d.longest.saturating_sub(1)));
-    let tail = bytes.get(start..).unwrap_or_default();
-    for (i, &b) in tail.iter().enumerate() {
-        // Most bytes begin no marker, or not with the byte after them: table look-ups.
-        // (A marker never begins with a continuation byte, so its position is a char
-        // boundary.)
-        let Some(list) = starts.by_first.get(usize::from(b)).filter(|l| !l.is_empty()) else { continue };
-        if let Some(&next) = tail.get(i + 1)
-            && !starts.has_pair(b, next)
-        {
-            continue;
-        }
-        if tail.get(i..).is_some_and(|rest| is_proper_prefix_of_any(rest, list)) {
-            return start + i;
-        }
-    }
-    bytes.len()
-}
-
-/// True when `rest` is a proper prefix of a marker of `sorted` (sorted by bytes: the
-/// markers that start with `rest` follow one another from the first one not below it).
-fn is_proper_prefix_of_any(rest: &[u8], sorted: &[&str]) -> bool {
-    let from = sorted.partition_point(|m| m.as_bytes() < rest);
-    sorted
-        .get(from..)
-        .unwrap_or_default()
-        .iter()
-        .take_while(|m| m.as_bytes().starts_with(rest))
-        .any(|m| m.len() > rest.len())
-}
-
-/// The markers by their first byte (each list sorted by bytes), and which pairs of bytes
-/// begin a marker of two bytes or more.
-struct MarkerStarts {
-    by_first: Vec<Vec<&'static str>>,
-    /// One bit per pair of bytes (first * 256 + second).
-    pairs: Vec<u64>,
-}
-
-impl MarkerStarts {
-    fn has_pair(&self, first: u8, second: u8) -> bool {
-        let bit = usize::from(first) * 256 + usize::from(second);
-        self.pairs.get(bit / 64).is_some_and(|w| w & (1 << (bit % 64)) != 0)
-    }
-}
-
-fn marker_starts(d: &registry::Dispatch) -> &'static MarkerStarts {
-    static STARTS: std::sync::OnceLock<MarkerStarts> = std::sync::OnceLock::new();
-    STARTS.get_or_init(|| {
-        let mut by_first: Vec<Vec<&'static str>> = vec![Vec::new(); 256];
-        let mut pairs = vec![0u64; 256 * 256 / 64];
-        for m in &d.patterns {
-            if let Some(list) = m.as_bytes().first().and_then(|&b| by_first.get_mut(usize::from(b))) {
-                list.push(m);
-            }
-            if let [a, b, ..] = m.as_bytes() {
-                let bit = usize::from(*a) * 256 + usize::from(*b);
-                if let Some(w) = pairs.get_mut(bit / 64) {
-                    *w |= 1 << (bit % 64);
-                }
-            }
-        }
-        for list in &mut by_first {
-            list.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-            list.dedup();
-        }
-        MarkerStarts { by_first, pairs }
-    })
-}
-
 /// Where the end of `text` (from `from` on) could be the start of a declared tool's name
 /// glued to a `{` still to come (`glued.rs`): `NAME`, `NAME =`, `NAME (`,
 /// `NAME(properties =`, each cut anywhere. `None` when it cannot be. Errs on the side of
@@ -453,21 +378,9 @@ fn glued<'a>(
     limit: usize,
     in_reasoning: bool,
 ) -> Decision<Step<'a>> {
-    let Some(start) = super::glued::name_before(text, st.pos, brace, r.cx) else {
-        return Decision::No;
-    };
-    if start > st.pos {
-        st.pos = start;
-        return Decision::Yes(Step::Prose);
-    }
-    let mut too_large = false;
-    match try_rows(text, start, &[d.glued], r, st, &mut too_large, limit) {
-        Rows::Wait => Decision::Wait,
-        Rows::Found(format, parsed) => {
-            st.pos = parsed.end;
-            Decision::Yes(accept(st, r, format, start, parsed, in_reasoning))
-        }
-        Rows::None => Decision::No,
+    match super::glued::name_before(text, st.pos, brace, r.cx) {
+        Some(start) => call_from(text, st, r, &[d.glued], start, limit, in_reasoning),
+        None => Decision::No,
     }
 }
 
@@ -529,9 +442,24 @@ fn bare_id<'a>(
     limit: usize,
     in_reasoning: bool,
 ) -> Decision<Step<'a>> {
-    let Some(start) = super::kimi_k2::id_before(text, st.pos, marker, r.cx) else {
-        return Decision::No;
-    };
+    match super::kimi_k2::id_before(text, st.pos, marker, r.cx) {
+        Some(start) => call_from(text, st, r, rows, start, limit, in_reasoning),
+        None => Decision::No,
+    }
+}
+
+/// A call that starts at `start`, before the marker that revealed it (a glued name, a
+/// bare Kimi id): the prose up to it first, then the call read by `rows` from there.
+/// `No` when they do not parse.
+fn call_from<'a>(
+    text: &'a str,
+    st: &mut State,
+    r: &Read<'_, '_>,
+    rows: &[usize],
+    start: usize,
+    limit: usize,
+    in_reasoning: bool,
+) -> Decision<Step<'a>> {
     if start > st.pos {
         st.pos = start;
         return Decision::Yes(Step::Prose);
@@ -1190,7 +1118,7 @@ mod tests {
             while !text.is_char_boundary(from) {
                 from -= 1;
             }
-            proptest::prop_assert_eq!(partial_marker(&text, from, d), partial_marker_plain(&text, from, d));
+            proptest::prop_assert_eq!(d.partial_marker(&text, from), partial_marker_plain(&text, from, d));
         }
     }
 }

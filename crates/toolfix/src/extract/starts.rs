@@ -27,6 +27,14 @@ pub(crate) struct Starts {
     words: Option<AhoCorasick>,
     /// The longest of those, in bytes.
     longest_word: usize,
+    /// Every marker by its first byte (each list sorted by bytes), for the partial
+    /// markers at the end of a text.
+    by_first: Vec<Vec<&'static str>>,
+    /// Which pairs of bytes begin a marker of two bytes or more: one bit per pair
+    /// (first * 256 + second).
+    pairs: Vec<u64>,
+    /// The longest marker, in bytes.
+    longest: usize,
 }
 
 impl Starts {
@@ -47,13 +55,60 @@ impl Starts {
         // A word that starts with another one is found where that one is.
         let kept: Vec<&'static str> =
             words.iter().filter(|w| !words.iter().any(|o| o.len() < w.len() && w.starts_with(*o))).copied().collect();
+        let mut by_first: Vec<Vec<&'static str>> = vec![Vec::new(); 256];
+        let mut pairs = vec![0u64; 256 * 256 / 64];
+        for m in patterns {
+            if let Some(list) = m.as_bytes().first().and_then(|&b| by_first.get_mut(usize::from(b))) {
+                list.push(m);
+            }
+            if let [a, b, ..] = m.as_bytes() {
+                let bit = usize::from(*a) * 256 + usize::from(*b);
+                if let Some(w) = pairs.get_mut(bit / 64) {
+                    *w |= 1 << (bit % 64);
+                }
+            }
+        }
+        for list in &mut by_first {
+            list.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            list.dedup();
+        }
         Starts {
+            by_first,
+            pairs,
+            longest: patterns.iter().map(|p| p.len()).max().unwrap_or(0),
             bytes: first.chunks(3).map(<[u8]>::to_vec).collect(),
             longest_word: kept.iter().map(|w| w.len()).max().unwrap_or(0),
             words: (!kept.is_empty())
                 .then(|| AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&kept).ok())
                 .flatten(),
         }
+    }
+
+    /// Where the end of `text` (from `from` on) could be the start of a marker: the first
+    /// byte whose rest of the text is a proper prefix of a marker; `text.len()` when none.
+    pub(crate) fn partial(&self, text: &[u8], from: usize) -> usize {
+        let start = from.max(text.len().saturating_sub(self.longest.saturating_sub(1)));
+        let tail = text.get(start..).unwrap_or_default();
+        for (i, &b) in tail.iter().enumerate() {
+            // Most bytes begin no marker, or not with the byte after them: table look-ups.
+            // (A marker never begins with a continuation byte, so its position is a char
+            // boundary.)
+            let Some(list) = self.by_first.get(usize::from(b)).filter(|l| !l.is_empty()) else { continue };
+            if let Some(&next) = tail.get(i + 1)
+                && !self.has_pair(b, next)
+            {
+                continue;
+            }
+            if tail.get(i..).is_some_and(|rest| is_proper_prefix_of_any(rest, list)) {
+                return start + i;
+            }
+        }
+        text.len()
+    }
+
+    fn has_pair(&self, first: u8, second: u8) -> bool {
+        let bit = usize::from(first) * 256 + usize::from(second);
+        self.pairs.get(bit / 64).is_some_and(|w| w & (1 << (bit % 64)) != 0)
     }
 
     /// The first place in `hay[at..end]` where a marker may start (`words`: what earlier
@@ -136,6 +191,18 @@ impl Starts {
             }
         }
     }
+}
+
+/// True when `rest` is a proper prefix of a marker of `sorted` (sorted by bytes: the
+/// markers that start with `rest` follow one another from the first one not below it).
+fn is_proper_prefix_of_any(rest: &[u8], sorted: &[&str]) -> bool {
+    let from = sorted.partition_point(|m| m.as_bytes() < rest);
+    sorted
+        .get(from..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|m| m.as_bytes().starts_with(rest))
+        .any(|m| m.len() > rest.len())
 }
 
 /// What one search learnt about the whole-word markers: none starts in
