@@ -448,11 +448,14 @@ impl<'r> Draft<'r> {
         let source = if empty { "{}" } else { raw };
         let refuse = |fixes, refusal| Box::new(CallOutcome::refused(tool.name(), fixes, Vec::new(), refusal));
         // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once.
-        let strict = if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-            read_strict(raw).filter(|(value, ..)| value.is_object())
-        } else {
-            None
-        };
+        let (strict, refused_strict) =
+            if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
+                let read = read_strict(raw);
+                let refused = read.is_none();
+                (read.filter(|(value, ..)| value.is_object()), refused)
+            } else {
+                (None, false)
+            };
         if let Some((value, false, _)) = &strict
             && !tool.hints().has_checks()
             && !tool.has_tagged_strings()
@@ -474,7 +477,13 @@ impl<'r> Draft<'r> {
             draft.refused = refused;
             return Ok((draft, Step::Next));
         }
-        let salvaged = match salvage::salvage_with(source, limits) {
+        // Text the strict read refused skips salvage's own strict pass.
+        let salvaged = if refused_strict {
+            salvage::salvage_refused(source, limits)
+        } else {
+            salvage::salvage_with(source, limits)
+        };
+        let salvaged = match salvaged {
             Ok(s) => s,
             Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
         };

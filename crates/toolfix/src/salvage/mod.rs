@@ -193,6 +193,21 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
         let keys_unique = !strict.keys_may_repeat;
         return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique });
     }
+    lenient(input, limits)
+}
+
+/// [`salvage_with`] for text a strict parse has just refused (the call pipeline's first
+/// read of the arguments): the strict fast path, which would refuse it again, is skipped.
+/// The result is the one [`salvage_with`] gives.
+pub(crate) fn salvage_refused<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
+    if input.len() > limits.max_input_bytes || input.trim().is_empty() {
+        return salvage_with(input, limits);
+    }
+    lenient(input, limits)
+}
+
+/// The lenient parse of [`salvage_with`], past its size and strict checks.
+fn lenient<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
     let mut edits = document::parse(input, limits.max_depth, true)?;
     if edits.is_empty() {
         return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique: false });
