@@ -450,9 +450,10 @@ impl<'r> Draft<'r> {
         // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once.
         let (strict, refused_strict) =
             if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-                let read = read_strict(raw);
-                let refused = read.is_none();
-                (read.filter(|(value, ..)| value.is_object()), refused)
+                match read_strict(raw) {
+                    Ok(read) => (Some(read).filter(|(value, ..)| value.is_object()), false),
+                    Err(no_json) => (None, no_json),
+                }
             } else {
                 (None, false)
             };
@@ -477,7 +478,7 @@ impl<'r> Draft<'r> {
             draft.refused = refused;
             return Ok((draft, Step::Next));
         }
-        // Text the strict read refused skips salvage's own strict pass.
+        // Text the strict read found no strict JSON skips salvage's own strict pass.
         let salvaged = if refused_strict {
             salvage::salvage_refused(source, limits)
         } else {
@@ -858,13 +859,17 @@ fn settle_duplicates(
     Ok(())
 }
 
-/// Strict JSON text read in one pass with its index; `None` when it is not strict JSON.
-/// What that pass leaves open (nesting deeper than it follows) `serde_json` reads.
-fn read_strict(text: &str) -> Option<(Value, bool, Option<Nodes>)> {
+/// Strict JSON text read in one pass with its index (what that pass leaves undecided
+/// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
+/// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
+/// of range).
+fn read_strict(text: &str) -> std::result::Result<(Value, bool, Option<Nodes>), bool> {
     match parse_indexed(text) {
-        Ok(p) => Some((p.value, p.dupes, Some(p.nodes))),
-        Err(NotParsed::Invalid) => None,
-        Err(NotParsed::TooDeep) => salvage::parse_value(text).ok().map(|(value, dupes)| (value, dupes, None)),
+        Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
+        Err(NotParsed::Invalid) => Err(true),
+        Err(NotParsed::Undecided) => {
+            salvage::parse_value(text).map(|(value, dupes)| (value, dupes, None)).map_err(|_| false)
+        }
     }
 }
 

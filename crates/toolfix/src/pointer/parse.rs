@@ -8,8 +8,8 @@
 //! does not settle itself goes to `serde_json`: a number other than a plain integer, a
 //! string with an escape (decoded by `serde_json` from its own text), nesting deeper than
 //! [`MAX_DEPTH`]. So a value read here is the value `serde_json::from_str` reads, and text
-//! refused here as [`NotParsed::Invalid`] is text `serde_json` refuses (`tests` check both
-//! on generated and damaged text).
+//! refused here as [`NotParsed::Invalid`] is no strict JSON at all, which `serde_json`
+//! refuses too (`tests` check both on generated and damaged text).
 
 use super::{Key, Node, Nodes};
 use serde_json::{Map, Value};
@@ -26,10 +26,11 @@ pub(crate) struct Parsed {
 /// Why [`parse_indexed`] read no value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum NotParsed {
-    /// Not strict JSON: `serde_json` refuses it too.
+    /// Not strict JSON (RFC 8259): `serde_json` refuses it too.
     Invalid,
-    /// Nested deeper than [`MAX_DEPTH`]: `serde_json` decides.
-    TooDeep,
+    /// Left to `serde_json`: nesting deeper than [`MAX_DEPTH`], or a number token it
+    /// refuses (malformed, or out of the range of `f64`, which strict JSON allows).
+    Undecided,
 }
 
 /// Open containers this pass follows; deeper text goes to `serde_json` (which allows 127).
@@ -73,7 +74,7 @@ pub(crate) fn parse_indexed(text: &str) -> Result<Parsed, NotParsed> {
             let (end, value) = match c {
                 b'{' | b'[' => {
                     if stack.len() >= MAX_DEPTH {
-                        return Err(NotParsed::TooDeep);
+                        return Err(NotParsed::Undecided);
                     }
                     let object = c == b'{';
                     let start = if object { members.len() } else { elements.len() };
@@ -310,7 +311,7 @@ fn number(text: &str, i: usize) -> Result<(usize, Value), NotParsed> {
     } else {
         match text.get(i..i + len).map(serde_json::from_str::<Value>) {
             Some(Ok(v @ Value::Number(_))) => v,
-            _ => return Err(NotParsed::Invalid),
+            _ => return Err(NotParsed::Undecided),
         }
     };
     Ok((i + len, value))
@@ -348,8 +349,13 @@ mod tests {
                     assert!(m.4 || !b.4, "{text}");
                 }
             }
-            Err(NotParsed::Invalid) => assert!(serde.is_none(), "{text}"),
-            Err(NotParsed::TooDeep) => {}
+            Err(NotParsed::Invalid) => {
+                assert!(serde.is_none(), "{text}");
+                // No strict JSON at all: salvage (whose strict pass the pipeline then
+                // skips) has something to fix, or nothing to read.
+                assert!(crate::salvage::salvage(text).map_or(true, |s| !s.is_untouched()), "{text}");
+            }
+            Err(NotParsed::Undecided) => {}
         }
     }
 
@@ -397,7 +403,9 @@ mod tests {
             agrees(text);
         }
         let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
-        assert_eq!(parse_indexed(&deep).map(|p| p.value).err(), Some(NotParsed::TooDeep));
+        assert_eq!(parse_indexed(&deep).map(|p| p.value).err(), Some(NotParsed::Undecided));
+        // A number strict JSON allows and serde_json refuses.
+        assert_eq!(parse_indexed("[1e400]").map(|p| p.value).err(), Some(NotParsed::Undecided));
     }
 
     proptest::proptest! {
