@@ -68,12 +68,14 @@ pub(crate) fn answer_with_id<'b>(answer: &'b mut String, id: Option<&str>) -> Ob
     obj
 }
 
-/// The raw JSON text of `"id"` and `"input"` when `line` is exactly
+/// The raw JSON text of `"id"` and the text of `"input"` when `line` is exactly
 /// `{"id": …, "input": "…"}` (in this order, the id a string or an integer, the input a
-/// string, JSON whitespace anywhere), read without serde: the common batch line. `None`
-/// for any other shape, which serde reads (and reports on) as before; so is a string with
-/// a control character or an escape other than a two-byte one, which serde may reject.
-pub(crate) fn plain_id_and_input(line: &str) -> Option<(&str, &str)> {
+/// string, JSON whitespace anywhere), read without serde: the common batch line. The
+/// input is unescaped as it is read (borrowed from the line when it has no escape, else
+/// written into `scratch`). `None` for any other shape, which serde reads (and reports
+/// on) as before; so is a string with a control character or an escape other than a
+/// two-byte one, which serde may reject.
+pub(crate) fn plain_id_and_text<'a>(line: &'a str, scratch: &'a mut Vec<u8>) -> Option<(&'a str, &'a str)> {
     let b = line.as_bytes();
     let i = expect(b, 0, b"{")?;
     let i = expect(b, i, b"\"id\"")?;
@@ -81,9 +83,75 @@ pub(crate) fn plain_id_and_input(line: &str) -> Option<(&str, &str)> {
     let id_end = plain_string_end(b, i).or_else(|| plain_integer_end(b, i))?;
     let id = line.get(i..id_end)?;
     let i = expect(b, id_end, b",")?;
-    let (input, i) = plain_member(line, i, b"\"input\"")?;
-    let i = expect(b, i, b"}")?;
-    (i == b.len()).then_some((id, input))
+    let i = expect(b, i, b"\"input\"")?;
+    let i = expect(b, i, b":")?;
+    let (end, escaped) = unescape_plain(b, i, scratch)?;
+    let rest = expect(b, end, b"}")?;
+    if rest != b.len() {
+        return None;
+    }
+    let text = if escaped { std::str::from_utf8(scratch).ok()? } else { line.get(i + 1..end - 1)? };
+    Some((id, text))
+}
+
+/// The JSON string at `i` (no control character, only two-byte escapes), unescaped into
+/// `scratch`: the index past its closing quote, and whether it held an escape. Eight bytes
+/// at a time: each word is copied whole, then the write position moves past the plain
+/// bytes in it (`scratch` has room for a word past the text).
+fn unescape_plain(b: &[u8], i: usize, scratch: &mut Vec<u8>) -> Option<(usize, bool)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    scratch.clear();
+    scratch.resize(b.len() - j + 8, 0);
+    let mut w = 0;
+    let mut escaped = false;
+    loop {
+        // Plain text, a word at a time; then the last few bytes one by one.
+        while let Some(chunk) = b.get(j..j + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            scratch.get_mut(w..w + 8)?.copy_from_slice(chunk);
+            let m = crate::out::stop_lanes(u64::from_le_bytes(word), true);
+            if m != 0 {
+                let n = (m.trailing_zeros() / 8) as usize;
+                j += n;
+                w += n;
+                break;
+            }
+            j += 8;
+            w += 8;
+        }
+        let c = *b.get(j)?;
+        match c {
+            b'"' => {
+                scratch.truncate(w);
+                return Some((j + 1, escaped));
+            }
+            b'\\' => {
+                let unescaped = match b.get(j + 1)? {
+                    c @ (b'"' | b'\\' | b'/') => *c,
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    _ => return None,
+                };
+                *scratch.get_mut(w)? = unescaped;
+                w += 1;
+                j += 2;
+                escaped = true;
+            }
+            0..0x20 => return None,
+            _ => {
+                *scratch.get_mut(w)? = c;
+                w += 1;
+                j += 1;
+            }
+        }
+    }
 }
 
 /// The end of the JSON integer at `i` (`0`, `-12`; no fraction or exponent, which serde
@@ -99,15 +167,6 @@ fn plain_integer_end(b: &[u8], i: usize) -> Option<usize> {
 fn expect(b: &[u8], i: usize, token: &[u8]) -> Option<usize> {
     let i = skip_ws(b, i);
     (b.get(i..i + token.len())? == token).then(|| skip_ws(b, i + token.len()))
-}
-
-/// `key: "…"` at `i`: the value's raw text (quotes included) and the index past it.
-fn plain_member<'a>(line: &'a str, i: usize, key: &[u8]) -> Option<(&'a str, usize)> {
-    let b = line.as_bytes();
-    let i = expect(b, i, key)?;
-    let i = expect(b, i, b":")?;
-    let end = plain_string_end(b, i)?;
-    Some((line.get(i..end)?, end))
 }
 
 /// The end (past the closing quote) of the JSON string at `i`, when it holds no control
@@ -240,17 +299,21 @@ mod tests {
             " \t{ \"id\" :\r\"a b\" ,\n\"input\" : \"x\\\\y\\/\\b\\f\\n\\r\\t\" }  ",
             r#"{"id": "é", "input": "naïve 🚀"}"#,
         ];
-        for line in plain {
-            let fast = plain_id_and_input(line);
-            let serde: Envelope<'_> = serde_json::from_str(line).unwrap();
-            let slow = (serde.id.unwrap().get(), serde.input.unwrap().get());
-            assert_eq!(fast, Some(slow), "{line}");
-        }
-        // Any other shape goes to serde, which reads it or reports on it.
+        let mut scratch = Vec::new();
         // An integer id too.
-        for line in [r#"{"id": 1, "input": "x"}"#, r#"{"id":-20,"input":"x"}"#, r#"{"id": 0 , "input": "x"}"#] {
+        let integer_ids = [r#"{"id": 1, "input": "x"}"#, r#"{"id":-20,"input":"x"}"#, r#"{"id": 0 , "input": "x"}"#];
+        for line in plain.into_iter().chain(integer_ids) {
             let serde: Envelope<'_> = serde_json::from_str(line).unwrap();
-            assert_eq!(plain_id_and_input(line), Some((serde.id.unwrap().get(), serde.input.unwrap().get())), "{line}");
+            let text: String = serde_json::from_str(serde.input.unwrap().get()).unwrap();
+            let fast = plain_id_and_text(line, &mut scratch);
+            assert_eq!(fast, Some((serde.id.unwrap().get(), text.as_str())), "{line}");
+        }
+        // Longer texts (read a word at a time), with escapes at every place in a word.
+        for n in 0..24usize {
+            let text = format!("{}\"{}\\é\n{}/", "a".repeat(n), "b".repeat(n % 9), "🚀".repeat(n % 3));
+            let line = format!("{{\"id\": {n}, \"input\": {}}}", serde_json::to_string(&text).unwrap());
+            let id = n.to_string();
+            assert_eq!(plain_id_and_text(&line, &mut scratch), Some((id.as_str(), text.as_str())), "{line}");
         }
         let other = [
             r#"{"input": "x", "id": "a"}"#,
@@ -272,7 +335,7 @@ mod tests {
             "",
         ];
         for line in other {
-            assert_eq!(plain_id_and_input(line), None, "{line}");
+            assert_eq!(plain_id_and_text(line, &mut scratch), None, "{line}");
         }
     }
 }

@@ -24,7 +24,7 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     let limits = args.io.limits();
     if args.io.batch {
         let mut input = args.io.open()?;
-        let mut scratch = String::new();
+        let mut scratch = Scratch::default();
         batch::run(&mut input, batch::line_limit(limits.max_input_bytes), |line, answer| {
             one(line, answer, &mut scratch, &limits);
         })?;
@@ -67,33 +67,44 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     }
 }
 
+/// The buffers one batch line's input is unescaped into, reused across lines.
+#[derive(Default)]
+struct Scratch {
+    /// The common line's input ([`batch::plain_id_and_text`]).
+    plain: Vec<u8>,
+    /// Any other line's ([`out::json_str`]).
+    text: String,
+}
+
 /// Answer one batch line: `{"id","output":<value>,"fixes":[{"kind","span"}]}` or
 /// `{"id","error"}`.
-fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolfix::Limits) {
-    // The common line skips serde; any other is read by it.
-    let (id, input) = if let Some((id, input)) = batch::plain_id_and_input(line.text) {
-        (Some(id), Some(input))
+fn one(line: Line<'_>, answer: &mut String, scratch: &mut Scratch, limits: &toolfix::Limits) {
+    // The common line skips serde, its input unescaped as it is read; any other is read
+    // by serde.
+    let owned;
+    let (id, text) = if let Some((id, text)) = batch::plain_id_and_text(line.text, &mut scratch.plain) {
+        (Some(id), text)
     } else {
         let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
-        (envelope.id.map(RawValue::get), envelope.input.map(RawValue::get))
-    };
-    let mut obj = batch::answer_with_id(answer, id);
-    let Some(raw) = input else {
-        obj.str("error", "missing `input`").finish();
-        return;
-    };
-    let owned;
-    let text = if let Some(text) = out::json_str(raw, scratch) {
-        text
-    } else {
-        // Not a string, or an escape left to serde (surrogate pairs).
-        let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw) else {
-            obj.str("error", "`input` must be a string").finish();
+        let id = envelope.id.map(RawValue::get);
+        let Some(raw) = envelope.input.map(RawValue::get) else {
+            batch::answer_with_id(answer, id).str("error", "missing `input`").finish();
             return;
         };
-        owned = text;
-        &owned
+        let text = if let Some(text) = out::json_str(raw, &mut scratch.text) {
+            text
+        } else {
+            // Not a string, or an escape left to serde (surrogate pairs).
+            let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw) else {
+                batch::answer_with_id(answer, id).str("error", "`input` must be a string").finish();
+                return;
+            };
+            owned = text;
+            &owned
+        };
+        (id, text)
     };
+    let mut obj = batch::answer_with_id(answer, id);
     match toolfix::salvage::salvage_with(text, limits) {
         Ok(s) => {
             obj.raw("output", s.text());
