@@ -90,21 +90,28 @@ pub(crate) fn plain_id_and_text<'a>(line: &'a str, scratch: &'a mut Vec<u8>) -> 
     if rest != b.len() {
         return None;
     }
-    let text = if escaped { std::str::from_utf8(scratch).ok()? } else { line.get(i + 1..end - 1)? };
+    let text = match escaped {
+        Some(len) => std::str::from_utf8(scratch.get(..len)?).ok()?,
+        None => line.get(i + 1..end - 1)?,
+    };
     Some((id, text))
 }
 
 /// The JSON string at `i` (no control character, only two-byte escapes), unescaped into
-/// `scratch`: the index past its closing quote, and whether it held an escape. Eight bytes
+/// `scratch`: the index past its closing quote, and when it held an escape, the length of
+/// its text (the start of `scratch`; the rest is stale). Eight bytes
 /// at a time: each word is copied whole, then the write position moves past the plain
 /// bytes in it (`scratch` has room for a word past the text).
-fn unescape_plain(b: &[u8], i: usize, scratch: &mut Vec<u8>) -> Option<(usize, bool)> {
+fn unescape_plain(b: &[u8], i: usize, scratch: &mut Vec<u8>) -> Option<(usize, Option<usize>)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
     let mut j = i + 1;
-    scratch.clear();
-    scratch.resize(b.len() - j + 8, 0);
+    // Room for the text and a word past it; the bytes are overwritten, never cleared.
+    let room = b.len() - j + 8;
+    if scratch.len() < room {
+        scratch.resize(room, 0);
+    }
     let mut w = 0;
     let mut escaped = false;
     loop {
@@ -125,10 +132,7 @@ fn unescape_plain(b: &[u8], i: usize, scratch: &mut Vec<u8>) -> Option<(usize, b
         }
         let c = *b.get(j)?;
         match c {
-            b'"' => {
-                scratch.truncate(w);
-                return Some((j + 1, escaped));
-            }
+            b'"' => return Some((j + 1, escaped.then_some(w))),
             b'\\' => {
                 let unescaped = match b.get(j + 1)? {
                     c @ (b'"' | b'\\' | b'/') => *c,

@@ -45,6 +45,31 @@ fn skip_plain(b: &[u8], i: usize, end: usize) -> usize {
 }
 
 impl Parser<'_> {
+    /// The common string, taken without the general scan: at `self.pos`, a `"` whose text
+    /// holds nothing the scan would look at ([`STOP`]), closed by the next `"`, which
+    /// [`Parser::closes_string`] says closes it and which no `+`, comment or layout
+    /// follows. Nothing in it needs an edit, so this is what [`Parser::string`] would
+    /// return; returns `None` (having changed nothing) for any other string.
+    pub(super) fn plain_string(&mut self, ctx: Ctx) -> Option<usize> {
+        let open = self.pos;
+        if self.at(open) != Some(b'"') {
+            return None;
+        }
+        let close = skip_plain(self.b, open + 1, self.end);
+        if self.at(close) != Some(b'"') {
+            return None;
+        }
+        let next = self.at(skip_ws(self.b, close + 1, self.end));
+        if next.is_none_or(|c| matches!(c, b'/' | b'#' | b'+') || c >= 0xC2) {
+            return None;
+        }
+        if !self.closes_string(open + 1, close, 1, ctx, false) {
+            return None;
+        }
+        self.pos = close + 1;
+        Some(close + 1)
+    }
+
     /// A quoted string at `self.pos`. Returns the end of the string in the source, or
     /// `None` when it was a key cut off by the end of input (and dropped).
     pub(super) fn string(&mut self, ctx: Ctx) -> Result<Option<usize>> {
