@@ -250,7 +250,7 @@ where
             }
         }
         out.line(&answer)?;
-        out.answered(has_line(input))?;
+        out.answered(|| has_line(input))?;
     }
     out.finish()?;
     Ok(())

@@ -269,10 +269,10 @@ impl Stdout {
     }
 
     /// The end of an answer. Not a regular file: flush, unless `more` says the next line
-    /// is already at hand (so a co-process, which sends one line and waits, gets each
+    /// is already at hand (asked only then) (so a co-process, which sends one line and waits, gets each
     /// answer at once). A regular file: only the buffer's size decides.
-    pub(crate) fn answered(&mut self, more: bool) -> io::Result<()> {
-        if !self.to_file && !more {
+    pub(crate) fn answered(&mut self, more: impl FnOnce() -> bool) -> io::Result<()> {
+        if !self.to_file && !more() {
             self.w.flush()?;
         }
         Ok(())

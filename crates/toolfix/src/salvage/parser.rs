@@ -453,8 +453,10 @@ impl<'a> Parser<'a> {
         let i = self.pos;
         let c = self.b[i];
         let checkpoint = self.edits.checkpoint();
+        let mut plain = false;
         if self.plain_string(Ctx::Key).is_some() {
-            // Read as `string` reads it, faster.
+            // Read as `string` reads it, faster; its text is as written.
+            plain = true;
         } else if open_quote(self.b, i).is_some() {
             let end = self.string(Ctx::Key)?;
             if end.is_none() {
@@ -505,7 +507,11 @@ impl<'a> Parser<'a> {
             }
         }
         let end = self.pos;
-        self.note_key(i, end, checkpoint);
+        if plain {
+            self.note_key_text(i + 1, end - 1);
+        } else {
+            self.note_key(i, end, checkpoint);
+        }
         let f = self.top();
         f.state = State::Colon;
         f.key_start = i;
@@ -540,7 +546,19 @@ impl<'a> Parser<'a> {
             self.b.get(end.saturating_sub(1)) != Some(&b'"')
         };
         let text = self.b.get(from..to).filter(|t| closed && !t.contains(&b'\\'));
-        let Some(t) = text.filter(|_| !self.edits.edits_inside(checkpoint, from, to)) else {
+        if text.is_none() || self.edits.edits_inside(checkpoint, from, to) {
+            self.keys_may_repeat = true;
+            return;
+        }
+        self.note_key_text(from, to);
+    }
+
+    /// Note the key whose text, as the output holds it, is `from..to` of the input.
+    fn note_key_text(&mut self, from: usize, to: usize) {
+        if self.keys_may_repeat {
+            return;
+        }
+        let Some(t) = self.b.get(from..to) else {
             self.keys_may_repeat = true;
             return;
         };
