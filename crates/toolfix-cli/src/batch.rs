@@ -74,14 +74,16 @@ pub(crate) fn answer_with_id<'b>(answer: &'b mut String, id: Option<&str>) -> Ob
 /// input is unescaped as it is read (borrowed from the line when it has no escape, else
 /// written into `scratch`). `None` for any other shape, which serde reads (and reports
 /// on) as before; so is a string with a control character or an escape other than a
-/// two-byte one, which serde may reject.
-pub(crate) fn plain_id_and_text<'a>(line: &'a str, scratch: &'a mut Vec<u8>) -> Option<(&'a str, &'a str)> {
-    let b = line.as_bytes();
+/// two-byte one, which serde may reject, and a line whose id or text is not UTF-8 (the
+/// only bytes of the shape that may be other than ASCII: the line is UTF-8 when they are).
+pub(crate) fn plain_id_and_text<'a>(line: &'a [u8], scratch: &'a mut Vec<u8>) -> Option<(&'a str, &'a str)> {
+    let b = line;
     let i = expect(b, 0, b"{")?;
     let i = expect(b, i, b"\"id\"")?;
     let i = expect(b, i, b":")?;
     let id_end = plain_string_end(b, i).or_else(|| plain_integer_end(b, i))?;
-    let id = line.get(i..id_end)?;
+    // The id and the text are the only bytes of the line that may be other than ASCII.
+    let id = std::str::from_utf8(b.get(i..id_end)?).ok()?;
     let i = expect(b, id_end, b",")?;
     let i = expect(b, i, b"\"input\"")?;
     let i = expect(b, i, b":")?;
@@ -92,7 +94,7 @@ pub(crate) fn plain_id_and_text<'a>(line: &'a str, scratch: &'a mut Vec<u8>) -> 
     }
     let text = match escaped {
         Some(len) => std::str::from_utf8(scratch.get(..len)?).ok()?,
-        None => line.get(i + 1..end - 1)?,
+        None => std::str::from_utf8(b.get(i + 1..end - 1)?).ok()?,
     };
     Some((id, text))
 }
@@ -219,8 +221,19 @@ pub(crate) fn line_limit(max_input_bytes: usize) -> usize {
 
 /// Answer every line of `input` with `handle`, which writes one JSON object into the
 /// (cleared) answer buffer. Returns on end of input or on an I/O error.
-pub(crate) fn run<F>(input: &mut Input, limit: usize, mut handle: F) -> Result<()>
+pub(crate) fn run<F>(input: &mut Input, limit: usize, handle: F) -> Result<()>
 where
+    F: FnMut(Line<'_>, &mut String),
+{
+    run_with(input, limit, |_, _| false, handle)
+}
+
+/// [`run`], where `plain` sees each line's bytes first, before they are checked as UTF-8:
+/// when it answers (returns true), `handle` is not called. It must answer only a line it
+/// has checked (what it reads of it is UTF-8).
+pub(crate) fn run_with<P, F>(input: &mut Input, limit: usize, mut plain: P, mut handle: F) -> Result<()>
+where
+    P: FnMut(&[u8], &mut String) -> bool,
     F: FnMut(Line<'_>, &mut String),
 {
     let mut out = Stdout::new();
@@ -241,11 +254,15 @@ where
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match std::str::from_utf8(bytes) {
-                Ok(text) => handle(Line { text, number }, &mut answer),
-                Err(e) => {
-                    let message = format!("line {number} is not valid UTF-8 (at byte {})", e.valid_up_to());
-                    error_line(&mut answer, number, &message);
+            if plain(bytes, &mut answer) {
+                // Answered.
+            } else {
+                match std::str::from_utf8(bytes) {
+                    Ok(text) => handle(Line { text, number }, &mut answer),
+                    Err(e) => {
+                        let message = format!("line {number} is not valid UTF-8 (at byte {})", e.valid_up_to());
+                        error_line(&mut answer, number, &message);
+                    }
                 }
             }
         }
@@ -309,7 +326,7 @@ mod tests {
         for line in plain.into_iter().chain(integer_ids) {
             let serde: Envelope<'_> = serde_json::from_str(line).unwrap();
             let text: String = serde_json::from_str(serde.input.unwrap().get()).unwrap();
-            let fast = plain_id_and_text(line, &mut scratch);
+            let fast = plain_id_and_text(line.as_bytes(), &mut scratch);
             assert_eq!(fast, Some((serde.id.unwrap().get(), text.as_str())), "{line}");
         }
         // Longer texts (read a word at a time), with escapes at every place in a word.
@@ -317,7 +334,7 @@ mod tests {
             let text = format!("{}\"{}\\é\n{}/", "a".repeat(n), "b".repeat(n % 9), "🚀".repeat(n % 3));
             let line = format!("{{\"id\": {n}, \"input\": {}}}", serde_json::to_string(&text).unwrap());
             let id = n.to_string();
-            assert_eq!(plain_id_and_text(&line, &mut scratch), Some((id.as_str(), text.as_str())), "{line}");
+            assert_eq!(plain_id_and_text(line.as_bytes(), &mut scratch), Some((id.as_str(), text.as_str())), "{line}");
         }
         let other = [
             r#"{"input": "x", "id": "a"}"#,
@@ -339,7 +356,16 @@ mod tests {
             "",
         ];
         for line in other {
-            assert_eq!(plain_id_and_text(line, &mut scratch), None, "{line}");
+            assert_eq!(plain_id_and_text(line.as_bytes(), &mut scratch), None, "{line}");
+        }
+        // Bytes that are not UTF-8, in the id or the text (escaped or not): the line is
+        // left to the check of the whole line, which reports it.
+        for line in [
+            &b"{\"id\": \"\xff\", \"input\": \"x\"}"[..],
+            b"{\"id\": 1, \"input\": \"\xc3\"}",
+            b"{\"id\": 1, \"input\": \"\\n\xe2\x80\"}",
+        ] {
+            assert_eq!(plain_id_and_text(line, &mut scratch), None, "{line:?}");
         }
     }
 }

@@ -25,9 +25,20 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     if args.io.batch {
         let mut input = args.io.open()?;
         let mut scratch = Scratch::default();
-        batch::run(&mut input, batch::line_limit(limits.max_input_bytes), |line, answer| {
-            one(line, answer, &mut scratch, &limits);
-        })?;
+        // The common line is read from its bytes (its id and text checked as UTF-8, the
+        // rest is ASCII); any other is checked whole, then read by serde.
+        batch::run_with(
+            &mut input,
+            batch::line_limit(limits.max_input_bytes),
+            |bytes, answer| match batch::plain_id_and_text(bytes, &mut scratch.plain) {
+                Some((id, text)) => {
+                    salvage_answer(Some(id), text, answer, &limits);
+                    true
+                }
+                None => false,
+            },
+            |line, answer| one(line, answer, &mut scratch.text, &limits),
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let input = match args.io.read(limits.max_input_bytes)? {
@@ -76,34 +87,32 @@ struct Scratch {
     text: String,
 }
 
-/// Answer one batch line: `{"id","output":<value>,"fixes":[{"kind","span"}]}` or
-/// `{"id","error"}`.
-fn one(line: Line<'_>, answer: &mut String, scratch: &mut Scratch, limits: &toolfix::Limits) {
-    // The common line skips serde, its input unescaped as it is read; any other is read
-    // by serde.
+/// Answer one batch line that is not the common one: read by serde.
+fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolfix::Limits) {
+    let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
+    let id = envelope.id.map(RawValue::get);
+    let Some(raw) = envelope.input.map(RawValue::get) else {
+        batch::answer_with_id(answer, id).str("error", "missing `input`").finish();
+        return;
+    };
     let owned;
-    let (id, text) = if let Some((id, text)) = batch::plain_id_and_text(line.text, &mut scratch.plain) {
-        (Some(id), text)
+    let text = if let Some(text) = out::json_str(raw, scratch) {
+        text
     } else {
-        let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
-        let id = envelope.id.map(RawValue::get);
-        let Some(raw) = envelope.input.map(RawValue::get) else {
-            batch::answer_with_id(answer, id).str("error", "missing `input`").finish();
+        // Not a string, or an escape left to serde (surrogate pairs).
+        let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw) else {
+            batch::answer_with_id(answer, id).str("error", "`input` must be a string").finish();
             return;
         };
-        let text = if let Some(text) = out::json_str(raw, &mut scratch.text) {
-            text
-        } else {
-            // Not a string, or an escape left to serde (surrogate pairs).
-            let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw) else {
-                batch::answer_with_id(answer, id).str("error", "`input` must be a string").finish();
-                return;
-            };
-            owned = text;
-            &owned
-        };
-        (id, text)
+        owned = text;
+        &owned
     };
+    salvage_answer(id, text, answer, limits);
+}
+
+/// The answer to a line with this id and input text:
+/// `{"id","output":<value>,"fixes":[{"kind","span"}]}` or `{"id","error"}`.
+fn salvage_answer(id: Option<&str>, text: &str, answer: &mut String, limits: &toolfix::Limits) {
     let mut obj = batch::answer_with_id(answer, id);
     match toolfix::salvage::salvage_with(text, limits) {
         Ok(s) => {
