@@ -278,6 +278,16 @@ pub(super) fn breaks_ident(b: &[u8], j: usize) -> bool {
         && invisible_len(b, j) > 0
 }
 
+/// What ends the text of a double-quoted string for [`quoted_then`]: `"`, `\` and a
+/// line end.
+static QUOTED_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[b'\n' as usize] = true;
+    t
+};
+
 /// True when `b[i..end]` starts with `"…"` (a short double- or single-quoted string)
 /// followed, after whitespace, by a byte in `after`.
 pub(super) fn quoted_then(b: &[u8], i: usize, end: usize, after: &[u8]) -> bool {
@@ -289,15 +299,15 @@ pub(super) fn quoted_then(b: &[u8], i: usize, end: usize, after: &[u8]) -> bool 
     if q == Quote::Double {
         // The common case: a short key, read in a tight loop (a `memchr3` call costs more
         // than the few bytes it would skip).
-        while j < limit {
+        while let Some(p) = b.get(j..limit).and_then(|rest| first_in(rest, &QUOTED_STOP)) {
+            j += p;
             match b.get(j) {
                 Some(b'\\') => j += 2,
                 Some(b'"') => {
                     let k = skip_layout(b, j + 1, end);
                     return k < end && b.get(k).is_some_and(|c| after.contains(c));
                 }
-                Some(b'\n') | None => return false,
-                Some(_) => j += 1,
+                _ => return false,
             }
         }
         return false;
