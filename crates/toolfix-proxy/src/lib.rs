@@ -48,7 +48,8 @@ use std::sync::Arc;
 
 /// The proxy as an `axum` router.
 ///
-/// Layers, outermost first: tracing (one span per request; no headers or bodies logged),
+/// Layers, outermost first: tracing (one span per request, when the log level records
+/// `tower_http` at `debug`; no headers or bodies logged),
 /// then the API-key check (when the proxy has a key), then the routes.
 ///
 /// # Errors
@@ -69,7 +70,12 @@ pub fn app(config: Config) -> Result<Router, Error> {
     if keyed {
         router = router.layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key));
     }
-    Ok(router.layer(tower_http::trace::TraceLayer::new_for_http()).with_state(state))
+    // One span per request, when something would record it: the layer costs every request
+    // its bookkeeping even when the log level drops what it writes.
+    if tracing::enabled!(target: "tower_http::trace::make_span", tracing::Level::DEBUG) {
+        router = router.layer(tower_http::trace::TraceLayer::new_for_http());
+    }
+    Ok(router.with_state(state))
 }
 
 /// Serve the proxy on `listener` until `shutdown` completes; then stop accepting and

@@ -439,7 +439,9 @@ impl hyper::body::Body for Pooled {
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
         let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
-        if frame.is_none()
+        // A reader that knows the length stops at the last byte without asking for the
+        // end: the last frame is the end too.
+        if (frame.is_none() || self.inner.is_end_stream())
             && let Some((pool, sender)) = self.back.take()
         {
             pool.put(sender);
@@ -573,5 +575,49 @@ mod tests {
             Payload::Bytes(Bytes::new()),
         );
         assert_eq!(refused.await.unwrap_err().code, "upstream_unreachable");
+    }
+
+    /// A keep-alive upstream that counts the connections it was asked on.
+    async fn keep_alive() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = count.clone();
+        tokio::spawn(async move {
+            loop {
+                let (socket, _) = listener.accept().await.unwrap();
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(|_| async {
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(axum::body::Body::from("{\"a\": 1}")))
+                    });
+                    let io = hyper_util::rt::TokioIo::new(socket);
+                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+                });
+            }
+        });
+        (url, count)
+    }
+
+    #[tokio::test]
+    async fn a_body_read_to_its_length_gives_the_connection_back() {
+        use hyper::body::Body as _;
+        let (url, count) = keep_alive().await;
+        let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+        for _ in 0..3 {
+            let target = upstream.target("/v1/models").unwrap();
+            let answer =
+                upstream.send(Method::GET, target, HeaderMap::new(), Payload::Bytes(Bytes::new())).await.unwrap();
+            // Read as a server writing it on does: up to the declared length, never asking
+            // for the end.
+            let mut body = std::pin::pin!(answer.response.with_idle_timeout(std::time::Duration::from_secs(5)));
+            let mut got = Vec::new();
+            while !body.is_end_stream() {
+                let frame = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await.unwrap().unwrap();
+                got.extend_from_slice(frame.data_ref().unwrap());
+            }
+            assert_eq!(got, b"{\"a\": 1}");
+        }
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }
