@@ -24,8 +24,9 @@ use std::time::{Duration, Instant};
 
 /// How long an unused connection is kept.
 const POOL_IDLE: Duration = Duration::from_secs(90);
-/// The most unused connections kept.
-const POOL_MAX_IDLE: usize = 256;
+/// The most unused connections kept (a burst of more opens new ones; after it, the rest
+/// are closed rather than held).
+const POOL_MAX_IDLE: usize = 64;
 
 /// Whether a header belongs to one connection (never forwarded).
 fn is_hop_by_hop(name: &HeaderName) -> bool {
@@ -128,6 +129,7 @@ impl Upstream {
                 host: host_header,
                 connect_timeout: config.timeouts.connect,
                 idle: Mutex::new(Vec::new()),
+                reaper: std::sync::Once::new(),
             }))
         } else {
             let client = reqwest::Client::builder()
@@ -180,6 +182,23 @@ impl Upstream {
             }
         }
         out
+    }
+
+    /// [`Upstream::request_headers`] made in place, for a request passed through as it
+    /// came.
+    pub(crate) fn forwarded_headers(&self, mut headers: HeaderMap) -> HeaderMap {
+        strip_hop_by_hop(&mut headers);
+        if self.strip_client_auth || self.api_key.is_some() {
+            headers.remove(header::AUTHORIZATION);
+            headers.remove("x-api-key");
+        }
+        if let Some(k) = &self.api_key {
+            headers.insert(header::AUTHORIZATION, k.clone());
+            if let Some(raw) = &self.raw_key {
+                headers.insert(HeaderName::from_static("x-api-key"), raw.clone());
+            }
+        }
+        headers
     }
 
     /// Send a request; wait (up to the request timeout) for the response headers.
@@ -314,6 +333,35 @@ pub(crate) fn response_headers(upstream: &HeaderMap) -> HeaderMap {
     out
 }
 
+/// Take the hop-by-hop headers out of a map, in place.
+pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    // Most maps hold one (`content-length`) or none: look before removing.
+    let mut found: [Option<HeaderName>; 4] = Default::default();
+    let mut n = 0;
+    for name in headers.keys() {
+        if is_hop_by_hop(name) {
+            if let Some(slot) = found.get_mut(n) {
+                *slot = Some(name.clone());
+                n += 1;
+            } else {
+                // More than a few: remove every kind.
+                n = usize::MAX;
+                break;
+            }
+        }
+    }
+    if n == usize::MAX {
+        let all: Vec<HeaderName> = headers.keys().filter(|k| is_hop_by_hop(k)).cloned().collect();
+        for name in all {
+            headers.remove(name);
+        }
+        return;
+    }
+    for name in found.into_iter().flatten() {
+        headers.remove(name);
+    }
+}
+
 /// The `x-toolfix` header name.
 pub(crate) static X_TOOLFIX: HeaderName = HeaderName::from_static("x-toolfix");
 
@@ -327,6 +375,8 @@ struct Pool {
     connect_timeout: Duration,
     /// Connections not in use, the most recently used last.
     idle: Mutex<Vec<Idle>>,
+    /// Starts the task that closes connections unused for [`POOL_IDLE`].
+    reaper: std::sync::Once,
 }
 
 #[derive(Debug)]
@@ -389,7 +439,7 @@ impl Pool {
         None
     }
 
-    fn put(&self, sender: http1::SendRequest<Body>) {
+    fn put(self: &Arc<Self>, sender: http1::SendRequest<Body>) {
         if sender.is_closed() {
             return;
         }
@@ -398,6 +448,25 @@ impl Pool {
                 idle.remove(0);
             }
             idle.push(Idle { sender, since: Instant::now() });
+        }
+        self.reaper.call_once(|| {
+            let pool = Arc::downgrade(self);
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(POOL_IDLE / 3);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    every.tick().await;
+                    let Some(pool) = pool.upgrade() else { return };
+                    pool.reap();
+                }
+            });
+        });
+    }
+
+    /// Close the connections unused for [`POOL_IDLE`] or closed by the upstream.
+    fn reap(&self) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.retain(|c| !c.sender.is_closed() && c.since.elapsed() < POOL_IDLE);
         }
     }
 
@@ -619,5 +688,40 @@ mod tests {
             assert_eq!(got, b"{\"a\": 1}");
         }
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn headers_passed_through_in_place_are_the_copied_ones() {
+        for (key, upstream_key) in [(None, None), (Some("proxy-key"), None), (None, Some("up-key"))] {
+            let mut config = Config::new("http://127.0.0.1:9/v1").unwrap();
+            config.api_key = key.map(str::to_owned);
+            config.upstream_api_key = upstream_key.map(str::to_owned);
+            let upstream = Upstream::new(&config).unwrap();
+            let mut client = HeaderMap::new();
+            for (name, value) in [
+                ("host", "proxy"),
+                ("content-length", "12"),
+                ("connection", "keep-alive"),
+                ("keep-alive", "timeout=5"),
+                ("transfer-encoding", "chunked"),
+                ("authorization", "Bearer client"),
+                ("x-api-key", "client"),
+                ("accept-encoding", "gzip"),
+                ("x-custom", "1"),
+                ("x-custom", "2"),
+            ] {
+                client.append(name, value.parse().unwrap());
+            }
+            let copied = upstream.request_headers(&client, false);
+            let in_place = upstream.forwarded_headers(client);
+            let sorted = |h: &HeaderMap| {
+                let mut v: Vec<(String, String)> =
+                    h.iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap().to_owned())).collect();
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(&copied), sorted(&in_place));
+            assert!(in_place.get("host").is_none() && in_place.get("content-length").is_none());
+        }
     }
 }

@@ -11,7 +11,7 @@ use crate::adapter::Adapter;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::summary::Summary;
-use crate::upstream::{Payload, response_headers};
+use crate::upstream::{Payload, strip_hop_by_hop};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -81,7 +81,7 @@ pub(crate) async fn api<A: Adapter>(State(state): State<Shared>, request: Reques
     let (Some(raw_tools), stream) = (peek.tools, peek.stream) else {
         // No tools: nothing to fix; the request goes as it came, the answer comes back as
         // it is.
-        return forward(&state, parts.method, &parts.uri, &parts.headers, Payload::Bytes(bytes)).await;
+        return forward(&state, parts.method, &parts.uri, parts.headers, Payload::Bytes(bytes)).await;
     };
     let mut request: Value = match serde_json::from_slice(&bytes) {
         Ok(v @ Value::Object(_)) => v,
@@ -153,7 +153,7 @@ pub(crate) async fn passthrough(State(state): State<Shared>, request: Request) -
         return ApiError::too_large(limit).into_response();
     }
     let body = Body::new(http_body_util::Limited::new(body, limit));
-    forward(&state, parts.method, &parts.uri, &parts.headers, Payload::Stream(body)).await
+    forward(&state, parts.method, &parts.uri, parts.headers, Payload::Stream(body)).await
 }
 
 /// Forward a request unchanged; stream the answer back unchanged.
@@ -161,7 +161,7 @@ async fn forward(
     state: &AppState,
     method: Method,
     uri: &axum::http::Uri,
-    headers: &HeaderMap,
+    headers: HeaderMap,
     body: Payload,
 ) -> Response {
     let path = uri.path_and_query().map_or_else(|| uri.path(), axum::http::uri::PathAndQuery::as_str);
@@ -169,7 +169,7 @@ async fn forward(
         Ok(t) => t,
         Err(e) => return e.into_response(),
     };
-    let headers = state.upstream.request_headers(headers, false);
+    let headers = state.upstream.forwarded_headers(headers);
     let answer = match state.upstream.send(method, target, headers, body).await {
         Ok(a) => a,
         Err(e) => return upstream_failure(state, "passthrough", e),
@@ -177,7 +177,9 @@ async fn forward(
     if !answer.status.is_success() {
         state.metrics.upstream_error("passthrough", answer.status.as_str());
     }
-    let headers = response_headers(&answer.headers);
-    let body = answer.response.with_idle_timeout(state.upstream.idle);
-    (answer.status, headers, body).into_response()
+    let mut response = Response::new(answer.response.with_idle_timeout(state.upstream.idle));
+    *response.status_mut() = answer.status;
+    *response.headers_mut() = answer.headers;
+    strip_hop_by_hop(response.headers_mut());
+    response
 }
