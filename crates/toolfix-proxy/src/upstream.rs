@@ -724,4 +724,18 @@ mod tests {
             assert!(in_place.get("host").is_none() && in_place.get("content-length").is_none());
         }
     }
+
+    #[tokio::test]
+    async fn a_url_with_credentials_goes_through_reqwest() {
+        let (url, count) = keep_alive().await;
+        let url = url.replacen("http://", "http://user:secret@", 1);
+        let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+        assert!(matches!(upstream.transport, super::Transport::Reqwest { .. }));
+        let answer =
+            upstream.post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
+        assert_eq!(answer.status, 200);
+        let body = upstream.read_all(answer.response, 1000).await.unwrap();
+        assert_eq!(&body[..], b"{\"a\": 1}");
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
 }
