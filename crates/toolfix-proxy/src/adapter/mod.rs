@@ -45,6 +45,12 @@ pub(crate) struct Peek<'a> {
     pub(crate) tools: Option<&'a str>,
     /// The client asked for a stream.
     pub(crate) stream: bool,
+    /// The model asked for (metrics and logs).
+    pub(crate) model: view::Text<'a>,
+    /// `Some(n)`: the conversation has `n` messages and nothing the history repair or the
+    /// storm guard reads (no call, no result), so the request is forwarded as its bytes
+    /// and read as a value only if recovery needs it; `None`: it is read as a value.
+    pub(crate) plain: Option<usize>,
 }
 
 /// How a give-up is written into a reply.

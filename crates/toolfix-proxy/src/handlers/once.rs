@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use toolfix::ReplyOutcome;
 
 pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
-    let Job { state, headers, request, outgoing, tools, mut summary, started, model } = job;
-    let history = A::history(&request);
+    let Job { state, headers, request, tools, mut summary, started, model } = job;
+    let history = request.history::<A>();
     let mut ctx =
         Ctx { state: &state, headers: &headers, tools: &tools, history: history.as_deref(), waited: Duration::ZERO };
     let asked = Instant::now();
-    let answer = match state.upstream.post_json(A::PATH, &headers, outgoing).await {
+    let answer = match state.upstream.post_json(A::PATH, &headers, request.bytes.clone()).await {
         Ok(a) => a,
         Err(e) => return failure::<A>(&state, &e),
     };

@@ -4,6 +4,7 @@
 //! report and metrics of the answer settled on. The first response whose calls are all
 //! usable is the answer; else the last one, its unusable calls given up.
 
+use super::ClientRequest;
 use crate::adapter::{Adapter, Fixed, Unusable};
 use crate::config::{GiveUp, LengthRecovery};
 use crate::error::ApiError;
@@ -130,7 +131,7 @@ fn restore_choice(body: &mut Value, request: &Value) {
 /// labels and metrics of the answer settled on.
 pub(crate) async fn settle<A: Adapter>(
     ctx: &mut Ctx<'_>,
-    request: &Value,
+    request: &ClientRequest,
     first: Fixed,
     summary: &mut Summary,
     model: &str,
@@ -151,6 +152,8 @@ pub(crate) async fn settle<A: Adapter>(
             break;
         }
         let hit = hit_limit::<A>(&current.response);
+        // Only recovery reads the request as a value.
+        let request = request.value();
         let refused = fixed.calls.iter().any(|c| c.status == CallStatus::Refused);
         let mut next = None;
         if hit && refused && !length_tried && config.length_recovery != LengthRecovery::Off {

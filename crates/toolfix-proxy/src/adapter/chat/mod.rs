@@ -5,9 +5,8 @@ mod stream;
 
 pub(crate) use stream::ChatStream;
 
-use super::view::Text;
+use super::view::{Present, Text, object_view};
 use super::{Adapter, Lazy, Peek, Unusable, history};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -18,11 +17,30 @@ use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, Tool
 #[derive(Debug)]
 pub(crate) struct ChatCompletions;
 
-#[derive(Deserialize)]
+/// The request's envelope: what the handler reads before deciding anything.
 struct Envelope<'a> {
-    #[serde(borrow)]
     tools: Option<&'a RawValue>,
     stream: Option<bool>,
+    model: Text<'a>,
+    messages: Option<&'a RawValue>,
+}
+
+object_view!(Envelope { tools: "tools", stream: "stream", model: "model", messages: "messages" });
+
+/// What the history repair and the storm guard read of a message.
+struct MessagePeek<'a> {
+    role: Text<'a>,
+    tool_calls: Option<&'a RawValue>,
+}
+
+object_view!(MessagePeek { role: "role", tool_calls: "tool_calls" });
+
+/// The number of messages, when none is a `tool` result or has a `tool_calls` member (the
+/// history repair has nothing to do, the storm guard nothing to read); `None` otherwise,
+/// or when a message is not an object (the request is then read as a value).
+fn plain_history(messages: Option<&RawValue>) -> Option<usize> {
+    let list: Vec<MessagePeek<'_>> = serde_json::from_str(messages?.get()).ok()?;
+    list.iter().all(|m| m.tool_calls.is_none() && m.role.as_str() != Some("tool")).then_some(list.len())
 }
 
 impl Adapter for ChatCompletions {
@@ -36,7 +54,7 @@ impl Adapter for ChatCompletions {
             let t = t.trim();
             t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
         });
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
@@ -66,10 +84,10 @@ impl Adapter for ChatCompletions {
         let mut changed = false;
         for choice in &view.choices {
             let message = choice.message.as_ref().or(choice.delta.as_ref());
-            let content = message.and_then(|m| m.content.as_ref()).and_then(Text::as_str);
+            let content = message.and_then(|m| m.content.as_str());
             // `reasoning_content` when present (whatever it holds), else `reasoning`.
             let reasoning =
-                message.and_then(|m| m.reasoning_content.as_ref().or(m.reasoning.as_ref())).and_then(Text::as_str);
+                message.and_then(|m| m.reasoning_content.0.as_ref().or(m.reasoning.0.as_ref())).and_then(Text::as_str);
             let calls: Option<Value> = message
                 .and_then(|m| m.tool_calls)
                 .filter(|r| r.get().starts_with('['))
@@ -81,7 +99,7 @@ impl Adapter for ChatCompletions {
             if let Some(c) = &calls {
                 reply = reply.with_tool_calls(c);
             }
-            if let Some(f) = choice.finish_reason.as_deref() {
+            if let Some(f) = choice.finish_reason.as_str() {
                 reply = reply.with_finish_reason(f);
             }
             let fixed = fix(&reply);
@@ -254,34 +272,36 @@ impl Adapter for ChatCompletions {
     }
 }
 
-/// A response read without copying: the parts of each choice a reply is made of.
-#[derive(Deserialize)]
+/// A response read without copying: the parts of each choice a reply is made of. Objects
+/// only: a member of another type is not read as one (see `object_view!`).
 struct ResponseView<'a> {
-    #[serde(borrow, default)]
     choices: Vec<ChoiceView<'a>>,
 }
 
-#[derive(Deserialize)]
+object_view!(ResponseView { choices: "choices" });
+
 struct ChoiceView<'a> {
-    #[serde(borrow)]
     message: Option<MessageView<'a>>,
-    #[serde(borrow)]
     delta: Option<MessageView<'a>>,
-    #[serde(borrow)]
-    finish_reason: Option<Cow<'a, str>>,
+    /// Its string, when it is one (another value is no stop reason, as in a `Value` read).
+    finish_reason: Text<'a>,
 }
 
-#[derive(Deserialize)]
+object_view!(ChoiceView { message: "message", delta: "delta", finish_reason: "finish_reason" });
+
 struct MessageView<'a> {
-    #[serde(borrow)]
-    content: Option<Text<'a>>,
-    #[serde(borrow)]
-    reasoning_content: Option<Text<'a>>,
-    #[serde(borrow)]
-    reasoning: Option<Text<'a>>,
-    #[serde(borrow)]
+    content: Text<'a>,
+    reasoning_content: Present<Text<'a>>,
+    reasoning: Present<Text<'a>>,
     tool_calls: Option<&'a RawValue>,
 }
+
+object_view!(MessageView {
+    content: "content",
+    reasoning_content: "reasoning_content",
+    reasoning: "reasoning",
+    tool_calls: "tool_calls"
+});
 
 /// True when writing `fixed` over `reply` would change it.
 fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply) -> bool {
@@ -369,5 +389,81 @@ fn write_reasoning(message: &mut Map<String, Value>, fixed: &FixedReply) {
         && message.get(key).and_then(Value::as_str) != Some(r.as_str())
     {
         message.insert(key.to_owned(), Value::String(r.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The replies `fix_body` reads from a body (each reply's content, finish reason and
+    /// number of server calls), or `None` when it does not read it as a response.
+    fn read(body: &str) -> Option<Vec<(String, Option<String>, usize)>> {
+        let mut seen = Vec::new();
+        ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
+            let calls = r.tool_calls.and_then(Value::as_array).map_or(0, Vec::len);
+            seen.push((r.content.to_owned(), r.finish_reason.map(str::to_owned), calls));
+            None
+        })?;
+        Some(seen)
+    }
+
+    #[test]
+    fn a_response_is_read_from_an_object_only() {
+        // Regression: a derived reader took a JSON array as the response by position.
+        assert!(read(r#"[[{"message": {"content": "hi"}, "finish_reason": "stop"}]]"#).is_none());
+        assert!(read(r#"{"choices": [[{"content": "hi"}, null, "stop"]]}"#).is_none());
+        let ok = read(r#"{"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}"#);
+        assert_eq!(ok, Some(vec![("hi".to_owned(), Some("stop".to_owned()), 0)]));
+    }
+
+    #[test]
+    fn a_finish_reason_that_is_not_a_string_is_no_stop_reason() {
+        // Regression: it made the reader fail, so the body went out unfixed.
+        let body = r#"{"choices": [{"message": {"content": "x", "tool_calls": [{"id": "a", "type": "function",
+            "function": {"name": "f", "arguments": "{}"}}]}, "finish_reason": 3}]}"#;
+        assert_eq!(read(body), Some(vec![("x".to_owned(), None, 1)]));
+        // As the value read of the same choice says.
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(Reply::from_choice(&choices(&v)[0]).finish_reason, None);
+    }
+
+    #[test]
+    fn reasoning_content_null_hides_reasoning_as_in_a_value_read() {
+        let body = r#"{"choices": [{"message": {"content": "x", "reasoning_content": null, "reasoning": "r"}}]}"#;
+        let mut reasoning = Vec::new();
+        ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
+            reasoning.push(r.reasoning_content.map(str::to_owned));
+            None
+        })
+        .unwrap();
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(reasoning, [Reply::from_choice(&choices(&v)[0]).reasoning_content.map(str::to_owned)]);
+        assert_eq!(reasoning, [None]);
+    }
+
+    #[test]
+    fn a_conversation_without_calls_is_plain() {
+        let plain = |body: &str| ChatCompletions::peek(body.as_bytes()).unwrap().plain;
+        assert_eq!(
+            plain(r#"{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}"#),
+            Some(2)
+        );
+        assert_eq!(plain(r#"{"messages": []}"#), Some(0));
+        // `null` is no calls, to the repair and the guard alike.
+        assert_eq!(plain(r#"{"messages": [{"role": "assistant", "tool_calls": null}]}"#), Some(1));
+        // Anything the repair or the storm guard reads, or cannot be read as messages: a value read.
+        for body in [
+            r#"{"messages": [{"role": "assistant", "tool_calls": []}]}"#,
+            r#"{"messages": [{"role": "tool", "tool_call_id": "a", "content": "x"}]}"#,
+            r#"{"messages": [{"role": "to\u006fl", "content": "x"}]}"#,
+            r#"{"messages": [{"role": "user", "tool\u005fcalls": []}]}"#,
+            r#"{"messages": ["hi"]}"#,
+            r#"{"messages": {"role": "user"}}"#,
+            r#"{"model": "m"}"#,
+        ] {
+            assert_eq!(plain(body), None, "{body}");
+        }
+        assert!(ChatCompletions::peek(b"[[], true]").is_err(), "an array is not a request");
     }
 }

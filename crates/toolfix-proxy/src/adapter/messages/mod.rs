@@ -22,7 +22,6 @@ pub(crate) use stream::MessagesStream;
 
 use super::view::{Field, Text, object_view};
 use super::{Adapter, Lazy, Peek, Unusable, history};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -37,12 +36,14 @@ pub(crate) const PROXY_SIGNATURE: &str = "toolfix-unsigned";
 #[derive(Debug)]
 pub(crate) struct Messages;
 
-#[derive(Deserialize)]
+/// The request's envelope: what the handler reads before deciding anything.
 struct Envelope<'a> {
-    #[serde(borrow)]
     tools: Option<&'a RawValue>,
     stream: Option<bool>,
+    model: Text<'a>,
 }
+
+object_view!(Envelope { tools: "tools", stream: "stream", model: "model" });
 
 impl Adapter for Messages {
     const API: &'static str = "messages";
@@ -54,7 +55,7 @@ impl Adapter for Messages {
         // Only client tools (with an `input_schema`) are repaired; server tools alone
         // leave nothing to fix.
         let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: None })
     }
 
     fn definitions(request: &Value) -> Vec<Value> {

@@ -20,7 +20,6 @@ pub(crate) use stream::ResponsesStream;
 
 use super::view::{Field, Text, object_view};
 use super::{Adapter, Lazy, Peek, Unusable, history};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -31,12 +30,14 @@ use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, Tool
 #[derive(Debug)]
 pub(crate) struct Responses;
 
-#[derive(Deserialize)]
+/// The request's envelope: what the handler reads before deciding anything.
 struct Envelope<'a> {
-    #[serde(borrow)]
     tools: Option<&'a RawValue>,
     stream: Option<bool>,
+    model: Text<'a>,
 }
+
+object_view!(Envelope { tools: "tools", stream: "stream", model: "model" });
 
 impl Adapter for Responses {
     const API: &'static str = "responses";
@@ -46,7 +47,7 @@ impl Adapter for Responses {
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
         let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
         let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: None })
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
