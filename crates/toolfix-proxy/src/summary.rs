@@ -104,6 +104,29 @@ impl Counts {
     }
 }
 
+/// One call's line in the report.
+#[derive(Debug, Serialize)]
+struct CallLine {
+    choice: usize,
+    id: String,
+    name: String,
+    outcome: Label,
+    channel: &'static str,
+    format: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    written_name: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    repairs: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    text_fixes: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intent: Option<toolfix::extract::Intent>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    signals: Vec<toolfix::extract::Signal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
 /// Everything reported about one answered request.
 #[derive(Debug, Default)]
 pub(crate) struct Summary {
@@ -113,7 +136,7 @@ pub(crate) struct Summary {
     pub(crate) unfixed: Vec<String>,
     /// The streamed content turned out to be reasoning (it was sent as content).
     pub(crate) content_was_reasoning: bool,
-    calls: Vec<Value>,
+    calls: Vec<CallLine>,
     /// Call markup the model only showed (left in the text), with the signals that said so.
     shown: Vec<Value>,
     counts: Counts,
@@ -168,36 +191,21 @@ impl Summary {
                 "moved_from_content"
             });
         }
-        let mut line = json!({
-            "choice": choice,
-            "id": call.id,
-            "name": call.name,
-            "outcome": label,
-            "channel": channel_name(call.channel),
-            "format": call.format.as_str(),
-        });
-        if let Some(obj) = line.as_object_mut() {
-            if call.written_name != call.name {
-                obj.insert("written_name".to_owned(), json!(call.written_name));
-            }
-            let repairs: Vec<&str> = report.repairs.iter().map(|r| r.kind.as_str()).collect();
-            if !repairs.is_empty() {
-                obj.insert("repairs".to_owned(), json!(repairs));
-            }
-            let fixes: Vec<&str> = report.text_fixes.iter().map(|f| f.kind.as_str()).collect();
-            if !fixes.is_empty() {
-                obj.insert("text_fixes".to_owned(), json!(fixes));
-            }
-            if call.intent != toolfix::extract::Intent::Call {
-                obj.insert("intent".to_owned(), json!(call.intent));
-            }
-            if !call.signals.is_empty() {
-                obj.insert("signals".to_owned(), json!(call.signals));
-            }
-            if let Some(m) = call.message() {
-                obj.insert("message".to_owned(), json!(m));
-            }
-        }
+        // The line is written only when the report is (`to_value`); the header needs none.
+        let line = CallLine {
+            choice,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            outcome: label,
+            channel: channel_name(call.channel),
+            format: call.format.as_str(),
+            written_name: (call.written_name != call.name).then(|| call.written_name.clone()),
+            repairs: report.repairs.iter().map(|r| r.kind.as_str()).collect(),
+            text_fixes: report.text_fixes.iter().map(|f| f.kind.as_str()).collect(),
+            intent: (call.intent != toolfix::extract::Intent::Call).then_some(call.intent),
+            signals: call.signals.clone(),
+            message: call.message().map(str::to_owned),
+        };
         self.calls.push(line);
     }
 

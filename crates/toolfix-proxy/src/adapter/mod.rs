@@ -211,3 +211,68 @@ pub(crate) struct Ended {
     /// Text sent as content turned out to be reasoning (only its close marker appeared).
     pub(crate) content_was_reasoning: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Adapter;
+    use super::chat::ChatCompletions;
+    use super::messages::Messages;
+    use super::responses::Responses;
+    use serde_json::Value;
+    use toolfix::Limits;
+
+    /// A request the peek calls plain is one the history repair leaves alone and whose
+    /// conversation, as the storm guard reads it, has that many messages and no call.
+    fn agrees<A: Adapter>(body: &str) -> Option<usize> {
+        let plain = A::peek(body.as_bytes()).unwrap().plain?;
+        let mut value: Value = serde_json::from_str(body).unwrap();
+        let before = value.clone();
+        assert!(A::repair_history(&mut value, &Limits::default()).is_empty(), "{body}");
+        assert_eq!(value, before, "{body}");
+        let history = A::history(&value).expect("a conversation");
+        let messages = history.as_array().expect("a list");
+        assert_eq!(messages.len(), plain, "{body}");
+        let reads = |m: &Value| {
+            m.get("tool_calls").is_some_and(Value::is_array) || m.get("role").and_then(Value::as_str) == Some("tool")
+        };
+        assert!(!messages.iter().any(reads), "{body}");
+        Some(plain)
+    }
+
+    #[test]
+    fn a_plain_conversation_is_what_the_value_read_makes_of_it() {
+        assert_eq!(
+            agrees::<ChatCompletions>(
+                r#"{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "u"}]},
+                {"role": "assistant", "content": "a", "tool_calls": null}]}"#
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            agrees::<Messages>(
+                r#"{"messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}, {"role": "user"}]}"#
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            agrees::<Messages>(r#"{"messages": [{"role": "user", "content": [{"type": "text", "text": "u"}]}]}"#),
+            None
+        );
+        assert_eq!(agrees::<Responses>(r#"{"input": "hello"}"#), Some(1));
+        assert_eq!(
+            agrees::<Responses>(
+                r#"{"input": [{"role": "user", "content": "u"}, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a"}]}]}"#
+            ),
+            Some(2)
+        );
+        for body in [
+            r#"{"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}]}"#,
+            r#"{"input": [{"type": "reasoning", "summary": []}]}"#,
+            r#"{"input": [{"type": "function_call_output", "call_id": "c", "output": "x"}]}"#,
+            r#"{"input": ["hi"]}"#,
+            r#"{"model": "m"}"#,
+        ] {
+            assert_eq!(agrees::<Responses>(body), None, "{body}");
+        }
+    }
+}

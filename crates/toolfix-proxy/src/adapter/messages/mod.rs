@@ -41,9 +41,25 @@ struct Envelope<'a> {
     tools: Option<&'a RawValue>,
     stream: Option<bool>,
     model: Text<'a>,
+    messages: Option<&'a RawValue>,
 }
 
-object_view!(Envelope { tools: "tools", stream: "stream", model: "model" });
+object_view!(Envelope { tools: "tools", stream: "stream", model: "model", messages: "messages" });
+
+/// What decides whether a message can hold a call or a result: its content's type.
+struct MessagePeek<'a> {
+    content: Option<&'a RawValue>,
+}
+
+object_view!(MessagePeek { content: "content" });
+
+/// The number of messages, when none has content blocks (no call, no result, nothing the
+/// history repair changes; each is one message of the conversation the storm guard
+/// reads); `None` otherwise, or when a message is not an object.
+fn plain_history(messages: Option<&RawValue>) -> Option<usize> {
+    let list: Vec<MessagePeek<'_>> = serde_json::from_str(messages?.get()).ok()?;
+    list.iter().all(|m| m.content.is_none_or(|c| !c.get().starts_with('['))).then_some(list.len())
+}
 
 impl Adapter for Messages {
     const API: &'static str = "messages";
@@ -55,7 +71,7 @@ impl Adapter for Messages {
         // Only client tools (with an `input_schema`) are repaired; server tools alone
         // leave nothing to fix.
         let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: None })
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
     }
 
     fn definitions(request: &Value) -> Vec<Value> {

@@ -35,9 +35,29 @@ struct Envelope<'a> {
     tools: Option<&'a RawValue>,
     stream: Option<bool>,
     model: Text<'a>,
+    input: Option<&'a RawValue>,
 }
 
-object_view!(Envelope { tools: "tools", stream: "stream", model: "model" });
+object_view!(Envelope { tools: "tools", stream: "stream", model: "model", input: "input" });
+
+/// What decides whether an input item can be a call or a result: its type.
+struct ItemPeek<'a> {
+    kind: Text<'a>,
+}
+
+object_view!(ItemPeek { kind: "type" });
+
+/// The number of messages of the conversation, when the input is a string (one) or a list
+/// of `message` items only (no call, no result, nothing the history repair changes);
+/// `None` otherwise, or when an item is not an object.
+fn plain_history(input: Option<&RawValue>) -> Option<usize> {
+    let input = input?.get();
+    if input.starts_with('"') {
+        return Some(1);
+    }
+    let list: Vec<ItemPeek<'_>> = serde_json::from_str(input).ok()?;
+    list.iter().all(|i| matches!(i.kind.as_str(), None | Some("message"))).then_some(list.len())
+}
 
 impl Adapter for Responses {
     const API: &'static str = "responses";
@@ -47,7 +67,7 @@ impl Adapter for Responses {
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
         let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
         let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: None })
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input) })
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
