@@ -16,6 +16,12 @@ use bytes::Bytes;
 use serde_json::Value;
 use toolfix::{FixOptions, FixedReply, Limits, Reply, ToolSet};
 
+/// `function.<key>` of an OpenAI-shaped call (a `Value::pointer` path would allocate per
+/// segment, on every comparison).
+pub(crate) fn function_member<'v>(call: &'v Value, key: &str) -> Option<&'v Value> {
+    call.get("function")?.get(key)
+}
+
 /// A response and its replies, fixed.
 #[derive(Debug)]
 pub(crate) struct Fixed {
@@ -24,6 +30,18 @@ pub(crate) struct Fixed {
     pub(crate) bytes: Option<Bytes>,
     /// One per reply; `None` for a reply too large to fix (passed through).
     pub(crate) replies: Vec<Option<FixedReply>>,
+    /// Set when `response` was not built (it is `null`): the body was read borrowed and
+    /// is written back by [`Adapter::splice`]; what the report needs of it.
+    pub(crate) borrowed: Option<Borrowed>,
+}
+
+/// What the report needs of a response read without building it.
+#[derive(Debug)]
+pub(crate) struct Borrowed {
+    /// Reply 0's stop reason.
+    pub(crate) finish_reason: Option<String>,
+    /// How many replies it has.
+    pub(crate) replies: usize,
 }
 
 impl Fixed {
@@ -71,6 +89,9 @@ pub(crate) struct Lazy {
     pub(crate) replies: Vec<Option<FixedReply>>,
     /// Writing them back would change the body.
     pub(crate) changed: bool,
+    /// What the report needs of the body, when the adapter can [`Adapter::splice`] it
+    /// (else `None`).
+    pub(crate) borrowed: Option<Borrowed>,
 }
 
 /// One API's request and response shapes.
@@ -102,6 +123,14 @@ pub(crate) trait Adapter: Send + Sync + 'static {
     /// left alone goes out as the upstream's bytes); `None` when the body is not this
     /// API's JSON.
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy>;
+
+    /// Write the fixed replies into the upstream's `body` without building it as a value:
+    /// only the members that change are rewritten, the rest kept as sent, the report
+    /// added; `None` when the edit is not one it makes (the caller then builds the value
+    /// and uses [`Adapter::apply`]). The result reads as the value path's would.
+    fn splice(_body: &[u8], _replies: &[Option<FixedReply>], _unusable: Unusable, _report: &Value) -> Option<Vec<u8>> {
+        None
+    }
 
     /// True when writing `fixed` into reply `index` would change the response.
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool;

@@ -54,10 +54,16 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
         state.metrics.added_latency(A::API, started.elapsed().saturating_sub(ctx.waited));
         return (status, upstream_headers, body).into_response();
     }
-    let Ok(response) = serde_json::from_slice::<Value>(&body) else {
-        return (status, upstream_headers, body).into_response();
+    // Nothing to recover and no detail to report: the body is written back without being
+    // built, when the adapter can.
+    let first = if let Some(borrowed) = lazy.borrowed.filter(|_| settled && !state.config.detail) {
+        Fixed { response: Value::Null, bytes: Some(body), replies: lazy.replies, borrowed: Some(borrowed) }
+    } else {
+        let Ok(response) = serde_json::from_slice::<Value>(&body) else {
+            return (status, upstream_headers, body).into_response();
+        };
+        Fixed { response, bytes: Some(body), replies: lazy.replies, borrowed: None }
     };
-    let first = Fixed { response, bytes: Some(body), replies: lazy.replies };
     let settled = tail::settle::<A>(&mut ctx, &request, first, &mut summary, &model).await;
     let response = respond::<A>(settled, &summary, status, upstream_headers);
     state.metrics.added_latency(A::API, started.elapsed().saturating_sub(ctx.waited));
@@ -69,21 +75,34 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
 fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, mut headers: HeaderMap) -> Response {
     let Settled { fixed, later, unusable } = settled;
     headers.insert(X_TOOLFIX.clone(), summary.header());
+    // A borrowed read was taken only for a body that changes.
     let changed = later
         || summary.gave_up()
+        || fixed.borrowed.is_some()
         || fixed.replies.iter().enumerate().any(|(i, f)| f.as_ref().is_some_and(|f| A::changes(&fixed.response, i, f)));
     let size_hint = fixed.bytes.as_ref().map_or(0, Bytes::len);
     if !changed && let Some(bytes) = fixed.bytes {
         return (status, headers, bytes).into_response();
     }
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let mut response = fixed.response;
+    if fixed.borrowed.is_some() {
+        let bytes = fixed.bytes.unwrap_or_default();
+        if let Some(body) = A::splice(&bytes, &fixed.replies, unusable, &summary.to_value()) {
+            return (status, headers, body).into_response();
+        }
+        // Not an edit the adapter splices: built after all.
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) => response = v,
+            Err(_) => return (status, headers, bytes).into_response(),
+        }
+    }
     for (i, f) in fixed.replies.iter().enumerate() {
         if let Some(f) = f {
             A::apply(&mut response, i, f, unusable);
         }
     }
     A::report(&mut response, summary.to_value());
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let mut body = Vec::with_capacity(size_hint + 1024);
     if serde_json::to_writer(&mut body, &response).is_err() {
         body.clear();

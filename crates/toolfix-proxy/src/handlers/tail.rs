@@ -54,7 +54,7 @@ impl Ctx<'_> {
     pub(crate) fn fix<A: Adapter>(&self, response: Value, bytes: Option<Bytes>, summary: &mut Summary) -> Fixed {
         let mut replies = Vec::new();
         A::each_reply(&response, &mut |reply| replies.push(self.fix_one(reply, &mut summary.unfixed)));
-        Fixed { response, bytes, replies }
+        Fixed { response, bytes, replies, borrowed: None }
     }
 
     /// Send one of the proxy's own requests (never streamed) and read the JSON answer.
@@ -93,12 +93,17 @@ impl Ctx<'_> {
 fn log<A: Adapter>(kind: AttemptKind, fixed: &Fixed, detail: bool) -> Attempt {
     let mut finish_reason = None;
     let mut replies = 0;
-    A::each_reply(&fixed.response, &mut |r| {
-        if replies == 0 {
-            finish_reason = r.finish_reason.map(str::to_owned);
-        }
-        replies += 1;
-    });
+    if let Some(b) = &fixed.borrowed {
+        finish_reason.clone_from(&b.finish_reason);
+        replies = b.replies;
+    } else {
+        A::each_reply(&fixed.response, &mut |r| {
+            if replies == 0 {
+                finish_reason = r.finish_reason.map(str::to_owned);
+            }
+            replies += 1;
+        });
+    }
     Attempt {
         kind,
         finish_reason,

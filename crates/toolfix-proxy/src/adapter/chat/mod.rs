@@ -6,7 +6,7 @@ mod stream;
 pub(crate) use stream::ChatStream;
 
 use super::view::{Present, Text, object_view};
-use super::{Adapter, Lazy, Peek, Unusable, history};
+use super::{Adapter, Borrowed, Lazy, Peek, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -106,7 +106,31 @@ impl Adapter for ChatCompletions {
             changed |= fixed.as_ref().is_some_and(|f| reply_changes(&reply, f));
             replies.push(fixed);
         }
-        Some(Lazy { replies, changed })
+        let finish_reason = view.choices.first().and_then(|c| c.finish_reason.as_str()).map(str::to_owned);
+        let borrowed = Borrowed { finish_reason, replies: view.choices.len() };
+        Some(Lazy { replies, changed, borrowed: Some(borrowed) })
+    }
+
+    fn splice(body: &[u8], replies: &[Option<FixedReply>], _unusable: Unusable, report: &Value) -> Option<Vec<u8>> {
+        // One pass over the body: the text is read (to compare), not skipped and re-read.
+        let top: SpliceTop<'_> = serde_json::from_slice(body).ok()?;
+        if top.dup || top.report.0.is_some() {
+            return None;
+        }
+        let choices = top.choices.unwrap_or_default();
+        let mut edits = Vec::new();
+        for (i, fixed) in replies.iter().enumerate() {
+            if let Some(f) = fixed {
+                splice_choice(body, choices.get(i)?, f, &mut edits)?;
+            }
+        }
+        // The report closes the response, as a value's last member.
+        let end = body.iter().rposition(|b| !b.is_ascii_whitespace())?;
+        if body.get(end) != Some(&b'}') {
+            return None;
+        }
+        edits.push(Edit { start: end, end, text: format!(",\"x_toolfix\":{report}") });
+        splice_edits(body, edits)
     }
 
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
@@ -303,6 +327,157 @@ object_view!(MessageView {
     tool_calls: "tool_calls"
 });
 
+/// A borrowed view of an object, as `object_view!`, that also says whether one of its
+/// keys appears twice (`dup`: a value read keeps the last, a splice does not guess).
+macro_rules! counted_view {
+    ($name:ident { $($field:ident: $key:literal),* $(,)? }) => {
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Fields;
+                impl<'de> serde::de::Visitor<'de> for Fields {
+                    type Value = $name<'de>;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a JSON object")
+                    }
+                    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                        let mut out = $name { dup: false, $($field: Default::default()),* };
+                        let mut seen: Vec<&'de str> = Vec::new();
+                        while let Some(key) = map.next_key::<&'de str>()? {
+                            match key {
+                                $($key => {
+                                    out.dup |= seen.contains(&key);
+                                    seen.push(key);
+                                    out.$field = map.next_value()?;
+                                })*
+                                _ => {
+                                    map.next_value::<serde::de::IgnoredAny>()?;
+                                }
+                            }
+                        }
+                        Ok(out)
+                    }
+                }
+                deserializer.deserialize_map(Fields)
+            }
+        }
+    };
+}
+
+/// What a splice reads of a response.
+struct SpliceTop<'a> {
+    dup: bool,
+    choices: Option<Vec<SpliceChoice<'a>>>,
+    report: Present<serde::de::IgnoredAny>,
+}
+
+counted_view!(SpliceTop { choices: "choices", report: "x_toolfix" });
+
+struct SpliceChoice<'a> {
+    dup: bool,
+    message: Option<SpliceMessage<'a>>,
+    finish_reason: Option<&'a RawValue>,
+}
+
+counted_view!(SpliceChoice { message: "message", finish_reason: "finish_reason" });
+
+struct SpliceMessage<'a> {
+    dup: bool,
+    content: Present<Text<'a>>,
+    reasoning_content: Present<Text<'a>>,
+    reasoning: Present<Text<'a>>,
+    tool_calls: Option<&'a RawValue>,
+}
+
+counted_view!(SpliceMessage {
+    content: "content",
+    reasoning_content: "reasoning_content",
+    reasoning: "reasoning",
+    tool_calls: "tool_calls"
+});
+
+/// Bytes `start..end` of the body replaced by `text`.
+struct Edit {
+    start: usize,
+    end: usize,
+    text: String,
+}
+
+/// Where `raw` (borrowed from `body`) sits in it.
+fn span_of(body: &[u8], raw: &RawValue) -> Option<(usize, usize)> {
+    let start = (raw.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    let end = start.checked_add(raw.get().len())?;
+    (end <= body.len()).then_some((start, end))
+}
+
+/// The body with the edits made (they may not overlap).
+fn splice_edits(body: &[u8], mut edits: Vec<Edit>) -> Option<Vec<u8>> {
+    edits.sort_by_key(|e| e.start);
+    let mut out = Vec::with_capacity(body.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut at = 0;
+    for e in &edits {
+        out.extend_from_slice(body.get(at..e.start)?);
+        out.extend_from_slice(e.text.as_bytes());
+        at = e.end;
+    }
+    out.extend_from_slice(body.get(at..)?);
+    Some(out)
+}
+
+/// The edits `apply` would make to one choice, when they only replace values that are
+/// there (its calls, its stop reason); `None` for any other edit (text written, a member
+/// added or removed, a call given up).
+fn splice_choice(body: &[u8], choice: &SpliceChoice<'_>, fixed: &FixedReply, edits: &mut Vec<Edit>) -> Option<()> {
+    if choice.dup {
+        return None;
+    }
+    // No message object: `apply` writes nothing.
+    let Some(message) = &choice.message else { return Some(()) };
+    if message.dup || fixed.calls.iter().any(|c| !c.status.is_usable()) {
+        return None;
+    }
+    // The text stays as it is (`write_text` would not write it).
+    let same = match &message.content.0 {
+        Some(Text(Some(text))) => *text == fixed.content,
+        // Absent, `null`, or content parts (the library read them as empty).
+        _ => fixed.content.is_empty(),
+    };
+    if !same {
+        return None;
+    }
+    let reasoning = if message.reasoning.0.is_some() && message.reasoning_content.0.is_none() {
+        &message.reasoning
+    } else {
+        &message.reasoning_content
+    };
+    if let Some(r) = &fixed.reasoning_content
+        && reasoning.0.as_ref().and_then(Text::as_str) != Some(r.as_str())
+    {
+        return None;
+    }
+    let originals: Vec<Value> = match message.tool_calls {
+        Some(raw) => serde_json::from_str::<Value>(raw.get()).ok()?.as_array().cloned().unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let calls: Vec<Value> = fixed.calls.iter().map(|c| call_value(c, &originals)).collect();
+    if calls.is_empty() {
+        if !originals.is_empty() {
+            return None; // `tool_calls` would be removed
+        }
+        if let Some(raw) = choice.finish_reason
+            && serde_json::from_str::<Text<'_>>(raw.get()).ok()?.as_str() == Some("tool_calls")
+        {
+            let (start, end) = span_of(body, raw)?;
+            edits.push(Edit { start, end, text: "\"stop\"".to_owned() });
+        }
+        return Some(());
+    }
+    let (start, end) = span_of(body, message.tool_calls?)?;
+    edits.push(Edit { start, end, text: Value::Array(calls).to_string() });
+    let (start, end) = span_of(body, choice.finish_reason?)?;
+    edits.push(Edit { start, end, text: "\"tool_calls\"".to_owned() });
+    Some(())
+}
+
 /// True when writing `fixed` over `reply` would change it.
 fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply) -> bool {
     let natives = reply.tool_calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
@@ -346,8 +521,8 @@ fn one_shot(request: &Value) -> Option<Value> {
 /// True when the server call `original` is `call` as sent: same id, name and arguments text.
 fn same_call(call: &FixedCall, original: &Value) -> bool {
     original.get("id").and_then(Value::as_str) == Some(call.id.as_str())
-        && original.pointer("/function/name").and_then(Value::as_str) == Some(call.name.as_str())
-        && original.pointer("/function/arguments").and_then(Value::as_str) == call.arguments_text()
+        && super::function_member(original, "name").and_then(Value::as_str) == Some(call.name.as_str())
+        && super::function_member(original, "arguments").and_then(Value::as_str) == call.arguments_text()
 }
 
 /// A usable call in OpenAI shape; an untouched server call keeps its own object.
@@ -465,5 +640,65 @@ mod tests {
             assert_eq!(plain(body), None, "{body}");
         }
         assert!(ChatCompletions::peek(b"[[], true]").is_err(), "an array is not a request");
+    }
+
+    /// Fix `body` against a `get_weather(city, days: integer)` tool: the spliced body and
+    /// the value path's (`apply`, then the report), both as values.
+    fn both_ways(body: &str) -> (Option<Value>, Value) {
+        let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}})])
+        .unwrap();
+        let options = FixOptions::default();
+        let lazy = ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
+            toolfix::fix_reply(r, Some(&tools), None, &options).ok()
+        })
+        .unwrap();
+        let report = json!({"summary": "s"});
+        let spliced = ChatCompletions::splice(body.as_bytes(), &lazy.replies, Unusable::Explain, &report)
+            .map(|b| serde_json::from_slice::<Value>(&b).unwrap());
+        let mut value: Value = serde_json::from_str(body).unwrap();
+        for (i, f) in lazy.replies.iter().enumerate() {
+            if let Some(f) = f {
+                ChatCompletions::apply(&mut value, i, f, Unusable::Explain);
+            }
+        }
+        ChatCompletions::report(&mut value, report);
+        (spliced, value)
+    }
+
+    #[test]
+    fn a_splice_reads_as_the_value_path_and_is_refused_where_it_would_differ() {
+        let call = |args: &str| json!({"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": args}});
+        let spliced = [
+            // Arguments repaired; the text kept as sent (escapes, spacing and all).
+            json!({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure \u{e9}\n",
+                "tool_calls": [call("{\"city\": \"Paris\", \"days\": \"3\"}")]}, "finish_reason": "tool_calls"}],
+                "usage": {"total_tokens": 1.0e2}}),
+            // A valid call whose stop reason says otherwise.
+            json!({"choices": [{"message": {"content": null, "tool_calls": [call("{\"city\": \"Rome\"}")]},
+                "finish_reason": "stop"}, {"message": {"content": "no calls"}, "finish_reason": "tool_calls"}]}),
+        ];
+        for body in spliced {
+            let text = serde_json::to_string_pretty(&body).unwrap();
+            let (s, v) = both_ways(&text);
+            assert_eq!(s.as_ref(), Some(&v), "{text}");
+        }
+        let refused = [
+            // A call moved out of the text: the text is written.
+            json!({"choices": [{"message": {"content": "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"},
+                "finish_reason": "stop"}]}),
+            // A call given up.
+            json!({"choices": [{"message": {"content": "", "tool_calls": [call("{\"days\": 2}")]}, "finish_reason": "tool_calls"}]}),
+            // No stop reason to rewrite; a duplicate member; a report already there.
+            json!({"choices": [{"message": {"content": "", "tool_calls": [call("{\"city\": \"Rome\", \"days\": \"2\"}")]}}]}),
+            json!({"x_toolfix": 1, "choices": [{"message": {"content": "", "tool_calls": [call("{\"city\": \"Rome\", \"days\": \"2\"}")]}, "finish_reason": "tool_calls"}]}),
+        ];
+        for body in refused {
+            let text = body.to_string();
+            assert_eq!(both_ways(&text).0, None, "{text}");
+        }
+        let dup = r#"{"choices": [{"message": {"content": "", "tool_calls": [], "tool_calls": [{"id": "c", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\", \"days\": \"2\"}"}}]}, "finish_reason": "stop"}]}"#;
+        assert_eq!(both_ways(dup).0, None);
     }
 }

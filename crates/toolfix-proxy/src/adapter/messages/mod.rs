@@ -122,7 +122,7 @@ impl Adapter for Messages {
         let reply = parts.reply();
         let fixed = fix(&reply);
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
-        Some(Lazy { replies: vec![fixed], changed })
+        Some(Lazy { replies: vec![fixed], changed, borrowed: None })
     }
 
     fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
@@ -478,14 +478,14 @@ pub(crate) fn block_id(call: &FixedCall) -> String {
 
 /// True when the server's block `original` is `call` as sent.
 fn same_call(call: &FixedCall, original: &Value) -> bool {
-    let arguments = original.pointer("/function/arguments");
+    let arguments = super::function_member(original, "arguments");
     let same_args = match (arguments, call.arguments_text()) {
         (Some(Value::String(s)), Some(t)) => s == t,
         (Some(v), Some(t)) => serde_json::from_str::<Value>(t).is_ok_and(|parsed| &parsed == v),
         _ => false,
     };
     original.get("id").and_then(Value::as_str) == Some(call.id.as_str())
-        && original.pointer("/function/name").and_then(Value::as_str) == Some(call.name.as_str())
+        && super::function_member(original, "name").and_then(Value::as_str) == Some(call.name.as_str())
         && same_args
 }
 

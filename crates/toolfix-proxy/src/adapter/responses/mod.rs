@@ -125,7 +125,7 @@ impl Adapter for Responses {
         };
         let fixed = fix(&parts.reply());
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
-        Some(Lazy { replies: vec![fixed], changed })
+        Some(Lazy { replies: vec![fixed], changed, borrowed: None })
     }
 
     fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
@@ -412,8 +412,8 @@ impl Parts {
             || served.iter().any(|c| {
                 !natives.iter().any(|o| {
                     o.get("id").and_then(Value::as_str) == Some(c.id.as_str())
-                        && o.pointer("/function/name").and_then(Value::as_str) == Some(c.name.as_str())
-                        && o.pointer("/function/arguments").and_then(Value::as_str) == c.arguments_text()
+                        && super::function_member(o, "name").and_then(Value::as_str) == Some(c.name.as_str())
+                        && super::function_member(o, "arguments").and_then(Value::as_str) == c.arguments_text()
                 })
             })
             || self.text != fixed.content
