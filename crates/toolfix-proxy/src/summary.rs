@@ -223,26 +223,12 @@ impl Summary {
 
     /// The `x_toolfix` object.
     pub(crate) fn to_value(&self) -> Value {
-        let mut out = json!({
-            "summary": self.short(),
-            "calls": self.calls,
-            "attempts": self.attempts,
-        });
-        if let Some(obj) = out.as_object_mut() {
-            if !self.history.is_empty() {
-                obj.insert("history".to_owned(), json!(self.history));
-            }
-            if !self.unfixed.is_empty() {
-                obj.insert("unfixed".to_owned(), json!(self.unfixed));
-            }
-            if self.content_was_reasoning {
-                obj.insert("content_was_reasoning".to_owned(), json!(true));
-            }
-            if !self.shown.is_empty() {
-                obj.insert("shown_calls".to_owned(), json!(self.shown));
-            }
-        }
-        out
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The `x_toolfix` object as JSON text (written without building a value).
+    pub(crate) fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "null".to_owned())
     }
 
     /// The one-line summary (also the `x-toolfix` header).
@@ -262,6 +248,29 @@ impl Summary {
 
     pub(crate) fn header(&self) -> HeaderValue {
         HeaderValue::from_str(&self.short()).unwrap_or(HeaderValue::from_static("ok"))
+    }
+}
+
+impl Serialize for Summary {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("summary", &self.short())?;
+        map.serialize_entry("calls", &self.calls)?;
+        map.serialize_entry("attempts", &self.attempts)?;
+        if !self.history.is_empty() {
+            map.serialize_entry("history", &self.history)?;
+        }
+        if !self.unfixed.is_empty() {
+            map.serialize_entry("unfixed", &self.unfixed)?;
+        }
+        if self.content_was_reasoning {
+            map.serialize_entry("content_was_reasoning", &true)?;
+        }
+        if !self.shown.is_empty() {
+            map.serialize_entry("shown_calls", &self.shown)?;
+        }
+        map.end()
     }
 }
 

@@ -127,8 +127,9 @@ pub(crate) trait Adapter: Send + Sync + 'static {
     /// Write the fixed replies into the upstream's `body` without building it as a value:
     /// only the members that change are rewritten, the rest kept as sent, the report
     /// added; `None` when the edit is not one it makes (the caller then builds the value
-    /// and uses [`Adapter::apply`]). The result reads as the value path's would.
-    fn splice(_body: &[u8], _replies: &[Option<FixedReply>], _unusable: Unusable, _report: &Value) -> Option<Vec<u8>> {
+    /// and uses [`Adapter::apply`]). The result reads as the value path's would. `report`:
+    /// the report as JSON text.
+    fn splice(_body: &[u8], _replies: &[Option<FixedReply>], _unusable: Unusable, _report: &str) -> Option<Vec<u8>> {
         None
     }
 

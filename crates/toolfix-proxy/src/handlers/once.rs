@@ -88,7 +88,7 @@ fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, 
     let mut response = fixed.response;
     if fixed.borrowed.is_some() {
         let bytes = fixed.bytes.unwrap_or_default();
-        if let Some(body) = A::splice(&bytes, &fixed.replies, unusable, &summary.to_value()) {
+        if let Some(body) = A::splice(&bytes, &fixed.replies, unusable, &summary.to_json()) {
             return (status, headers, body).into_response();
         }
         // Not an edit the adapter splices: built after all.

@@ -111,7 +111,7 @@ impl Adapter for ChatCompletions {
         Some(Lazy { replies, changed, borrowed: Some(borrowed) })
     }
 
-    fn splice(body: &[u8], replies: &[Option<FixedReply>], _unusable: Unusable, report: &Value) -> Option<Vec<u8>> {
+    fn splice(body: &[u8], replies: &[Option<FixedReply>], _unusable: Unusable, report: &str) -> Option<Vec<u8>> {
         // One pass over the body: the text is read (to compare), not skipped and re-read.
         let top: SpliceTop<'_> = serde_json::from_slice(body).ok()?;
         if top.dup || top.report.0.is_some() {
@@ -654,7 +654,7 @@ mod tests {
         })
         .unwrap();
         let report = json!({"summary": "s"});
-        let spliced = ChatCompletions::splice(body.as_bytes(), &lazy.replies, Unusable::Explain, &report)
+        let spliced = ChatCompletions::splice(body.as_bytes(), &lazy.replies, Unusable::Explain, &report.to_string())
             .map(|b| serde_json::from_slice::<Value>(&b).unwrap());
         let mut value: Value = serde_json::from_str(body).unwrap();
         for (i, f) in lazy.replies.iter().enumerate() {
