@@ -30,18 +30,51 @@ pub(crate) struct Fixed {
     pub(crate) bytes: Option<Bytes>,
     /// One per reply; `None` for a reply too large to fix (passed through).
     pub(crate) replies: Vec<Option<FixedReply>>,
-    /// Set when `response` was not built (it is `null`): the body was read borrowed and
-    /// is written back by [`Adapter::splice`]; what the report needs of it.
+    /// Set when `response` was not built (it is `null`): the body was read borrowed and is
+    /// written back by editing it.
     pub(crate) borrowed: Option<Borrowed>,
 }
 
-/// What the report needs of a response read without building it.
+/// A response read without building it, whose fixed replies are written back by editing
+/// its bytes: what the report needs of it, and the edits.
 #[derive(Debug)]
 pub(crate) struct Borrowed {
     /// Reply 0's stop reason.
     pub(crate) finish_reason: Option<String>,
     /// How many replies it has.
     pub(crate) replies: usize,
+    /// What `apply` would change, as edits of the body: only values replaced in place
+    /// (the rest of the body stays as the upstream sent it).
+    pub(crate) edits: Vec<Edit>,
+}
+
+/// Bytes `start..end` of a body replaced by `text`.
+#[derive(Debug)]
+pub(crate) struct Edit {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) text: String,
+}
+
+/// The body with the edits made (they may not overlap) and the report added as the last
+/// member of its top-level object (which has members, and no report yet: the adapter
+/// checked); `None` when the body does not end its object where expected.
+pub(crate) fn spliced(body: &[u8], mut edits: Vec<Edit>, report: &str) -> Option<Vec<u8>> {
+    let end = body.iter().rposition(|b| !b.is_ascii_whitespace())?;
+    if body.get(end) != Some(&b'}') {
+        return None;
+    }
+    edits.push(Edit { start: end, end, text: format!(",\"x_toolfix\":{report}") });
+    edits.sort_by_key(|e| e.start);
+    let mut out = Vec::with_capacity(body.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut at = 0;
+    for e in &edits {
+        out.extend_from_slice(body.get(at..e.start)?);
+        out.extend_from_slice(e.text.as_bytes());
+        at = e.end;
+    }
+    out.extend_from_slice(body.get(at..)?);
+    Some(out)
 }
 
 impl Fixed {
@@ -89,8 +122,8 @@ pub(crate) struct Lazy {
     pub(crate) replies: Vec<Option<FixedReply>>,
     /// Writing them back would change the body.
     pub(crate) changed: bool,
-    /// What the report needs of the body, when the adapter can [`Adapter::splice`] it
-    /// (else `None`).
+    /// The body's edits and what the report needs of it, when every fixed reply can be
+    /// written back by editing the body (else `None`).
     pub(crate) borrowed: Option<Borrowed>,
 }
 
@@ -123,15 +156,6 @@ pub(crate) trait Adapter: Send + Sync + 'static {
     /// left alone goes out as the upstream's bytes); `None` when the body is not this
     /// API's JSON.
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy>;
-
-    /// Write the fixed replies into the upstream's `body` without building it as a value:
-    /// only the members that change are rewritten, the rest kept as sent, the report
-    /// added; `None` when the edit is not one it makes (the caller then builds the value
-    /// and uses [`Adapter::apply`]). The result reads as the value path's would. `report`:
-    /// the report as JSON text.
-    fn splice(_body: &[u8], _replies: &[Option<FixedReply>], _unusable: Unusable, _report: &str) -> Option<Vec<u8>> {
-        None
-    }
 
     /// True when writing `fixed` into reply `index` would change the response.
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool;

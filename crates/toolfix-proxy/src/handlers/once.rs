@@ -4,7 +4,7 @@
 
 use super::tail::{self, Ctx, Settled};
 use super::{Job, failure};
-use crate::adapter::{Adapter, Fixed};
+use crate::adapter::{Adapter, Fixed, spliced};
 use crate::summary::Summary;
 use crate::upstream::{X_TOOLFIX, response_headers};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -86,12 +86,12 @@ fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, 
     }
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let mut response = fixed.response;
-    if fixed.borrowed.is_some() {
+    if let Some(borrowed) = fixed.borrowed {
         let bytes = fixed.bytes.unwrap_or_default();
-        if let Some(body) = A::splice(&bytes, &fixed.replies, unusable, &summary.to_json()) {
+        if let Some(body) = spliced(&bytes, borrowed.edits, &summary.to_json()) {
             return (status, headers, body).into_response();
         }
-        // Not an edit the adapter splices: built after all.
+        // Not a body the edits fit: built after all.
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(v) => response = v,
             Err(_) => return (status, headers, bytes).into_response(),

@@ -6,7 +6,7 @@ mod stream;
 pub(crate) use stream::ChatStream;
 
 use super::view::{Present, Text, object_view};
-use super::{Adapter, Borrowed, Lazy, Peek, Unusable, history};
+use super::{Adapter, Borrowed, Edit, Lazy, Peek, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -82,6 +82,7 @@ impl Adapter for ChatCompletions {
         let view: ResponseView<'_> = serde_json::from_slice(body).ok()?;
         let mut replies = Vec::with_capacity(view.choices.len());
         let mut changed = false;
+        let mut read_calls = Vec::with_capacity(view.choices.len());
         for choice in &view.choices {
             let message = choice.message.as_ref().or(choice.delta.as_ref());
             let content = message.and_then(|m| m.content.as_str());
@@ -99,38 +100,34 @@ impl Adapter for ChatCompletions {
             if let Some(c) = &calls {
                 reply = reply.with_tool_calls(c);
             }
-            if let Some(f) = choice.finish_reason.as_str() {
+            if let Some(f) = choice.finish_reason.text.as_str() {
                 reply = reply.with_finish_reason(f);
             }
             let fixed = fix(&reply);
             changed |= fixed.as_ref().is_some_and(|f| reply_changes(&reply, f));
             replies.push(fixed);
+            read_calls.push(calls);
         }
-        let finish_reason = view.choices.first().and_then(|c| c.finish_reason.as_str()).map(str::to_owned);
-        let borrowed = Borrowed { finish_reason, replies: view.choices.len() };
-        Some(Lazy { replies, changed, borrowed: Some(borrowed) })
-    }
-
-    fn splice(body: &[u8], replies: &[Option<FixedReply>], _unusable: Unusable, report: &str) -> Option<Vec<u8>> {
-        // One pass over the body: the text is read (to compare), not skipped and re-read.
-        let top: SpliceTop<'_> = serde_json::from_slice(body).ok()?;
-        if top.dup || top.report.0.is_some() {
-            return None;
-        }
-        let choices = top.choices.unwrap_or_default();
-        let mut edits = Vec::new();
-        for (i, fixed) in replies.iter().enumerate() {
-            if let Some(f) = fixed {
-                splice_choice(body, choices.get(i)?, f, &mut edits)?;
-            }
-        }
-        // The report closes the response, as a value's last member.
-        let end = body.iter().rposition(|b| !b.is_ascii_whitespace())?;
-        if body.get(end) != Some(&b'}') {
-            return None;
-        }
-        edits.push(Edit { start: end, end, text: format!(",\"x_toolfix\":{report}") });
-        splice_edits(body, edits)
+        // A body that changes: the edits that write every fixed reply back into it, when
+        // each is one a splice makes (see `splice_choice`).
+        let splices = changed && !view.dup && view.report.0.is_none() && !view.choices.is_empty();
+        let edits = splices
+            .then(|| {
+                let mut edits = Vec::new();
+                for ((choice, calls), fixed) in view.choices.iter().zip(&read_calls).zip(&replies) {
+                    if let Some(f) = fixed {
+                        splice_choice(body, choice, calls.as_ref(), f, &mut edits)?;
+                    }
+                }
+                Some(edits)
+            })
+            .flatten();
+        let borrowed = edits.map(|edits| Borrowed {
+            finish_reason: view.choices.first().and_then(|c| c.finish_reason.text.as_str()).map(str::to_owned),
+            replies: view.choices.len(),
+            edits,
+        });
+        Some(Lazy { replies, changed, borrowed })
     }
 
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
@@ -296,37 +293,6 @@ impl Adapter for ChatCompletions {
     }
 }
 
-/// A response read without copying: the parts of each choice a reply is made of. Objects
-/// only: a member of another type is not read as one (see `object_view!`).
-struct ResponseView<'a> {
-    choices: Vec<ChoiceView<'a>>,
-}
-
-object_view!(ResponseView { choices: "choices" });
-
-struct ChoiceView<'a> {
-    message: Option<MessageView<'a>>,
-    delta: Option<MessageView<'a>>,
-    /// Its string, when it is one (another value is no stop reason, as in a `Value` read).
-    finish_reason: Text<'a>,
-}
-
-object_view!(ChoiceView { message: "message", delta: "delta", finish_reason: "finish_reason" });
-
-struct MessageView<'a> {
-    content: Text<'a>,
-    reasoning_content: Present<Text<'a>>,
-    reasoning: Present<Text<'a>>,
-    tool_calls: Option<&'a RawValue>,
-}
-
-object_view!(MessageView {
-    content: "content",
-    reasoning_content: "reasoning_content",
-    reasoning: "reasoning",
-    tool_calls: "tool_calls"
-});
-
 /// A borrowed view of an object, as `object_view!`, that also says whether one of its
 /// keys appears twice (`dup`: a value read keeps the last, a splice does not guess).
 macro_rules! counted_view {
@@ -340,15 +306,16 @@ macro_rules! counted_view {
                         f.write_str("a JSON object")
                     }
                     fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                        const KEYS: &[&str] = &[$($key),*];
                         let mut out = $name { dup: false, $($field: Default::default()),* };
-                        let mut seen: Vec<&'de str> = Vec::new();
+                        let mut seen = 0u64;
                         while let Some(key) = map.next_key::<&'de str>()? {
+                            if let Some(i) = KEYS.iter().position(|k| *k == key) {
+                                out.dup |= seen & (1 << i) != 0;
+                                seen |= 1 << i;
+                            }
                             match key {
-                                $($key => {
-                                    out.dup |= seen.contains(&key);
-                                    seen.push(key);
-                                    out.$field = map.next_value()?;
-                                })*
+                                $($key => out.$field = map.next_value()?,)*
                                 _ => {
                                     map.next_value::<serde::de::IgnoredAny>()?;
                                 }
@@ -363,43 +330,57 @@ macro_rules! counted_view {
     };
 }
 
-/// What a splice reads of a response.
-struct SpliceTop<'a> {
+/// A response read without copying, in one pass: the parts of each choice a reply is made
+/// of, and where its calls and stop reason are (to splice the fixed ones in). Objects
+/// only: a member of another type is not read as one.
+struct ResponseView<'a> {
     dup: bool,
-    choices: Option<Vec<SpliceChoice<'a>>>,
+    choices: Vec<ChoiceView<'a>>,
+    /// A report already there (a splice then does not add one).
     report: Present<serde::de::IgnoredAny>,
 }
 
-counted_view!(SpliceTop { choices: "choices", report: "x_toolfix" });
+counted_view!(ResponseView { choices: "choices", report: "x_toolfix" });
 
-struct SpliceChoice<'a> {
+struct ChoiceView<'a> {
     dup: bool,
-    message: Option<SpliceMessage<'a>>,
-    finish_reason: Option<&'a RawValue>,
+    message: Option<MessageView<'a>>,
+    delta: Option<MessageView<'a>>,
+    /// Its string, when it is one (another value is no stop reason, as in a `Value` read).
+    finish_reason: RawText<'a>,
 }
 
-counted_view!(SpliceChoice { message: "message", finish_reason: "finish_reason" });
+counted_view!(ChoiceView { message: "message", delta: "delta", finish_reason: "finish_reason" });
 
-struct SpliceMessage<'a> {
+struct MessageView<'a> {
     dup: bool,
-    content: Present<Text<'a>>,
+    content: Text<'a>,
     reasoning_content: Present<Text<'a>>,
     reasoning: Present<Text<'a>>,
     tool_calls: Option<&'a RawValue>,
 }
 
-counted_view!(SpliceMessage {
+counted_view!(MessageView {
     content: "content",
     reasoning_content: "reasoning_content",
     reasoning: "reasoning",
     tool_calls: "tool_calls"
 });
 
-/// Bytes `start..end` of the body replaced by `text`.
-struct Edit {
-    start: usize,
-    end: usize,
-    text: String,
+/// A member read as text (as [`Text`]) that also keeps where it is; `raw` is `None` when
+/// the member is absent.
+#[derive(Default)]
+struct RawText<'a> {
+    raw: Option<&'a RawValue>,
+    text: Text<'a>,
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for RawText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&'a RawValue>::deserialize(deserializer)?;
+        let text = serde_json::from_str::<Text<'a>>(raw.get()).map_err(serde::de::Error::custom)?;
+        Ok(RawText { raw: Some(raw), text })
+    }
 }
 
 /// Where `raw` (borrowed from `body`) sits in it.
@@ -409,24 +390,16 @@ fn span_of(body: &[u8], raw: &RawValue) -> Option<(usize, usize)> {
     (end <= body.len()).then_some((start, end))
 }
 
-/// The body with the edits made (they may not overlap).
-fn splice_edits(body: &[u8], mut edits: Vec<Edit>) -> Option<Vec<u8>> {
-    edits.sort_by_key(|e| e.start);
-    let mut out = Vec::with_capacity(body.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
-    let mut at = 0;
-    for e in &edits {
-        out.extend_from_slice(body.get(at..e.start)?);
-        out.extend_from_slice(e.text.as_bytes());
-        at = e.end;
-    }
-    out.extend_from_slice(body.get(at..)?);
-    Some(out)
-}
-
-/// The edits `apply` would make to one choice, when they only replace values that are
-/// there (its calls, its stop reason); `None` for any other edit (text written, a member
-/// added or removed, a call given up).
-fn splice_choice(body: &[u8], choice: &SpliceChoice<'_>, fixed: &FixedReply, edits: &mut Vec<Edit>) -> Option<()> {
+/// The edits `apply` would make to one choice (`calls`: its server calls as read), when
+/// they only replace values that are there (its calls, its stop reason); `None` for any
+/// other edit (text written, a member added or removed, a call given up, a duplicate key).
+fn splice_choice(
+    body: &[u8],
+    choice: &ChoiceView<'_>,
+    calls: Option<&Value>,
+    fixed: &FixedReply,
+    edits: &mut Vec<Edit>,
+) -> Option<()> {
     if choice.dup {
         return None;
     }
@@ -435,11 +408,11 @@ fn splice_choice(body: &[u8], choice: &SpliceChoice<'_>, fixed: &FixedReply, edi
     if message.dup || fixed.calls.iter().any(|c| !c.status.is_usable()) {
         return None;
     }
-    // The text stays as it is (`write_text` would not write it).
-    let same = match &message.content.0 {
-        Some(Text(Some(text))) => *text == fixed.content,
-        // Absent, `null`, or content parts (the library read them as empty).
-        _ => fixed.content.is_empty(),
+    // The text stays as it is (`write_text` would not write it): a string equal to the
+    // text left, or (absent, `null`, content parts) no text left.
+    let same = match message.content.as_str() {
+        Some(text) => text == fixed.content,
+        None => fixed.content.is_empty(),
     };
     if !same {
         return None;
@@ -454,17 +427,19 @@ fn splice_choice(body: &[u8], choice: &SpliceChoice<'_>, fixed: &FixedReply, edi
     {
         return None;
     }
-    let originals: Vec<Value> = match message.tool_calls {
-        Some(raw) => serde_json::from_str::<Value>(raw.get()).ok()?.as_array().cloned().unwrap_or_default(),
-        None => Vec::new(),
+    // `calls` is read from `message` or `delta`: only the message's are the originals.
+    let originals: &[Value] = if choice.message.is_some() {
+        calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    } else {
+        &[]
     };
-    let calls: Vec<Value> = fixed.calls.iter().map(|c| call_value(c, &originals)).collect();
-    if calls.is_empty() {
+    let written: Vec<Value> = fixed.calls.iter().map(|c| call_value(c, originals)).collect();
+    if written.is_empty() {
         if !originals.is_empty() {
             return None; // `tool_calls` would be removed
         }
-        if let Some(raw) = choice.finish_reason
-            && serde_json::from_str::<Text<'_>>(raw.get()).ok()?.as_str() == Some("tool_calls")
+        if let Some(raw) = choice.finish_reason.raw
+            && choice.finish_reason.text.as_str() == Some("tool_calls")
         {
             let (start, end) = span_of(body, raw)?;
             edits.push(Edit { start, end, text: "\"stop\"".to_owned() });
@@ -472,8 +447,8 @@ fn splice_choice(body: &[u8], choice: &SpliceChoice<'_>, fixed: &FixedReply, edi
         return Some(());
     }
     let (start, end) = span_of(body, message.tool_calls?)?;
-    edits.push(Edit { start, end, text: Value::Array(calls).to_string() });
-    let (start, end) = span_of(body, choice.finish_reason?)?;
+    edits.push(Edit { start, end, text: Value::Array(written).to_string() });
+    let (start, end) = span_of(body, choice.finish_reason.raw?)?;
     edits.push(Edit { start, end, text: "\"tool_calls\"".to_owned() });
     Some(())
 }
@@ -654,7 +629,9 @@ mod tests {
         })
         .unwrap();
         let report = json!({"summary": "s"});
-        let spliced = ChatCompletions::splice(body.as_bytes(), &lazy.replies, Unusable::Explain, &report.to_string())
+        let spliced = lazy
+            .borrowed
+            .and_then(|b| super::super::spliced(body.as_bytes(), b.edits, &report.to_string()))
             .map(|b| serde_json::from_slice::<Value>(&b).unwrap());
         let mut value: Value = serde_json::from_str(body).unwrap();
         for (i, f) in lazy.replies.iter().enumerate() {
@@ -674,9 +651,11 @@ mod tests {
             json!({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure \u{e9}\n",
                 "tool_calls": [call("{\"city\": \"Paris\", \"days\": \"3\"}")]}, "finish_reason": "tool_calls"}],
                 "usage": {"total_tokens": 1.0e2}}),
-            // A valid call whose stop reason says otherwise.
-            json!({"choices": [{"message": {"content": null, "tool_calls": [call("{\"city\": \"Rome\"}")]},
-                "finish_reason": "stop"}, {"message": {"content": "no calls"}, "finish_reason": "tool_calls"}]}),
+            // A repaired call whose stop reason says otherwise; beside it, a choice left
+            // alone whose stop reason `apply` rewrites all the same.
+            json!({"choices": [{"message": {"content": null, "tool_calls": [call("{\"city\": \"Rome\", \"days\": \"2\"}")]},
+                "finish_reason": "stop"}, {"message": {"content": "no calls"}, "finish_reason": "tool_calls"},
+                {"message": {"content": null, "tool_calls": [call("{\"city\": \"Oslo\"}")]}, "finish_reason": "stop"}]}),
         ];
         for body in spliced {
             let text = serde_json::to_string_pretty(&body).unwrap();
