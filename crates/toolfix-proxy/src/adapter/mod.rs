@@ -30,22 +30,25 @@ pub(crate) struct Fixed {
     pub(crate) bytes: Option<Bytes>,
     /// One per reply; `None` for a reply too large to fix (passed through).
     pub(crate) replies: Vec<Option<FixedReply>>,
-    /// Set when `response` was not built (it is `null`): the body was read borrowed and is
-    /// written back by editing it.
-    pub(crate) borrowed: Option<Borrowed>,
+    /// What the first read of the upstream's body found (`None` for a response the proxy
+    /// built, or a later attempt's).
+    pub(crate) read: Option<Read>,
 }
 
-/// A response read without building it, whose fixed replies are written back by editing
-/// its bytes: what the report needs of it, and the edits.
+/// What a borrowed read of a response body found: what the report needs of it, whether
+/// the fixed replies change it, and how to write them back by editing its bytes.
 #[derive(Debug)]
-pub(crate) struct Borrowed {
+pub(crate) struct Read {
     /// Reply 0's stop reason.
     pub(crate) finish_reason: Option<String>,
     /// How many replies it has.
     pub(crate) replies: usize,
-    /// What `apply` would change, as edits of the body: only values replaced in place
-    /// (the rest of the body stays as the upstream sent it).
-    pub(crate) edits: Vec<Edit>,
+    /// Writing the fixed replies back changes the body.
+    pub(crate) changed: bool,
+    /// What `apply` would change, as edits of the body, when every change is a value
+    /// replaced in place (the rest of the body stays as the upstream sent it); when set,
+    /// the response is not built (`Fixed::response` is `null`).
+    pub(crate) edits: Option<Vec<Edit>>,
 }
 
 /// Bytes `start..end` of a body replaced by `text`.
@@ -120,11 +123,8 @@ pub(crate) enum Unusable {
 pub(crate) struct Lazy {
     /// One per reply; `None` for a reply too large to fix.
     pub(crate) replies: Vec<Option<FixedReply>>,
-    /// Writing them back would change the body.
-    pub(crate) changed: bool,
-    /// The body's edits and what the report needs of it, when every fixed reply can be
-    /// written back by editing the body (else `None`).
-    pub(crate) borrowed: Option<Borrowed>,
+    /// What the read found (its `changed`: writing them back would change the body).
+    pub(crate) read: Read,
 }
 
 /// One API's request and response shapes.

@@ -43,7 +43,7 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     };
     summary.unfixed = unfixed;
     let settled = lazy.replies.iter().all(|f| f.as_ref().is_none_or(|f| f.outcome() != ReplyOutcome::Refused));
-    if !lazy.changed && settled {
+    if !lazy.read.changed && settled {
         // Left alone: the upstream's bytes.
         for (i, f) in lazy.replies.iter().enumerate() {
             if let Some(f) = f {
@@ -56,13 +56,15 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     }
     // Nothing to recover and no detail to report: the body is written back without being
     // built, when the adapter can.
-    let first = if let Some(borrowed) = lazy.borrowed.filter(|_| settled && !state.config.detail) {
-        Fixed { response: Value::Null, bytes: Some(body), replies: lazy.replies, borrowed: Some(borrowed) }
+    let mut read = lazy.read;
+    let first = if read.edits.is_some() && settled && !state.config.detail {
+        Fixed { response: Value::Null, bytes: Some(body), replies: lazy.replies, read: Some(read) }
     } else {
+        read.edits = None;
         let Ok(response) = serde_json::from_slice::<Value>(&body) else {
             return (status, upstream_headers, body).into_response();
         };
-        Fixed { response, bytes: Some(body), replies: lazy.replies, borrowed: None }
+        Fixed { response, bytes: Some(body), replies: lazy.replies, read: Some(read) }
     };
     let settled = tail::settle::<A>(&mut ctx, &request, first, &mut summary, &model).await;
     let response = respond::<A>(settled, &summary, status, upstream_headers);
@@ -75,10 +77,10 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
 fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, mut headers: HeaderMap) -> Response {
     let Settled { fixed, later, unusable } = settled;
     headers.insert(X_TOOLFIX.clone(), summary.header());
-    // A borrowed read was taken only for a body that changes.
+    // The first read knows whether its body changes (a later attempt's is not read so).
     let changed = later
         || summary.gave_up()
-        || fixed.borrowed.is_some()
+        || fixed.read.as_ref().is_some_and(|r| r.changed)
         || fixed.replies.iter().enumerate().any(|(i, f)| f.as_ref().is_some_and(|f| A::changes(&fixed.response, i, f)));
     let size_hint = fixed.bytes.as_ref().map_or(0, Bytes::len);
     if !changed && let Some(bytes) = fixed.bytes {
@@ -86,9 +88,9 @@ fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, 
     }
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let mut response = fixed.response;
-    if let Some(borrowed) = fixed.borrowed {
+    if let Some(edits) = fixed.read.and_then(|r| r.edits) {
         let bytes = fixed.bytes.unwrap_or_default();
-        if let Some(body) = spliced(&bytes, borrowed.edits, &summary.to_json()) {
+        if let Some(body) = spliced(&bytes, edits, &summary.to_json()) {
             return (status, headers, body).into_response();
         }
         // Not a body the edits fit: built after all.

@@ -54,7 +54,7 @@ impl Ctx<'_> {
     pub(crate) fn fix<A: Adapter>(&self, response: Value, bytes: Option<Bytes>, summary: &mut Summary) -> Fixed {
         let mut replies = Vec::new();
         A::each_reply(&response, &mut |reply| replies.push(self.fix_one(reply, &mut summary.unfixed)));
-        Fixed { response, bytes, replies, borrowed: None }
+        Fixed { response, bytes, replies, read: None }
     }
 
     /// Send one of the proxy's own requests (never streamed) and read the JSON answer.
@@ -93,9 +93,9 @@ impl Ctx<'_> {
 fn log<A: Adapter>(kind: AttemptKind, fixed: &Fixed, detail: bool) -> Attempt {
     let mut finish_reason = None;
     let mut replies = 0;
-    if let Some(b) = &fixed.borrowed {
-        finish_reason.clone_from(&b.finish_reason);
-        replies = b.replies;
+    if let Some(read) = &fixed.read {
+        finish_reason.clone_from(&read.finish_reason);
+        replies = read.replies;
     } else {
         A::each_reply(&fixed.response, &mut |r| {
             if replies == 0 {

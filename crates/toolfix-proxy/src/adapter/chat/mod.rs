@@ -6,7 +6,7 @@ mod stream;
 pub(crate) use stream::ChatStream;
 
 use super::view::{Present, Text, object_view};
-use super::{Adapter, Borrowed, Edit, Lazy, Peek, Unusable, history};
+use super::{Adapter, Edit, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -122,12 +122,13 @@ impl Adapter for ChatCompletions {
                 Some(edits)
             })
             .flatten();
-        let borrowed = edits.map(|edits| Borrowed {
+        let read = Read {
             finish_reason: view.choices.first().and_then(|c| c.finish_reason.text.as_str()).map(str::to_owned),
             replies: view.choices.len(),
+            changed,
             edits,
-        });
-        Some(Lazy { replies, changed, borrowed })
+        };
+        Some(Lazy { replies, read })
     }
 
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
@@ -630,8 +631,9 @@ mod tests {
         .unwrap();
         let report = json!({"summary": "s"});
         let spliced = lazy
-            .borrowed
-            .and_then(|b| super::super::spliced(body.as_bytes(), b.edits, &report.to_string()))
+            .read
+            .edits
+            .and_then(|edits| super::super::spliced(body.as_bytes(), edits, &report.to_string()))
             .map(|b| serde_json::from_slice::<Value>(&b).unwrap());
         let mut value: Value = serde_json::from_str(body).unwrap();
         for (i, f) in lazy.replies.iter().enumerate() {

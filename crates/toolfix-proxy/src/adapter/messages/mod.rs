@@ -21,7 +21,7 @@ mod stream;
 pub(crate) use stream::MessagesStream;
 
 use super::view::{Field, Text, object_view};
-use super::{Adapter, Lazy, Peek, Unusable, history};
+use super::{Adapter, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -122,7 +122,8 @@ impl Adapter for Messages {
         let reply = parts.reply();
         let fixed = fix(&reply);
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
-        Some(Lazy { replies: vec![fixed], changed, borrowed: None })
+        let read = Read { finish_reason: parts.finish, replies: 1, changed, edits: None };
+        Some(Lazy { replies: vec![fixed], read })
     }
 
     fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
