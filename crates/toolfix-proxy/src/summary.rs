@@ -234,16 +234,22 @@ impl Summary {
     /// The one-line summary (also the `x-toolfix` header).
     pub(crate) fn short(&self) -> String {
         let c = &self.counts;
-        format!(
-            "untouched={} repaired={} reprompted={} gave_up={} suppressed={} attempts={} history={}",
-            c.untouched,
-            c.repaired,
-            c.reprompted,
-            c.gave_up,
-            c.suppressed,
-            self.attempts.len().max(1),
-            self.history.len()
-        )
+        let fields = [
+            ("untouched=", c.untouched),
+            (" repaired=", c.repaired),
+            (" reprompted=", c.reprompted),
+            (" gave_up=", c.gave_up),
+            (" suppressed=", c.suppressed),
+            (" attempts=", self.attempts.len().max(1)),
+            (" history=", self.history.len()),
+        ];
+        // Written by hand: on every answer, `format!` was a good part of the report's cost.
+        let mut out = String::with_capacity(96);
+        for (name, n) in fields {
+            out.push_str(name);
+            push_number(&mut out, n);
+        }
+        out
     }
 
     pub(crate) fn header(&self) -> HeaderValue {
@@ -274,10 +280,43 @@ impl Serialize for Summary {
     }
 }
 
+/// `n` in decimal, appended.
+fn push_number(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        // A digit: `n % 10` is below 10.
+        if let (Some(d), Ok(v)) = (digits.get_mut(at), u8::try_from(n % 10)) {
+            *d = b'0' + v;
+        }
+        n /= 10;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    out.extend(digits.get(at..).unwrap_or_default().iter().map(|&d| char::from(d)));
+}
+
 fn channel_name(channel: Channel) -> &'static str {
     match channel {
         Channel::Content => "content",
         Channel::Reasoning => "reasoning",
         _ => "tool_calls",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_number;
+
+    #[test]
+    fn numbers_are_written_as_format_writes_them() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, usize::MAX] {
+            let mut s = String::new();
+            push_number(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
     }
 }
