@@ -113,3 +113,40 @@ def test_provider_built_in_tools_are_skipped():
 
     tools = toolset_of([*make_tools([]), {"type": "web_search_preview"}])
     assert tools.names == ["get_weather", "transfer"]
+
+
+def test_a_call_in_a_list_content_runs_and_other_blocks_stay():
+    # Anthropic, Gemini and the Responses API give `content` as a list of blocks.
+    ran = []
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.invalid/a.png"}}
+    leak = {"type": "text", "text": 'On it.<tool_call>{"name": "get_weather", "arguments": {"city": "Lima"}}</tool_call>'}
+    result, _ = run([AIMessage(content=[image, leak]), AIMessage(content="Warm.")], ran)
+    assert ran == [("get_weather", "Lima", 1)]
+    ai = next(m for m in result["messages"] if isinstance(m, AIMessage) and m.tool_calls)
+    assert ai.content == [image, {"type": "text", "text": "On it."}]
+
+
+def test_a_list_content_without_calls_is_left_as_it_was():
+    tools = make_tools([])
+    content = [{"type": "thinking", "thinking": "The user greets me.", "signature": "s"}, {"type": "text", "text": "Hello!"}]
+    message = AIMessage(content=content)
+    fixed = fix_ai_message(message, tools)
+    assert fixed.content is content or fixed.content == content
+    assert fixed.tool_calls == []
+
+
+def test_a_call_left_in_thinking_is_recovered():
+    tools = make_tools([])
+    thinking = {"type": "thinking", "thinking": '<tool_call>{"name": "get_weather", "arguments": {"city": "Quito"}}</tool_call>', "signature": "s"}
+    fixed = fix_ai_message(AIMessage(content=[thinking]), tools)
+    assert [(c["name"], c["args"]) for c in fixed.tool_calls] == [("get_weather", {"city": "Quito"})]
+
+
+def test_max_tokens_counts_as_cut_off():
+    # Anthropic says `stop_reason: "max_tokens"`; a cut call to a tool that changes things never runs.
+    tools = make_tools([])
+    cut = {"type": "text", "text": '<tool_call>{"name": "transfer", "arguments": {"account": "A-7", "amount": 50'}
+    fixed = fix_ai_message(AIMessage(content=[cut], response_metadata={"stop_reason": "max_tokens"}), tools)
+    assert fixed.tool_calls == []
+    (refused,) = fixed.invalid_tool_calls
+    assert "cut off" in refused["error"]

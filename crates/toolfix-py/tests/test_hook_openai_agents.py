@@ -101,6 +101,32 @@ def test_a_refused_call_goes_back_to_the_model_with_the_refusal():
     assert result.final_output == "Sent."
 
 
+def test_streamed_a_refused_call_goes_back_to_the_model_and_no_text_is_shown_twice():
+    ran = []
+    inner = ScriptedModel([
+        [text("Moving it."), call("transfer", '{"account": "A-7", "amount": 50')],
+        [text("Moving it."), call("transfer", '{"account": "A-7", "amount": 500}', "call_2")],
+        [text("Sent.")],
+    ])
+    result = run(ToolfixModel(inner), ran, streamed=True)
+    assert ran == [("transfer", "A-7", 500)]
+    second = inner.calls[1].input
+    outputs = [i for i in second if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    assert outputs and "cut off" in outputs[0]["output"]
+    assert result.final_output == "Sent."
+    assert result.shown == "Moving it.Sent."
+
+
+def test_streamed_refused_until_the_end_the_turn_says_why():
+    ran = []
+    cut = call("transfer", '{"account": "A-7", "amount": 50')
+    inner = ScriptedModel([[cut], [call("transfer", '{"account": "A-7", "amount": 5', "call_2")], [text("ok")]])
+    result = run(ToolfixModel(inner, max_reprompts=1), ran, streamed=True)
+    assert ran == []
+    assert len(inner.calls) == 2
+    assert "cut off" in result.final_output
+
+
 def test_an_unknown_tool_does_not_abort_the_run():
     ran = []
     inner = ScriptedModel([[call("send_email", '{"to": "x"}')], [call("send_email", '{"to": "x"}', "call_2")]])

@@ -98,6 +98,21 @@ def test_a_call_left_in_the_text_is_moved_into_a_tool_call():
     assert result.output == "Cold."
 
 
+def test_a_native_call_copied_in_the_text_runs_once():
+    # The model called the tool and also wrote the same call in its text: one call, the native one.
+    leak = 'Sending.<tool_call>{"name": "transfer", "arguments": {"account": "A-7", "amount": 5}}</tool_call>'
+    model, seen = scripted(
+        ModelResponse(parts=[TextPart(leak), ToolCallPart("transfer", '{"account": "A-7", "amount": 5}', tool_call_id="c1")]),
+        ModelResponse(parts=[TextPart("Sent.")]),
+    )
+    ran = []
+    result = make_agent(model, ran).run_sync("send 5 to A-7")
+    assert ran == [("transfer", "A-7", 5)]
+    assert result.output == "Sent."
+    first = next(m for m in result.all_messages() if isinstance(m, ModelResponse))
+    assert [p.tool_call_id for p in first.parts if isinstance(p, ToolCallPart)] == ["c1"]
+
+
 def test_read_only_tools_keep_complete_values_of_a_cut_call():
     model, seen = scripted(
         ModelResponse(parts=[ToolCallPart("get_weather", '{"city": "Rome", "days": 1', tool_call_id="c1")]),

@@ -9,7 +9,8 @@
 ``fix_ai_message(message, tools)``: the calls LangChain parked in ``invalid_tool_calls``
 (arguments that were not valid JSON) and the calls it could parse are repaired against
 their tool's schema; calls the model left in ``content`` (Hermes ``<tool_call>``, Qwen,
-DeepSeek, Mistral, Llama and 35 more formats) are recovered; a name written as a variant
+DeepSeek, Mistral, Llama and 35 more formats; a string or the text blocks of a list) are
+recovered, and so are calls left in ``thinking`` blocks when no other channel has one; a name written as a variant
 (``GetWeather``) gets the declared one. Usable calls go to ``tool_calls``; a call that
 cannot be repaired honestly stays in ``invalid_tool_calls`` with toolfix's refusal as its
 ``error``.
@@ -54,10 +55,69 @@ def toolset_of(tools: Sequence[Any], read_only: Collection[str] = ()) -> ToolSet
     return toolset_for(defs, read_only)
 
 
+_TEXT_BLOCKS = ("text", "output_text")
+_REASONING_BLOCKS = ("thinking", "reasoning")
+_CUT_BY_LIMIT = ("max_tokens", "MAX_TOKENS")
+
+
+def _block_text(block: Any) -> str | None:
+    """The prose of one content block (a string, or a ``text`` block), else None."""
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict) and block.get("type") in _TEXT_BLOCKS and isinstance(block.get("text"), str):
+        return block["text"]
+    return None
+
+
 def _text(content: Any) -> str | None:
+    """The prose of ``content``: the string, or the text blocks of a list (as Anthropic,
+    Gemini and the Responses API give it) joined by blank lines."""
     if isinstance(content, str):
         return content
+    if isinstance(content, list):
+        texts = [t for t in map(_block_text, content) if t is not None]
+        return "\n\n".join(texts) if texts else None
     return None
+
+
+def _reasoning(message: AIMessage) -> str | None:
+    """The reasoning a model wrote before answering: ``thinking``/``reasoning`` blocks of a
+    list content, or ``additional_kwargs["reasoning_content"]`` (DeepSeek, vLLM, Ollama)."""
+    parts: list[str] = []
+    if isinstance(message.content, list):
+        for block in message.content:
+            if not isinstance(block, dict) or block.get("type") not in _REASONING_BLOCKS:
+                continue
+            text = block.get("thinking", block.get("reasoning"))
+            if isinstance(text, str):
+                parts.append(text)
+            for part in block.get("summary") or ():
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+    extra = (message.additional_kwargs or {}).get("reasoning_content")
+    if isinstance(extra, str):
+        parts.append(extra)
+    return "\n\n".join(parts) if parts else None
+
+
+def _with_text(content: Any, before: str, after: str) -> Any:
+    """``content`` with its prose replaced by ``after`` (what is left once calls were moved
+    out of it). Unchanged prose keeps the content as it was; in a list, the text blocks
+    become one (at the first one's place) and every other block stays where it was."""
+    if after == before:
+        return content
+    if isinstance(content, str):
+        return after
+    out: list[Any] = []
+    placed = False
+    for block in content:
+        if _block_text(block) is None:
+            out.append(block)
+        elif not placed:
+            placed = True
+            if after:
+                out.append({**block, "text": after} if isinstance(block, dict) else after)
+    return out
 
 
 def _fix(message: AIMessage, tools: ToolSet) -> tuple[AIMessage, FixedReply]:
@@ -72,8 +132,11 @@ def _fix(message: AIMessage, tools: ToolSet) -> tuple[AIMessage, FixedReply]:
         invalid.add(c.get("id") or "")
         sent[c.get("id") or ""] = c
     content = _text(message.content)
-    finish = (message.response_metadata or {}).get("finish_reason")
-    fixed = tools.fix_reply(content=content or "", tool_calls=native or None, finish_reason=finish)
+    metadata = message.response_metadata or {}
+    finish = metadata.get("finish_reason") or metadata.get("stop_reason")
+    if finish in _CUT_BY_LIMIT:
+        finish = "length"  # the token limit, as Anthropic and Gemini say it
+    fixed = tools.fix_reply(content=content or "", reasoning_content=_reasoning(message), tool_calls=native or None, finish_reason=finish)
     good, bad = [], []
     for c in fixed.calls:
         if c.ok:
@@ -85,7 +148,7 @@ def _fix(message: AIMessage, tools: ToolSet) -> tuple[AIMessage, FixedReply]:
             bad.append(invalid_tool_call(name=c.name, args=c.written_arguments, id=c.id, error=c.message))
     update: dict[str, Any] = {"tool_calls": good, "invalid_tool_calls": bad}
     if content is not None:
-        update["content"] = fixed.content
+        update["content"] = _with_text(message.content, content, fixed.content)
     return message.model_copy(update=update), fixed
 
 
@@ -125,7 +188,7 @@ class ToolfixMiddleware(AgentMiddleware):
                 refused = [c for c in fixed.calls if not c.ok and c.name not in tools.broken]
                 again: list[Any] = []
                 if refused:
-                    shown = fixed.content if isinstance(fixed_message.content, str) else ""
+                    shown = _text(fixed_message.content) or ""
                     if shown.strip():
                         again.append(AIMessage(content=shown))
                     again += [HumanMessage(content=c.message or "") for c in refused]

@@ -17,8 +17,10 @@ model with toolfix's refusal (as the call's output, or as a user message for a c
 in text) and the model asked again, up to ``max_reprompts`` times; a call still refused
 after that is dropped, and a reply left with nothing carries the refusal as its text.
 Streaming passes text deltas on as they come with call markup held back until it is
-decided, and fixes the completed response the runner acts on (no re-prompt while
-streaming: refused calls are dropped, their refusal is the text).
+decided, and fixes the completed response the runner acts on; a refused call is sent back
+to the model the same way, and of the new attempt's stream the client gets only what it
+has not seen (its text when none went out before, and the completed response; the usage
+counts every attempt).
 
 ``repairing_tool(tool)`` returns the ``FunctionTool`` with its invocation repairing the
 arguments first; a refusal becomes the tool's output, which the model reads.
@@ -95,6 +97,17 @@ def repairing_tool(tool: FunctionTool, *, read_only: bool = False) -> FunctionTo
         return await invoke(ctx, outcome.arguments_json)
 
     return dataclasses.replace(tool, on_invoke_tool=on_invoke_tool)
+
+
+def _sum_usage(usages: list[Any]) -> Any:
+    """The usage of every attempt of one turn added up (the last one's shape), so a
+    re-prompt's tokens are counted."""
+    present = [u for u in usages if u is not None]
+    if len(present) < 2:
+        return usages[-1] if usages else None
+    total = present[-1]
+    fields = {k: sum(getattr(u, k, 0) or 0 for u in present) for k in ("input_tokens", "output_tokens", "total_tokens")}
+    return total.model_copy(update=fields)
 
 
 def _text_of(item: Any) -> str:
@@ -192,31 +205,66 @@ class ToolfixModel(Model):
 
     async def stream_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, *, previous_response_id=None, conversation_id=None, prompt=None) -> AsyncIterator[Any]:  # noqa: A002
         toolset = self._toolset(tools, handoffs)
+        kwargs = dict(previous_response_id=previous_response_id, conversation_id=conversation_id, prompt=prompt)
+        if toolset is None:
+            async for event in self.model.stream_response(system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs):
+                yield event
+            return
         history = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
-        stream = self.model.stream_response(system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, previous_response_id=previous_response_id, conversation_id=conversation_id, prompt=prompt)
-        # Text goes out as it comes, with call markup held back (toolfix's ReplyStream)
-        # until it is decided; the completed response the runner acts on is fixed whole.
-        text = ReplyStream(toolset, history) if toolset is not None else None
-        async for event in stream:
-            if text is not None and isinstance(event, ResponseTextDeltaEvent):
-                shown = "".join(e.text or "" for e in text.push_content(event.delta) if e.kind == "content")
-                if shown:
-                    yield event.model_copy(update={"delta": shown})
-                continue
-            if text is not None and isinstance(event, ResponseTextDoneEvent):
-                last, fixed = text.finish()
-                text = None
-                shown = "".join(e.text or "" for e in last if e.kind == "content")
-                if shown:
-                    yield ResponseTextDeltaEvent(**{**event.model_dump(exclude={"text", "type"}), "type": "response.output_text.delta", "delta": shown, "logprobs": []})
-                event = event.model_copy(update={"text": fixed.content})
-            if toolset is not None and isinstance(event, ResponseCompletedEvent):
-                fixed_output = _Fixed(list(event.response.output), toolset, history)
-                if fixed_output.changed or fixed_output.refused:
-                    response = copy.copy(event.response)
-                    response.output = fixed_output.output
-                    event = event.model_copy(update={"response": response})
-            yield event
+        request: Any = input
+        shown_before = False  # text of an earlier attempt reached the client
+        spent: list[Any] = []  # the usage of attempts that were asked again
+        for attempt in range(self.max_reprompts + 1):
+            # Text goes out as it comes, with call markup held back (toolfix's ReplyStream)
+            # until it is decided; the completed response the runner acts on is fixed whole.
+            # When a call is refused and attempts remain, the model is asked again with the
+            # refusal, and of that attempt's stream the client gets only what it has not
+            # seen: its text when none went out before, and the completed response.
+            retry = attempt > 0
+            text: ReplyStream | None = ReplyStream(toolset, history)
+            shown_now = False
+            again: list[dict[str, Any]] | None = None
+            stream = self.model.stream_response(system_instructions, request, model_settings, tools, output_schema, handoffs, tracing, **kwargs)
+            try:
+                async for event in stream:
+                    if isinstance(event, ResponseTextDeltaEvent):
+                        shown = "".join(e.text or "" for e in text.push_content(event.delta) if e.kind == "content") if text else event.delta
+                        if shown and not (retry and shown_before):
+                            shown_now = True
+                            yield event.model_copy(update={"delta": shown})
+                        continue
+                    if isinstance(event, ResponseTextDoneEvent) and text is not None:
+                        last, fixed = text.finish()
+                        text = None
+                        shown = "".join(e.text or "" for e in last if e.kind == "content")
+                        if shown and not (retry and shown_before):
+                            shown_now = True
+                            yield ResponseTextDeltaEvent(**{**event.model_dump(exclude={"text", "type"}), "type": "response.output_text.delta", "delta": shown, "logprobs": []})
+                        event = event.model_copy(update={"text": fixed.content})
+                    if isinstance(event, ResponseCompletedEvent):
+                        output = list(event.response.output)
+                        fixed_output = _Fixed(output, toolset, history)
+                        if fixed_output.refused and attempt < self.max_reprompts:
+                            again = fixed_output.reprompt(output)
+                            spent.append(event.response.usage)
+                            break
+                        response = copy.copy(event.response)
+                        if fixed_output.changed or fixed_output.refused:
+                            response.output = fixed_output.output
+                        response.usage = _sum_usage([*spent, response.usage])
+                        yield event.model_copy(update={"response": response})
+                        continue
+                    if not retry:
+                        yield event
+            finally:
+                closing = getattr(stream, "aclose", None)
+                if closing is not None:
+                    await closing()
+            shown_before = shown_before or shown_now
+            if again is None:
+                return
+            history = history + again
+            request = history
 
     async def close(self) -> None:
         await self.model.close()

@@ -80,6 +80,13 @@ class ToolfixCapability(AbstractCapability[Any]):
             return response
         tools = self._toolset(definitions)
         names = set(tools.names)
+        # The calls the model made natively, so that a copy of one written in the text is
+        # recognised as the same call (the native one and its id win) and never runs twice.
+        native = [
+            {"id": p.tool_call_id, "type": "function", "function": {"name": p.tool_name, "arguments": arguments_text(p.args)}}
+            for p in response.parts
+            if isinstance(p, ToolCallPart)
+        ]
         parts: list[Any] = []
         changed = False
         for part in response.parts:
@@ -91,17 +98,21 @@ class ToolfixCapability(AbstractCapability[Any]):
                     changed = True
                 parts.append(part)
             elif isinstance(part, TextPart) and part.content:
-                fixed = tools.fix_reply(content=part.content, finish_reason=response.finish_reason)
-                if not fixed.calls or any(c.name in tools.broken for c in fixed.calls):
+                fixed = tools.fix_reply(content=part.content, tool_calls=native or None, finish_reason=response.finish_reason)
+                # The native calls are repaired in before_tool_validate; here only those
+                # found in the text count.
+                found = [c for c in fixed.calls if c.channel != "tool_calls"]
+                unchanged = not found and fixed.content == part.content
+                if unchanged or any(c.name in tools.broken for c in found):
                     parts.append(part)
                     continue
                 changed = True
-                refused = [c for c in fixed.calls if not c.ok]
+                refused = [c for c in found if not c.ok]
                 if refused:
                     raise ModelRetry("\n".join(c.message or "" for c in refused))
                 if fixed.content.strip():
                     parts.append(TextPart(fixed.content))
-                for c in fixed.calls:
+                for c in found:
                     parts.append(ToolCallPart(tool_name=c.name, args=c.arguments_json, tool_call_id=c.id))
             else:
                 parts.append(part)
