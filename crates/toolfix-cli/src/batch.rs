@@ -68,22 +68,96 @@ pub(crate) fn answer_with_id<'b>(answer: &'b mut String, id: Option<&str>) -> Ob
     obj
 }
 
-/// The raw JSON text of `"id"` and `"input"` when `line` is exactly
+/// The raw JSON text of `"id"` and the text of `"input"` when `line` is exactly
 /// `{"id": …, "input": "…"}` (in this order, the id a string or an integer, the input a
-/// string, JSON whitespace anywhere), read without serde: the common batch line. `None`
-/// for any other shape, which serde reads (and reports on) as before; so is a string with
-/// a control character or an escape other than a two-byte one, which serde may reject.
-pub(crate) fn plain_id_and_input(line: &str) -> Option<(&str, &str)> {
-    let b = line.as_bytes();
+/// string, JSON whitespace anywhere), read without serde: the common batch line. The
+/// input is unescaped as it is read (borrowed from the line when it has no escape, else
+/// written into `scratch`). `None` for any other shape, which serde reads (and reports
+/// on) as before; so is a string with a control character or an escape other than a
+/// two-byte one, which serde may reject, and a line whose id or text is not UTF-8 (the
+/// only bytes of the shape that may be other than ASCII: the line is UTF-8 when they are).
+pub(crate) fn plain_id_and_text<'a>(line: &'a [u8], scratch: &'a mut Vec<u8>) -> Option<(&'a str, &'a str)> {
+    let b = line;
     let i = expect(b, 0, b"{")?;
     let i = expect(b, i, b"\"id\"")?;
     let i = expect(b, i, b":")?;
     let id_end = plain_string_end(b, i).or_else(|| plain_integer_end(b, i))?;
-    let id = line.get(i..id_end)?;
+    // The id and the text are the only bytes of the line that may be other than ASCII.
+    let id = std::str::from_utf8(b.get(i..id_end)?).ok()?;
     let i = expect(b, id_end, b",")?;
-    let (input, i) = plain_member(line, i, b"\"input\"")?;
-    let i = expect(b, i, b"}")?;
-    (i == b.len()).then_some((id, input))
+    let i = expect(b, i, b"\"input\"")?;
+    let i = expect(b, i, b":")?;
+    let (end, escaped) = unescape_plain(b, i, scratch)?;
+    let rest = expect(b, end, b"}")?;
+    if rest != b.len() {
+        return None;
+    }
+    let text = match escaped {
+        Some(len) => std::str::from_utf8(scratch.get(..len)?).ok()?,
+        None => std::str::from_utf8(b.get(i + 1..end - 1)?).ok()?,
+    };
+    Some((id, text))
+}
+
+/// The JSON string at `i` (no control character, only two-byte escapes), unescaped into
+/// `scratch`: the index past its closing quote, and when it held an escape, the length of
+/// its text (the start of `scratch`; the rest is stale). Eight bytes
+/// at a time: each word is copied whole, then the write position moves past the plain
+/// bytes in it (`scratch` has room for a word past the text).
+fn unescape_plain(b: &[u8], i: usize, scratch: &mut Vec<u8>) -> Option<(usize, Option<usize>)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    // Room for the text and a word past it; the bytes are overwritten, never cleared.
+    let room = b.len() - j + 8;
+    if scratch.len() < room {
+        scratch.resize(room, 0);
+    }
+    let mut w = 0;
+    let mut escaped = false;
+    loop {
+        // Plain text, a word at a time; then the last few bytes one by one.
+        while let Some(chunk) = b.get(j..j + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            scratch.get_mut(w..w + 8)?.copy_from_slice(chunk);
+            let m = crate::out::stop_lanes(u64::from_le_bytes(word), true);
+            if m != 0 {
+                let n = (m.trailing_zeros() / 8) as usize;
+                j += n;
+                w += n;
+                break;
+            }
+            j += 8;
+            w += 8;
+        }
+        let c = *b.get(j)?;
+        match c {
+            b'"' => return Some((j + 1, escaped.then_some(w))),
+            b'\\' => {
+                let unescaped = match b.get(j + 1)? {
+                    c @ (b'"' | b'\\' | b'/') => *c,
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    _ => return None,
+                };
+                *scratch.get_mut(w)? = unescaped;
+                w += 1;
+                j += 2;
+                escaped = true;
+            }
+            0..0x20 => return None,
+            _ => {
+                *scratch.get_mut(w)? = c;
+                w += 1;
+                j += 1;
+            }
+        }
+    }
 }
 
 /// The end of the JSON integer at `i` (`0`, `-12`; no fraction or exponent, which serde
@@ -99,15 +173,6 @@ fn plain_integer_end(b: &[u8], i: usize) -> Option<usize> {
 fn expect(b: &[u8], i: usize, token: &[u8]) -> Option<usize> {
     let i = skip_ws(b, i);
     (b.get(i..i + token.len())? == token).then(|| skip_ws(b, i + token.len()))
-}
-
-/// `key: "…"` at `i`: the value's raw text (quotes included) and the index past it.
-fn plain_member<'a>(line: &'a str, i: usize, key: &[u8]) -> Option<(&'a str, usize)> {
-    let b = line.as_bytes();
-    let i = expect(b, i, key)?;
-    let i = expect(b, i, b":")?;
-    let end = plain_string_end(b, i)?;
-    Some((line.get(i..end)?, end))
 }
 
 /// The end (past the closing quote) of the JSON string at `i`, when it holds no control
@@ -156,8 +221,19 @@ pub(crate) fn line_limit(max_input_bytes: usize) -> usize {
 
 /// Answer every line of `input` with `handle`, which writes one JSON object into the
 /// (cleared) answer buffer. Returns on end of input or on an I/O error.
-pub(crate) fn run<F>(input: &mut Input, limit: usize, mut handle: F) -> Result<()>
+pub(crate) fn run<F>(input: &mut Input, limit: usize, handle: F) -> Result<()>
 where
+    F: FnMut(Line<'_>, &mut String),
+{
+    run_with(input, limit, |_, _| false, handle)
+}
+
+/// [`run`], where `plain` sees each line's bytes first, before they are checked as UTF-8:
+/// when it answers (returns true), `handle` is not called. It must answer only a line it
+/// has checked (what it reads of it is UTF-8).
+pub(crate) fn run_with<P, F>(input: &mut Input, limit: usize, mut plain: P, mut handle: F) -> Result<()>
+where
+    P: FnMut(&[u8], &mut String) -> bool,
     F: FnMut(Line<'_>, &mut String),
 {
     let mut out = Stdout::new();
@@ -178,16 +254,20 @@ where
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match std::str::from_utf8(bytes) {
-                Ok(text) => handle(Line { text, number }, &mut answer),
-                Err(e) => {
-                    let message = format!("line {number} is not valid UTF-8 (at byte {})", e.valid_up_to());
-                    error_line(&mut answer, number, &message);
+            if plain(bytes, &mut answer) {
+                // Answered.
+            } else {
+                match std::str::from_utf8(bytes) {
+                    Ok(text) => handle(Line { text, number }, &mut answer),
+                    Err(e) => {
+                        let message = format!("line {number} is not valid UTF-8 (at byte {})", e.valid_up_to());
+                        error_line(&mut answer, number, &message);
+                    }
                 }
             }
         }
         out.line(&answer)?;
-        out.answered(has_line(input))?;
+        out.answered(|| has_line(input))?;
     }
     out.finish()?;
     Ok(())
@@ -240,17 +320,21 @@ mod tests {
             " \t{ \"id\" :\r\"a b\" ,\n\"input\" : \"x\\\\y\\/\\b\\f\\n\\r\\t\" }  ",
             r#"{"id": "é", "input": "naïve 🚀"}"#,
         ];
-        for line in plain {
-            let fast = plain_id_and_input(line);
-            let serde: Envelope<'_> = serde_json::from_str(line).unwrap();
-            let slow = (serde.id.unwrap().get(), serde.input.unwrap().get());
-            assert_eq!(fast, Some(slow), "{line}");
-        }
-        // Any other shape goes to serde, which reads it or reports on it.
+        let mut scratch = Vec::new();
         // An integer id too.
-        for line in [r#"{"id": 1, "input": "x"}"#, r#"{"id":-20,"input":"x"}"#, r#"{"id": 0 , "input": "x"}"#] {
+        let integer_ids = [r#"{"id": 1, "input": "x"}"#, r#"{"id":-20,"input":"x"}"#, r#"{"id": 0 , "input": "x"}"#];
+        for line in plain.into_iter().chain(integer_ids) {
             let serde: Envelope<'_> = serde_json::from_str(line).unwrap();
-            assert_eq!(plain_id_and_input(line), Some((serde.id.unwrap().get(), serde.input.unwrap().get())), "{line}");
+            let text: String = serde_json::from_str(serde.input.unwrap().get()).unwrap();
+            let fast = plain_id_and_text(line.as_bytes(), &mut scratch);
+            assert_eq!(fast, Some((serde.id.unwrap().get(), text.as_str())), "{line}");
+        }
+        // Longer texts (read a word at a time), with escapes at every place in a word.
+        for n in 0..24usize {
+            let text = format!("{}\"{}\\é\n{}/", "a".repeat(n), "b".repeat(n % 9), "🚀".repeat(n % 3));
+            let line = format!("{{\"id\": {n}, \"input\": {}}}", serde_json::to_string(&text).unwrap());
+            let id = n.to_string();
+            assert_eq!(plain_id_and_text(line.as_bytes(), &mut scratch), Some((id.as_str(), text.as_str())), "{line}");
         }
         let other = [
             r#"{"input": "x", "id": "a"}"#,
@@ -272,7 +356,16 @@ mod tests {
             "",
         ];
         for line in other {
-            assert_eq!(plain_id_and_input(line), None, "{line}");
+            assert_eq!(plain_id_and_text(line.as_bytes(), &mut scratch), None, "{line}");
+        }
+        // Bytes that are not UTF-8, in the id or the text (escaped or not): the line is
+        // left to the check of the whole line, which reports it.
+        for line in [
+            &b"{\"id\": \"\xff\", \"input\": \"x\"}"[..],
+            b"{\"id\": 1, \"input\": \"\xc3\"}",
+            b"{\"id\": 1, \"input\": \"\\n\xe2\x80\"}",
+        ] {
+            assert_eq!(plain_id_and_text(line, &mut scratch), None, "{line:?}");
         }
     }
 }

@@ -24,10 +24,21 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     let limits = args.io.limits();
     if args.io.batch {
         let mut input = args.io.open()?;
-        let mut scratch = String::new();
-        batch::run(&mut input, batch::line_limit(limits.max_input_bytes), |line, answer| {
-            one(line, answer, &mut scratch, &limits);
-        })?;
+        let mut scratch = Scratch::default();
+        // The common line is read from its bytes (its id and text checked as UTF-8, the
+        // rest is ASCII); any other is checked whole, then read by serde.
+        batch::run_with(
+            &mut input,
+            batch::line_limit(limits.max_input_bytes),
+            |bytes, answer| match batch::plain_id_and_text(bytes, &mut scratch.plain) {
+                Some((id, text)) => {
+                    salvage_answer(Some(id), text, answer, &limits);
+                    true
+                }
+                None => false,
+            },
+            |line, answer| one(line, answer, &mut scratch.text, &limits),
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     let input = match args.io.read(limits.max_input_bytes)? {
@@ -67,19 +78,21 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     }
 }
 
-/// Answer one batch line: `{"id","output":<value>,"fixes":[{"kind","span"}]}` or
-/// `{"id","error"}`.
+/// The buffers one batch line's input is unescaped into, reused across lines.
+#[derive(Default)]
+struct Scratch {
+    /// The common line's input ([`batch::plain_id_and_text`]).
+    plain: Vec<u8>,
+    /// Any other line's ([`out::json_str`]).
+    text: String,
+}
+
+/// Answer one batch line that is not the common one: read by serde.
 fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolfix::Limits) {
-    // The common line skips serde; any other is read by it.
-    let (id, input) = if let Some((id, input)) = batch::plain_id_and_input(line.text) {
-        (Some(id), Some(input))
-    } else {
-        let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
-        (envelope.id.map(RawValue::get), envelope.input.map(RawValue::get))
-    };
-    let mut obj = batch::answer_with_id(answer, id);
-    let Some(raw) = input else {
-        obj.str("error", "missing `input`").finish();
+    let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
+    let id = envelope.id.map(RawValue::get);
+    let Some(raw) = envelope.input.map(RawValue::get) else {
+        batch::answer_with_id(answer, id).str("error", "missing `input`").finish();
         return;
     };
     let owned;
@@ -88,12 +101,19 @@ fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolf
     } else {
         // Not a string, or an escape left to serde (surrogate pairs).
         let Ok(Text(text)) = serde_json::from_str::<Text<'_>>(raw) else {
-            obj.str("error", "`input` must be a string").finish();
+            batch::answer_with_id(answer, id).str("error", "`input` must be a string").finish();
             return;
         };
         owned = text;
         &owned
     };
+    salvage_answer(id, text, answer, limits);
+}
+
+/// The answer to a line with this id and input text:
+/// `{"id","output":<value>,"fixes":[{"kind","span"}]}` or `{"id","error"}`.
+fn salvage_answer(id: Option<&str>, text: &str, answer: &mut String, limits: &toolfix::Limits) {
+    let mut obj = batch::answer_with_id(answer, id);
     match toolfix::salvage::salvage_with(text, limits) {
         Ok(s) => {
             obj.raw("output", s.text());

@@ -98,6 +98,17 @@ fn lanes_equal(x: u64, c: u8) -> u64 {
     t.wrapping_sub(LANES) & !t & TOPS
 }
 
+/// The lanes of the word `x` (eight bytes, little-endian) that end plain JSON string text:
+/// `"`, `\`, or a control byte when `controls`; exact for the lowest one.
+#[inline]
+pub(crate) fn stop_lanes(x: u64, controls: bool) -> u64 {
+    let mut m = lanes_equal(x, b'"') | lanes_equal(x, b'\\');
+    if controls {
+        m |= x.wrapping_sub(LANES * 0x20) & !x & TOPS;
+    }
+    m
+}
+
 /// Where `b` first holds a byte that ends plain JSON string text at or after `i`: `"`,
 /// `\`, or a control byte when `controls`; `b.len()` when none does. Eight bytes at a
 /// time, as escaped and long inputs are common.
@@ -105,11 +116,7 @@ pub(crate) fn string_stop(b: &[u8], mut i: usize, controls: bool) -> usize {
     while let Some(chunk) = b.get(i..i + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let mut m = lanes_equal(x, b'"') | lanes_equal(x, b'\\');
-        if controls {
-            m |= x.wrapping_sub(LANES * 0x20) & !x & TOPS;
-        }
+        let m = stop_lanes(u64::from_le_bytes(word), controls);
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
         }
@@ -166,21 +173,8 @@ pub(crate) fn json_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a 
 }
 
 /// `n` in decimal, appended to `out`.
-pub(crate) fn push_usize(out: &mut String, mut n: usize) {
-    let mut digits = [b'0'; 20];
-    let mut start = digits.len();
-    for d in digits.iter_mut().rev() {
-        *d = b'0' + (n % 10) as u8;
-        start -= 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // ASCII digits: pushed as they are, with no UTF-8 check of the slice.
-    for &d in digits.get(start..).unwrap_or_default() {
-        out.push(char::from(d));
-    }
+pub(crate) fn push_usize(out: &mut String, n: usize) {
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// `s` as a JSON string literal, appended to `out`, with U+2028/U+2029 escaped so no line
@@ -275,10 +269,10 @@ impl Stdout {
     }
 
     /// The end of an answer. Not a regular file: flush, unless `more` says the next line
-    /// is already at hand (so a co-process, which sends one line and waits, gets each
+    /// is already at hand (asked only then) (so a co-process, which sends one line and waits, gets each
     /// answer at once). A regular file: only the buffer's size decides.
-    pub(crate) fn answered(&mut self, more: bool) -> io::Result<()> {
-        if !self.to_file && !more {
+    pub(crate) fn answered(&mut self, more: impl FnOnce() -> bool) -> io::Result<()> {
+        if !self.to_file && !more() {
             self.w.flush()?;
         }
         Ok(())

@@ -28,7 +28,7 @@ use crate::error::Result;
 use crate::extract::Leak;
 use crate::feedback;
 use crate::limits::Limits;
-use crate::pointer::{Moves, Original, TextIndex, render};
+use crate::pointer::{Moves, Nodes, NotParsed, Original, TextIndex, parse_indexed, render};
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
 use crate::salvage::{self, TextFix, Truncation, UncertainKind};
@@ -379,6 +379,9 @@ struct Draft<'r> {
     /// The arguments as strict JSON text, copied as written wherever unchanged.
     text: String,
     value: Value,
+    /// The index of `text` as read, made by the same pass as `value` (dropped whenever
+    /// `text` changes).
+    index: Option<Nodes>,
     fixes: Vec<TextFix>,
     repairs: Vec<Repair>,
     notes: Vec<CallNote>,
@@ -445,32 +448,43 @@ impl<'r> Draft<'r> {
         let source = if empty { "{}" } else { raw };
         let refuse = |fixes, refusal| Box::new(CallOutcome::refused(tool.name(), fixes, Vec::new(), refusal));
         // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once.
-        let strict = if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-            salvage::parse_value(raw).ok().filter(|(value, _)| value.is_object())
-        } else {
-            None
-        };
-        if let Some((value, false)) = &strict
+        let (strict, refused_strict) =
+            if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
+                match read_strict(raw) {
+                    Ok(read) => (Some(read).filter(|(value, ..)| value.is_object()), false),
+                    Err(no_json) => (None, no_json),
+                }
+            } else {
+                (None, false)
+            };
+        if let Some((value, false, _)) = &strict
             && !tool.hints().has_checks()
             && !tool.has_tagged_strings()
             && tool.is_valid(value)
         {
-            let value = strict.map(|(value, _)| value).unwrap_or_default();
+            let value = strict.map(|(value, ..)| value).unwrap_or_default();
             let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
             draft.untouched = true;
             return Ok((draft, Step::Done));
         }
         // Strict JSON the schema refuses: salvage would hand the text back untouched.
-        if let Some((value, dupes)) = strict {
+        if let Some((value, dupes, index)) = strict {
             // Asked above unless the hints have checks or a string is tagged.
             let refused = !dupes && !tool.hints().has_checks() && !tool.has_tagged_strings();
             let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
+            draft.index = index;
             draft.untouched = !dupes;
             draft.dupes = dupes;
             draft.refused = refused;
             return Ok((draft, Step::Next));
         }
-        let salvaged = match salvage::salvage_with(source, limits) {
+        // Text the strict read found no strict JSON skips salvage's own strict pass.
+        let salvaged = if refused_strict {
+            salvage::salvage_refused(source, limits)
+        } else {
+            salvage::salvage_with(source, limits)
+        };
+        let salvaged = match salvaged {
             Ok(s) => s,
             Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
         };
@@ -478,8 +492,12 @@ impl<'r> Draft<'r> {
         if tool.policy() == Policy::Strict && salvaged.is_truncated() {
             return Err(refuse(fixes, feedback::truncated(tool, None, true)));
         }
-        let parsed = salvage::parse_value(salvaged.text());
-        let (value, dupes) = match parsed {
+        let parsed = match parse_indexed(salvaged.text()) {
+            Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
+            // `serde_json` says why (or reads what was too deep for the one pass).
+            Err(_) => salvage::parse_value(salvaged.text()).map(|(value, dupes)| (value, dupes, None)),
+        };
+        let (value, dupes, index) = match parsed {
             Ok(v) => v,
             Err(e) => {
                 let e = crate::error::Error::new(
@@ -499,6 +517,7 @@ impl<'r> Draft<'r> {
             Ending::Complete
         };
         let mut draft = Draft::new(tool, raw, *limits, salvaged.into_text().into_owned(), value, fixes);
+        draft.index = index;
         draft.untouched = untouched;
         draft.ending = ending;
         draft.truncation = truncation;
@@ -513,6 +532,7 @@ impl<'r> Draft<'r> {
             limits,
             text,
             value,
+            index: None,
             fixes,
             repairs: Vec::new(),
             notes: Vec::new(),
@@ -537,6 +557,7 @@ impl<'r> Draft<'r> {
                     self.repairs.push(Repair::new(RepairKind::MarkupSplit, split.pointer.clone(), before, after));
                 }
                 self.text = arguments.to_string();
+                self.index = None;
                 self.value = arguments;
                 self.untouched = false;
                 self.refused = false;
@@ -561,6 +582,7 @@ impl<'r> Draft<'r> {
             let before = self.value.clone();
             if drop_uncertain(tool, cut, &mut self.value, &mut self.notes)? {
                 self.text = render_text(&self.text, &self.value, &before, &Moves::default());
+                self.index = None;
                 self.untouched = false;
                 self.refused = false;
             }
@@ -569,6 +591,7 @@ impl<'r> Draft<'r> {
             return Err(feedback::truncated(tool, path.as_deref(), false));
         }
         if self.dupes {
+            self.index = None;
             settle_duplicates(tool, &mut self.text, &self.value, &mut self.notes)?;
         }
         Ok(Step::Next)
@@ -591,6 +614,7 @@ impl<'r> Draft<'r> {
             let before = std::mem::replace(&mut self.value, decoded);
             self.repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(before), None));
             self.text = inner_text;
+            self.index = None;
             self.untouched = false;
             self.refused = false;
         }
@@ -614,7 +638,10 @@ impl<'r> Draft<'r> {
         // where and what failed.
         let extended = tool.extensions().is_some_and(Extensions::repairs_values);
         let found = violations_with(tool.validator(), &self.value, if extended { Detail::Full } else { Detail::Paths });
-        let index = TextIndex::build(&self.text);
+        let index = match self.index.take() {
+            Some(nodes) => Some(TextIndex::from_nodes(&self.text, nodes)),
+            None => TextIndex::build(&self.text),
+        };
         // Repair takes the value; the text keeps what it was (render and the refusal read
         // it back).
         let value = std::mem::take(&mut self.value);
@@ -830,6 +857,20 @@ fn settle_duplicates(
     }
     *text = render_text(text, value, &original, &Moves::default());
     Ok(())
+}
+
+/// Strict JSON text read in one pass with its index (what that pass leaves undecided
+/// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
+/// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
+/// of range).
+fn read_strict(text: &str) -> std::result::Result<(Value, bool, Option<Nodes>), bool> {
+    match parse_indexed(text) {
+        Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
+        Err(NotParsed::Invalid) => Err(true),
+        Err(NotParsed::Undecided) => {
+            salvage::parse_value(text).map(|(value, dupes)| (value, dupes, None)).map_err(|_| false)
+        }
+    }
 }
 
 fn render_text(text: &str, value: &Value, original: &Value, moves: &Moves) -> String {

@@ -2,6 +2,10 @@
 
 use serde_json::Value;
 
+mod parse;
+
+pub(crate) use parse::{NotParsed, parse_indexed};
+
 /// Append `key` to `path` as one escaped segment.
 pub(crate) fn push(path: &mut String, key: &str) {
     path.push('/');
@@ -46,6 +50,14 @@ pub(crate) struct TextIndex<'t> {
     /// subtree before the next member's.
     nodes: Vec<Node>,
     /// Keys written with an escape, decoded (`Key::Decoded` indexes them).
+    decoded: Vec<String>,
+}
+
+/// The nodes of a [`TextIndex`] without its text: kept by whoever holds the text (the
+/// call pipeline keeps them beside the arguments it read, from [`parse_indexed`]).
+#[derive(Debug, Default)]
+pub(crate) struct Nodes {
+    nodes: Vec<Node>,
     decoded: Vec<String>,
 }
 
@@ -147,6 +159,22 @@ impl<'t> TextIndex<'t> {
                 }
             }
         }
+    }
+
+    /// The index of `text` from its nodes (read with it by [`parse_indexed`]).
+    pub(crate) fn from_nodes(text: &'t str, nodes: Nodes) -> TextIndex<'t> {
+        TextIndex { text, nodes: nodes.nodes, decoded: nodes.decoded }
+    }
+
+    /// Every node's span, sibling and key, and whether its object's keys are unique.
+    #[cfg(test)]
+    fn spans(&self) -> Vec<(usize, usize, usize, Option<&str>, bool)> {
+        (0..self.nodes.len())
+            .filter_map(|id| {
+                let n = self.nodes.get(id)?;
+                Some((n.start, n.end, n.after, self.key_of(id), n.unique))
+            })
+            .collect()
     }
 
     /// For a member of an object, read its key and colon. Returns the offset of the
@@ -894,7 +922,7 @@ mod tests {
     }
 
     /// A JSON value of a few levels, objects and arrays of scalars.
-    fn arb_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    pub(crate) fn arb_value() -> impl proptest::strategy::Strategy<Value = Value> {
         use proptest::prelude::*;
         let leaf = prop_oneof![
             Just(Value::Null),

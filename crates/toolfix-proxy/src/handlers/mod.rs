@@ -18,7 +18,8 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::Value;
-use std::sync::Arc;
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use toolfix::ToolSet;
 use tracing::Instrument as _;
@@ -83,37 +84,76 @@ pub(crate) async fn api<A: Adapter>(State(state): State<Shared>, request: Reques
         // it is.
         return forward(&state, parts.method, &parts.uri, parts.headers, Payload::Bytes(bytes)).await;
     };
-    let mut request: Value = match serde_json::from_slice(&bytes) {
-        Ok(v @ Value::Object(_)) => v,
-        _ => return shaped::<A>(&ApiError::bad_request("invalid_json", "the request body must be a JSON object")),
+    // Text, as a value read would require (the peek skips what it does not read).
+    if std::str::from_utf8(&bytes).is_err() {
+        return shaped::<A>(&ApiError::bad_request("invalid_json", "the request body must be a JSON object"));
+    }
+    let model = peek.model.as_str().unwrap_or("").to_owned();
+    let (request, history) = if let Some(n) = peek.plain {
+        // Nothing in the conversation to repair or read: forwarded as it came.
+        (ClientRequest { bytes: bytes.clone(), value: OnceLock::new(), plain: Some(n) }, Vec::new())
+    } else {
+        let mut value: Value = match serde_json::from_slice(&bytes) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => {
+                return shaped::<A>(&ApiError::bad_request("invalid_json", "the request body must be a JSON object"));
+            }
+        };
+        let history =
+            if state.config.repair_history { A::repair_history(&mut value, &state.config.limits) } else { Vec::new() };
+        let outgoing = if history.is_empty() {
+            bytes.clone()
+        } else {
+            Bytes::from(serde_json::to_vec(&value).unwrap_or_default())
+        };
+        (ClientRequest { bytes: outgoing, value: OnceLock::from(value), plain: None }, history)
     };
-    let tools = state.tool_set(raw_tools, || A::definitions(&request));
-    let model = request.get("model").and_then(Value::as_str).unwrap_or("").to_owned();
+    let tools = state.tool_set(raw_tools, || A::definitions(request.value()));
     let span = tracing::info_span!("fix", api = A::API, model, stream, tools = tools.tools().len());
     async move {
-        let history = if state.config.repair_history {
-            A::repair_history(&mut request, &state.config.limits)
-        } else {
-            Vec::new()
-        };
-        let outgoing =
-            if history.is_empty() { bytes } else { Bytes::from(serde_json::to_vec(&request).unwrap_or_default()) };
         let summary = Summary::new(history);
         summary.record_history(&state.metrics);
-        let job = Job { state, headers: parts.headers, request, outgoing, tools, summary, started, model };
+        let job = Job { state, headers: parts.headers, request, tools, summary, started, model };
         if stream { stream::handle::<A>(job).await } else { once::handle::<A>(job).await }
     }
     .instrument(span)
     .await
 }
 
+/// The client's request as forwarded (its history repaired): its bytes, and its JSON
+/// value, read only when something needs it (a recovery request, a tool set not in the
+/// cache) when the conversation holds nothing to repair or read.
+#[derive(Debug)]
+pub(crate) struct ClientRequest {
+    /// The body sent upstream.
+    pub(crate) bytes: Bytes,
+    value: OnceLock<Value>,
+    /// See [`crate::adapter::Peek::plain`].
+    plain: Option<usize>,
+}
+
+impl ClientRequest {
+    /// The request as a value (`null` if it cannot be read, which the peek rules out).
+    pub(crate) fn value(&self) -> &Value {
+        self.value.get_or_init(|| serde_json::from_slice(&self.bytes).unwrap_or(Value::Null))
+    }
+
+    /// The conversation as the storm guard reads it: for a plain one, as many `null`s as
+    /// it has messages (the guard reads none of them; the ids of new calls depend on how
+    /// many there are).
+    pub(crate) fn history<A: Adapter>(&self) -> Option<Cow<'_, Value>> {
+        match self.plain {
+            Some(n) => Some(Cow::Owned(Value::Array(vec![Value::Null; n]))),
+            None => A::history(self.value()),
+        }
+    }
+}
+
 /// A request being answered.
 pub(crate) struct Job {
     pub(crate) state: Shared,
     pub(crate) headers: HeaderMap,
-    /// The request as forwarded (history repaired).
-    pub(crate) request: Value,
-    pub(crate) outgoing: Bytes,
+    pub(crate) request: ClientRequest,
     pub(crate) tools: ToolSet,
     pub(crate) summary: Summary,
     pub(crate) started: Instant,

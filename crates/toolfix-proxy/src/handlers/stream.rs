@@ -33,10 +33,10 @@ const CHANNEL: usize = 8;
 type Upstream = Pin<Box<dyn Stream<Item = Result<Bytes, crate::upstream::BodyError>> + Send>>;
 type Tx = mpsc::Sender<Result<Bytes, std::io::Error>>;
 
-pub(super) async fn handle<A: Adapter>(mut job: Job) -> Response {
+pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     let state = job.state.clone();
     let asked = Instant::now();
-    let outgoing = std::mem::take(&mut job.outgoing);
+    let outgoing = job.request.bytes.clone();
     let answer = match state.upstream.post_json(A::PATH, &job.headers, outgoing).await {
         Ok(a) => a,
         Err(e) => return failure::<A>(&state, &e),
@@ -115,7 +115,7 @@ impl Broke {
 
 async fn run<A: Adapter>(job: Job, first: Vec<Bytes>, mut upstream: Upstream, tx: Tx, mut waited: Duration) {
     let Job { state, headers, request, tools, mut summary, model, .. } = job;
-    let history = A::history(&request);
+    let history = request.history::<A>();
     let mut fixer = A::stream(&tools, history.as_deref(), &state.options, state.config.response_limit);
     let mut busy = Duration::ZERO;
     let mut broke = None;

@@ -153,7 +153,7 @@ impl Edits {
     pub(super) fn finish(self, src: &str) -> (String, Vec<TextFix>) {
         let text = self.apply_range(src, 0, src.len());
         let mut fixes: Vec<TextFix> = Vec::with_capacity(self.list.len());
-        fixes.extend(self.list.into_iter().filter_map(|e| e.fix));
+        fixes.extend(self.list.iter().filter_map(|e| e.fix));
         if !fixes.is_sorted_by_key(|f| (f.span.start, f.span.end)) {
             fixes.sort_by_key(|f| (f.span.start, f.span.end));
         }

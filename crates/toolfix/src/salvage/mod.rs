@@ -193,6 +193,21 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
         let keys_unique = !strict.keys_may_repeat;
         return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique });
     }
+    lenient(input, limits)
+}
+
+/// [`salvage_with`] for text a strict parse has just refused (the call pipeline's first
+/// read of the arguments): the strict fast path, which would refuse it again, is skipped.
+/// The result is the one [`salvage_with`] gives.
+pub(crate) fn salvage_refused<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
+    if input.len() > limits.max_input_bytes || input.trim().is_empty() {
+        return salvage_with(input, limits);
+    }
+    lenient(input, limits)
+}
+
+/// The lenient parse of [`salvage_with`], past its size and strict checks.
+fn lenient<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
     let mut edits = document::parse(input, limits.max_depth, true)?;
     if edits.is_empty() {
         return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique: false });
@@ -232,34 +247,126 @@ pub fn compact_into(out: &mut String, json: &str) {
     let b = json.as_bytes();
     let mut copied = 0;
     let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'"' {
-            // A string: copied as it is, up to its closing quote (escapes skipped; the
-            // plain text between them found by `memchr2`, not byte by byte).
+    // Outside strings the runs between stops are short (a key's colon, a number): a byte
+    // at a time; strings are skipped a word at a time.
+    while let Some(&c) = b.get(i) {
+        if c > b'"' {
+            i += 1;
+        } else if c == b'"' {
+            // A string: copied as it is, up to its closing quote (escapes skipped).
             i += 1;
             loop {
-                match b.get(i..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
-                    Some(p) if b.get(i + p) == Some(&b'"') => {
-                        i += p;
-                        break;
-                    }
-                    Some(p) => i += p + 2,
-                    None => {
-                        i = b.len();
-                        break;
-                    }
+                i = next_lane(b, i, |x| lanes_equal(x, b'"') | lanes_equal(x, b'\\'));
+                match b.get(i) {
+                    Some(b'\\') => i += 2,
+                    _ => break,
                 }
             }
+            i += 1;
         } else if lex::is_ws(c) {
             out.push_str(json.get(copied..i).unwrap_or(""));
-            while i < b.len() && lex::is_ws(b[i]) {
+            while b.get(i).is_some_and(|&c| lex::is_ws(c)) {
                 i += 1;
             }
             copied = i;
-            continue;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(json.get(copied..).unwrap_or(""));
+}
+
+/// A byte in every lane of a word, and the top bit of every lane.
+const LANES: u64 = 0x0101_0101_0101_0101;
+const TOPS: u64 = LANES << 7;
+
+/// The lanes of `x` that equal `c` (top bit set), exact for the lowest one.
+#[inline]
+fn lanes_equal(x: u64, c: u8) -> u64 {
+    let t = x ^ (LANES * u64::from(c));
+    t.wrapping_sub(LANES) & !t & TOPS
+}
+
+/// The first index at or after `i` whose byte `stops` flags (eight bytes at a time, read
+/// little-endian), or `b.len()` (or `i`, when past the end).
+#[inline]
+fn next_lane(b: &[u8], mut i: usize, stops: impl Fn(u64) -> u64) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let m = stops(u64::from_le_bytes(word));
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&c) = b.get(i) {
+        let mut word = [0u8; 8];
+        word[0] = c;
+        if stops(u64::from_le_bytes(word)) & 0x80 != 0 {
+            return i;
         }
         i += 1;
     }
-    out.push_str(json.get(copied..).unwrap_or(""));
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compact_into;
+    use proptest::prelude::*;
+
+    /// Compaction a byte at a time: what `compact_into` must write.
+    fn compact_naive(json: &str) -> String {
+        let b = json.as_bytes();
+        let mut out = Vec::new();
+        let mut in_string = false;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if in_string {
+                out.push(c);
+                if c == b'\\' {
+                    out.extend(b.get(i + 1));
+                    i += 1;
+                } else if c == b'"' {
+                    in_string = false;
+                }
+            } else if c == b'"' {
+                in_string = true;
+                out.push(c);
+            } else if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                out.push(c);
+            }
+            i += 1;
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn compaction_a_word_at_a_time_is_compaction_a_byte_at_a_time() {
+        let texts = [
+            "{ \"a\" : [1, 2.0],\n \"b c\": \"x y\" }",
+            "[\"q\\\" \\\\\", 1 ]",
+            " \"a long string with spaces, longer than a word\"\t,\r\n\"é 👩‍💻 \\\"\" ",
+            "\"open \\",
+            "\u{1}\u{1f} \u{7f}\u{80} é",
+        ];
+        for text in texts {
+            for end in (0..=text.len()).filter(|&e| text.is_char_boundary(e)) {
+                let mut out = String::from("x");
+                compact_into(&mut out, &text[..end]);
+                assert_eq!(out, format!("x{}", compact_naive(&text[..end])), "{:?}", &text[..end]);
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn compaction_agrees_with_a_byte_loop(text in "[ \t\r\n\"\\\\a{}:,é\u{1}]{0,40}") {
+            let mut out = String::new();
+            compact_into(&mut out, &text);
+            prop_assert_eq!(out, compact_naive(&text));
+        }
+    }
 }

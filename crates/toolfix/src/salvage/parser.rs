@@ -453,7 +453,11 @@ impl<'a> Parser<'a> {
         let i = self.pos;
         let c = self.b[i];
         let checkpoint = self.edits.checkpoint();
-        if open_quote(self.b, i).is_some() {
+        let mut plain = false;
+        if self.plain_string(Ctx::Key).is_some() {
+            // Read as `string` reads it, faster; its text is as written.
+            plain = true;
+        } else if open_quote(self.b, i).is_some() {
             let end = self.string(Ctx::Key)?;
             if end.is_none() {
                 return Ok(()); // key cut off by the end of input: dropped
@@ -503,7 +507,11 @@ impl<'a> Parser<'a> {
             }
         }
         let end = self.pos;
-        self.note_key(i, end, checkpoint);
+        if plain {
+            self.note_key_text(i + 1, end - 1);
+        } else {
+            self.note_key(i, end, checkpoint);
+        }
         let f = self.top();
         f.state = State::Colon;
         f.key_start = i;
@@ -538,7 +546,19 @@ impl<'a> Parser<'a> {
             self.b.get(end.saturating_sub(1)) != Some(&b'"')
         };
         let text = self.b.get(from..to).filter(|t| closed && !t.contains(&b'\\'));
-        let Some(t) = text.filter(|_| !self.edits.edits_inside(checkpoint, from, to)) else {
+        if text.is_none() || self.edits.edits_inside(checkpoint, from, to) {
+            self.keys_may_repeat = true;
+            return;
+        }
+        self.note_key_text(from, to);
+    }
+
+    /// Note the key whose text, as the output holds it, is `from..to` of the input.
+    fn note_key_text(&mut self, from: usize, to: usize) {
+        if self.keys_may_repeat {
+            return;
+        }
+        let Some(t) = self.b.get(from..to) else {
             self.keys_may_repeat = true;
             return;
         };
@@ -682,6 +702,11 @@ impl<'a> Parser<'a> {
             }
             b'-' | b'+' | b'.' | b'0'..=b'9' => self.number(ctx)?,
             b'"' if ctx != Ctx::Top && self.b.get(i + 1..i + 4) == Some(b"```") && self.quoted_fence(i) => {}
+            b'"' if ctx != Ctx::Top
+                && let Some(end) = self.plain_string(ctx) =>
+            {
+                self.value_done(end, true);
+            }
             _ if open_quote(self.b, i).is_some() => {
                 if let Some(end) = self.string(ctx)? {
                     self.value_done(end, true);

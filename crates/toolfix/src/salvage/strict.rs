@@ -160,7 +160,7 @@ fn string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let mut escaped = false;
     loop {
         let rest = b.get(j..)?;
-        j += rest.iter().position(|&c| STRING_STOP[usize::from(c)])?;
+        j += super::lex::first_in(rest, &STRING_STOP)?;
         match *b.get(j)? {
             b'"' => return Some((j + 1, escaped)),
             b'\\' => {

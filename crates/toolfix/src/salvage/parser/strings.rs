@@ -7,12 +7,12 @@ use super::{Ctx, Kind, Parser};
 use crate::error::{ErrorKind, Result};
 use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
-use crate::salvage::lex::memchr_in;
 use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, invisible_before, is_ident,
     is_ident_start, is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then,
     skip_gap, skip_layout, skip_ws, value_starts,
 };
+use crate::salvage::lex::{first_in, memchr_in};
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters,
 /// braces (for objects written inside a string) and the lead bytes of typographic quotes
@@ -35,16 +35,38 @@ static STOP: [bool; 256] = {
     t
 };
 
-/// The first byte at or after `i` that the string scan must look at ([`STOP`]), or `end`:
-/// one tight loop over the plain text.
+/// The first byte at or after `i` that the string scan must look at ([`STOP`]), or `end`.
 fn skip_plain(b: &[u8], i: usize, end: usize) -> usize {
-    match b.get(i..end) {
-        Some(rest) => rest.iter().position(|&c| STOP[usize::from(c)]).map_or(end, |p| i + p),
-        None => i,
-    }
+    let Some(rest) = b.get(i..end) else { return i };
+    first_in(rest, &STOP).map_or(end, |p| i + p)
 }
 
 impl Parser<'_> {
+    /// The common string, taken without the general scan: at `self.pos`, a `"` whose text
+    /// holds nothing the scan would look at ([`STOP`]), closed by the next `"`, which
+    /// [`Parser::closes_string`] says closes it and which no `+`, comment or layout
+    /// follows. Nothing in it needs an edit, so this is what [`Parser::string`] would
+    /// return; returns `None` (having changed nothing) for any other string.
+    pub(super) fn plain_string(&mut self, ctx: Ctx) -> Option<usize> {
+        let open = self.pos;
+        if self.at(open) != Some(b'"') {
+            return None;
+        }
+        let close = skip_plain(self.b, open + 1, self.end);
+        if self.at(close) != Some(b'"') {
+            return None;
+        }
+        let next = self.at(skip_ws(self.b, close + 1, self.end));
+        if next.is_none_or(|c| matches!(c, b'/' | b'#' | b'+') || c >= 0xC2) {
+            return None;
+        }
+        if !self.closes_string(open + 1, close, 1, ctx, false) {
+            return None;
+        }
+        self.pos = close + 1;
+        Some(close + 1)
+    }
+
     /// A quoted string at `self.pos`. Returns the end of the string in the source, or
     /// `None` when it was a key cut off by the end of input (and dropped).
     pub(super) fn string(&mut self, ctx: Ctx) -> Result<Option<usize>> {
