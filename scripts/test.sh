@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
+# The fuzz targets (fuzz/, its own workspace: cargo-fuzz runs them) must keep compiling
+# against the library's API; checked, not run.
+cargo check --quiet --manifest-path fuzz/Cargo.toml --bins
 # The Python package (crates/toolfix-py): its wheel built and installed into a virtual
 # environment under the target dir with the pinned frameworks, then pytest.
 bash scripts/python-test.sh

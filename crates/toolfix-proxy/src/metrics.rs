@@ -36,7 +36,8 @@ pub(crate) struct Metrics {
     length_recoveries: Family<Labels2, Counter>,
     upstream_errors: Family<Labels2, Counter>,
     added_latency: Latency,
-    seen: Mutex<HashSet<String>>,
+    /// The tool names and the model names seen as label values.
+    seen: Mutex<[HashSet<String>; 2]>,
 }
 
 impl Metrics {
@@ -82,31 +83,30 @@ impl Metrics {
             length_recoveries,
             upstream_errors,
             added_latency,
-            seen: Mutex::new(HashSet::new()),
+            seen: Mutex::new([HashSet::new(), HashSet::new()]),
         }
     }
 
-    /// A request-given name as a label value: itself while few distinct ones were seen.
-    fn label(&self, kind: &str, value: &str) -> String {
-        let key = format!("{kind}\u{0}{value}");
-        let Ok(mut seen) = self.seen.lock() else { return "other".to_owned() };
-        if seen.contains(&key) {
-            return value.to_owned();
-        }
-        if seen.len() >= 2 * MAX_LABEL_VALUES {
-            return "other".to_owned();
-        }
-        seen.insert(key);
-        value.to_owned()
+    /// Request-given names as label values (a tool's and a model's): each itself while
+    /// few distinct ones were seen, else `other`. Looked up without building a key.
+    fn labels(&self, tool: &str, model: &str) -> (String, String) {
+        let Ok(mut seen) = self.seen.lock() else { return ("other".to_owned(), "other".to_owned()) };
+        let mut one = |set: usize, value: &str| {
+            if seen[set].contains(value) {
+                return value.to_owned();
+            }
+            if seen[0].len() + seen[1].len() >= 2 * MAX_LABEL_VALUES {
+                return "other".to_owned();
+            }
+            seen[set].insert(value.to_owned());
+            value.to_owned()
+        };
+        (one(0, tool), one(1, model))
     }
 
     pub(crate) fn tool_call(&self, api: &str, outcome: &str, tool: &str, model: &str) {
-        let labels = [
-            ("api", api.to_owned()),
-            ("outcome", outcome.to_owned()),
-            ("tool", self.label("tool", tool)),
-            ("model", self.label("model", model)),
-        ];
+        let (tool, model) = self.labels(tool, model);
+        let labels = [("api", api.to_owned()), ("outcome", outcome.to_owned()), ("tool", tool), ("model", model)];
         self.tool_calls.get_or_create(&labels).inc();
     }
 

@@ -24,10 +24,38 @@ pub(crate) struct AppState {
     tools: Mutex<ToolCache>,
 }
 
+/// Compiled tool sets by the text of their definitions: found by a fast hash of the text,
+/// taken only when the whole text is the same (a collision never picks another set).
 #[derive(Debug, Default)]
 struct ToolCache {
-    sets: HashMap<Box<str>, ToolSet>,
+    sets: HashMap<u64, Vec<(Box<str>, ToolSet)>>,
     bytes: usize,
+}
+
+impl ToolCache {
+    /// The set compiled from exactly `raw` (`key`: its hash).
+    fn get(&self, key: u64, raw: &str) -> Option<&ToolSet> {
+        self.sets.get(&key)?.iter().find(|(text, _)| **text == *raw).map(|(_, set)| set)
+    }
+}
+
+/// A fast, non-cryptographic hash of the text of tool definitions (the cache compares the
+/// text itself on a hit, so a collision costs a compile, never a wrong set).
+fn text_hash(text: &str) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let bytes = text.as_bytes();
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h ^ u64::from_le_bytes(b)).wrapping_mul(K).rotate_left(29);
+    }
+    let mut last = [0u8; 8];
+    for (d, s) in last.iter_mut().zip(words.remainder()) {
+        *d = *s;
+    }
+    (h ^ u64::from_le_bytes(last)).wrapping_mul(K) ^ (h >> 32)
 }
 
 impl AppState {
@@ -58,8 +86,9 @@ impl AppState {
     /// with the configured per-tool policies; compiled once while it stays in the cache
     /// (bounded by the bytes of the keys it holds).
     pub(crate) fn tool_set(&self, raw: &str, definitions: impl FnOnce() -> Vec<serde_json::Value>) -> ToolSet {
+        let key = text_hash(raw);
         if let Ok(cache) = self.tools.lock()
-            && let Some(set) = cache.sets.get(raw)
+            && let Some(set) = cache.get(key, raw)
         {
             return set.clone();
         }
@@ -71,8 +100,11 @@ impl AppState {
                 cache.sets.clear();
                 cache.bytes = 0;
             }
-            cache.bytes += raw.len();
-            cache.sets.insert(raw.into(), set.clone());
+            let bucket = cache.sets.entry(key).or_default();
+            if !bucket.iter().any(|(text, _)| **text == *raw) {
+                bucket.push((raw.into(), set.clone()));
+                cache.bytes += raw.len();
+            }
         }
         set
     }
@@ -97,5 +129,24 @@ impl AppState {
             }
         }
         set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ToolCache, text_hash};
+    use toolfix::ToolSet;
+
+    #[test]
+    fn a_hash_collision_never_picks_another_tool_set() {
+        let def = |name: &str| serde_json::json!([{"name": name, "parameters": {"type": "object"}}]);
+        let a = ToolSet::new(def("a").as_array().unwrap()).unwrap();
+        let mut cache = ToolCache::default();
+        // The text "b" filed under the hash of "a": a lookup of "a" finds nothing.
+        cache.sets.entry(text_hash("a")).or_default().push(("b".into(), a.clone()));
+        assert!(cache.get(text_hash("a"), "a").is_none());
+        assert!(cache.get(text_hash("a"), "b").is_some());
+        assert_ne!(text_hash("[1]"), text_hash("[2]"));
+        assert_ne!(text_hash("12345678"), text_hash("123456789"));
     }
 }

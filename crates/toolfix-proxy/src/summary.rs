@@ -104,6 +104,29 @@ impl Counts {
     }
 }
 
+/// One call's line in the report.
+#[derive(Debug, Serialize)]
+struct CallLine {
+    choice: usize,
+    id: String,
+    name: String,
+    outcome: Label,
+    channel: &'static str,
+    format: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    written_name: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    repairs: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    text_fixes: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    intent: Option<toolfix::extract::Intent>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    signals: Vec<toolfix::extract::Signal>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
+
 /// Everything reported about one answered request.
 #[derive(Debug, Default)]
 pub(crate) struct Summary {
@@ -113,7 +136,7 @@ pub(crate) struct Summary {
     pub(crate) unfixed: Vec<String>,
     /// The streamed content turned out to be reasoning (it was sent as content).
     pub(crate) content_was_reasoning: bool,
-    calls: Vec<Value>,
+    calls: Vec<CallLine>,
     /// Call markup the model only showed (left in the text), with the signals that said so.
     shown: Vec<Value>,
     counts: Counts,
@@ -168,36 +191,21 @@ impl Summary {
                 "moved_from_content"
             });
         }
-        let mut line = json!({
-            "choice": choice,
-            "id": call.id,
-            "name": call.name,
-            "outcome": label,
-            "channel": channel_name(call.channel),
-            "format": call.format.as_str(),
-        });
-        if let Some(obj) = line.as_object_mut() {
-            if call.written_name != call.name {
-                obj.insert("written_name".to_owned(), json!(call.written_name));
-            }
-            let repairs: Vec<&str> = report.repairs.iter().map(|r| r.kind.as_str()).collect();
-            if !repairs.is_empty() {
-                obj.insert("repairs".to_owned(), json!(repairs));
-            }
-            let fixes: Vec<&str> = report.text_fixes.iter().map(|f| f.kind.as_str()).collect();
-            if !fixes.is_empty() {
-                obj.insert("text_fixes".to_owned(), json!(fixes));
-            }
-            if call.intent != toolfix::extract::Intent::Call {
-                obj.insert("intent".to_owned(), json!(call.intent));
-            }
-            if !call.signals.is_empty() {
-                obj.insert("signals".to_owned(), json!(call.signals));
-            }
-            if let Some(m) = call.message() {
-                obj.insert("message".to_owned(), json!(m));
-            }
-        }
+        // The line is written only when the report is (`to_value`); the header needs none.
+        let line = CallLine {
+            choice,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            outcome: label,
+            channel: channel_name(call.channel),
+            format: call.format.as_str(),
+            written_name: (call.written_name != call.name).then(|| call.written_name.clone()),
+            repairs: report.repairs.iter().map(|r| r.kind.as_str()).collect(),
+            text_fixes: report.text_fixes.iter().map(|f| f.kind.as_str()).collect(),
+            intent: (call.intent != toolfix::extract::Intent::Call).then_some(call.intent),
+            signals: call.signals.clone(),
+            message: call.message().map(str::to_owned),
+        };
         self.calls.push(line);
     }
 
@@ -215,41 +223,33 @@ impl Summary {
 
     /// The `x_toolfix` object.
     pub(crate) fn to_value(&self) -> Value {
-        let mut out = json!({
-            "summary": self.short(),
-            "calls": self.calls,
-            "attempts": self.attempts,
-        });
-        if let Some(obj) = out.as_object_mut() {
-            if !self.history.is_empty() {
-                obj.insert("history".to_owned(), json!(self.history));
-            }
-            if !self.unfixed.is_empty() {
-                obj.insert("unfixed".to_owned(), json!(self.unfixed));
-            }
-            if self.content_was_reasoning {
-                obj.insert("content_was_reasoning".to_owned(), json!(true));
-            }
-            if !self.shown.is_empty() {
-                obj.insert("shown_calls".to_owned(), json!(self.shown));
-            }
-        }
-        out
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The `x_toolfix` object as JSON text (written without building a value).
+    pub(crate) fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| "null".to_owned())
     }
 
     /// The one-line summary (also the `x-toolfix` header).
     pub(crate) fn short(&self) -> String {
         let c = &self.counts;
-        format!(
-            "untouched={} repaired={} reprompted={} gave_up={} suppressed={} attempts={} history={}",
-            c.untouched,
-            c.repaired,
-            c.reprompted,
-            c.gave_up,
-            c.suppressed,
-            self.attempts.len().max(1),
-            self.history.len()
-        )
+        let fields = [
+            ("untouched=", c.untouched),
+            (" repaired=", c.repaired),
+            (" reprompted=", c.reprompted),
+            (" gave_up=", c.gave_up),
+            (" suppressed=", c.suppressed),
+            (" attempts=", self.attempts.len().max(1)),
+            (" history=", self.history.len()),
+        ];
+        // Written by hand: on every answer, `format!` was a good part of the report's cost.
+        let mut out = String::with_capacity(96);
+        for (name, n) in fields {
+            out.push_str(name);
+            push_number(&mut out, n);
+        }
+        out
     }
 
     pub(crate) fn header(&self) -> HeaderValue {
@@ -257,10 +257,66 @@ impl Summary {
     }
 }
 
+impl Serialize for Summary {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("summary", &self.short())?;
+        map.serialize_entry("calls", &self.calls)?;
+        map.serialize_entry("attempts", &self.attempts)?;
+        if !self.history.is_empty() {
+            map.serialize_entry("history", &self.history)?;
+        }
+        if !self.unfixed.is_empty() {
+            map.serialize_entry("unfixed", &self.unfixed)?;
+        }
+        if self.content_was_reasoning {
+            map.serialize_entry("content_was_reasoning", &true)?;
+        }
+        if !self.shown.is_empty() {
+            map.serialize_entry("shown_calls", &self.shown)?;
+        }
+        map.end()
+    }
+}
+
+/// `n` in decimal, appended.
+fn push_number(out: &mut String, n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        // A digit: `n % 10` is below 10.
+        if let (Some(d), Ok(v)) = (digits.get_mut(at), u8::try_from(n % 10)) {
+            *d = b'0' + v;
+        }
+        n /= 10;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    out.extend(digits.get(at..).unwrap_or_default().iter().map(|&d| char::from(d)));
+}
+
 fn channel_name(channel: Channel) -> &'static str {
     match channel {
         Channel::Content => "content",
         Channel::Reasoning => "reasoning",
         _ => "tool_calls",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_number;
+
+    #[test]
+    fn numbers_are_written_as_format_writes_them() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, usize::MAX] {
+            let mut s = String::new();
+            push_number(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
     }
 }

@@ -16,6 +16,12 @@ use bytes::Bytes;
 use serde_json::Value;
 use toolfix::{FixOptions, FixedReply, Limits, Reply, ToolSet};
 
+/// `function.<key>` of an OpenAI-shaped call (a `Value::pointer` path would allocate per
+/// segment, on every comparison).
+pub(crate) fn function_member<'v>(call: &'v Value, key: &str) -> Option<&'v Value> {
+    call.get("function")?.get(key)
+}
+
 /// A response and its replies, fixed.
 #[derive(Debug)]
 pub(crate) struct Fixed {
@@ -24,6 +30,54 @@ pub(crate) struct Fixed {
     pub(crate) bytes: Option<Bytes>,
     /// One per reply; `None` for a reply too large to fix (passed through).
     pub(crate) replies: Vec<Option<FixedReply>>,
+    /// What the first read of the upstream's body found (`None` for a response the proxy
+    /// built, or a later attempt's).
+    pub(crate) read: Option<Read>,
+}
+
+/// What a borrowed read of a response body found: what the report needs of it, whether
+/// the fixed replies change it, and how to write them back by editing its bytes.
+#[derive(Debug)]
+pub(crate) struct Read {
+    /// Reply 0's stop reason.
+    pub(crate) finish_reason: Option<String>,
+    /// How many replies it has.
+    pub(crate) replies: usize,
+    /// Writing the fixed replies back changes the body.
+    pub(crate) changed: bool,
+    /// What `apply` would change, as edits of the body, when every change is a value
+    /// replaced in place (the rest of the body stays as the upstream sent it); when set,
+    /// the response is not built (`Fixed::response` is `null`).
+    pub(crate) edits: Option<Vec<Edit>>,
+}
+
+/// Bytes `start..end` of a body replaced by `text`.
+#[derive(Debug)]
+pub(crate) struct Edit {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) text: String,
+}
+
+/// The body with the edits made (they may not overlap) and the report added as the last
+/// member of its top-level object (which has members, and no report yet: the adapter
+/// checked); `None` when the body does not end its object where expected.
+pub(crate) fn spliced(body: &[u8], mut edits: Vec<Edit>, report: &str) -> Option<Vec<u8>> {
+    let end = body.iter().rposition(|b| !b.is_ascii_whitespace())?;
+    if body.get(end) != Some(&b'}') {
+        return None;
+    }
+    edits.push(Edit { start: end, end, text: format!(",\"x_toolfix\":{report}") });
+    edits.sort_by_key(|e| e.start);
+    let mut out = Vec::with_capacity(body.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut at = 0;
+    for e in &edits {
+        out.extend_from_slice(body.get(at..e.start)?);
+        out.extend_from_slice(e.text.as_bytes());
+        at = e.end;
+    }
+    out.extend_from_slice(body.get(at..)?);
+    Some(out)
 }
 
 impl Fixed {
@@ -45,6 +99,12 @@ pub(crate) struct Peek<'a> {
     pub(crate) tools: Option<&'a str>,
     /// The client asked for a stream.
     pub(crate) stream: bool,
+    /// The model asked for (metrics and logs).
+    pub(crate) model: view::Text<'a>,
+    /// `Some(n)`: the conversation has `n` messages and nothing the history repair or the
+    /// storm guard reads (no call, no result), so the request is forwarded as its bytes
+    /// and read as a value only if recovery needs it; `None`: it is read as a value.
+    pub(crate) plain: Option<usize>,
 }
 
 /// How a give-up is written into a reply.
@@ -63,8 +123,8 @@ pub(crate) enum Unusable {
 pub(crate) struct Lazy {
     /// One per reply; `None` for a reply too large to fix.
     pub(crate) replies: Vec<Option<FixedReply>>,
-    /// Writing them back would change the body.
-    pub(crate) changed: bool,
+    /// What the read found (its `changed`: writing them back would change the body).
+    pub(crate) read: Read,
 }
 
 /// One API's request and response shapes.
@@ -204,4 +264,69 @@ pub(crate) struct Ended {
     pub(crate) errored: bool,
     /// Text sent as content turned out to be reasoning (only its close marker appeared).
     pub(crate) content_was_reasoning: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Adapter;
+    use super::chat::ChatCompletions;
+    use super::messages::Messages;
+    use super::responses::Responses;
+    use serde_json::Value;
+    use toolfix::Limits;
+
+    /// A request the peek calls plain is one the history repair leaves alone and whose
+    /// conversation, as the storm guard reads it, has that many messages and no call.
+    fn agrees<A: Adapter>(body: &str) -> Option<usize> {
+        let plain = A::peek(body.as_bytes()).unwrap().plain?;
+        let mut value: Value = serde_json::from_str(body).unwrap();
+        let before = value.clone();
+        assert!(A::repair_history(&mut value, &Limits::default()).is_empty(), "{body}");
+        assert_eq!(value, before, "{body}");
+        let history = A::history(&value).expect("a conversation");
+        let messages = history.as_array().expect("a list");
+        assert_eq!(messages.len(), plain, "{body}");
+        let reads = |m: &Value| {
+            m.get("tool_calls").is_some_and(Value::is_array) || m.get("role").and_then(Value::as_str) == Some("tool")
+        };
+        assert!(!messages.iter().any(reads), "{body}");
+        Some(plain)
+    }
+
+    #[test]
+    fn a_plain_conversation_is_what_the_value_read_makes_of_it() {
+        assert_eq!(
+            agrees::<ChatCompletions>(
+                r#"{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "u"}]},
+                {"role": "assistant", "content": "a", "tool_calls": null}]}"#
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            agrees::<Messages>(
+                r#"{"messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}, {"role": "user"}]}"#
+            ),
+            Some(3)
+        );
+        assert_eq!(
+            agrees::<Messages>(r#"{"messages": [{"role": "user", "content": [{"type": "text", "text": "u"}]}]}"#),
+            None
+        );
+        assert_eq!(agrees::<Responses>(r#"{"input": "hello"}"#), Some(1));
+        assert_eq!(
+            agrees::<Responses>(
+                r#"{"input": [{"role": "user", "content": "u"}, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a"}]}]}"#
+            ),
+            Some(2)
+        );
+        for body in [
+            r#"{"input": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}]}"#,
+            r#"{"input": [{"type": "reasoning", "summary": []}]}"#,
+            r#"{"input": [{"type": "function_call_output", "call_id": "c", "output": "x"}]}"#,
+            r#"{"input": ["hi"]}"#,
+            r#"{"model": "m"}"#,
+        ] {
+            assert_eq!(agrees::<Responses>(body), None, "{body}");
+        }
+    }
 }

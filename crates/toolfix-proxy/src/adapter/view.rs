@@ -99,6 +99,23 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
     }
 }
 
+/// A member read as `T` when present (`null` included: `T` reads it), `None` when absent:
+/// tells `"reasoning_content": null` (no reasoning, `reasoning` not read) from no member.
+#[derive(Debug)]
+pub(crate) struct Present<T>(pub(crate) Option<T>);
+
+impl<T> Default for Present<T> {
+    fn default() -> Self {
+        Present(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(|t| Present(Some(t)))
+    }
+}
+
 /// A borrowed view of a JSON object: `Deserialize` for a struct of view fields (each
 /// `Default`), read from an object only (an array or any other value is an error, where a
 /// derived `Deserialize` would read an array by position), each member by its key (the

@@ -4,7 +4,7 @@
 
 use super::tail::{self, Ctx, Settled};
 use super::{Job, failure};
-use crate::adapter::{Adapter, Fixed};
+use crate::adapter::{Adapter, Fixed, spliced};
 use crate::summary::Summary;
 use crate::upstream::{X_TOOLFIX, response_headers};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use toolfix::ReplyOutcome;
 
 pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
-    let Job { state, headers, request, outgoing, tools, mut summary, started, model } = job;
-    let history = A::history(&request);
+    let Job { state, headers, request, tools, mut summary, started, model } = job;
+    let history = request.history::<A>();
     let mut ctx =
         Ctx { state: &state, headers: &headers, tools: &tools, history: history.as_deref(), waited: Duration::ZERO };
     let asked = Instant::now();
-    let answer = match state.upstream.post_json(A::PATH, &headers, outgoing).await {
+    let answer = match state.upstream.post_json(A::PATH, &headers, request.bytes.clone()).await {
         Ok(a) => a,
         Err(e) => return failure::<A>(&state, &e),
     };
@@ -43,7 +43,7 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     };
     summary.unfixed = unfixed;
     let settled = lazy.replies.iter().all(|f| f.as_ref().is_none_or(|f| f.outcome() != ReplyOutcome::Refused));
-    if !lazy.changed && settled {
+    if !lazy.read.changed && settled {
         // Left alone: the upstream's bytes.
         for (i, f) in lazy.replies.iter().enumerate() {
             if let Some(f) = f {
@@ -54,10 +54,18 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
         state.metrics.added_latency(A::API, started.elapsed().saturating_sub(ctx.waited));
         return (status, upstream_headers, body).into_response();
     }
-    let Ok(response) = serde_json::from_slice::<Value>(&body) else {
-        return (status, upstream_headers, body).into_response();
+    // Nothing to recover and no detail to report: the body is written back without being
+    // built, when the adapter can.
+    let mut read = lazy.read;
+    let first = if read.edits.is_some() && settled && !state.config.detail {
+        Fixed { response: Value::Null, bytes: Some(body), replies: lazy.replies, read: Some(read) }
+    } else {
+        read.edits = None;
+        let Ok(response) = serde_json::from_slice::<Value>(&body) else {
+            return (status, upstream_headers, body).into_response();
+        };
+        Fixed { response, bytes: Some(body), replies: lazy.replies, read: Some(read) }
     };
-    let first = Fixed { response, bytes: Some(body), replies: lazy.replies };
     let settled = tail::settle::<A>(&mut ctx, &request, first, &mut summary, &model).await;
     let response = respond::<A>(settled, &summary, status, upstream_headers);
     state.metrics.added_latency(A::API, started.elapsed().saturating_sub(ctx.waited));
@@ -69,21 +77,34 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
 fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, mut headers: HeaderMap) -> Response {
     let Settled { fixed, later, unusable } = settled;
     headers.insert(X_TOOLFIX.clone(), summary.header());
+    // The first read knows whether its body changes (a later attempt's is not read so).
     let changed = later
         || summary.gave_up()
+        || fixed.read.as_ref().is_some_and(|r| r.changed)
         || fixed.replies.iter().enumerate().any(|(i, f)| f.as_ref().is_some_and(|f| A::changes(&fixed.response, i, f)));
     let size_hint = fixed.bytes.as_ref().map_or(0, Bytes::len);
     if !changed && let Some(bytes) = fixed.bytes {
         return (status, headers, bytes).into_response();
     }
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let mut response = fixed.response;
+    if let Some(edits) = fixed.read.and_then(|r| r.edits) {
+        let bytes = fixed.bytes.unwrap_or_default();
+        if let Some(body) = spliced(&bytes, edits, &summary.to_json()) {
+            return (status, headers, body).into_response();
+        }
+        // Not a body the edits fit: built after all.
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) => response = v,
+            Err(_) => return (status, headers, bytes).into_response(),
+        }
+    }
     for (i, f) in fixed.replies.iter().enumerate() {
         if let Some(f) = f {
             A::apply(&mut response, i, f, unusable);
         }
     }
     A::report(&mut response, summary.to_value());
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let mut body = Vec::with_capacity(size_hint + 1024);
     if serde_json::to_writer(&mut body, &response).is_err() {
         body.clear();

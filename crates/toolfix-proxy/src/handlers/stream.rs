@@ -30,13 +30,13 @@ use tracing::Instrument as _;
 /// Frames buffered between the upstream reader and the client.
 const CHANNEL: usize = 8;
 
-type Upstream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
+type Upstream = Pin<Box<dyn Stream<Item = Result<Bytes, crate::upstream::BodyError>> + Send>>;
 type Tx = mpsc::Sender<Result<Bytes, std::io::Error>>;
 
-pub(super) async fn handle<A: Adapter>(mut job: Job) -> Response {
+pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     let state = job.state.clone();
     let asked = Instant::now();
-    let outgoing = std::mem::take(&mut job.outgoing);
+    let outgoing = job.request.bytes.clone();
     let answer = match state.upstream.post_json(A::PATH, &job.headers, outgoing).await {
         Ok(a) => a,
         Err(e) => return failure::<A>(&state, &e),
@@ -64,7 +64,7 @@ pub(super) async fn handle<A: Adapter>(mut job: Job) -> Response {
                 return failure::<A>(&state, &e);
             }
             Ok(None) => break,
-            Ok(Some(Err(e))) => return failure::<A>(&state, &classify(e)),
+            Ok(Some(Err(e))) => return failure::<A>(&state, &classify(&e)),
             Ok(Some(Ok(piece))) => {
                 let seen = probe.push(&piece);
                 first.push(piece);
@@ -115,7 +115,7 @@ impl Broke {
 
 async fn run<A: Adapter>(job: Job, first: Vec<Bytes>, mut upstream: Upstream, tx: Tx, mut waited: Duration) {
     let Job { state, headers, request, tools, mut summary, model, .. } = job;
-    let history = A::history(&request);
+    let history = request.history::<A>();
     let mut fixer = A::stream(&tools, history.as_deref(), &state.options, state.config.response_limit);
     let mut busy = Duration::ZERO;
     let mut broke = None;

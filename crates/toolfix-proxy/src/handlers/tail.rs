@@ -4,6 +4,7 @@
 //! report and metrics of the answer settled on. The first response whose calls are all
 //! usable is the answer; else the last one, its unusable calls given up.
 
+use super::ClientRequest;
 use crate::adapter::{Adapter, Fixed, Unusable};
 use crate::config::{GiveUp, LengthRecovery};
 use crate::error::ApiError;
@@ -53,7 +54,7 @@ impl Ctx<'_> {
     pub(crate) fn fix<A: Adapter>(&self, response: Value, bytes: Option<Bytes>, summary: &mut Summary) -> Fixed {
         let mut replies = Vec::new();
         A::each_reply(&response, &mut |reply| replies.push(self.fix_one(reply, &mut summary.unfixed)));
-        Fixed { response, bytes, replies }
+        Fixed { response, bytes, replies, read: None }
     }
 
     /// Send one of the proxy's own requests (never streamed) and read the JSON answer.
@@ -92,12 +93,17 @@ impl Ctx<'_> {
 fn log<A: Adapter>(kind: AttemptKind, fixed: &Fixed, detail: bool) -> Attempt {
     let mut finish_reason = None;
     let mut replies = 0;
-    A::each_reply(&fixed.response, &mut |r| {
-        if replies == 0 {
-            finish_reason = r.finish_reason.map(str::to_owned);
-        }
-        replies += 1;
-    });
+    if let Some(read) = &fixed.read {
+        finish_reason.clone_from(&read.finish_reason);
+        replies = read.replies;
+    } else {
+        A::each_reply(&fixed.response, &mut |r| {
+            if replies == 0 {
+                finish_reason = r.finish_reason.map(str::to_owned);
+            }
+            replies += 1;
+        });
+    }
     Attempt {
         kind,
         finish_reason,
@@ -130,7 +136,7 @@ fn restore_choice(body: &mut Value, request: &Value) {
 /// labels and metrics of the answer settled on.
 pub(crate) async fn settle<A: Adapter>(
     ctx: &mut Ctx<'_>,
-    request: &Value,
+    request: &ClientRequest,
     first: Fixed,
     summary: &mut Summary,
     model: &str,
@@ -151,6 +157,8 @@ pub(crate) async fn settle<A: Adapter>(
             break;
         }
         let hit = hit_limit::<A>(&current.response);
+        // Only recovery reads the request as a value.
+        let request = request.value();
         let refused = fixed.calls.iter().any(|c| c.status == CallStatus::Refused);
         let mut next = None;
         if hit && refused && !length_tried && config.length_recovery != LengthRecovery::Off {

@@ -5,9 +5,8 @@ mod stream;
 
 pub(crate) use stream::ChatStream;
 
-use super::view::Text;
-use super::{Adapter, Lazy, Peek, Unusable, history};
-use serde::Deserialize;
+use super::view::{Present, Text, object_view};
+use super::{Adapter, Edit, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -18,11 +17,30 @@ use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, Tool
 #[derive(Debug)]
 pub(crate) struct ChatCompletions;
 
-#[derive(Deserialize)]
+/// The request's envelope: what the handler reads before deciding anything.
 struct Envelope<'a> {
-    #[serde(borrow)]
     tools: Option<&'a RawValue>,
     stream: Option<bool>,
+    model: Text<'a>,
+    messages: Option<&'a RawValue>,
+}
+
+object_view!(Envelope { tools: "tools", stream: "stream", model: "model", messages: "messages" });
+
+/// What the history repair and the storm guard read of a message.
+struct MessagePeek<'a> {
+    role: Text<'a>,
+    tool_calls: Option<&'a RawValue>,
+}
+
+object_view!(MessagePeek { role: "role", tool_calls: "tool_calls" });
+
+/// The number of messages, when none is a `tool` result or has a `tool_calls` member (the
+/// history repair has nothing to do, the storm guard nothing to read); `None` otherwise,
+/// or when a message is not an object (the request is then read as a value).
+fn plain_history(messages: Option<&RawValue>) -> Option<usize> {
+    let list: Vec<MessagePeek<'_>> = serde_json::from_str(messages?.get()).ok()?;
+    list.iter().all(|m| m.tool_calls.is_none() && m.role.as_str() != Some("tool")).then_some(list.len())
 }
 
 impl Adapter for ChatCompletions {
@@ -36,7 +54,7 @@ impl Adapter for ChatCompletions {
             let t = t.trim();
             t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
         });
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
@@ -64,12 +82,13 @@ impl Adapter for ChatCompletions {
         let view: ResponseView<'_> = serde_json::from_slice(body).ok()?;
         let mut replies = Vec::with_capacity(view.choices.len());
         let mut changed = false;
+        let mut read_calls = Vec::with_capacity(view.choices.len());
         for choice in &view.choices {
             let message = choice.message.as_ref().or(choice.delta.as_ref());
-            let content = message.and_then(|m| m.content.as_ref()).and_then(Text::as_str);
+            let content = message.and_then(|m| m.content.as_str());
             // `reasoning_content` when present (whatever it holds), else `reasoning`.
             let reasoning =
-                message.and_then(|m| m.reasoning_content.as_ref().or(m.reasoning.as_ref())).and_then(Text::as_str);
+                message.and_then(|m| m.reasoning_content.0.as_ref().or(m.reasoning.0.as_ref())).and_then(Text::as_str);
             let calls: Option<Value> = message
                 .and_then(|m| m.tool_calls)
                 .filter(|r| r.get().starts_with('['))
@@ -81,14 +100,35 @@ impl Adapter for ChatCompletions {
             if let Some(c) = &calls {
                 reply = reply.with_tool_calls(c);
             }
-            if let Some(f) = choice.finish_reason.as_deref() {
+            if let Some(f) = choice.finish_reason.text.as_str() {
                 reply = reply.with_finish_reason(f);
             }
             let fixed = fix(&reply);
             changed |= fixed.as_ref().is_some_and(|f| reply_changes(&reply, f));
             replies.push(fixed);
+            read_calls.push(calls);
         }
-        Some(Lazy { replies, changed })
+        // A body that changes: the edits that write every fixed reply back into it, when
+        // each is one a splice makes (see `splice_choice`).
+        let splices = changed && !view.dup && view.report.0.is_none() && !view.choices.is_empty();
+        let edits = splices
+            .then(|| {
+                let mut edits = Vec::new();
+                for ((choice, calls), fixed) in view.choices.iter().zip(&read_calls).zip(&replies) {
+                    if let Some(f) = fixed {
+                        splice_choice(body, choice, calls.as_ref(), f, &mut edits)?;
+                    }
+                }
+                Some(edits)
+            })
+            .flatten();
+        let read = Read {
+            finish_reason: view.choices.first().and_then(|c| c.finish_reason.text.as_str()).map(str::to_owned),
+            replies: view.choices.len(),
+            changed,
+            edits,
+        };
+        Some(Lazy { replies, read })
     }
 
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
@@ -254,33 +294,164 @@ impl Adapter for ChatCompletions {
     }
 }
 
-/// A response read without copying: the parts of each choice a reply is made of.
-#[derive(Deserialize)]
+/// A borrowed view of an object, as `object_view!`, that also says whether one of its
+/// keys appears twice (`dup`: a value read keeps the last, a splice does not guess).
+macro_rules! counted_view {
+    ($name:ident { $($field:ident: $key:literal),* $(,)? }) => {
+        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Fields;
+                impl<'de> serde::de::Visitor<'de> for Fields {
+                    type Value = $name<'de>;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a JSON object")
+                    }
+                    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                        const KEYS: &[&str] = &[$($key),*];
+                        let mut out = $name { dup: false, $($field: Default::default()),* };
+                        let mut seen = 0u64;
+                        while let Some(key) = map.next_key::<&'de str>()? {
+                            if let Some(i) = KEYS.iter().position(|k| *k == key) {
+                                out.dup |= seen & (1 << i) != 0;
+                                seen |= 1 << i;
+                            }
+                            match key {
+                                $($key => out.$field = map.next_value()?,)*
+                                _ => {
+                                    map.next_value::<serde::de::IgnoredAny>()?;
+                                }
+                            }
+                        }
+                        Ok(out)
+                    }
+                }
+                deserializer.deserialize_map(Fields)
+            }
+        }
+    };
+}
+
+/// A response read without copying, in one pass: the parts of each choice a reply is made
+/// of, and where its calls and stop reason are (to splice the fixed ones in). Objects
+/// only: a member of another type is not read as one.
 struct ResponseView<'a> {
-    #[serde(borrow, default)]
+    dup: bool,
     choices: Vec<ChoiceView<'a>>,
+    /// A report already there (a splice then does not add one).
+    report: Present<serde::de::IgnoredAny>,
 }
 
-#[derive(Deserialize)]
+counted_view!(ResponseView { choices: "choices", report: "x_toolfix" });
+
 struct ChoiceView<'a> {
-    #[serde(borrow)]
+    dup: bool,
     message: Option<MessageView<'a>>,
-    #[serde(borrow)]
     delta: Option<MessageView<'a>>,
-    #[serde(borrow)]
-    finish_reason: Option<Cow<'a, str>>,
+    /// Its string, when it is one (another value is no stop reason, as in a `Value` read).
+    finish_reason: RawText<'a>,
 }
 
-#[derive(Deserialize)]
+counted_view!(ChoiceView { message: "message", delta: "delta", finish_reason: "finish_reason" });
+
 struct MessageView<'a> {
-    #[serde(borrow)]
-    content: Option<Text<'a>>,
-    #[serde(borrow)]
-    reasoning_content: Option<Text<'a>>,
-    #[serde(borrow)]
-    reasoning: Option<Text<'a>>,
-    #[serde(borrow)]
+    dup: bool,
+    content: Text<'a>,
+    reasoning_content: Present<Text<'a>>,
+    reasoning: Present<Text<'a>>,
     tool_calls: Option<&'a RawValue>,
+}
+
+counted_view!(MessageView {
+    content: "content",
+    reasoning_content: "reasoning_content",
+    reasoning: "reasoning",
+    tool_calls: "tool_calls"
+});
+
+/// A member read as text (as [`Text`]) that also keeps where it is; `raw` is `None` when
+/// the member is absent.
+#[derive(Default)]
+struct RawText<'a> {
+    raw: Option<&'a RawValue>,
+    text: Text<'a>,
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for RawText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&'a RawValue>::deserialize(deserializer)?;
+        let text = serde_json::from_str::<Text<'a>>(raw.get()).map_err(serde::de::Error::custom)?;
+        Ok(RawText { raw: Some(raw), text })
+    }
+}
+
+/// Where `raw` (borrowed from `body`) sits in it.
+fn span_of(body: &[u8], raw: &RawValue) -> Option<(usize, usize)> {
+    let start = (raw.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    let end = start.checked_add(raw.get().len())?;
+    (end <= body.len()).then_some((start, end))
+}
+
+/// The edits `apply` would make to one choice (`calls`: its server calls as read), when
+/// they only replace values that are there (its calls, its stop reason); `None` for any
+/// other edit (text written, a member added or removed, a call given up, a duplicate key).
+fn splice_choice(
+    body: &[u8],
+    choice: &ChoiceView<'_>,
+    calls: Option<&Value>,
+    fixed: &FixedReply,
+    edits: &mut Vec<Edit>,
+) -> Option<()> {
+    if choice.dup {
+        return None;
+    }
+    // No message object: `apply` writes nothing.
+    let Some(message) = &choice.message else { return Some(()) };
+    if message.dup || fixed.calls.iter().any(|c| !c.status.is_usable()) {
+        return None;
+    }
+    // The text stays as it is (`write_text` would not write it): a string equal to the
+    // text left, or (absent, `null`, content parts) no text left.
+    let same = match message.content.as_str() {
+        Some(text) => text == fixed.content,
+        None => fixed.content.is_empty(),
+    };
+    if !same {
+        return None;
+    }
+    let reasoning = if message.reasoning.0.is_some() && message.reasoning_content.0.is_none() {
+        &message.reasoning
+    } else {
+        &message.reasoning_content
+    };
+    if let Some(r) = &fixed.reasoning_content
+        && reasoning.0.as_ref().and_then(Text::as_str) != Some(r.as_str())
+    {
+        return None;
+    }
+    // `calls` is read from `message` or `delta`: only the message's are the originals.
+    let originals: &[Value] = if choice.message.is_some() {
+        calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+    } else {
+        &[]
+    };
+    let written: Vec<Value> = fixed.calls.iter().map(|c| call_value(c, originals)).collect();
+    if written.is_empty() {
+        if !originals.is_empty() {
+            return None; // `tool_calls` would be removed
+        }
+        if let Some(raw) = choice.finish_reason.raw
+            && choice.finish_reason.text.as_str() == Some("tool_calls")
+        {
+            let (start, end) = span_of(body, raw)?;
+            edits.push(Edit { start, end, text: "\"stop\"".to_owned() });
+        }
+        return Some(());
+    }
+    let (start, end) = span_of(body, message.tool_calls?)?;
+    edits.push(Edit { start, end, text: Value::Array(written).to_string() });
+    let (start, end) = span_of(body, choice.finish_reason.raw?)?;
+    edits.push(Edit { start, end, text: "\"tool_calls\"".to_owned() });
+    Some(())
 }
 
 /// True when writing `fixed` over `reply` would change it.
@@ -326,8 +497,8 @@ fn one_shot(request: &Value) -> Option<Value> {
 /// True when the server call `original` is `call` as sent: same id, name and arguments text.
 fn same_call(call: &FixedCall, original: &Value) -> bool {
     original.get("id").and_then(Value::as_str) == Some(call.id.as_str())
-        && original.pointer("/function/name").and_then(Value::as_str) == Some(call.name.as_str())
-        && original.pointer("/function/arguments").and_then(Value::as_str) == call.arguments_text()
+        && super::function_member(original, "name").and_then(Value::as_str) == Some(call.name.as_str())
+        && super::function_member(original, "arguments").and_then(Value::as_str) == call.arguments_text()
 }
 
 /// A usable call in OpenAI shape; an untouched server call keeps its own object.
@@ -369,5 +540,146 @@ fn write_reasoning(message: &mut Map<String, Value>, fixed: &FixedReply) {
         && message.get(key).and_then(Value::as_str) != Some(r.as_str())
     {
         message.insert(key.to_owned(), Value::String(r.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The replies `fix_body` reads from a body (each reply's content, finish reason and
+    /// number of server calls), or `None` when it does not read it as a response.
+    fn read(body: &str) -> Option<Vec<(String, Option<String>, usize)>> {
+        let mut seen = Vec::new();
+        ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
+            let calls = r.tool_calls.and_then(Value::as_array).map_or(0, Vec::len);
+            seen.push((r.content.to_owned(), r.finish_reason.map(str::to_owned), calls));
+            None
+        })?;
+        Some(seen)
+    }
+
+    #[test]
+    fn a_response_is_read_from_an_object_only() {
+        // Regression: a derived reader took a JSON array as the response by position.
+        assert!(read(r#"[[{"message": {"content": "hi"}, "finish_reason": "stop"}]]"#).is_none());
+        assert!(read(r#"{"choices": [[{"content": "hi"}, null, "stop"]]}"#).is_none());
+        let ok = read(r#"{"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}]}"#);
+        assert_eq!(ok, Some(vec![("hi".to_owned(), Some("stop".to_owned()), 0)]));
+    }
+
+    #[test]
+    fn a_finish_reason_that_is_not_a_string_is_no_stop_reason() {
+        // Regression: it made the reader fail, so the body went out unfixed.
+        let body = r#"{"choices": [{"message": {"content": "x", "tool_calls": [{"id": "a", "type": "function",
+            "function": {"name": "f", "arguments": "{}"}}]}, "finish_reason": 3}]}"#;
+        assert_eq!(read(body), Some(vec![("x".to_owned(), None, 1)]));
+        // As the value read of the same choice says.
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(Reply::from_choice(&choices(&v)[0]).finish_reason, None);
+    }
+
+    #[test]
+    fn reasoning_content_null_hides_reasoning_as_in_a_value_read() {
+        let body = r#"{"choices": [{"message": {"content": "x", "reasoning_content": null, "reasoning": "r"}}]}"#;
+        let mut reasoning = Vec::new();
+        ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
+            reasoning.push(r.reasoning_content.map(str::to_owned));
+            None
+        })
+        .unwrap();
+        let v: Value = serde_json::from_str(body).unwrap();
+        assert_eq!(reasoning, [Reply::from_choice(&choices(&v)[0]).reasoning_content.map(str::to_owned)]);
+        assert_eq!(reasoning, [None]);
+    }
+
+    #[test]
+    fn a_conversation_without_calls_is_plain() {
+        let plain = |body: &str| ChatCompletions::peek(body.as_bytes()).unwrap().plain;
+        assert_eq!(
+            plain(r#"{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}"#),
+            Some(2)
+        );
+        assert_eq!(plain(r#"{"messages": []}"#), Some(0));
+        // `null` is no calls, to the repair and the guard alike.
+        assert_eq!(plain(r#"{"messages": [{"role": "assistant", "tool_calls": null}]}"#), Some(1));
+        // Anything the repair or the storm guard reads, or cannot be read as messages: a value read.
+        for body in [
+            r#"{"messages": [{"role": "assistant", "tool_calls": []}]}"#,
+            r#"{"messages": [{"role": "tool", "tool_call_id": "a", "content": "x"}]}"#,
+            r#"{"messages": [{"role": "to\u006fl", "content": "x"}]}"#,
+            r#"{"messages": [{"role": "user", "tool\u005fcalls": []}]}"#,
+            r#"{"messages": ["hi"]}"#,
+            r#"{"messages": {"role": "user"}}"#,
+            r#"{"model": "m"}"#,
+        ] {
+            assert_eq!(plain(body), None, "{body}");
+        }
+        assert!(ChatCompletions::peek(b"[[], true]").is_err(), "an array is not a request");
+    }
+
+    /// Fix `body` against a `get_weather(city, days: integer)` tool: the spliced body and
+    /// the value path's (`apply`, then the report), both as values.
+    fn both_ways(body: &str) -> (Option<Value>, Value) {
+        let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}})])
+        .unwrap();
+        let options = FixOptions::default();
+        let lazy = ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
+            toolfix::fix_reply(r, Some(&tools), None, &options).ok()
+        })
+        .unwrap();
+        let report = json!({"summary": "s"});
+        let spliced = lazy
+            .read
+            .edits
+            .and_then(|edits| super::super::spliced(body.as_bytes(), edits, &report.to_string()))
+            .map(|b| serde_json::from_slice::<Value>(&b).unwrap());
+        let mut value: Value = serde_json::from_str(body).unwrap();
+        for (i, f) in lazy.replies.iter().enumerate() {
+            if let Some(f) = f {
+                ChatCompletions::apply(&mut value, i, f, Unusable::Explain);
+            }
+        }
+        ChatCompletions::report(&mut value, report);
+        (spliced, value)
+    }
+
+    #[test]
+    fn a_splice_reads_as_the_value_path_and_is_refused_where_it_would_differ() {
+        let call = |args: &str| json!({"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": args}});
+        let spliced = [
+            // Arguments repaired; the text kept as sent (escapes, spacing and all).
+            json!({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Sure \u{e9}\n",
+                "tool_calls": [call("{\"city\": \"Paris\", \"days\": \"3\"}")]}, "finish_reason": "tool_calls"}],
+                "usage": {"total_tokens": 1.0e2}}),
+            // A repaired call whose stop reason says otherwise; beside it, a choice left
+            // alone whose stop reason `apply` rewrites all the same.
+            json!({"choices": [{"message": {"content": null, "tool_calls": [call("{\"city\": \"Rome\", \"days\": \"2\"}")]},
+                "finish_reason": "stop"}, {"message": {"content": "no calls"}, "finish_reason": "tool_calls"},
+                {"message": {"content": null, "tool_calls": [call("{\"city\": \"Oslo\"}")]}, "finish_reason": "stop"}]}),
+        ];
+        for body in spliced {
+            let text = serde_json::to_string_pretty(&body).unwrap();
+            let (s, v) = both_ways(&text);
+            assert_eq!(s.as_ref(), Some(&v), "{text}");
+        }
+        let refused = [
+            // A call moved out of the text: the text is written.
+            json!({"choices": [{"message": {"content": "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"},
+                "finish_reason": "stop"}]}),
+            // A call given up.
+            json!({"choices": [{"message": {"content": "", "tool_calls": [call("{\"days\": 2}")]}, "finish_reason": "tool_calls"}]}),
+            // No stop reason to rewrite; a duplicate member; a report already there.
+            json!({"choices": [{"message": {"content": "", "tool_calls": [call("{\"city\": \"Rome\", \"days\": \"2\"}")]}}]}),
+            json!({"x_toolfix": 1, "choices": [{"message": {"content": "", "tool_calls": [call("{\"city\": \"Rome\", \"days\": \"2\"}")]}, "finish_reason": "tool_calls"}]}),
+        ];
+        for body in refused {
+            let text = body.to_string();
+            assert_eq!(both_ways(&text).0, None, "{text}");
+        }
+        let dup = r#"{"choices": [{"message": {"content": "", "tool_calls": [], "tool_calls": [{"id": "c", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\", \"days\": \"2\"}"}}]}, "finish_reason": "stop"}]}"#;
+        assert_eq!(both_ways(dup).0, None);
     }
 }

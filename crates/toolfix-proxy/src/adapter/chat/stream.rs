@@ -383,7 +383,7 @@ impl<'t> StreamFixer<'t> for ChatStream<'t> {
         }
         Ended {
             frames,
-            fixed: Fixed { response: Value::Object(response), bytes: None, replies: fixed },
+            fixed: Fixed { response: Value::Object(response), bytes: None, replies: fixed, read: None },
             complete,
             errored: self.errored,
             content_was_reasoning: self.content_was_reasoning,

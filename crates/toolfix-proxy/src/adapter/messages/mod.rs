@@ -21,8 +21,7 @@ mod stream;
 pub(crate) use stream::MessagesStream;
 
 use super::view::{Field, Text, object_view};
-use super::{Adapter, Lazy, Peek, Unusable, history};
-use serde::Deserialize;
+use super::{Adapter, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -37,11 +36,29 @@ pub(crate) const PROXY_SIGNATURE: &str = "toolfix-unsigned";
 #[derive(Debug)]
 pub(crate) struct Messages;
 
-#[derive(Deserialize)]
+/// The request's envelope: what the handler reads before deciding anything.
 struct Envelope<'a> {
-    #[serde(borrow)]
     tools: Option<&'a RawValue>,
     stream: Option<bool>,
+    model: Text<'a>,
+    messages: Option<&'a RawValue>,
+}
+
+object_view!(Envelope { tools: "tools", stream: "stream", model: "model", messages: "messages" });
+
+/// What decides whether a message can hold a call or a result: its content's type.
+struct MessagePeek<'a> {
+    content: Option<&'a RawValue>,
+}
+
+object_view!(MessagePeek { content: "content" });
+
+/// The number of messages, when none has content blocks (no call, no result, nothing the
+/// history repair changes; each is one message of the conversation the storm guard
+/// reads); `None` otherwise, or when a message is not an object.
+fn plain_history(messages: Option<&RawValue>) -> Option<usize> {
+    let list: Vec<MessagePeek<'_>> = serde_json::from_str(messages?.get()).ok()?;
+    list.iter().all(|m| m.content.is_none_or(|c| !c.get().starts_with('['))).then_some(list.len())
 }
 
 impl Adapter for Messages {
@@ -54,7 +71,7 @@ impl Adapter for Messages {
         // Only client tools (with an `input_schema`) are repaired; server tools alone
         // leave nothing to fix.
         let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
@@ -105,7 +122,8 @@ impl Adapter for Messages {
         let reply = parts.reply();
         let fixed = fix(&reply);
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
-        Some(Lazy { replies: vec![fixed], changed })
+        let read = Read { finish_reason: parts.finish, replies: 1, changed, edits: None };
+        Some(Lazy { replies: vec![fixed], read })
     }
 
     fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
@@ -461,14 +479,14 @@ pub(crate) fn block_id(call: &FixedCall) -> String {
 
 /// True when the server's block `original` is `call` as sent.
 fn same_call(call: &FixedCall, original: &Value) -> bool {
-    let arguments = original.pointer("/function/arguments");
+    let arguments = super::function_member(original, "arguments");
     let same_args = match (arguments, call.arguments_text()) {
         (Some(Value::String(s)), Some(t)) => s == t,
         (Some(v), Some(t)) => serde_json::from_str::<Value>(t).is_ok_and(|parsed| &parsed == v),
         _ => false,
     };
     original.get("id").and_then(Value::as_str) == Some(call.id.as_str())
-        && original.pointer("/function/name").and_then(Value::as_str) == Some(call.name.as_str())
+        && super::function_member(original, "name").and_then(Value::as_str) == Some(call.name.as_str())
         && same_args
 }
 

@@ -472,7 +472,7 @@ impl StreamFixer<'_> for MessagesStream {
         let response = self.assembled(&received);
         Ended {
             frames,
-            fixed: Fixed { response, bytes: None, replies: vec![fixed] },
+            fixed: Fixed { response, bytes: None, replies: vec![fixed], read: None },
             complete,
             errored: self.errored,
             content_was_reasoning: self.content_was_reasoning,

@@ -19,8 +19,7 @@ mod stream;
 pub(crate) use stream::ResponsesStream;
 
 use super::view::{Field, Text, object_view};
-use super::{Adapter, Lazy, Peek, Unusable, history};
-use serde::Deserialize;
+use super::{Adapter, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -31,11 +30,33 @@ use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, Tool
 #[derive(Debug)]
 pub(crate) struct Responses;
 
-#[derive(Deserialize)]
+/// The request's envelope: what the handler reads before deciding anything.
 struct Envelope<'a> {
-    #[serde(borrow)]
     tools: Option<&'a RawValue>,
     stream: Option<bool>,
+    model: Text<'a>,
+    input: Option<&'a RawValue>,
+}
+
+object_view!(Envelope { tools: "tools", stream: "stream", model: "model", input: "input" });
+
+/// What decides whether an input item can be a call or a result: its type.
+struct ItemPeek<'a> {
+    kind: Text<'a>,
+}
+
+object_view!(ItemPeek { kind: "type" });
+
+/// The number of messages of the conversation, when the input is a string (one) or a list
+/// of `message` items only (no call, no result, nothing the history repair changes);
+/// `None` otherwise, or when an item is not an object.
+fn plain_history(input: Option<&RawValue>) -> Option<usize> {
+    let input = input?.get();
+    if input.starts_with('"') {
+        return Some(1);
+    }
+    let list: Vec<ItemPeek<'_>> = serde_json::from_str(input).ok()?;
+    list.iter().all(|i| matches!(i.kind.as_str(), None | Some("message"))).then_some(list.len())
 }
 
 impl Adapter for Responses {
@@ -46,7 +67,7 @@ impl Adapter for Responses {
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
         let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
         let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false) })
+        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input) })
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
@@ -104,7 +125,8 @@ impl Adapter for Responses {
         };
         let fixed = fix(&parts.reply());
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
-        Some(Lazy { replies: vec![fixed], changed })
+        let read = Read { finish_reason: Some(parts.finish.to_owned()), replies: 1, changed, edits: None };
+        Some(Lazy { replies: vec![fixed], read })
     }
 
     fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
@@ -391,8 +413,8 @@ impl Parts {
             || served.iter().any(|c| {
                 !natives.iter().any(|o| {
                     o.get("id").and_then(Value::as_str) == Some(c.id.as_str())
-                        && o.pointer("/function/name").and_then(Value::as_str) == Some(c.name.as_str())
-                        && o.pointer("/function/arguments").and_then(Value::as_str) == c.arguments_text()
+                        && super::function_member(o, "name").and_then(Value::as_str) == Some(c.name.as_str())
+                        && super::function_member(o, "arguments").and_then(Value::as_str) == c.arguments_text()
                 })
             })
             || self.text != fixed.content

@@ -403,7 +403,7 @@ impl StreamFixer<'_> for ResponsesStream {
         let response = self.assembled(&received);
         Ended {
             frames,
-            fixed: Fixed { response, bytes: None, replies: vec![fixed] },
+            fixed: Fixed { response, bytes: None, replies: vec![fixed], read: None },
             complete,
             errored: self.errored || self.end.as_deref() == Some("response.failed"),
             content_was_reasoning: self.content_was_reasoning,
