@@ -6,13 +6,28 @@ mod parse;
 
 pub(crate) use parse::{NotParsed, parse_indexed};
 
+/// The bytes a pointer segment escapes: `~` and `/`.
+static SEGMENT_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'~' as usize] = true;
+    t[b'/' as usize] = true;
+    t
+};
+
+/// True when `key` holds a byte a pointer segment escapes.
+fn needs_escape(key: &str) -> bool {
+    key.bytes().any(|b| SEGMENT_ESCAPE[usize::from(b)])
+}
+
 /// Append `key` to `path` as one escaped segment.
 pub(crate) fn push(path: &mut String, key: &str) {
-    path.push('/');
-    if !key.bytes().any(|b| b == b'~' || b == b'/') {
+    if !needs_escape(key) {
+        path.reserve(key.len() + 1);
+        path.push('/');
         path.push_str(key);
         return;
     }
+    path.push('/');
     for c in key.chars() {
         match c {
             '~' => path.push_str("~0"),
@@ -558,7 +573,7 @@ impl<'r> Render<'r, '_> {
     /// True when some move may end at a member named `key` (then its origin is not simply
     /// one step below its object's: see [`Moves::origin`]).
     fn may_land_on(&self, key: &str) -> bool {
-        key.bytes().any(|b| b == b'~' || b == b'/') || self.landings.contains(&key)
+        needs_escape(key) || self.landings.contains(&key)
     }
 
     /// As [`Render::may_land_on`], for element `index` of an array.
@@ -570,7 +585,7 @@ impl<'r> Render<'r, '_> {
     /// below it (a key that needs escaping in a pointer is not looked up).
     fn untouched_member(&self, key: &str) -> bool {
         let Some(changed) = self.changed else { return false };
-        if key.bytes().any(|b| b == b'~' || b == b'/') {
+        if needs_escape(key) {
             return false;
         }
         // The first segment of each change's pointer (`/key` or `/key/...`).
@@ -784,7 +799,7 @@ impl<'r> Render<'r, '_> {
 /// unescaping.
 fn step<'o>(parent: &str, origin: &'o str) -> Option<&'o str> {
     let seg = origin.strip_prefix(parent)?.strip_prefix('/')?;
-    (!seg.bytes().any(|b| b == b'/' || b == b'~')).then_some(seg)
+    (!needs_escape(seg)).then_some(seg)
 }
 
 /// The members of one original container and their text, visited mostly in order: each
@@ -870,14 +885,28 @@ pub(crate) fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The bytes a JSON string must escape: `"`, `\\` and the control characters.
+static MUST_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
 /// `key` as a JSON string.
 fn push_quoted(out: &mut String, key: &str) {
-    if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    if key.bytes().any(|b| MUST_ESCAPE[usize::from(b)]) {
+        out.push_str(&Value::String(key.to_owned()).to_string());
+    } else {
+        out.reserve(key.len() + 2);
         out.push('"');
         out.push_str(key);
         out.push('"');
-    } else {
-        out.push_str(&Value::String(key.to_owned()).to_string());
     }
 }
 

@@ -65,7 +65,7 @@ pub(super) fn nest_dot_keys(
 ) {
     let root = cx.root;
     let dotted: Vec<String> =
-        map.keys().filter(|k| k.as_bytes().contains(&b'.') && ov.property(k).is_none()).cloned().collect();
+        map.keys().filter(|k| k.bytes().any(|b| b == b'.') && ov.property(k).is_none()).cloned().collect();
     for key in dotted {
         let segments: Vec<&str> = key.split('.').collect();
         let Some((last, parents)) = segments.split_last() else {
