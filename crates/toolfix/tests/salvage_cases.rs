@@ -357,3 +357,15 @@ fn invisible_character_before_the_next_element_is_layout() {
         &[K::InvisibleCharacter],
     );
 }
+
+#[test]
+fn a_separator_after_the_only_value_is_reported() {
+    // Found by the one-pass reader's property test: `0,` came out as `0` with no fix, so the
+    // text counted as untouched although a byte was dropped.
+    check("0,", "0", &[K::TrailingComma]);
+    check("0;", "0", &[K::TrailingComma]);
+    check("{\"a\": 1},", "{\"a\": 1}", &[K::TrailingComma]);
+    check("{\"a\": 1} ,, ", "{\"a\": 1}", &[K::TrailingComma]);
+    check("[1, 2];\n", "[1, 2]", &[K::TrailingComma]);
+    assert!(salvage("{\"a\": 1}\n").is_ok_and(|s| s.is_untouched()));
+}

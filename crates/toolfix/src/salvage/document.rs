@@ -547,6 +547,11 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
         }
     } else if fence {
         Some(K::CodeFence)
+    } else if !several && (start == 0 || end == src.len()) && rest.contains([',', ';']) {
+        // `{"a": 1},` or `0;`: one value and a separator with nothing after it, dropped
+        // (was dropped without a word, so the text counted as untouched). Around several
+        // values the separators are reported with them (`multiple_values`).
+        Some(K::TrailingComma)
     } else if invisible() {
         Some(K::InvisibleCharacter)
     } else {
