@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 mod parse;
+pub(crate) mod scan;
 
 pub(crate) use parse::{NotParsed, parse_indexed};
 

@@ -11,6 +11,7 @@
 //! refused here as [`NotParsed::Invalid`] is no strict JSON at all, which `serde_json`
 //! refuses too (`tests` check both on generated and damaged text).
 
+use super::scan::{STRING_STOP, lanes_control, lanes_equal, next_lane_in_words};
 use super::{Key, Node, Nodes};
 use serde_json::{Map, Value};
 
@@ -205,20 +206,6 @@ fn member(
     Ok(ws(b, colon + 1))
 }
 
-/// The bytes a string scan stops at: `"`, `\\` and the control characters (which strict
-/// JSON refuses unescaped).
-static STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 0x20 {
-        t[c] = true;
-        c += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
 /// The string opening at `i`: the offset after its closing quote, and whether it holds
 /// an escape (skipped here, decoded by [`string`]). Strings are short: a byte loop over a
 /// table beats setting up a vector search.
@@ -245,28 +232,11 @@ fn scan_string(b: &[u8], i: usize) -> Result<(usize, bool), NotParsed> {
 }
 
 /// The first byte at or after `j` that may end a run of plain string bytes (a `"`, `\\` or
-/// control character; `b.len()` at the end), eight bytes at a time as `serde_json` does:
-/// the lowest byte flagged is the first such byte.
+/// control character), eight bytes at a time as `serde_json` does; the last bytes too few
+/// for a word are left to [`scan_string`]'s byte loop.
 #[inline]
-fn skip_plain(b: &[u8], mut j: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = ONES << 7;
-    while let Some(chunk) = b.get(j..j + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let chars = u64::from_le_bytes(word);
-        let control = chars.wrapping_sub(ONES * 0x20) & !chars;
-        let quote = chars ^ (ONES * u64::from(b'"'));
-        let quote = quote.wrapping_sub(ONES) & !quote;
-        let backslash = chars ^ (ONES * u64::from(b'\\'));
-        let backslash = backslash.wrapping_sub(ONES) & !backslash;
-        let found = (control | quote | backslash) & HIGH;
-        if found != 0 {
-            return j + (found.trailing_zeros() / 8) as usize;
-        }
-        j += 8;
-    }
-    j
+fn skip_plain(b: &[u8], j: usize) -> usize {
+    next_lane_in_words(b, j, |x| lanes_control(x) | lanes_equal(x, b'"') | lanes_equal(x, b'\\'))
 }
 
 /// The string `text[i..end]` (quotes included) holds: its text, or, with an escape, what

@@ -1,6 +1,8 @@
 //! Byte classes and small lookahead helpers for the lenient parser. Pure functions of the
 //! text: no state, no edits.
 
+use crate::pointer::scan::first_in;
+
 /// The longest text a lookahead scans for a key or a short string. Keeps every lookahead
 /// bounded, so the parser stays linear on hostile input.
 pub(super) const LOOKAHEAD: usize = 256;
@@ -118,30 +120,6 @@ pub(crate) fn fingerprint(key: &[u8]) -> u64 {
     let n = key.len().min(8);
     head[..n].copy_from_slice(&key[..n]);
     u64::from_le_bytes(head) ^ (key.len() as u64).rotate_right(8)
-}
-
-/// Where `rest` first holds a byte that `table` marks: the loop of a scan over plain text,
-/// four bytes a turn (half the loop's own work per byte of a one-at-a-time `position`).
-#[inline]
-pub(super) fn first_in(rest: &[u8], table: &[bool; 256]) -> Option<usize> {
-    let hit = |c: u8| table[usize::from(c)];
-    let mut k = 0;
-    while let Some(&[c0, c1, c2, c3]) = rest.get(k..k + 4).and_then(|w| <&[u8; 4]>::try_from(w).ok()) {
-        if hit(c0) {
-            return Some(k);
-        }
-        if hit(c1) {
-            return Some(k + 1);
-        }
-        if hit(c2) {
-            return Some(k + 2);
-        }
-        if hit(c3) {
-            return Some(k + 3);
-        }
-        k += 4;
-    }
-    rest.get(k..).and_then(|tail| tail.iter().position(|&c| hit(c))).map(|p| k + p)
 }
 
 /// Index of the first byte at or after `i` that is not JSON whitespace.

@@ -73,6 +73,7 @@ pub use crate::report::{FixKind, TextFix, Truncation, Uncertain, UncertainKind};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::Limits;
+use crate::pointer::scan::{lanes_equal, next_lane};
 use std::borrow::Cow;
 
 /// The result of [`salvage`]: repaired strict-JSON text and the fixes that made it.
@@ -274,41 +275,6 @@ pub fn compact_into(out: &mut String, json: &str) {
         }
     }
     out.push_str(json.get(copied..).unwrap_or(""));
-}
-
-/// A byte in every lane of a word, and the top bit of every lane.
-const LANES: u64 = 0x0101_0101_0101_0101;
-const TOPS: u64 = LANES << 7;
-
-/// The lanes of `x` that equal `c` (top bit set), exact for the lowest one.
-#[inline]
-fn lanes_equal(x: u64, c: u8) -> u64 {
-    let t = x ^ (LANES * u64::from(c));
-    t.wrapping_sub(LANES) & !t & TOPS
-}
-
-/// The first index at or after `i` whose byte `stops` flags (eight bytes at a time, read
-/// little-endian), or `b.len()` (or `i`, when past the end).
-#[inline]
-fn next_lane(b: &[u8], mut i: usize, stops: impl Fn(u64) -> u64) -> usize {
-    while let Some(chunk) = b.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let m = stops(u64::from_le_bytes(word));
-        if m != 0 {
-            return i + (m.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while let Some(&c) = b.get(i) {
-        let mut word = [0u8; 8];
-        word[0] = c;
-        if stops(u64::from_le_bytes(word)) & 0x80 != 0 {
-            return i;
-        }
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 //! object closes, so that the duplicate-key report needs no second pass and no `Value`.
 //! `tests/salvage_props.rs` checks it against `serde_json` on generated and damaged text.
 
+use crate::pointer::scan::{STRING_STOP, first_in};
+
 /// What the strict pass found in strict JSON text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Strict {
@@ -140,19 +142,6 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// Bytes that end the plain text of a string: `"`, `\` and control characters.
-static STRING_STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 0x20 {
-        t[c] = true;
-        c += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
 /// The string at `i` (its opening quote): where it ends (past the closing quote), and
 /// whether it holds an escape.
 fn string(b: &[u8], i: usize) -> Option<(usize, bool)> {
@@ -160,7 +149,7 @@ fn string(b: &[u8], i: usize) -> Option<(usize, bool)> {
     let mut escaped = false;
     loop {
         let rest = b.get(j..)?;
-        j += super::lex::first_in(rest, &STRING_STOP)?;
+        j += first_in(rest, &STRING_STOP)?;
         match *b.get(j)? {
             b'"' => return Some((j + 1, escaped)),
             b'\\' => {

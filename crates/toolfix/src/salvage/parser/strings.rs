@@ -5,14 +5,15 @@
 use super::closers::closes;
 use super::{Ctx, Kind, Parser};
 use crate::error::{ErrorKind, Result};
+use crate::pointer::scan::first_in;
 use crate::report::UncertainKind;
 use crate::salvage::FixKind as K;
+use crate::salvage::lex::memchr_in;
 use crate::salvage::lex::{
     LOOKAHEAD, Quote, comment_starts, control_escape, hex4, ident_at, ident_then_colon, invisible_before, is_ident,
     is_ident_start, is_ws, key_or_cut_key, key_then_colon, line_then_quote, open_quote, quoted_closes, quoted_then,
     skip_gap, skip_layout, skip_ws, value_starts,
 };
-use crate::salvage::lex::{first_in, memchr_in};
 
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters,
 /// braces (for objects written inside a string) and the lead bytes of typographic quotes
