@@ -3,7 +3,10 @@
 # sends a token every 50 ms for 30 s (the slow_streams example, in its own process), the
 # proxy (release build), and 1,000 streaming clients (the example again). Prints what the
 # clients saw (complete and intact, failed, the longest gap between two pieces) and the
-# proxy's memory: resident at idle, peak (VmHWM), and resident 5 s after the streams end.
+# proxy's memory: resident at idle, peak (VmHWM), resident 5 s after the streams end, and
+# whether (and when) it came back to its idle level: within SLACK_MIB (8) MiB of it, watched
+# for SETTLE (30) seconds. The binary's allocator (jemalloc, background threads) gives freed
+# memory back with a decay of ~10 s.
 #
 #   scripts/proxy-slow-streams.sh                   # 1,000 streams of 30 s
 #   STREAMS=200 SECONDS_EACH=10 scripts/proxy-slow-streams.sh
@@ -15,6 +18,8 @@ set -euo pipefail
 STREAMS=${STREAMS:-1000}
 SECONDS_EACH=${SECONDS_EACH:-30}
 ROUNDS=${ROUNDS:-1}
+SETTLE=${SETTLE:-30}
+SLACK_MIB=${SLACK_MIB:-8}
 cargo build --quiet --release -p toolfix-cli
 cargo build --quiet --release -p toolfix-proxy --example slow_streams
 TARGET_DIR=$(target_dir)
@@ -41,7 +46,25 @@ idle=$(kib VmRSS)
 for round in $(seq "$ROUNDS"); do
     "$EXAMPLE" --proxy "http://127.0.0.1:$proxy_port" --streams "$STREAMS" --seconds "$SECONDS_EACH"
     peak=$(kib VmHWM)
-    sleep 5
-    after=$(kib VmRSS)
-    echo "round $round: proxy memory idle $((idle / 1024)) MiB, peak $((peak / 1024)) MiB, 5 s after $((after / 1024)) MiB"
+    # Back to idle: resident within SLACK_MIB of the idle figure, watched for up to
+    # SETTLE seconds once the streams have ended.
+    back=""
+    after5=""
+    for t in $(seq "$SETTLE"); do
+        sleep 1
+        after=$(kib VmRSS)
+        [ "$t" -eq 5 ] && after5=$after
+        if [ -z "$back" ] && [ "$after" -le $((idle + SLACK_MIB * 1024)) ]; then
+            back=$t
+            [ "$t" -ge 5 ] && break
+        fi
+    done
+    after5=${after5:-$after}
+    if [ -n "$back" ]; then
+        verdict="back to idle (within $SLACK_MIB MiB) after $back s"
+    else
+        verdict="NOT back to idle: $((after / 1024)) MiB $SETTLE s after (idle + $(((after - idle) / 1024)) MiB)"
+    fi
+    echo "round $round: proxy memory idle $((idle / 1024)) MiB, peak $((peak / 1024)) MiB," \
+        "5 s after $((after5 / 1024)) MiB; $verdict"
 done

@@ -48,25 +48,34 @@ use std::sync::Arc;
 
 /// The proxy as an `axum` router.
 ///
-/// Layers, outermost first: tracing (one span per request; no headers or bodies logged),
-/// then the API-key check, then the routes.
+/// Layers, outermost first: tracing (one span per request, when the log level records
+/// `tower_http` at `debug`; no headers or bodies logged),
+/// then the API-key check (when the proxy has a key), then the routes.
 ///
 /// # Errors
 ///
 /// When the settings are invalid ([`Config::validate`]) or the HTTP client cannot be built.
 pub fn app(config: Config) -> Result<Router, Error> {
     config.validate()?;
+    let keyed = config.api_key.is_some();
     let state = Arc::new(state::AppState::new(config)?);
-    Ok(Router::new()
+    let mut router = Router::new()
         .route("/healthz", get(handlers::healthz))
         .route("/metrics", get(handlers::metrics))
         .route("/v1/chat/completions", post(handlers::api::<ChatCompletions>))
         .route("/v1/messages", post(handlers::api::<Messages>))
         .route("/v1/responses", post(handlers::api::<Responses>))
-        .fallback(handlers::passthrough)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
-        .with_state(state))
+        .fallback(handlers::passthrough);
+    // Without a key of its own the proxy lets every request in: no check layer at all.
+    if keyed {
+        router = router.layer(axum::middleware::from_fn_with_state(state.clone(), auth::require_key));
+    }
+    // One span per request, when something would record it: the layer costs every request
+    // its bookkeeping even when the log level drops what it writes.
+    if tracing::enabled!(target: "tower_http::trace::make_span", tracing::Level::DEBUG) {
+        router = router.layer(tower_http::trace::TraceLayer::new_for_http());
+    }
+    Ok(router.with_state(state))
 }
 
 /// Serve the proxy on `listener` until `shutdown` completes; then stop accepting and

@@ -1,34 +1,55 @@
 //! The way to the upstream: URL mapping, headers in and out, timeouts, and failures as
 //! [`ApiError`]s (unreachable → 502, timeout → 504).
+//!
+//! A plain `http://` upstream is spoken to over HTTP/1.1 connections the proxy keeps in a
+//! small pool of its own (hyper's connection API): the authority, the `Host` header and the
+//! chat path are built once; a request is one head and a body on a ready connection, with
+//! no URL parsing, redirect policy or retry layer per request. A connection goes back to
+//! the pool when its answer has been read to the end. Anything else (`https://`, a URL with
+//! credentials) goes through `reqwest`.
 
 use crate::config::Config;
 use crate::error::ApiError;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
+use axum::body::Body;
+use axum::http::uri::PathAndQuery;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri, header};
 use bytes::Bytes;
-use futures_util::StreamExt as _;
-use std::time::Duration;
+use http_body_util::BodyExt as _;
+use hyper::body::{Body as _, Frame, Incoming, SizeHint};
+use hyper::client::conn::http1;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
 
-/// Headers that belong to one connection, never forwarded.
-const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-    "content-length",
-];
+/// How long an unused connection is kept.
+const POOL_IDLE: Duration = Duration::from_secs(90);
+/// The most unused connections kept (a burst of more opens new ones; after it, the rest
+/// are closed rather than held).
+const POOL_MAX_IDLE: usize = 64;
+
+/// Whether a header belongs to one connection (never forwarded).
+fn is_hop_by_hop(name: &HeaderName) -> bool {
+    name == header::CONNECTION
+        || name == header::TRANSFER_ENCODING
+        || name == header::HOST
+        || name == header::CONTENT_LENGTH
+        || name == header::TE
+        || name == header::TRAILER
+        || name == header::UPGRADE
+        || name == header::PROXY_AUTHENTICATE
+        || name == header::PROXY_AUTHORIZATION
+        || name.as_str() == "keep-alive"
+}
 
 /// The upstream client, shared by every request.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Upstream {
-    client: reqwest::Client,
-    base: reqwest::Url,
-    /// `{base}chat/completions`, parsed once.
-    chat: reqwest::Url,
+    transport: Transport,
+    /// The upstream's base path, ending in `/` (`/v1/`).
+    base_path: String,
+    /// `{base}chat/completions`, built once.
+    chat: PathAndQuery,
     api_key: Option<HeaderValue>,
     /// The same key alone, sent as `x-api-key` too (Anthropic-style upstreams).
     raw_key: Option<HeaderValue>,
@@ -38,23 +59,50 @@ pub(crate) struct Upstream {
     pub(crate) idle: Duration,
 }
 
+#[derive(Debug)]
+enum Transport {
+    Plain(Arc<Pool>),
+    Reqwest { client: reqwest::Client, base: reqwest::Url },
+}
+
 /// An upstream response whose headers arrived; the body not read yet.
 #[derive(Debug)]
 pub(crate) struct Answer {
-    pub(crate) status: axum::http::StatusCode,
+    pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
-    pub(crate) response: reqwest::Response,
+    pub(crate) response: UpstreamBody,
+}
+
+/// The body of an upstream response, read as it arrives.
+#[derive(Debug)]
+pub(crate) struct UpstreamBody(Body);
+
+/// A failure reading an upstream body.
+pub(crate) type BodyError = axum::Error;
+
+/// A request body to send.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    /// Bytes in memory.
+    Bytes(Bytes),
+    /// Bytes as they arrive (a passed-through request).
+    Stream(Body),
+}
+
+impl UpstreamBody {
+    /// The body's bytes as they arrive.
+    pub(crate) fn bytes_stream(self) -> axum::body::BodyDataStream {
+        self.0.into_data_stream()
+    }
+
+    /// The body as it is, failing when the upstream is silent for longer than `idle`.
+    pub(crate) fn with_idle_timeout(self, idle: Duration) -> Body {
+        Body::new(IdleTimeout { inner: self.0, idle, timer: None, armed: false, done: false })
+    }
 }
 
 impl Upstream {
     pub(crate) fn new(config: &Config) -> Result<Upstream, crate::Error> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.timeouts.connect)
-            .pool_idle_timeout(Duration::from_secs(90))
-            .tcp_nodelay(true)
-            .no_proxy()
-            .build()
-            .map_err(crate::Error::Client)?;
         let api_key = match &config.upstream_api_key {
             Some(k) => Some(
                 HeaderValue::from_str(&format!("Bearer {k}"))
@@ -68,11 +116,35 @@ impl Upstream {
             let path = format!("{}/", base.path());
             base.set_path(&path);
         }
-        let chat = base.join("chat/completions").unwrap_or_else(|_| base.clone());
+        let base_path = base.path().to_owned();
+        let chat = PathAndQuery::try_from(format!("{base_path}chat/completions"))
+            .map_err(|_| crate::Error::Config("the upstream URL's path is not a valid request path".into()))?;
+        let plain = base.scheme() == "http" && base.username().is_empty() && base.password().is_none();
+        let transport = if let (true, Some(host), Some(port)) = (plain, base.host_str(), base.port_or_known_default()) {
+            let authority = if port == 80 { host.to_owned() } else { format!("{host}:{port}") };
+            let host_header = HeaderValue::from_str(&authority)
+                .map_err(|_| crate::Error::Config("the upstream host is not a valid header value".into()))?;
+            Transport::Plain(Arc::new(Pool {
+                address: format!("{host}:{port}"),
+                host: host_header,
+                connect_timeout: config.timeouts.connect,
+                idle: Mutex::new(Vec::new()),
+                reaper: std::sync::Once::new(),
+            }))
+        } else {
+            let client = reqwest::Client::builder()
+                .connect_timeout(config.timeouts.connect)
+                .pool_idle_timeout(POOL_IDLE)
+                .tcp_nodelay(true)
+                .no_proxy()
+                .build()
+                .map_err(crate::Error::Client)?;
+            Transport::Reqwest { client, base }
+        };
         Ok(Upstream {
-            client,
+            transport,
+            base_path,
             chat,
-            base,
             api_key,
             raw_key,
             strip_client_auth: config.api_key.is_some(),
@@ -81,86 +153,125 @@ impl Upstream {
         })
     }
 
-    /// The upstream URL for a path and query of the proxy: `/v1/x` → `{base}x`, anything
-    /// else → the upstream's origin with that path.
-    pub(crate) fn url(&self, path_and_query: &str) -> reqwest::Url {
-        let (path, query) = path_and_query.split_once('?').map_or((path_and_query, None), |(p, q)| (p, Some(q)));
-        let mut url = self.base.clone();
-        match path.strip_prefix("/v1/") {
-            Some(rest) => {
-                let joined = format!("{}{rest}", self.base.path());
-                url.set_path(&joined);
-            }
-            None => url.set_path(path),
-        }
-        url.set_query(query);
-        url
+    /// The upstream path and query for a path and query of the proxy: `/v1/x` → `{base}x`,
+    /// anything else → that path at the upstream's origin.
+    pub(crate) fn target(&self, path_and_query: &str) -> Result<PathAndQuery, ApiError> {
+        let mapped = match path_and_query.strip_prefix("/v1/") {
+            Some(rest) => PathAndQuery::try_from(format!("{}{rest}", self.base_path)),
+            None => PathAndQuery::try_from(path_and_query),
+        };
+        mapped.map_err(|_| ApiError::bad_request("invalid_path", "the request path is not valid"))
     }
 
     /// The headers to send: the client's, less hop-by-hop ones, with the upstream key.
     /// `identity`: ask for an uncompressed body (the proxy reads it).
     pub(crate) fn request_headers(&self, client: &HeaderMap, identity: bool) -> HeaderMap {
-        let mut out = HeaderMap::with_capacity(client.len());
-        for (name, value) in client {
-            let is_key = name == header::AUTHORIZATION || name.as_str() == "x-api-key";
-            if HOP_BY_HOP.contains(&name.as_str())
-                || (identity && name == header::ACCEPT_ENCODING)
-                || (is_key && (self.strip_client_auth || self.api_key.is_some()))
-            {
-                continue;
-            }
-            out.append(name.clone(), value.clone());
-        }
-        if let Some(k) = &self.api_key {
-            out.insert(header::AUTHORIZATION, k.clone());
-            if let Some(raw) = &self.raw_key {
-                out.insert(HeaderName::from_static("x-api-key"), raw.clone());
-            }
+        // A clone keeps the map's layout (no name hashed again); then the same filter.
+        let mut out = self.forwarded_headers(client.clone());
+        if identity {
+            out.remove(header::ACCEPT_ENCODING);
         }
         out
+    }
+
+    /// The headers to send, made from the client's in place (a request passed through as
+    /// it came): less hop-by-hop ones, the client's keys dropped when the proxy has its own
+    /// or sends the upstream's, the upstream key added.
+    pub(crate) fn forwarded_headers(&self, mut headers: HeaderMap) -> HeaderMap {
+        strip_hop_by_hop(&mut headers);
+        if self.strip_client_auth || self.api_key.is_some() {
+            headers.remove(header::AUTHORIZATION);
+            headers.remove("x-api-key");
+        }
+        if let Some(k) = &self.api_key {
+            headers.insert(header::AUTHORIZATION, k.clone());
+            if let Some(raw) = &self.raw_key {
+                headers.insert(HeaderName::from_static("x-api-key"), raw.clone());
+            }
+        }
+        headers
     }
 
     /// Send a request; wait (up to the request timeout) for the response headers.
     pub(crate) async fn send(
         &self,
         method: Method,
-        url: reqwest::Url,
+        target: PathAndQuery,
         headers: HeaderMap,
-        body: reqwest::Body,
+        body: Payload,
     ) -> Result<Answer, ApiError> {
-        let request = self.client.request(method, url).headers(headers).body(body);
-        let response = match tokio::time::timeout(self.timeout, request.send()).await {
-            Err(_) => return Err(ApiError::timeout()),
-            Ok(Err(e)) => return Err(classify(e)),
-            Ok(Ok(r)) => r,
+        let sent = async {
+            match &self.transport {
+                Transport::Plain(pool) => {
+                    let body = match body {
+                        Payload::Bytes(b) => Body::from(b),
+                        Payload::Stream(b) => b,
+                    };
+                    pool.send(method, target, headers, body).await
+                }
+                Transport::Reqwest { client, base } => {
+                    let mut url = base.clone();
+                    url.set_path(target.path());
+                    url.set_query(target.query());
+                    let request = client.request(method, url).headers(headers).body(match body {
+                        Payload::Bytes(b) => reqwest::Body::from(b),
+                        Payload::Stream(b) => reqwest::Body::wrap_stream(b.into_data_stream()),
+                    });
+                    let response = request.send().await.map_err(classify_reqwest)?;
+                    let response = axum::http::Response::<reqwest::Body>::from(response);
+                    let (parts, body) = response.into_parts();
+                    Ok(Answer { status: parts.status, headers: parts.headers, response: UpstreamBody(Body::new(body)) })
+                }
+            }
         };
-        Ok(Answer { status: response.status(), headers: response.headers().clone(), response })
+        match tokio::time::timeout(self.timeout, sent).await {
+            Err(_) => Err(ApiError::timeout()),
+            Ok(r) => r,
+        }
     }
 
     /// A JSON POST (the proxy's own requests: chat completions, re-prompts).
     pub(crate) async fn post_json(&self, path: &str, client: &HeaderMap, body: Bytes) -> Result<Answer, ApiError> {
         let mut headers = self.request_headers(client, true);
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let url = if path == "/v1/chat/completions" { self.chat.clone() } else { self.url(path) };
-        self.send(Method::POST, url, headers, reqwest::Body::from(body)).await
+        let target = if path == "/v1/chat/completions" { self.chat.clone() } else { self.target(path)? };
+        self.send(Method::POST, target, headers, Payload::Bytes(body)).await
     }
 
     /// Read a whole body, within the time left of the request timeout and `limit` bytes.
-    pub(crate) async fn read_all(&self, response: reqwest::Response, limit: usize) -> Result<Bytes, ApiError> {
+    pub(crate) async fn read_all(&self, response: UpstreamBody, limit: usize) -> Result<Bytes, ApiError> {
         let read = async {
-            let mut stream = response.bytes_stream();
-            let mut out = Vec::new();
-            while let Some(piece) = stream.next().await {
-                let piece = piece.map_err(classify)?;
-                if out.len() + piece.len() > limit {
-                    return Err(ApiError::bad_gateway(
-                        "upstream_response_too_large",
-                        format!("the upstream response is over the proxy's limit of {limit} bytes"),
-                    ));
-                }
-                out.extend_from_slice(&piece);
+            let mut body = response.0;
+            let too_large = || {
+                ApiError::bad_gateway(
+                    "upstream_response_too_large",
+                    format!("the upstream response is over the proxy's limit of {limit} bytes"),
+                )
+            };
+            if body.size_hint().lower() > limit as u64 {
+                return Err(too_large());
             }
-            Ok(Bytes::from(out))
+            let mut out: Option<Bytes> = None;
+            let mut joined = Vec::new();
+            while let Some(frame) = body.frame().await {
+                let Ok(piece) = frame.map_err(|e| classify(&e))?.into_data() else { continue };
+                let seen = out.as_ref().map_or(0, Bytes::len) + joined.len();
+                if seen + piece.len() > limit {
+                    return Err(too_large());
+                }
+                // One piece (the usual small answer) is kept as it came, without a copy.
+                match out.take() {
+                    None if joined.is_empty() => out = Some(piece),
+                    first => {
+                        if let Some(first) = first {
+                            joined.reserve(first.len() + piece.len());
+                            joined.extend_from_slice(&first);
+                        }
+                        joined.extend_from_slice(&piece);
+                    }
+                }
+            }
+            Ok(out.unwrap_or_else(|| Bytes::from(joined)))
         };
         match tokio::time::timeout(self.timeout, read).await {
             Err(_) => Err(ApiError::timeout()),
@@ -169,33 +280,457 @@ impl Upstream {
     }
 }
 
-/// A client error as the answer to give.
-pub(crate) fn classify(e: reqwest::Error) -> ApiError {
+/// A failure reading an upstream body as the answer to give.
+pub(crate) fn classify(e: &BodyError) -> ApiError {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.downcast_ref::<reqwest::Error>().is_some_and(reqwest::Error::is_timeout) {
+            return ApiError::timeout();
+        }
+        source = s.source();
+    }
+    ApiError::unreachable(&chain(e))
+}
+
+/// A reqwest error as the answer to give.
+fn classify_reqwest(e: reqwest::Error) -> ApiError {
     if e.is_timeout() {
         return ApiError::timeout();
     }
     // Say what failed without echoing the URL (it may carry a key in its query).
-    let e = e.without_url();
+    ApiError::unreachable(&chain(&e.without_url()))
+}
+
+/// An error and its sources, `: `-separated.
+fn chain(e: &dyn std::error::Error) -> String {
     let mut detail = e.to_string();
-    let mut source = std::error::Error::source(&e);
+    let mut source = e.source();
     while let Some(s) = source {
         detail.push_str(": ");
         detail.push_str(&s.to_string());
         source = s.source();
     }
-    ApiError::unreachable(&detail)
+    detail
 }
 
 /// The response headers to give the client: the upstream's, less hop-by-hop ones.
 pub(crate) fn response_headers(upstream: &HeaderMap) -> HeaderMap {
-    let mut out = HeaderMap::with_capacity(upstream.len());
-    for (name, value) in upstream {
-        if !HOP_BY_HOP.contains(&name.as_str()) {
-            out.append(name.clone(), value.clone());
+    let mut out = upstream.clone();
+    strip_hop_by_hop(&mut out);
+    out
+}
+
+/// Take the hop-by-hop headers out of a map, in place.
+pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    // Most maps hold one (`content-length`) or none: look before removing.
+    let mut found: [Option<HeaderName>; 4] = Default::default();
+    let mut n = 0;
+    for name in headers.keys() {
+        if is_hop_by_hop(name) {
+            if let Some(slot) = found.get_mut(n) {
+                *slot = Some(name.clone());
+                n += 1;
+            } else {
+                // More than a few: remove every kind.
+                n = usize::MAX;
+                break;
+            }
         }
     }
-    out
+    if n == usize::MAX {
+        let all: Vec<HeaderName> = headers.keys().filter(|k| is_hop_by_hop(k)).cloned().collect();
+        for name in all {
+            headers.remove(name);
+        }
+        return;
+    }
+    for name in found.into_iter().flatten() {
+        headers.remove(name);
+    }
 }
 
 /// The `x-toolfix` header name.
 pub(crate) static X_TOOLFIX: HeaderName = HeaderName::from_static("x-toolfix");
+
+/// The connections to a plain `http://` upstream.
+#[derive(Debug)]
+struct Pool {
+    /// `host:port`, to connect to.
+    address: String,
+    /// The `Host` header.
+    host: HeaderValue,
+    connect_timeout: Duration,
+    /// Connections not in use, the most recently used last.
+    idle: Mutex<Vec<Idle>>,
+    /// Starts the task that closes connections unused for [`POOL_IDLE`].
+    reaper: std::sync::Once,
+}
+
+#[derive(Debug)]
+struct Idle {
+    sender: http1::SendRequest<Body>,
+    since: Instant,
+}
+
+impl Pool {
+    async fn send(
+        self: &Arc<Self>,
+        method: Method,
+        target: PathAndQuery,
+        mut headers: HeaderMap,
+        body: Body,
+    ) -> Result<Answer, ApiError> {
+        headers.insert(header::HOST, self.host.clone());
+        let mut request = Request::new(body);
+        *request.method_mut() = method;
+        *request.uri_mut() = Uri::from(target);
+        *request.headers_mut() = headers;
+        // A pooled connection the upstream closed meanwhile gives the request back
+        // unsent: it goes on the next connection (a new one at the end).
+        loop {
+            let (mut sender, reused) = match self.checkout() {
+                Some(s) => (s, true),
+                None => (self.connect().await?, false),
+            };
+            if reused && sender.ready().await.is_err() {
+                continue;
+            }
+            match sender.try_send_request(request).await {
+                Ok(response) => {
+                    let (parts, incoming) = response.into_parts();
+                    let back = if incoming.is_end_stream() {
+                        self.put(sender);
+                        None
+                    } else {
+                        Some((self.clone(), sender))
+                    };
+                    let body = Body::new(Pooled { inner: incoming, back });
+                    return Ok(Answer { status: parts.status, headers: parts.headers, response: UpstreamBody(body) });
+                }
+                Err(mut e) => match e.take_message() {
+                    Some(unsent) if reused => request = unsent,
+                    _ => return Err(unreachable(&e.into_error())),
+                },
+            }
+        }
+    }
+
+    /// An open connection not in use, if there is one.
+    fn checkout(&self) -> Option<http1::SendRequest<Body>> {
+        let mut idle = self.idle.lock().ok()?;
+        while let Some(c) = idle.pop() {
+            if !c.sender.is_closed() && c.since.elapsed() < POOL_IDLE {
+                return Some(c.sender);
+            }
+        }
+        None
+    }
+
+    fn put(self: &Arc<Self>, sender: http1::SendRequest<Body>) {
+        if sender.is_closed() {
+            return;
+        }
+        if let Ok(mut idle) = self.idle.lock() {
+            if idle.len() >= POOL_MAX_IDLE {
+                idle.remove(0);
+            }
+            idle.push(Idle { sender, since: Instant::now() });
+        }
+        self.reaper.call_once(|| {
+            let pool = Arc::downgrade(self);
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(POOL_IDLE / 3);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    every.tick().await;
+                    let Some(pool) = pool.upgrade() else { return };
+                    pool.reap();
+                }
+            });
+        });
+    }
+
+    /// Close the connections unused for [`POOL_IDLE`] or closed by the upstream.
+    fn reap(&self) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.retain(|c| !c.sender.is_closed() && c.since.elapsed() < POOL_IDLE);
+        }
+    }
+
+    async fn connect(&self) -> Result<http1::SendRequest<Body>, ApiError> {
+        let tcp = match tokio::time::timeout(self.connect_timeout, tokio::net::TcpStream::connect(&self.address)).await
+        {
+            Err(_) => return Err(ApiError::timeout()),
+            Ok(Err(e)) => return Err(ApiError::unreachable(&format!("cannot connect: {e}"))),
+            Ok(Ok(t)) => t,
+        };
+        // No Nagle delay on requests (a small last write would otherwise wait for the
+        // upstream's delayed ACK, ~40 ms).
+        let _ = tcp.set_nodelay(true);
+        let (sender, connection) =
+            http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.map_err(|e| unreachable(&e))?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "upstream connection ended");
+            }
+        });
+        Ok(sender)
+    }
+}
+
+fn unreachable(e: &hyper::Error) -> ApiError {
+    ApiError::unreachable(&chain(e))
+}
+
+/// A response body on a pooled connection: the connection goes back to the pool when the
+/// body has been read to its end (dropped before that, it is closed).
+struct Pooled {
+    inner: Incoming,
+    back: Option<(Arc<Pool>, http1::SendRequest<Body>)>,
+}
+
+impl hyper::body::Body for Pooled {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
+        // A reader that knows the length stops at the last byte without asking for the
+        // end: the last frame is the end too.
+        if (frame.is_none() || self.inner.is_end_stream())
+            && let Some((pool, sender)) = self.back.take()
+        {
+            pool.put(sender);
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// A body that fails when no frame comes for `idle` while one is awaited.
+struct IdleTimeout {
+    inner: Body,
+    idle: Duration,
+    /// Made on the first wait, re-armed on each later one.
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    armed: bool,
+    done: bool,
+}
+
+impl hyper::body::Body for IdleTimeout {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+            this.armed = false;
+            this.done = !matches!(frame, Some(Ok(_)));
+            return Poll::Ready(frame.map(|f| f.map_err(std::io::Error::other)));
+        }
+        let idle = this.idle;
+        let timer = match &mut this.timer {
+            Some(t) => {
+                if !this.armed {
+                    t.as_mut().reset(tokio::time::Instant::now() + idle);
+                }
+                t
+            }
+            None => this.timer.insert(Box::pin(tokio::time::sleep(idle))),
+        };
+        this.armed = true;
+        ready!(timer.as_mut().poll(cx));
+        this.done = true;
+        Poll::Ready(Some(Err(std::io::Error::other("the upstream went silent"))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Payload, Upstream};
+    use crate::config::Config;
+    use axum::http::{HeaderMap, Method};
+    use bytes::Bytes;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    /// An upstream that answers one request per connection, then closes it without saying
+    /// so (no `connection: close`), as a server whose keep-alive timer ran out does.
+    async fn one_answer_per_connection() -> (String, tokio::task::JoinHandle<usize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let mut connections = 0;
+            while connections < 3 {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                connections += 1;
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = socket.read(&mut buf).await.unwrap();
+                    head.extend_from_slice(&buf[..n]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                assert!(head.starts_with("POST /v1/chat/completions HTTP/1.1\r\n"), "{head}");
+                assert!(head.to_ascii_lowercase().contains("\r\nhost: 127.0.0.1:"), "{head}");
+                socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}").await.unwrap();
+                socket.shutdown().await.unwrap();
+            }
+            connections
+        });
+        (url, task)
+    }
+
+    #[tokio::test]
+    async fn a_pooled_connection_the_upstream_closed_is_replaced() {
+        let (url, task) = one_answer_per_connection().await;
+        let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+        for _ in 0..3 {
+            let answer = upstream
+                .post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{\"messages\":[]}"))
+                .await
+                .unwrap();
+            let body = upstream.read_all(answer.response, 1000).await.unwrap();
+            assert_eq!(&body[..], b"{}");
+            // Let the close reach the pooled connection (or not: both must work).
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(task.await.unwrap(), 3);
+    }
+
+    #[tokio::test]
+    async fn paths_map_onto_the_upstream_base() {
+        let upstream = Upstream::new(&Config::new("http://127.0.0.1:9/api/v1").unwrap()).unwrap();
+        assert_eq!(upstream.target("/v1/models?x=1").unwrap().as_str(), "/api/v1/models?x=1");
+        assert_eq!(upstream.target("/other").unwrap().as_str(), "/other");
+        assert_eq!(upstream.chat.as_str(), "/api/v1/chat/completions");
+        let refused = upstream.send(
+            Method::GET,
+            upstream.target("/v1/models").unwrap(),
+            HeaderMap::new(),
+            Payload::Bytes(Bytes::new()),
+        );
+        assert_eq!(refused.await.unwrap_err().code, "upstream_unreachable");
+    }
+
+    /// A keep-alive upstream that counts the connections it was asked on.
+    async fn keep_alive() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = count.clone();
+        tokio::spawn(async move {
+            loop {
+                let (socket, _) = listener.accept().await.unwrap();
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(|_| async {
+                        Ok::<_, std::convert::Infallible>(hyper::Response::new(axum::body::Body::from("{\"a\": 1}")))
+                    });
+                    let io = hyper_util::rt::TokioIo::new(socket);
+                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+                });
+            }
+        });
+        (url, count)
+    }
+
+    #[tokio::test]
+    async fn a_body_read_to_its_length_gives_the_connection_back() {
+        use hyper::body::Body as _;
+        let (url, count) = keep_alive().await;
+        let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+        for _ in 0..3 {
+            let target = upstream.target("/v1/models").unwrap();
+            let answer =
+                upstream.send(Method::GET, target, HeaderMap::new(), Payload::Bytes(Bytes::new())).await.unwrap();
+            // Read as a server writing it on does: up to the declared length, never asking
+            // for the end.
+            let mut body = std::pin::pin!(answer.response.with_idle_timeout(std::time::Duration::from_secs(5)));
+            let mut got = Vec::new();
+            while !body.is_end_stream() {
+                let frame = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await.unwrap().unwrap();
+                got.extend_from_slice(frame.data_ref().unwrap());
+            }
+            assert_eq!(got, b"{\"a\": 1}");
+        }
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn forwarded_headers_lose_hop_by_hop_ones_and_carry_the_right_key() {
+        for (key, upstream_key) in [(None, None), (Some("proxy-key"), None), (None, Some("up-key"))] {
+            let mut config = Config::new("http://127.0.0.1:9/v1").unwrap();
+            config.api_key = key.map(str::to_owned);
+            config.upstream_api_key = upstream_key.map(str::to_owned);
+            let upstream = Upstream::new(&config).unwrap();
+            let mut client = HeaderMap::new();
+            for (name, value) in [
+                ("host", "proxy"),
+                ("content-length", "12"),
+                ("connection", "keep-alive"),
+                ("keep-alive", "timeout=5"),
+                ("transfer-encoding", "chunked"),
+                ("authorization", "Bearer client"),
+                ("x-api-key", "client"),
+                ("accept-encoding", "gzip"),
+                ("x-custom", "1"),
+                ("x-custom", "2"),
+            ] {
+                client.append(name, value.parse().unwrap());
+            }
+            let copied = upstream.request_headers(&client, true);
+            let in_place = upstream.forwarded_headers(client);
+            let sorted = |h: &HeaderMap| {
+                let mut v: Vec<String> = h.iter().map(|(k, v)| format!("{k}: {}", v.to_str().unwrap())).collect();
+                v.sort();
+                v
+            };
+            let mut want = vec!["accept-encoding: gzip", "x-custom: 1", "x-custom: 2"];
+            match (key, upstream_key) {
+                (None, None) => want.extend(["authorization: Bearer client", "x-api-key: client"]),
+                (None, Some(_)) => want.extend(["authorization: Bearer up-key", "x-api-key: up-key"]),
+                _ => {}
+            }
+            want.sort_unstable();
+            assert_eq!(sorted(&in_place), want);
+            want.retain(|h| !h.starts_with("accept-encoding"));
+            assert_eq!(sorted(&copied), want);
+            assert!(in_place.get("host").is_none() && in_place.get("content-length").is_none());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_url_with_credentials_goes_through_reqwest() {
+        let (url, count) = keep_alive().await;
+        let url = url.replacen("http://", "http://user:secret@", 1);
+        let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+        assert!(matches!(upstream.transport, super::Transport::Reqwest { .. }));
+        let answer =
+            upstream.post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
+        assert_eq!(answer.status, 200);
+        let body = upstream.read_all(answer.response, 1000).await.unwrap();
+        assert_eq!(&body[..], b"{\"a\": 1}");
+        assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+}

@@ -11,13 +11,12 @@ use crate::adapter::Adapter;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::summary::Summary;
-use crate::upstream::response_headers;
+use crate::upstream::{Payload, strip_hop_by_hop};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt as _};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
@@ -83,7 +82,7 @@ pub(crate) async fn api<A: Adapter>(State(state): State<Shared>, request: Reques
     let (Some(raw_tools), stream) = (peek.tools, peek.stream) else {
         // No tools: nothing to fix; the request goes as it came, the answer comes back as
         // it is.
-        return forward(&state, parts.method, &path_of(&parts.uri), &parts.headers, reqwest::Body::from(bytes)).await;
+        return forward(&state, parts.method, &parts.uri, parts.headers, Payload::Bytes(bytes)).await;
     };
     // Text, as a value read would require (the peek skips what it does not read).
     if std::str::from_utf8(&bytes).is_err() {
@@ -186,10 +185,6 @@ pub(crate) fn shaped<A: Adapter>(e: &ApiError) -> Response {
     response
 }
 
-fn path_of(uri: &axum::http::Uri) -> String {
-    uri.path_and_query().map_or_else(|| uri.path().to_owned(), |p| p.as_str().to_owned())
-}
-
 /// Everything else: passed through, bodies streamed both ways.
 pub(crate) async fn passthrough(State(state): State<Shared>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
@@ -197,61 +192,34 @@ pub(crate) async fn passthrough(State(state): State<Shared>, request: Request) -
     if declared_length(&parts.headers).is_some_and(|n| n > limit) {
         return ApiError::too_large(limit).into_response();
     }
-    let body = reqwest::Body::wrap_stream(limited(body.into_data_stream(), limit));
-    forward(&state, parts.method, &path_of(&parts.uri), &parts.headers, body).await
+    let body = Body::new(http_body_util::Limited::new(body, limit));
+    forward(&state, parts.method, &parts.uri, parts.headers, Payload::Stream(body)).await
 }
 
 /// Forward a request unchanged; stream the answer back unchanged.
-async fn forward(state: &AppState, method: Method, path: &str, headers: &HeaderMap, body: reqwest::Body) -> Response {
-    let url = state.upstream.url(path);
-    let headers = state.upstream.request_headers(headers, false);
-    let answer = match state.upstream.send(method, url, headers, body).await {
+async fn forward(
+    state: &AppState,
+    method: Method,
+    uri: &axum::http::Uri,
+    headers: HeaderMap,
+    body: Payload,
+) -> Response {
+    let path = uri.path_and_query().map_or_else(|| uri.path(), axum::http::uri::PathAndQuery::as_str);
+    let target = match state.upstream.target(path) {
+        Ok(t) => t,
+        Err(e) => return e.into_response(),
+    };
+    let headers = state.upstream.forwarded_headers(headers);
+    let answer = match state.upstream.send(method, target, headers, body).await {
         Ok(a) => a,
         Err(e) => return upstream_failure(state, "passthrough", e),
     };
     if !answer.status.is_success() {
         state.metrics.upstream_error("passthrough", answer.status.as_str());
     }
-    let headers = response_headers(&answer.headers);
-    let body = Body::from_stream(idle_timeout(answer.response.bytes_stream(), state.upstream.idle));
-    (answer.status, headers, body).into_response()
-}
-
-/// A body stream that fails when the upstream is silent for longer than `idle`.
-pub(crate) fn idle_timeout<S>(stream: S, idle: std::time::Duration) -> impl Stream<Item = Result<Bytes, std::io::Error>>
-where
-    S: Stream<Item = Result<Bytes, reqwest::Error>> + Send + 'static,
-{
-    futures_util::stream::unfold((Box::pin(stream), false), move |(mut stream, done)| async move {
-        if done {
-            return None;
-        }
-        match tokio::time::timeout(idle, stream.next()).await {
-            Ok(Some(Ok(b))) => Some((Ok(b), (stream, false))),
-            Ok(Some(Err(e))) => Some((Err(std::io::Error::other(e.without_url())), (stream, true))),
-            Ok(None) => None,
-            Err(_) => Some((Err(std::io::Error::other("the upstream went silent")), (stream, true))),
-        }
-    })
-}
-
-/// A request body stream that fails past `limit` bytes.
-fn limited(
-    stream: axum::body::BodyDataStream,
-    limit: usize,
-) -> impl Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static {
-    futures_util::stream::unfold((stream, 0usize), move |(mut stream, seen)| async move {
-        match stream.next().await {
-            Some(Ok(b)) => {
-                let seen = seen + b.len();
-                if seen > limit {
-                    Some((Err(std::io::Error::other("the request body is over the limit")), (stream, usize::MAX / 2)))
-                } else {
-                    Some((Ok(b), (stream, seen)))
-                }
-            }
-            Some(Err(e)) => Some((Err(std::io::Error::other(e)), (stream, seen))),
-            None => None,
-        }
-    })
+    let mut response = Response::new(answer.response.with_idle_timeout(state.upstream.idle));
+    *response.status_mut() = answer.status;
+    *response.headers_mut() = answer.headers;
+    strip_hop_by_hop(response.headers_mut());
+    response
 }

@@ -30,7 +30,7 @@ use tracing::Instrument as _;
 /// Frames buffered between the upstream reader and the client.
 const CHANNEL: usize = 8;
 
-type Upstream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
+type Upstream = Pin<Box<dyn Stream<Item = Result<Bytes, crate::upstream::BodyError>> + Send>>;
 type Tx = mpsc::Sender<Result<Bytes, std::io::Error>>;
 
 pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
@@ -64,7 +64,7 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
                 return failure::<A>(&state, &e);
             }
             Ok(None) => break,
-            Ok(Some(Err(e))) => return failure::<A>(&state, &classify(e)),
+            Ok(Some(Err(e))) => return failure::<A>(&state, &classify(&e)),
             Ok(Some(Ok(piece))) => {
                 let seen = probe.push(&piece);
                 first.push(piece);
