@@ -5,7 +5,7 @@ mod stream;
 
 pub(crate) use stream::ChatStream;
 
-use super::view::{Present, Text, object_view};
+use super::view::{Present, Prose, Text, object_view};
 use super::{Adapter, Edit, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -79,7 +79,7 @@ impl Adapter for ChatCompletions {
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
-        let view: ResponseView<'_> = serde_json::from_slice(body).ok()?;
+        let view: ResponseView<'_> = super::view::read(body).ok()?;
         let mut replies = Vec::with_capacity(view.choices.len());
         let mut changed = false;
         let read_calls: Vec<Served<'_>> = view
@@ -360,7 +360,7 @@ counted_view!(ChoiceView { message: "message", delta: "delta", finish_reason: "f
 
 struct MessageView<'a> {
     dup: bool,
-    content: Text<'a>,
+    content: Prose<'a>,
     reasoning_content: Present<Text<'a>>,
     reasoning: Present<Text<'a>>,
     tool_calls: Option<&'a RawValue>,
