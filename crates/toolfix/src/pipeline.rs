@@ -28,7 +28,7 @@ use crate::error::Result;
 use crate::extract::Leak;
 use crate::feedback;
 use crate::limits::Limits;
-use crate::pointer::{Moves, Nodes, NotParsed, Original, TextIndex, parse_indexed, render};
+use crate::pointer::{Moves, Nodes, NotParsed, Original, TextIndex, parse_indexed, render, render_changed};
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
 use crate::salvage::{self, TextFix, Truncation, UncertainKind};
@@ -664,7 +664,12 @@ impl<'r> Draft<'r> {
             ));
         }
         self.text = match &index {
-            Some(idx) => render(&out.value, Original::Text, idx, &out.moves),
+            Some(idx) => {
+                // Every change repair made is recorded at or below where it was made: the
+                // members no record names are copied as written.
+                let changed: Vec<&str> = out.repairs.iter().map(|r| r.path.as_str()).collect();
+                render_changed(&out.value, Original::Text, idx, &out.moves, Some(&changed))
+            }
             None => out.value.to_string(),
         };
         self.value = out.value;

@@ -6,13 +6,28 @@ mod parse;
 
 pub(crate) use parse::{NotParsed, parse_indexed};
 
+/// The bytes a pointer segment escapes: `~` and `/`.
+static SEGMENT_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'~' as usize] = true;
+    t[b'/' as usize] = true;
+    t
+};
+
+/// True when `key` holds a byte a pointer segment escapes.
+fn needs_escape(key: &str) -> bool {
+    key.bytes().any(|b| SEGMENT_ESCAPE[usize::from(b)])
+}
+
 /// Append `key` to `path` as one escaped segment.
 pub(crate) fn push(path: &mut String, key: &str) {
-    path.push('/');
-    if !key.bytes().any(|b| b == b'~' || b == b'/') {
+    if !needs_escape(key) {
+        path.reserve(key.len() + 1);
+        path.push('/');
         path.push_str(key);
         return;
     }
+    path.push('/');
     for c in key.chars() {
         match c {
             '~' => path.push_str("~0"),
@@ -497,13 +512,30 @@ const MAX_RENDER_DEPTH: usize = 256;
 /// Serialise `value`, copying the original text of every subtree that is unchanged
 /// since `original` (so numbers and escapes stay as written).
 pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_>, moves: &Moves) -> String {
+    render_changed(value, original, index, moves, None)
+}
+
+/// [`render`], told where every change to the value was made (`changed`: the pointers of
+/// the repairs, each at or below the value it replaced or the object it added a member to
+/// or took one from; `None`: not known). A top-level member no change lies in or below,
+/// read from the same key of the original, is the original's text: copied without
+/// comparing it.
+pub(crate) fn render_changed(
+    value: &Value,
+    original: Original<'_>,
+    index: &TextIndex<'_>,
+    moves: &Moves,
+    changed: Option<&[&str]>,
+) -> String {
     let original = match original {
         Original::Value(v) => Some(v),
         Original::Text => None,
     };
     let mut out = String::with_capacity(index.text.len() + 16);
     let landings = moves.landings();
-    let mut cx = Render { out: &mut out, original, index, moves, landings: &landings };
+    // A change to the whole value leaves no member untouched.
+    let changed = changed.filter(|c| !c.contains(&""));
+    let mut cx = Render { out: &mut out, original, index, moves, landings: &landings, changed };
     // Paths are built only when something moved.
     let mut path = if moves.0.is_empty() { String::new() } else { String::with_capacity(64) };
     let mut origin = String::new();
@@ -533,18 +565,36 @@ struct Render<'r, 't> {
     moves: &'r Moves,
     /// [`Moves::landings`].
     landings: &'r [&'r str],
+    /// Where every change was made, when known (see [`render_changed`]).
+    changed: Option<&'r [&'r str]>,
 }
 
 impl<'r> Render<'r, '_> {
     /// True when some move may end at a member named `key` (then its origin is not simply
     /// one step below its object's: see [`Moves::origin`]).
     fn may_land_on(&self, key: &str) -> bool {
-        key.bytes().any(|b| b == b'~' || b == b'/') || self.landings.contains(&key)
+        needs_escape(key) || self.landings.contains(&key)
     }
 
     /// As [`Render::may_land_on`], for element `index` of an array.
     fn may_land_on_index(&self, index: usize) -> bool {
         self.landings.iter().any(|last| index_segment(last) == Some(index))
+    }
+
+    /// True when top-level member `key` is known to be untouched: no change lies at or
+    /// below it (a key that needs escaping in a pointer is not looked up).
+    fn untouched_member(&self, key: &str) -> bool {
+        let Some(changed) = self.changed else { return false };
+        if needs_escape(key) {
+            return false;
+        }
+        // The first segment of each change's pointer (`/key` or `/key/...`).
+        !changed.iter().any(|c| {
+            let c = c.as_bytes();
+            c.first() == Some(&b'/')
+                && c.get(1..=key.len()) == Some(key.as_bytes())
+                && matches!(c.get(key.len() + 1), None | Some(b'/'))
+        })
     }
 
     /// Write `value`, now at `path`. It came from `origin` (where the moves say; `path`
@@ -617,7 +667,25 @@ impl<'r> Render<'r, '_> {
                             (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here), false)
                         }
                     };
-                    let unchanged = self.value(v, path, &here, child, text, depth + 1);
+                    // An untouched top-level member is copied as written, not compared.
+                    let copied = match text {
+                        Some(t) if depth == 0 && same_key && self.untouched_member(k) => match self.index.text_of(t) {
+                            Some(written) => {
+                                debug_assert!(
+                                    match self.original {
+                                        None => self.index.same_as(v, t),
+                                        Some(_) => child.is_some_and(|c| same(c, v)),
+                                    },
+                                    "member {k} changed without a record of the change"
+                                );
+                                self.out.push_str(written);
+                                true
+                            }
+                            None => false,
+                        },
+                        _ => false,
+                    };
+                    let unchanged = copied || self.value(v, path, &here, child, text, depth + 1);
                     changed |= same_key && !unchanged;
                     elsewhere |= !same_key;
                     path.truncate(len);
@@ -731,7 +799,7 @@ impl<'r> Render<'r, '_> {
 /// unescaping.
 fn step<'o>(parent: &str, origin: &'o str) -> Option<&'o str> {
     let seg = origin.strip_prefix(parent)?.strip_prefix('/')?;
-    (!seg.bytes().any(|b| b == b'/' || b == b'~')).then_some(seg)
+    (!needs_escape(seg)).then_some(seg)
 }
 
 /// The members of one original container and their text, visited mostly in order: each
@@ -817,14 +885,28 @@ pub(crate) fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// The bytes a JSON string must escape: `"`, `\\` and the control characters.
+static MUST_ESCAPE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
 /// `key` as a JSON string.
 fn push_quoted(out: &mut String, key: &str) {
-    if key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    if key.bytes().any(|b| MUST_ESCAPE[usize::from(b)]) {
+        out.push_str(&Value::String(key.to_owned()).to_string());
+    } else {
+        out.reserve(key.len() + 2);
         out.push('"');
         out.push_str(key);
         out.push('"');
-    } else {
-        out.push_str(&Value::String(key.to_owned()).to_string());
     }
 }
 
@@ -980,6 +1062,55 @@ mod tests {
             let by_value = render(&changed, Original::Value(&value), &idx, &Moves::default());
             proptest::prop_assert_eq!(&render(&changed, Original::Text, &idx, &Moves::default()), &by_value);
             proptest::prop_assert_eq!(serde_json::from_str::<Value>(&by_value).unwrap(), changed);
+        }
+    }
+
+    #[test]
+    fn render_copies_untouched_members() {
+        let text = r#"{"a": 1.50, "keep": {"c": 2.0, "d": [1,2]}, "n": "5", "x~y": 3}"#;
+        let idx = TextIndex::build(text).unwrap();
+        let mut v: Value = serde_json::from_str(text).unwrap();
+        v["n"] = Value::from(5);
+        let full = render(&v, Original::Text, &idx, &Moves::default());
+        assert_eq!(full, r#"{"a": 1.50, "keep": {"c": 2.0, "d": [1,2]}, "n": 5, "x~y": 3}"#);
+        for changed in [&["/n"][..], &["/n/deeper", "/keep/z"], &[""], &["/n", "/x~0y"]] {
+            assert_eq!(render_changed(&v, Original::Text, &idx, &Moves::default(), Some(changed)), full, "{changed:?}");
+        }
+    }
+
+    /// A change without its record is caught (in debug builds) where the member is copied.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "changed without a record")]
+    fn render_catches_a_missing_record() {
+        let text = r#"{"a": 1, "n": "5"}"#;
+        let idx = TextIndex::build(text).unwrap();
+        let mut v: Value = serde_json::from_str(text).unwrap();
+        v["n"] = Value::from(5);
+        let _ = render_changed(&v, Original::Text, &idx, &Moves::default(), Some(&["/a"]));
+    }
+
+    proptest::proptest! {
+        /// Told every change (each top-level member replaced is named), render copies the
+        /// rest and writes what it writes when it compares everything.
+        #[test]
+        fn render_told_the_changes_agrees(value in arb_value(), other in arb_value(), pick: proptest::sample::Index) {
+            let text = serde_json::to_string(&value).unwrap();
+            let idx = TextIndex::build(&text).unwrap();
+            let mut changed = value.clone();
+            let mut names: Vec<String> = Vec::new();
+            if let Value::Object(map) = &mut changed
+                && !map.is_empty()
+            {
+                let i = pick.index(map.len());
+                if let Some((k, slot)) = map.iter_mut().nth(i) {
+                    *slot = other.clone();
+                    names.push(join("", k));
+                }
+            }
+            let told: Vec<&str> = names.iter().map(String::as_str).collect();
+            let full = render(&changed, Original::Text, &idx, &Moves::default());
+            proptest::prop_assert_eq!(render_changed(&changed, Original::Text, &idx, &Moves::default(), Some(&told)), full);
         }
     }
 

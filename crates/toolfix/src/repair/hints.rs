@@ -29,7 +29,7 @@ pub(crate) fn apply_hints(cx: &mut Ctx<'_>, tool: &Tool, value: &mut Value) {
                 continue;
             };
             map.insert(field.clone(), default.clone());
-            cx.record(RepairKind::RelationalDefault, &pointer::join("", field), None, Some(default.clone()));
+            cx.record(RepairKind::RelationalDefault, pointer::join("", field), None, Some(default.clone()));
             cx.notes.push(CallNote::Relational {
                 field: field.clone(),
                 default: default.clone(),

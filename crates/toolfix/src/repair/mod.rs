@@ -66,7 +66,13 @@ impl<'a> Ctx<'a> {
             .any(|v| pointer::is_within(&v.path, path) || (v.kind.is_coarse() && pointer::is_within(path, &v.path)))
     }
 
-    pub(crate) fn record(&mut self, kind: RepairKind, path: &str, before: Option<Value>, after: Option<Value>) {
+    pub(crate) fn record(
+        &mut self,
+        kind: RepairKind,
+        path: impl Into<String>,
+        before: Option<Value>,
+        after: Option<Value>,
+    ) {
         self.repairs.push(Repair::new(kind, path, before, after));
     }
 

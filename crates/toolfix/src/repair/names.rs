@@ -65,7 +65,7 @@ pub(super) fn nest_dot_keys(
 ) {
     let root = cx.root;
     let dotted: Vec<String> =
-        map.keys().filter(|k| k.as_bytes().contains(&b'.') && ov.property(k).is_none()).cloned().collect();
+        map.keys().filter(|k| k.bytes().any(|b| b == b'.') && ov.property(k).is_none()).cloned().collect();
     for key in dotted {
         let segments: Vec<&str> = key.split('.').collect();
         let Some((last, parents)) = segments.split_last() else {
@@ -187,25 +187,39 @@ fn rename(
     moved: &mut Vec<String>,
     ambiguous: &mut Vec<String>,
 ) {
-    // Most objects name only declared properties: nothing to rename.
-    if map.keys().all(|k| ov.property(k).is_some()) {
+    // Most objects name only declared properties: nothing to rename. The keys that are
+    // not properties, by position (a bit each; past 64 members they are asked again).
+    let mut unknown: u64 = 0;
+    for (i, k) in map.keys().enumerate() {
+        if ov.property(k).is_none() {
+            unknown |= 1u64.checked_shl(u32::try_from(i).unwrap_or(u32::MAX)).unwrap_or(0);
+            if i >= 64 {
+                unknown |= 1 << 63;
+            }
+        }
+    }
+    if unknown == 0 {
         return;
     }
     let missing_required = ov.required().any(|r| !has_key(map, r));
     if ov.additional_allowed && !missing_required {
         return;
     }
-    let mut plan: Vec<(String, String)> = Vec::new();
+    let is_unknown = |i: usize, k: &str| {
+        if map.len() <= 64 { i < 64 && unknown & (1 << i) != 0 } else { ov.property(k).is_none() }
+    };
+    // The keys to rename, by position, and the property each becomes.
+    let mut plan: Vec<(usize, &str)> = Vec::new();
     let mut names: Option<Names<'_>> = None;
     let aliases = cx.names.has_aliases();
-    for key in map.keys().filter(|k| ov.property(k).is_none()) {
+    for (i, key) in map.keys().enumerate().filter(|(i, k)| is_unknown(*i, k)) {
         let names = names.get_or_insert_with(|| Names::new(cx.names, ov));
         match match_name(cx.root, names, key, aliases) {
             NameMatch::One(target) => {
                 if has_key(map, target) || (ov.additional_allowed && !ov.is_required(target)) {
                     continue;
                 }
-                plan.push((key.clone(), target.to_owned()));
+                plan.push((i, target));
             }
             NameMatch::Many(names) => {
                 ambiguous.push(key.clone());
@@ -217,29 +231,40 @@ fn rename(
             NameMatch::None => {}
         }
     }
+    if plan.is_empty() {
+        return;
+    }
     // Two keys for one property: neither is moved.
-    let mut clashes: Vec<String> = Vec::new();
+    let mut clashes: Vec<&str> = Vec::new();
     for (i, (_, target)) in plan.iter().enumerate() {
         if plan.iter().skip(i + 1).any(|(_, t)| t == target) && !clashes.contains(target) {
-            clashes.push(target.clone());
+            clashes.push(target);
         }
     }
     for target in &clashes {
-        let keys: Vec<String> = plan.iter().filter(|(_, t)| t == target).map(|(k, _)| k.clone()).collect();
+        let keys: Vec<String> = plan.iter().filter(|(_, t)| t == target).map(|(at, _)| key_at(map, *at)).collect();
         ambiguous.extend(keys.iter().cloned());
         cx.problem(&pointer::join(path, target), ProblemKind::AmbiguousName(keys));
     }
     plan.retain(|(_, t)| !clashes.contains(t));
-    // Each key renamed in its place (the plan is in the map's order; no target is given).
-    for (from, to) in plan {
-        let Some(at) = map.keys().position(|k| *k == from) else { continue };
-        let Some(v) = map.shift_remove(&from) else { continue };
-        let new_path = pointer::join(path, &to);
-        cx.moves.record(new_path.clone(), pointer::join(path, &from));
-        map.shift_insert(at, to.clone(), v);
-        cx.record(RepairKind::FieldRenamed, &new_path, Some(Value::String(from)), Some(Value::String(to.clone())));
-        moved.push(to);
+    if plan.is_empty() {
+        return;
     }
+    // Each key renamed in its place (the plan is in the map's order; no target is given, so
+    // every key keeps its position).
+    for (at, to) in plan {
+        let Some((from, v)) = map.shift_remove_entry(&key_at(map, at)) else { continue };
+        let new_path = pointer::join(path, to);
+        cx.moves.record(new_path.clone(), pointer::join(path, &from));
+        map.shift_insert(at, to.to_owned(), v);
+        cx.record(RepairKind::FieldRenamed, new_path, Some(Value::String(from)), Some(Value::String(to.to_owned())));
+        moved.push(to.to_owned());
+    }
+}
+
+/// The key at position `i`.
+fn key_at(map: &Map<String, Value>, i: usize) -> String {
+    map.keys().nth(i).cloned().unwrap_or_default()
 }
 
 /// Up to this many members, a key is found by comparing keys in turn, cheaper than hashing.
@@ -261,6 +286,6 @@ fn drop_nulls(cx: &mut Ctx<'_>, ov: &ObjectView<'_>, map: &mut Map<String, Value
         .collect();
     for k in drop {
         map.shift_remove(&k);
-        cx.record(RepairKind::NullOptionalDropped, &pointer::join(path, &k), Some(Value::Null), None);
+        cx.record(RepairKind::NullOptionalDropped, pointer::join(path, &k), Some(Value::Null), None);
     }
 }

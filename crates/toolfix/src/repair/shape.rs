@@ -26,7 +26,7 @@ pub(super) fn convert<'a>(
             match serde_json::from_str::<Value>(s) {
                 Ok(decoded) if allowed.accepts(&decoded) => {
                     let before = std::mem::replace(value, decoded);
-                    cx.record(RepairKind::JsonStringDecoded, path, Some(before), None);
+                    cx.record(RepairKind::JsonStringDecoded, &**path, Some(before), None);
                     repair_value(cx, node, value, path, depth + 1, true);
                     if let Some(last) =
                         cx.repairs.iter_mut().rev().find(|r| r.kind == RepairKind::JsonStringDecoded && r.path == *path)
@@ -43,7 +43,7 @@ pub(super) fn convert<'a>(
         && let Some(after) = coerce::coerce(cx, allowed, value, path)
     {
         let before = std::mem::replace(value, after);
-        cx.record(RepairKind::CoercedScalar, path, Some(before), Some(value.clone()));
+        cx.record(RepairKind::CoercedScalar, &**path, Some(before), Some(value.clone()));
         return;
     }
     if !allowed.has(Types::ARRAY) || allowed.has(Types::OBJECT) && value.is_object() {
@@ -55,7 +55,7 @@ pub(super) fn convert<'a>(
         *value = Value::Array(Vec::new());
         cx.record(
             RepairKind::EmptyObjectToArray,
-            path,
+            &**path,
             Some(Value::Object(serde_json::Map::new())),
             Some(Value::Array(Vec::new())),
         );
@@ -78,7 +78,7 @@ pub(super) fn convert<'a>(
     }
     let inner = std::mem::take(value);
     *value = Value::Array(vec![inner]);
-    cx.record(RepairKind::WrappedInArray, path, None, None);
+    cx.record(RepairKind::WrappedInArray, &**path, None, None);
     let len = path.len();
     if let Value::Array(list) = value
         && let Some(item) = list.first_mut()
