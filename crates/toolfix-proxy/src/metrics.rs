@@ -9,7 +9,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -36,8 +36,42 @@ pub(crate) struct Metrics {
     length_recoveries: Family<Labels2, Counter>,
     upstream_errors: Family<Labels2, Counter>,
     added_latency: Latency,
-    /// The tool names and the model names seen as label values.
-    seen: Mutex<[HashSet<String>; 2]>,
+    /// The tool names and the model names seen as label values, and the tool-call
+    /// counters made so far.
+    seen: Mutex<Seen>,
+}
+
+#[derive(Debug, Default)]
+struct Seen {
+    names: [HashSet<String>; 2],
+    /// `toolfix_tool_calls` counters by a hash of their label values (each with its
+    /// labels: a hash shared by two sets finds the right one): counting a call builds no
+    /// label set once its counter exists. As many as the family holds.
+    counters: HashMap<u64, Vec<(Labels4, Counter)>>,
+}
+
+impl Seen {
+    /// A request-given name as a label value (see [`Metrics::tool_call`]).
+    fn capped<'v>(&mut self, set: usize, value: &'v str) -> &'v str {
+        if self.names[set].contains(value) {
+            return value;
+        }
+        if self.names[0].len() + self.names[1].len() >= 2 * MAX_LABEL_VALUES {
+            return "other";
+        }
+        self.names[set].insert(value.to_owned());
+        value
+    }
+}
+
+/// The hash of four label values (FNV-1a, each followed by a NUL).
+fn labels_hash(values: [&str; 4]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in values.iter().flat_map(|v| v.bytes().chain([0])) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
 }
 
 impl Metrics {
@@ -83,31 +117,42 @@ impl Metrics {
             length_recoveries,
             upstream_errors,
             added_latency,
-            seen: Mutex::new([HashSet::new(), HashSet::new()]),
+            seen: Mutex::new(Seen::default()),
         }
     }
 
-    /// Request-given names as label values (a tool's and a model's): each itself while
-    /// few distinct ones were seen, else `other`. Looked up without building a key.
-    fn labels(&self, tool: &str, model: &str) -> (String, String) {
-        let Ok(mut seen) = self.seen.lock() else { return ("other".to_owned(), "other".to_owned()) };
-        let mut one = |set: usize, value: &str| {
-            if seen[set].contains(value) {
-                return value.to_owned();
-            }
-            if seen[0].len() + seen[1].len() >= 2 * MAX_LABEL_VALUES {
-                return "other".to_owned();
-            }
-            seen[set].insert(value.to_owned());
-            value.to_owned()
-        };
-        (one(0, tool), one(1, model))
-    }
-
+    /// Count a tool call. Request-given names (a tool's and a model's) are label values
+    /// while few distinct ones were seen, else `other`; looked up without building a key.
     pub(crate) fn tool_call(&self, api: &str, outcome: &str, tool: &str, model: &str) {
-        let (tool, model) = self.labels(tool, model);
-        let labels = [("api", api.to_owned()), ("outcome", outcome.to_owned()), ("tool", tool), ("model", model)];
-        self.tool_calls.get_or_create(&labels).inc();
+        let Ok(mut seen) = self.seen.lock() else {
+            let labels = [
+                ("api", api.to_owned()),
+                ("outcome", outcome.to_owned()),
+                ("tool", "other".to_owned()),
+                ("model", "other".to_owned()),
+            ];
+            self.tool_calls.get_or_create(&labels).inc();
+            return;
+        };
+        let tool = seen.capped(0, tool);
+        let model = seen.capped(1, model);
+        let values = [api, outcome, tool, model];
+        let bucket = seen.counters.entry(labels_hash(values)).or_default();
+        if let Some((_, counter)) =
+            bucket.iter().find(|(labels, _)| labels.iter().map(|(_, v)| v.as_str()).eq(values.iter().copied()))
+        {
+            counter.inc();
+            return;
+        }
+        let labels = [
+            ("api", api.to_owned()),
+            ("outcome", outcome.to_owned()),
+            ("tool", tool.to_owned()),
+            ("model", model.to_owned()),
+        ];
+        let counter = self.tool_calls.get_or_create(&labels).clone();
+        counter.inc();
+        bucket.push((labels, counter));
     }
 
     pub(crate) fn repair(&self, kind: &str) {

@@ -278,6 +278,33 @@ impl StormGuard {
         Verdict::Allow
     }
 
+    /// As [`check_key`](Self::check_key) for the last call this guard is shown (it is
+    /// dropped next): the call is not remembered, and its key (`key`) is made only when
+    /// the window holds calls to compare it with.
+    pub(crate) fn check_last(
+        &mut self,
+        tool: &str,
+        declared: Effect,
+        key: impl FnOnce() -> String,
+        id: Option<&str>,
+    ) -> Verdict {
+        if !self.recent.is_empty() {
+            return self.check_key(tool, declared, key(), id);
+        }
+        let policy = self.config.policy(tool);
+        if policy.exempt {
+            return Verdict::Allow;
+        }
+        // An empty window: this call is the only one (no repeat, no result known).
+        let window = self.config.window_of(policy);
+        let repeats = 1;
+        if repeats >= self.config.threshold_of(policy) {
+            let message = crate::feedback::storm(tool, repeats, window, false);
+            return Verdict::Suppress(Suppressed { tool: tool.to_owned(), repeats, window, message });
+        }
+        Verdict::Allow
+    }
+
     /// A call of the history, in order: in the window either way, and remembered as
     /// stopped when the guard would have stopped it here.
     fn replay(&mut self, tool: &str, declared: Effect, key: String, id: Option<&str>) {

@@ -59,7 +59,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use limits::Limits;
 pub use pipeline::{CallOptions, CallOutcome};
 pub use reply::{
-    CallFixer, CallStatus, FixOptions, FixedCall, FixedReply, Reply, ReplyEvent, ReplyOutcome, ReplyStream,
+    CallFixer, CallStatus, FixOptions, FixedCall, FixedReply, NativeCall, Reply, ReplyEvent, ReplyOutcome, ReplyStream,
     ToolCallDelta, fix_reply,
 };
 pub use report::{Issue, Outcome, Refusal, Repair, RepairKind, Report, Stats};

@@ -413,3 +413,70 @@ fn calls_moved_out_of_text_are_repaired_and_the_servers_copy_wins() {
     assert_eq!((fixed.calls[0].id.as_str(), fixed.calls[0].status), ("srv_1", CallStatus::Untouched));
     assert!(fixed.notes.iter().any(|n| n.kind == toolfix::extract::NoteKind::Duplicate));
 }
+
+/// Server calls given borrowed (`NativeCall`, what a front end that reads the response
+/// itself passes) are read as the same calls in a `tool_calls` value: untouched, repaired,
+/// refused, split, unnamed, without ids, repeated, beside content calls, cut by the limit,
+/// and with a storm in the history.
+#[test]
+fn borrowed_server_calls_read_as_the_tool_calls_value() {
+    let tools = weather();
+    let call = |id: Option<&str>, name: &str, arguments: &str| match id {
+        Some(id) => json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}),
+        None => json!({"type": "function", "function": {"name": name, "arguments": arguments}}),
+    };
+    let cases: Vec<(&str, Vec<Value>, Option<&str>)> = vec![
+        ("", vec![call(Some("c1"), "get_weather", r#"{"city": "Paris", "days": 3}"#)], None),
+        ("Hi", vec![call(Some("c1"), "get_weather", r#"{"city": "Paris", "days": "3"}"#)], Some("tool_calls")),
+        ("", vec![call(None, "GetWeather", r#"{"city": "Oslo"}"#), call(None, "send_money", "{}")], None),
+        ("", vec![call(Some("c1"), "get_weather", r#"{"city": "a"}{"city": "b"}"#)], None),
+        ("", vec![call(Some("c1"), "", r#"{"to": "x", "amount": 2}"#)], None),
+        (
+            "",
+            vec![
+                call(Some("a"), "get_weather", r#"{"city": "Rome"}"#),
+                call(Some("b"), "get_weather", r#"{"city":"Rome"}"#),
+            ],
+            None,
+        ),
+        (
+            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lima\"}}</tool_call>",
+            vec![call(Some("c1"), "get_weather", r#"{"city": "Lima"}"#)],
+            None,
+        ),
+        ("", vec![call(Some("c1"), "send_money", r#"{"to": "x", "amount": 1"#)], Some("length")),
+        ("", vec![call(Some("c1"), "send_money", r#"{"to": "bob", "amount": 5}"#)], None),
+    ];
+    let history = json!([
+        {"role": "assistant", "tool_calls": [{"id": "h1", "function": {"name": "send_money", "arguments": "{\"to\": \"bob\", \"amount\": 5}"}}]},
+        {"role": "tool", "tool_call_id": "h1", "content": "sent"},
+        {"role": "assistant", "tool_calls": [{"id": "h2", "function": {"name": "send_money", "arguments": "{\"amount\": 5, \"to\": \"bob\"}"}}]},
+        {"role": "tool", "tool_call_id": "h2", "content": "sent"},
+    ]);
+    for (content, calls, finish) in &cases {
+        let value = Value::Array(calls.clone());
+        let natives: Vec<toolfix::NativeCall<'_>> = calls
+            .iter()
+            .map(|c| {
+                let f = &c["function"];
+                let n = toolfix::NativeCall::new(f["name"].as_str().unwrap(), f["arguments"].as_str().unwrap());
+                match c.get("id").and_then(Value::as_str) {
+                    Some(id) => n.with_id(id),
+                    None => n,
+                }
+            })
+            .collect();
+        for history in [None, Some(&history)] {
+            let mut by_value = Reply::new(content).with_tool_calls(&value);
+            let mut borrowed = Reply::new(content).with_native_calls(&natives);
+            if let Some(f) = finish {
+                by_value = by_value.with_finish_reason(f);
+                borrowed = borrowed.with_finish_reason(f);
+            }
+            let options = FixOptions::default();
+            let a = fix_reply(&by_value, Some(&tools), history, &options).unwrap();
+            let b = fix_reply(&borrowed, Some(&tools), history, &options).unwrap();
+            assert_eq!(serde_json::to_value(&a).unwrap(), serde_json::to_value(&b).unwrap(), "{calls:?}");
+        }
+    }
+}

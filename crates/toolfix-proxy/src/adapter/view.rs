@@ -5,6 +5,7 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Vis
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt;
 
 /// A JSON value read as text: its string when it is one (borrowed from the body when it
@@ -77,6 +78,115 @@ impl<'de> Visitor<'de> for TextVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Text(None))
+    }
+}
+
+/// How [`Prose`] reads a string: set by [`read`] for the one read it makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// As [`Text`] (serde_json's checked string read).
+    Checked,
+    /// The string's bytes up to its closing quote (found with `memchr`), checked as UTF-8
+    /// and, when it holds no escape, for raw control characters (the body may hold some).
+    Scan,
+    /// As `Scan`; the body holds no byte below 0x20, so no string holds a raw control
+    /// character and a string with escapes needs no further check.
+    ScanClean,
+}
+
+thread_local! {
+    static MODE: Cell<Mode> = const { Cell::new(Mode::Checked) };
+}
+
+/// Read `T` from `body`, its [`Prose`] members first by a scan for their closing quote;
+/// when that read fails (a string it cannot check, a member that is no string, or a body
+/// that is no JSON), read again with every string checked by serde_json, as [`Text`]:
+/// the result is the checked read's either way.
+pub(crate) fn read<'a, T: Deserialize<'a>>(body: &'a [u8]) -> serde_json::Result<T> {
+    let mode = if has_control(body) { Mode::Scan } else { Mode::ScanClean };
+    MODE.with(|m| m.set(mode));
+    let scanned = serde_json::from_slice(body);
+    MODE.with(|m| m.set(Mode::Checked));
+    match scanned {
+        Ok(t) => Ok(t),
+        Err(_) => serde_json::from_slice(body),
+    }
+}
+
+/// True when some byte of `bytes` is below 0x20 (a control character).
+fn has_control(bytes: &[u8]) -> bool {
+    // The least byte of each chunk (a loop the compiler vectorises).
+    bytes.chunks(256).any(|c| c.iter().fold(u8::MAX, |a, &b| a.min(b)) < 0x20)
+}
+
+/// A long text member (a message's `content`), read as [`Text`] reads it: its string when
+/// it is one, `None` for `null` or an array. Read by [`read`], a string is found by a scan
+/// for its closing quote instead of serde_json's checked read, a few times cheaper per
+/// byte; anything the scan cannot decide fails that read (and [`read`] reads again).
+#[derive(Debug, Default)]
+pub(crate) struct Prose<'a>(pub(crate) Text<'a>);
+
+impl Prose<'_> {
+    /// The string, when the value is one.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        self.0.as_str()
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Prose<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match MODE.with(Cell::get) {
+            Mode::Checked => deserializer.deserialize_any(TextVisitor).map(Prose),
+            mode => deserializer.deserialize_option(ScanVisitor(mode)).map(Prose),
+        }
+    }
+}
+
+/// Reads `null` (`None`), an array (`None`, skipped) or a string's bytes; any other value
+/// is an error (serde_json reads only those as bytes).
+struct ScanVisitor(Mode);
+
+impl<'de> Visitor<'de> for ScanVisitor {
+    type Value = Text<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string, null or an array")
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(Text(None))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(Text(None))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_bytes(self)
+    }
+
+    fn visit_borrowed_bytes<E: serde::de::Error>(self, v: &'de [u8]) -> Result<Self::Value, E> {
+        // No escape: these are the string's own bytes (in a body without control
+        // characters, already checked).
+        if self.0 != Mode::ScanClean && has_control(v) {
+            return Err(E::custom("control character in a string"));
+        }
+        std::str::from_utf8(v).map(|s| Text(Some(Cow::Borrowed(s)))).map_err(E::custom)
+    }
+
+    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Self::Value, E> {
+        // Escapes decoded: a raw control character can no longer be told from an escaped
+        // one, unless the body holds none. (A lone surrogate escape decodes to bytes that
+        // are no UTF-8: refused, as serde_json's checked read refuses it.)
+        if self.0 != Mode::ScanClean {
+            return Err(E::custom("a string with escapes in a body with control characters"));
+        }
+        std::str::from_utf8(v).map(|s| Text(Some(Cow::Owned(s.to_owned())))).map_err(E::custom)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Text(None))
     }
 }
@@ -169,6 +279,72 @@ mod tests {
             assert_eq!(t.as_str(), None, "{other}");
         }
         assert!(serde_json::from_str::<Text<'_>>("\"cut").is_err());
+    }
+
+    #[derive(serde::Deserialize)]
+    struct ProseHolder<'a> {
+        #[serde(default, borrow)]
+        content: super::Prose<'a>,
+        #[serde(default, borrow)]
+        after: Text<'a>,
+    }
+
+    #[derive(serde::Deserialize)]
+    struct TextHolder<'a> {
+        #[serde(default, borrow)]
+        content: Text<'a>,
+        #[serde(default, borrow)]
+        after: Text<'a>,
+    }
+
+    /// A member read by a scan for its closing quote reads as serde_json's checked read
+    /// reads it, or the body fails to read both ways: strings with and without escapes,
+    /// surrogate pairs and lone surrogates, raw control characters (in the string, or only
+    /// between members), bytes that are no UTF-8, and values that are no strings.
+    #[test]
+    fn prose_reads_as_text() {
+        let values: [&[u8]; 18] = [
+            b"\"plain text\"",
+            b"\"\"",
+            b"\"line\\none \\u00e9 \\\"quoted\\\" \\/\"",
+            b"\"\\ud83d\\ude00 pair\"",
+            b"\"lone \\ud800 lead\"",
+            b"\"lone \\udc00 trail\"",
+            b"\"lead then other \\ud800\\n\"",
+            b"\"raw\ttab\"",
+            b"\"raw\ttab and \\n escape\"",
+            b"\"bad \\x escape\"",
+            b"\"caf\xc3\xa9\"",
+            b"\"not utf-8 \xff\"",
+            b"null",
+            b"[{\"type\": \"text\", \"text\": \"x\"}]",
+            b"3",
+            b"true",
+            b"{\"a\": \"b\"}",
+            b"\"cut",
+        ];
+        for value in values {
+            for (before, between) in [("", ", "), ("\n  ", ",\n  ")] {
+                let mut body = format!("{{{before}\"content\": ").into_bytes();
+                body.extend_from_slice(value);
+                body.extend_from_slice(format!("{between}\"after\": \"x\\ny\"}}").as_bytes());
+                let scanned = super::read::<ProseHolder<'_>>(&body);
+                let checked = serde_json::from_slice::<TextHolder<'_>>(&body);
+                let shown = String::from_utf8_lossy(&body);
+                match (scanned, checked) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a.content.as_str(), b.content.as_str(), "{shown}");
+                        assert_eq!(a.after.as_str(), b.after.as_str(), "{shown}");
+                    }
+                    (Err(_), Err(_)) => {}
+                    (a, b) => panic!("{shown}: scanned {:?}, checked {:?}", a.is_ok(), b.is_ok()),
+                }
+            }
+        }
+        // A plain string is borrowed from the body.
+        let body = b"{\"content\": \"plain\"}";
+        let h = super::read::<ProseHolder<'_>>(body).unwrap();
+        assert!(matches!(h.content.0.0, Some(Cow::Borrowed("plain"))));
     }
 
     #[derive(serde::Deserialize)]

@@ -620,12 +620,23 @@ pub fn extract<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>) -> Ext
 /// ```
 #[must_use]
 pub fn extract_with<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>, options: &Options) -> Extraction<'a> {
+    let native = message.tool_calls.map(|t| native_calls(t, tools)).unwrap_or_default();
+    extract_found(message, native, tools, options)
+}
+
+/// As [`extract_with`], the server's calls already read (`native`, in order, as
+/// [`native_calls`] or [`native::calls`] read them); `message.tool_calls` is not read.
+pub(crate) fn extract_found<'a>(
+    message: &Message<'a>,
+    native: Vec<ExtractedCall<'a>>,
+    tools: Option<&dyn ToolLookup>,
+    options: &Options,
+) -> Extraction<'a> {
     let cx = parsed::Cx::new(tools, options.limits);
     let move_blocks = options.think_blocks == ThinkBlocks::Move;
     let content_scan = scan::scan(message.content, &cx, scan::Mode::Content, move_blocks, options.leaked_calls);
     let reasoning_scan =
         message.reasoning_content.map(|r| scan::scan(r, &cx, scan::Mode::Reasoning, false, options.leaked_calls));
-    let native = message.tool_calls.map(|t| native_calls(t, tools)).unwrap_or_default();
     assemble(message, native, content_scan, reasoning_scan, *options)
 }
 
@@ -770,7 +781,7 @@ fn cut<'a>(text: &'a str, removed: &[Span]) -> Cow<'a, str> {
 }
 
 /// The calls the server already parsed.
-fn native_calls<'a>(value: &'a serde_json::Value, tools: Option<&dyn ToolLookup>) -> Vec<ExtractedCall<'a>> {
+pub(crate) fn native_calls<'a>(value: &'a serde_json::Value, tools: Option<&dyn ToolLookup>) -> Vec<ExtractedCall<'a>> {
     let Some(items) = value.as_array() else {
         return Vec::new();
     };

@@ -133,6 +133,16 @@ const MAX_MARKUP: usize = 64 * 1024;
 /// tool, its required parameters are all given).
 fn split(tools: &dyn ToolLookup, name: &str, arguments: &str) -> Option<Vec<String>> {
     let text = arguments.trim();
+    // Anything but an object followed by more text is one call at most: not read further
+    // (the common case, one object, is not parsed here).
+    if !text.starts_with('{') {
+        return None;
+    }
+    if let Some(End::Closed(e)) = value_end(text, 0)
+        && super::text::skip_ws(text, e) >= text.len()
+    {
+        return None;
+    }
     let schema = tools.parameters(name)?;
     let props = schema.get("properties").and_then(Value::as_object)?;
     let required: Vec<&str> =

@@ -33,6 +33,7 @@ use crate::salvage::TextFix;
 use crate::schema::Effect;
 use crate::schema::{Tool, ToolSet};
 use serde_json::Value;
+use std::cell::OnceCell;
 use std::collections::HashMap;
 
 /// Fixes calls one at a time, as a reply would: see the [module](self) documentation.
@@ -65,8 +66,21 @@ pub(crate) struct Prepared {
     pub(crate) signals: Vec<Signal>,
     /// Where the call was found in its channel.
     pub(crate) span: crate::span::Span,
-    /// The canonical key: the accepted call's, or the arguments as written for a refused one.
-    pub(crate) key: String,
+    /// The canonical key of a refused call (its arguments as written), made when first
+    /// asked for: see [`Prepared::key`].
+    pub(crate) written_key: OnceCell<String>,
+}
+
+impl Prepared {
+    /// The canonical key: the accepted call's (made from its value), or the arguments as
+    /// written for a refused one. Made only when something compares it (a repeat across
+    /// channels, the storm guard with calls in its window, a fresh id), once.
+    pub(crate) fn key(&self) -> &str {
+        match self.outcome.canonical_key() {
+            Some(k) => k,
+            None => self.written_key.get_or_init(|| call_key(self.outcome.name(), &self.written_arguments)),
+        }
+    }
 }
 
 impl CallFixer {
@@ -96,7 +110,7 @@ impl CallFixer {
     /// limit inside this call (a tool that may change things then gets no unclosed call).
     pub fn fix(&mut self, name: &str, arguments: &str, id: Option<&str>, at_cut: bool) -> FixedCall {
         let prepared = self.prepare(name, arguments, id, at_cut, Format::Native, Channel::ToolCalls);
-        self.admit(prepared)
+        self.admit(prepared, false)
     }
 
     /// Tell the storm guard the result of the call with this id: repeats only count while
@@ -130,10 +144,6 @@ impl CallFixer {
         channel: Channel,
     ) -> Prepared {
         let outcome = self.repair(name, arguments, at_cut);
-        let key = match outcome.canonical_key() {
-            Some(k) => k.to_owned(),
-            None => call_key(outcome.name(), arguments),
-        };
         Prepared {
             outcome,
             written_name: name.to_owned(),
@@ -145,30 +155,22 @@ impl CallFixer {
             intent: Intent::Call,
             signals: Vec::new(),
             span: crate::span::Span::default(),
-            key,
+            written_key: OnceCell::new(),
         }
     }
 
     /// Admit a prepared call: its id, its status (a call moved out of a reply's text is
     /// repaired: its bytes moved, or its envelope was fixed), and the storm guard's verdict.
-    pub(crate) fn admit(&mut self, prepared: Prepared) -> FixedCall {
-        let Prepared {
-            mut outcome,
-            written_name,
-            written_arguments,
-            id,
-            format,
-            channel,
-            envelope,
-            intent,
-            signals,
-            key,
-            ..
-        } = prepared;
-        let id = match id {
-            Some(id) if !is_fresh_id(&id) => id,
-            _ => self.fresh_id(outcome.name(), &key),
+    /// `last`: no call is admitted after this one (the fixer is dropped next), so the
+    /// storm guard need not remember it.
+    pub(crate) fn admit(&mut self, prepared: Prepared, last: bool) -> FixedCall {
+        let id = match &prepared.id {
+            Some(id) if !is_fresh_id(id) => id.clone(),
+            _ => self.fresh_id(prepared.outcome.name(), prepared.key()),
         };
+        let Prepared {
+            mut outcome, written_name, written_arguments, format, channel, envelope, intent, signals, ..
+        } = prepared;
         self.issued += 1;
         let mut status = match outcome.outcome() {
             Outcome::Untouched if channel == Channel::ToolCalls => CallStatus::Untouched,
@@ -193,10 +195,20 @@ impl CallFixer {
         let mut suppressed = None;
         if status.is_usable()
             && let Some(guard) = self.guard.as_mut()
-            && let Verdict::Suppress(s) = guard.check_key(outcome.name(), effect, key, Some(&id))
         {
-            status = CallStatus::Suppressed;
-            suppressed = Some(s);
+            let key = || match outcome.canonical_key() {
+                Some(k) => k.to_owned(),
+                None => call_key(outcome.name(), &written_arguments),
+            };
+            let verdict = if last {
+                guard.check_last(outcome.name(), effect, key, Some(&id))
+            } else {
+                guard.check_key(outcome.name(), effect, key(), Some(&id))
+            };
+            if let Verdict::Suppress(s) = verdict {
+                status = CallStatus::Suppressed;
+                suppressed = Some(s);
+            }
         }
         FixedCall {
             id,

@@ -52,7 +52,9 @@ pub(crate) fn assemble(
     let mut keep: Vec<Prepared> = Vec::with_capacity(content.len() + native.len());
     // A content call the server also returned is the server's: its call and id are kept.
     for mut p in content {
-        if native.iter().any(|n| n.key == p.key) || (repeats == Repeats::Drop && keep.iter().any(|k| k.key == p.key)) {
+        if native.iter().any(|n| n.key() == p.key())
+            || (repeats == Repeats::Drop && keep.iter().any(|k| k.key() == p.key()))
+        {
             notes.push(duplicate(&p));
             continue;
         }
@@ -67,7 +69,7 @@ pub(crate) fn assemble(
     }
     let content_count = keep.len();
     for p in native {
-        if repeats == Repeats::Drop && keep.iter().skip(content_count).any(|k| k.key == p.key) {
+        if repeats == Repeats::Drop && keep.iter().skip(content_count).any(|k| k.key() == p.key()) {
             notes.push(duplicate(&p));
         } else {
             keep.push(p);
@@ -82,8 +84,8 @@ pub(crate) fn assemble(
     if use_reasoning {
         for c in found.reasoning {
             let p = prepare(fixer, c, cut.hit);
-            let in_other = keep.iter().any(|k| k.key == p.key);
-            if in_other || (repeats == Repeats::Drop && reasoning.iter().any(|r| r.key == p.key)) {
+            let in_other = keep.iter().any(|k| k.key() == p.key());
+            if in_other || (repeats == Repeats::Drop && reasoning.iter().any(|r| r.key() == p.key())) {
                 notes.push(duplicate(&p));
             } else {
                 reasoning.push(p);
@@ -92,7 +94,9 @@ pub(crate) fn assemble(
     } else if let Some(first) = found.reasoning.first() {
         notes.push(Note::new(NoteKind::ReasoningCallsIgnored, first.span, Some(first.name.to_string())));
     }
-    let calls = keep.into_iter().chain(reasoning).map(|p| fixer.admit(p)).collect();
+    // The fixer is dropped after these: the storm guard need not remember the last one.
+    let count = keep.len() + reasoning.len();
+    let calls = keep.into_iter().chain(reasoning).enumerate().map(|(i, p)| fixer.admit(p, i + 1 == count)).collect();
     (calls, notes)
 }
 

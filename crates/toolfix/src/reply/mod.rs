@@ -55,6 +55,7 @@ use crate::schema::ToolSet;
 use serde::Serialize;
 use serde::ser::SerializeStruct as _;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// An assistant reply as the server returned it.
 ///
@@ -80,6 +81,47 @@ pub struct Reply<'a> {
     pub tool_calls: Option<&'a Value>,
     /// Why the model stopped (`"stop"`, `"tool_calls"`, `"length"`, ...).
     pub finish_reason: Option<&'a str>,
+    /// The server's parsed calls, read by the caller (no `Value` needed): used when
+    /// `tool_calls` is `None`, and read as `tool_calls` holding the same calls would be.
+    pub native_calls: Option<&'a [NativeCall<'a>]>,
+}
+
+/// A call the server parsed, borrowed from a response the caller read itself: what
+/// `{"id": id, "function": {"name": name, "arguments": arguments}}` in `tool_calls` says
+/// (`arguments` the text of the JSON string).
+///
+/// ```
+/// use toolfix::{fix_reply, CallStatus, FixOptions, NativeCall, Reply};
+///
+/// let calls = [NativeCall::new("get_time", "{}").with_id("c1")];
+/// let fixed = fix_reply(&Reply::new("").with_native_calls(&calls), None, None, &FixOptions::default()).unwrap();
+/// assert_eq!(fixed.calls[0].id, "c1");
+/// assert_eq!(fixed.calls[0].status, CallStatus::Untouched);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NativeCall<'a> {
+    /// The function's name.
+    pub name: &'a str,
+    /// The arguments text.
+    pub arguments: &'a str,
+    /// The call's id, when the server gave one as a string.
+    pub id: Option<&'a str>,
+}
+
+impl<'a> NativeCall<'a> {
+    /// A call of `name` with these arguments, no id.
+    #[must_use]
+    pub fn new(name: &'a str, arguments: &'a str) -> Self {
+        NativeCall { name, arguments, id: None }
+    }
+
+    /// This call with an id.
+    #[must_use]
+    pub fn with_id(mut self, id: &'a str) -> Self {
+        self.id = Some(id);
+        self
+    }
 }
 
 impl<'a> Reply<'a> {
@@ -103,6 +145,14 @@ impl<'a> Reply<'a> {
         self
     }
 
+    /// This reply with the server's parsed calls, read by the caller (see
+    /// [`NativeCall`]); `tool_calls`, when also given, is read instead.
+    #[must_use]
+    pub fn with_native_calls(mut self, calls: &'a [NativeCall<'a>]) -> Self {
+        self.native_calls = Some(calls);
+        self
+    }
+
     /// This reply with a `finish_reason`.
     #[must_use]
     pub fn with_finish_reason(mut self, finish_reason: &'a str) -> Self {
@@ -123,6 +173,7 @@ impl<'a> Reply<'a> {
                 .and_then(Value::as_str),
             tool_calls: message.get("tool_calls").filter(|t| t.is_array()),
             finish_reason: None,
+            native_calls: None,
         }
     }
 
@@ -526,9 +577,30 @@ pub fn fix_reply(
     // which repeat is kept, is decided over all of them once they are repaired).
     let found_options = options.extract.with_reasoning_calls(ReasoningCalls::Always).keeping_repeats();
     let text = extract::extract_with(&reply.text_message(), lookup, &found_options);
-    let (native, mut native_notes) = match reply.tool_calls {
-        Some(calls) => {
-            let x = extract::extract_with(&Message::new("").with_tool_calls(calls), lookup, &found_options);
+    // The server's calls, from its `tool_calls` value or as the caller read them: the
+    // same reading either way (`extract::native`), then the same extraction.
+    let served = match (reply.tool_calls, reply.native_calls) {
+        (Some(calls), _) => Some(extract::native_calls(calls, lookup)),
+        (None, Some(calls)) => Some(
+            calls
+                .iter()
+                .enumerate()
+                .flat_map(|(i, c)| {
+                    extract::native::calls(
+                        Cow::Borrowed(c.name),
+                        Cow::Borrowed(c.arguments),
+                        c.id.map(Cow::Borrowed),
+                        i,
+                        lookup,
+                    )
+                })
+                .collect(),
+        ),
+        (None, None) => None,
+    };
+    let (native, mut native_notes) = match served {
+        Some(served) => {
+            let x = extract::extract_found(&Message::new(""), served, lookup, &found_options);
             (x.calls, x.notes)
         }
         None => (Vec::new(), Vec::new()),

@@ -5,13 +5,13 @@ mod stream;
 
 pub(crate) use stream::ChatStream;
 
-use super::view::{Present, Text, object_view};
+use super::view::{Present, Prose, Text, object_view};
 use super::{Adapter, Edit, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use toolfix::extract::Channel;
-use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, ToolSet, feedback};
+use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, NativeCall, Reply, ToolSet, feedback};
 
 /// The Chat Completions adapter.
 #[derive(Debug)]
@@ -79,26 +79,32 @@ impl Adapter for ChatCompletions {
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
-        let view: ResponseView<'_> = serde_json::from_slice(body).ok()?;
+        let view: ResponseView<'_> = super::view::read(body).ok()?;
         let mut replies = Vec::with_capacity(view.choices.len());
         let mut changed = false;
-        let mut read_calls = Vec::with_capacity(view.choices.len());
-        for choice in &view.choices {
+        let read_calls: Vec<Served<'_>> = view
+            .choices
+            .iter()
+            .map(|choice| served(choice.message.as_ref().or(choice.delta.as_ref()).and_then(|m| m.tool_calls)))
+            .collect();
+        for (choice, calls) in view.choices.iter().zip(&read_calls) {
             let message = choice.message.as_ref().or(choice.delta.as_ref());
             let content = message.and_then(|m| m.content.as_str());
             // `reasoning_content` when present (whatever it holds), else `reasoning`.
             let reasoning =
                 message.and_then(|m| m.reasoning_content.0.as_ref().or(m.reasoning.0.as_ref())).and_then(Text::as_str);
-            let calls: Option<Value> = message
-                .and_then(|m| m.tool_calls)
-                .filter(|r| r.get().starts_with('['))
-                .and_then(|r| serde_json::from_str(r.get()).ok());
             let mut reply = Reply::new(content.unwrap_or(""));
             if let Some(r) = reasoning {
                 reply = reply.with_reasoning_content(r);
             }
-            if let Some(c) = &calls {
-                reply = reply.with_tool_calls(c);
+            let natives: Vec<NativeCall<'_>>;
+            match calls {
+                Served::Calls(views) => {
+                    natives = views.iter().filter_map(CallView::native).collect();
+                    reply = reply.with_native_calls(&natives);
+                }
+                Served::Value(c) => reply = reply.with_tool_calls(c),
+                Served::None => {}
             }
             if let Some(f) = choice.finish_reason.text.as_str() {
                 reply = reply.with_finish_reason(f);
@@ -106,7 +112,6 @@ impl Adapter for ChatCompletions {
             let fixed = fix(&reply);
             changed |= fixed.as_ref().is_some_and(|f| reply_changes(&reply, f));
             replies.push(fixed);
-            read_calls.push(calls);
         }
         // A body that changes: the edits that write every fixed reply back into it, when
         // each is one a splice makes (see `splice_choice`).
@@ -116,7 +121,7 @@ impl Adapter for ChatCompletions {
                 let mut edits = Vec::new();
                 for ((choice, calls), fixed) in view.choices.iter().zip(&read_calls).zip(&replies) {
                     if let Some(f) = fixed {
-                        splice_choice(body, choice, calls.as_ref(), f, &mut edits)?;
+                        splice_choice(body, choice, calls, f, &mut edits)?;
                     }
                 }
                 Some(edits)
@@ -355,7 +360,7 @@ counted_view!(ChoiceView { message: "message", delta: "delta", finish_reason: "f
 
 struct MessageView<'a> {
     dup: bool,
-    content: Text<'a>,
+    content: Prose<'a>,
     reasoning_content: Present<Text<'a>>,
     reasoning: Present<Text<'a>>,
     tool_calls: Option<&'a RawValue>,
@@ -397,7 +402,7 @@ fn span_of(body: &[u8], raw: &RawValue) -> Option<(usize, usize)> {
 fn splice_choice(
     body: &[u8],
     choice: &ChoiceView<'_>,
-    calls: Option<&Value>,
+    calls: &Served<'_>,
     fixed: &FixedReply,
     edits: &mut Vec<Edit>,
 ) -> Option<()> {
@@ -429,12 +434,19 @@ fn splice_choice(
         return None;
     }
     // `calls` is read from `message` or `delta`: only the message's are the originals.
-    let originals: &[Value] = if choice.message.is_some() {
-        calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
-    } else {
-        &[]
+    let originals = match calls {
+        _ if choice.message.is_none() => Originals::Values(&[]),
+        Served::Value(v) => Originals::Values(v.as_array().map(Vec::as_slice).unwrap_or_default()),
+        Served::Calls(views) => {
+            let raws: Vec<&RawValue> = serde_json::from_str(message.tool_calls?.get()).ok()?;
+            if raws.len() != views.len() {
+                return None;
+            }
+            Originals::Borrowed(views, raws)
+        }
+        Served::None => Originals::Values(&[]),
     };
-    let written: Vec<Value> = fixed.calls.iter().map(|c| call_value(c, originals)).collect();
+    let written: Vec<Value> = fixed.calls.iter().map(|c| originals.write(c)).collect();
     if written.is_empty() {
         if !originals.is_empty() {
             return None; // `tool_calls` would be removed
@@ -456,16 +468,112 @@ fn splice_choice(
 
 /// True when writing `fixed` over `reply` would change it.
 fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply) -> bool {
-    let natives = reply.tool_calls.and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let served = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls);
+    // A server call dropped (a repeat kept once), split, or given a name changes the
+    // reply too: every call must be one of the originals as sent.
+    let other_calls = match (reply.tool_calls, reply.native_calls) {
+        (Some(value), _) => {
+            let natives = value.as_array().map(Vec::as_slice).unwrap_or_default();
+            served.clone().count() != natives.len() || served.clone().any(|c| !natives.iter().any(|o| same_call(c, o)))
+        }
+        (None, natives) => {
+            let natives = natives.unwrap_or_default();
+            served.clone().count() != natives.len()
+                || served.clone().any(|c| !natives.iter().any(|o| same_native(c, o)))
+        }
+    };
     fixed.changed_calls()
         || fixed.calls.iter().any(|c| !c.status.is_usable())
-        // A server call dropped (a repeat kept once), split, or given a name changes the
-        // reply too: every call must be one of the originals as sent.
-        || served.clone().count() != natives.len()
-        || served.clone().any(|c| !natives.iter().any(|o| same_call(c, o)))
+        || other_calls
         || reply.content != fixed.content
         || reply.reasoning_content != fixed.reasoning_content.as_deref()
+}
+
+/// A choice's server calls as read: borrowed when each is `{"id"?, "function": {"name":
+/// string, "arguments": string}}` (what the library would read of them as a value),
+/// otherwise as a value.
+enum Served<'a> {
+    None,
+    Calls(Vec<CallView<'a>>),
+    Value(Value),
+}
+
+/// The server calls in `raw` (a `tool_calls` member), when it is an array.
+fn served(raw: Option<&RawValue>) -> Served<'_> {
+    let Some(raw) = raw.filter(|r| r.get().starts_with('[')) else { return Served::None };
+    if let Ok(views) = serde_json::from_str::<Vec<CallView<'_>>>(raw.get())
+        && views.iter().all(|v| v.native().is_some())
+    {
+        return Served::Calls(views);
+    }
+    serde_json::from_str(raw.get()).map_or(Served::None, Served::Value)
+}
+
+/// A message's server calls, to write an untouched one back as it was sent.
+enum Originals<'s, 'a> {
+    Values(&'s [Value]),
+    /// Read borrowed: each call, and its text (`tool_calls` read again as raw items).
+    Borrowed(&'s [CallView<'a>], Vec<&'a RawValue>),
+}
+
+impl Originals<'_, '_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Originals::Values(v) => v.is_empty(),
+            Originals::Borrowed(v, _) => v.is_empty(),
+        }
+    }
+
+    /// `call` as the usable call it is: the server's own object when it is one of them
+    /// as sent (see `call_value`).
+    fn write(&self, call: &FixedCall) -> Value {
+        match self {
+            Originals::Values(v) => call_value(call, v),
+            Originals::Borrowed(views, raws) => {
+                let sent = views.iter().position(|v| v.native().is_some_and(|n| same_native(call, &n)));
+                match sent.and_then(|i| raws.get(i)) {
+                    Some(raw) if call.channel == Channel::ToolCalls && call.status == CallStatus::Untouched => {
+                        serde_json::from_str(raw.get()).unwrap_or_else(|_| call_value(call, &[]))
+                    }
+                    _ => call_value(call, &[]),
+                }
+            }
+        }
+    }
+}
+
+/// A server call, borrowed where it holds no escapes.
+struct CallView<'a> {
+    id: Text<'a>,
+    function: Option<FunctionView<'a>>,
+}
+
+object_view!(CallView { id: "id", function: "function" });
+
+struct FunctionView<'a> {
+    name: Text<'a>,
+    arguments: Text<'a>,
+}
+
+object_view!(FunctionView { name: "name", arguments: "arguments" });
+
+impl CallView<'_> {
+    /// The call, when its name and arguments are strings in a `function` object.
+    fn native(&self) -> Option<NativeCall<'_>> {
+        let f = self.function.as_ref()?;
+        let mut call = NativeCall::new(f.name.as_str()?, f.arguments.as_str()?);
+        if let Some(id) = self.id.as_str() {
+            call = call.with_id(id);
+        }
+        Some(call)
+    }
+}
+
+/// `same_call` for a call read borrowed.
+fn same_native(call: &FixedCall, original: &NativeCall<'_>) -> bool {
+    original.id == Some(call.id.as_str())
+        && original.name == call.name
+        && Some(original.arguments) == call.arguments_text()
 }
 
 pub(crate) fn choices(response: &Value) -> &[Value] {
@@ -552,7 +660,8 @@ mod tests {
     fn read(body: &str) -> Option<Vec<(String, Option<String>, usize)>> {
         let mut seen = Vec::new();
         ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
-            let calls = r.tool_calls.and_then(Value::as_array).map_or(0, Vec::len);
+            let calls =
+                r.tool_calls.and_then(Value::as_array).map_or(0, Vec::len) + r.native_calls.map_or(0, <[_]>::len);
             seen.push((r.content.to_owned(), r.finish_reason.map(str::to_owned), calls));
             None
         })?;

@@ -20,7 +20,7 @@ mod stream;
 
 pub(crate) use stream::MessagesStream;
 
-use super::view::{Field, Text, object_view};
+use super::view::{Field, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -108,7 +108,7 @@ impl Adapter for Messages {
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
         // A borrowed read in one pass; a body it cannot take (duplicate members, blocks
         // that are not objects, ...) is read as a value.
-        let parts = match serde_json::from_slice::<ResponseView<'_>>(body) {
+        let parts = match super::view::read::<ResponseView<'_>>(body) {
             Ok(view) if view.kind.as_str() == Some("message") => Parts::of_view(&view),
             Ok(_) => return None,
             Err(_) => {
@@ -327,8 +327,8 @@ object_view!(ResponseView { kind: "type", content: "content", stop_reason: "stop
 #[derive(Default)]
 struct BlockView<'a> {
     kind: Text<'a>,
-    text: Text<'a>,
-    thinking: Text<'a>,
+    text: Prose<'a>,
+    thinking: Prose<'a>,
     id: Field<'a>,
     name: Field<'a>,
     input: Field<'a>,

@@ -18,7 +18,7 @@ mod stream;
 
 pub(crate) use stream::ResponsesStream;
 
-use super::view::{Field, Text, object_view};
+use super::view::{Field, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -112,7 +112,7 @@ impl Adapter for Responses {
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
         // A borrowed read in one pass; a body it cannot take (duplicate members, items
         // that are not objects, ...) is read as a value.
-        let parts = match serde_json::from_slice::<ResponseView<'_>>(body) {
+        let parts = match super::view::read::<ResponseView<'_>>(body) {
             Ok(view) if view.object.as_str() == Some("response") => Parts::of_view(&view),
             Ok(_) => return None,
             Err(_) => {
@@ -314,7 +314,7 @@ object_view!(ItemView {
 #[derive(Default)]
 struct PartView<'a> {
     kind: Text<'a>,
-    text: Text<'a>,
+    text: Prose<'a>,
 }
 
 object_view!(PartView { kind: "type", text: "text" });
