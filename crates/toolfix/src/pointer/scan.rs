@@ -20,26 +20,35 @@ pub(crate) static STRING_STOP: [bool; 256] = {
 const LANES: u64 = 0x0101_0101_0101_0101;
 const TOPS: u64 = LANES << 7;
 
-/// The lanes of `x` that equal `c`: their top bit set (exact for the lowest one), other
-/// bits left for [`next_lane`] to mask once.
+/// The lanes of `x` that equal `c` (top bit set), exact for the lowest one.
 #[inline]
 pub(crate) fn lanes_equal(x: u64, c: u8) -> u64 {
     let t = x ^ (LANES * u64::from(c));
-    t.wrapping_sub(LANES) & !t
+    t.wrapping_sub(LANES) & !t & TOPS
 }
 
-/// The lanes of `x` below `0x20` (a control character), as [`lanes_equal`] flags them.
+/// The lanes of `x` below `0x20` (a control character; top bit set), exact for the lowest
+/// one.
 #[inline]
 pub(crate) fn lanes_control(x: u64) -> u64 {
-    x.wrapping_sub(LANES * 0x20) & !x
+    x.wrapping_sub(LANES * 0x20) & !x & TOPS
 }
 
-/// The first index at or after `i` whose byte `stops` flags (the top bit of its lane; eight
-/// bytes at a time, read little-endian; only the lowest lane flagged need be exact), or `b.len()` (or `i`, when
+/// The first index at or after `i` whose byte `stops` flags (the top bit of its lane, no
+/// other bit set; eight bytes at a time, read little-endian; only the lowest lane flagged
+/// need be exact), or `b.len()` (or `i`, when
 /// past the end).
 #[inline]
-pub(crate) fn next_lane(b: &[u8], i: usize, stops: impl Fn(u64) -> u64) -> usize {
-    let mut i = next_lane_in_words(b, i, &stops);
+pub(crate) fn next_lane(b: &[u8], mut i: usize, stops: impl Fn(u64) -> u64) -> usize {
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let m = stops(u64::from_le_bytes(word));
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
     while let Some(&c) = b.get(i) {
         let mut word = [0u8; 8];
         word[0] = c;
@@ -58,7 +67,7 @@ pub(crate) fn next_lane_in_words(b: &[u8], mut i: usize, stops: impl Fn(u64) -> 
     while let Some(chunk) = b.get(i..i + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        let m = stops(u64::from_le_bytes(word)) & TOPS;
+        let m = stops(u64::from_le_bytes(word));
         if m != 0 {
             return i + (m.trailing_zeros() / 8) as usize;
         }
