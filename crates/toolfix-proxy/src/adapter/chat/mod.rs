@@ -7,6 +7,7 @@ pub(crate) use stream::ChatStream;
 
 use super::view::{Present, Prose, Text, object_view};
 use super::{Adapter, Edit, Lazy, Peek, Read, Unusable, history};
+use crate::summary::push_json_str;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -438,16 +439,21 @@ fn splice_choice(
         _ if choice.message.is_none() => Originals::Values(&[]),
         Served::Value(v) => Originals::Values(v.as_array().map(Vec::as_slice).unwrap_or_default()),
         Served::Calls(views) => {
-            let raws: Vec<&RawValue> = serde_json::from_str(message.tool_calls?.get()).ok()?;
-            if raws.len() != views.len() {
+            // The calls' text, read only when one is kept as sent.
+            let raws: Vec<&RawValue> =
+                if fixed.calls.iter().any(|c| c.channel == Channel::ToolCalls && c.status == CallStatus::Untouched) {
+                    serde_json::from_str(message.tool_calls?.get()).ok()?
+                } else {
+                    Vec::new()
+                };
+            if !raws.is_empty() && raws.len() != views.len() {
                 return None;
             }
             Originals::Borrowed(views, raws)
         }
         Served::None => Originals::Values(&[]),
     };
-    let written: Vec<Value> = fixed.calls.iter().map(|c| originals.write(c)).collect();
-    if written.is_empty() {
+    if fixed.calls.is_empty() {
         if !originals.is_empty() {
             return None; // `tool_calls` would be removed
         }
@@ -460,7 +466,16 @@ fn splice_choice(
         return Some(());
     }
     let (start, end) = span_of(body, message.tool_calls?)?;
-    edits.push(Edit { start, end, text: Value::Array(written).to_string() });
+    let mut text = Vec::with_capacity(160 * fixed.calls.len());
+    text.push(b'[');
+    for (i, c) in fixed.calls.iter().enumerate() {
+        if i > 0 {
+            text.push(b',');
+        }
+        originals.write(c, &mut text);
+    }
+    text.push(b']');
+    edits.push(Edit { start, end, text: String::from_utf8(text).ok()? });
     let (start, end) = span_of(body, choice.finish_reason.raw?)?;
     edits.push(Edit { start, end, text: "\"tool_calls\"".to_owned() });
     Some(())
@@ -524,22 +539,36 @@ impl Originals<'_, '_> {
         }
     }
 
-    /// `call` as the usable call it is: the server's own object when it is one of them
-    /// as sent (see `call_value`).
-    fn write(&self, call: &FixedCall) -> Value {
-        match self {
-            Originals::Values(v) => call_value(call, v),
-            Originals::Borrowed(views, raws) => {
-                let sent = views.iter().position(|v| v.native().is_some_and(|n| same_native(call, &n)));
-                match sent.and_then(|i| raws.get(i)) {
-                    Some(raw) if call.channel == Channel::ToolCalls && call.status == CallStatus::Untouched => {
-                        serde_json::from_str(raw.get()).unwrap_or_else(|_| call_value(call, &[]))
-                    }
-                    _ => call_value(call, &[]),
-                }
-            }
+    /// `call` as the usable call it is, written as JSON (the bytes `call_value`'s value
+    /// is serialised to): the server's own object when it is one of them as sent.
+    fn write(&self, call: &FixedCall, out: &mut Vec<u8>) {
+        let kept = call.channel == Channel::ToolCalls && call.status == CallStatus::Untouched;
+        let original: Option<Value> = match self {
+            Originals::Values(v) => v.iter().find(|o| kept && same_call(call, o)).cloned(),
+            Originals::Borrowed(views, raws) => views
+                .iter()
+                .position(|v| kept && v.native().is_some_and(|n| same_native(call, &n)))
+                .and_then(|i| raws.get(i))
+                .and_then(|raw| serde_json::from_str(raw.get()).ok()),
+        };
+        if let Some(o) = original
+            && serde_json::to_writer(&mut *out, &o).is_ok()
+        {
+            return;
         }
+        write_call(call, out);
     }
+}
+
+/// A call built anew, as `call_value` builds it, written as serde_json writes that value.
+fn write_call(call: &FixedCall, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"id\":");
+    push_json_str(out, &call.id);
+    out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
+    push_json_str(out, &call.name);
+    out.extend_from_slice(b",\"arguments\":");
+    push_json_str(out, call.arguments_text().unwrap_or("{}"));
+    out.extend_from_slice(b"}}");
 }
 
 /// A server call, borrowed where it holds no escapes.
@@ -790,5 +819,39 @@ mod tests {
         let dup = r#"{"choices": [{"message": {"content": "", "tool_calls": [], "tool_calls": [{"id": "c", "type": "function",
             "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\", \"days\": \"2\"}"}}]}, "finish_reason": "stop"}]}"#;
         assert_eq!(both_ways(dup).0, None);
+    }
+
+    /// The calls a splice writes are the bytes the value they were built as serialised
+    /// to: calls repaired (names and ids with escapes), kept as sent (spacing, key order,
+    /// numbers and extra members as a value read and written makes them), in one choice.
+    #[test]
+    fn spliced_calls_are_the_bytes_of_their_value() {
+        let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}})])
+        .unwrap();
+        let options = FixOptions::default();
+        let bodies = [
+            r#"{"choices": [{"message": {"content": "x", "tool_calls": [{"id": "c\"1\u00e9\n", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\": \"Par\\\"is\", \"days\": \"3\"}"}}]},
+                "finish_reason": "tool_calls"}]}"#,
+            r#"{"choices": [{"message": {"content": null, "tool_calls": [
+                {"type": "function", "function": {"arguments": "{\"city\": \"Oslo\"}", "name": "get_weather"}, "id": "k", "extra": [1.0e2, -0, {"b": 1, "a": 2}]},
+                {"id": "r", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\", \"days\": \"2\"}"}}]},
+                "finish_reason": "stop"}]}"#,
+        ];
+        for body in bodies {
+            let lazy = ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
+                toolfix::fix_reply(r, Some(&tools), None, &options).ok()
+            })
+            .unwrap();
+            let edits = lazy.read.edits.expect("spliced");
+            let value: Value = serde_json::from_str(body).unwrap();
+            let originals = choices(&value)[0]["message"]["tool_calls"].as_array().unwrap().clone();
+            let fixed = lazy.replies[0].as_ref().unwrap();
+            let built: Vec<Value> = fixed.calls.iter().map(|c| call_value(c, &originals)).collect();
+            let calls = edits.iter().find(|e| e.text.starts_with('[')).expect("the calls written");
+            assert_eq!(calls.text, Value::Array(built).to_string(), "{body}");
+            assert_eq!(calls.text.contains("\"extra\":[100.0,"), body.contains("extra"), "{}", calls.text);
+        }
     }
 }
