@@ -1,6 +1,7 @@
 //! OpenAI Chat Completions (`POST /v1/chat/completions`): the request and response side;
 //! `stream` is its SSE.
 
+mod scan;
 mod stream;
 
 pub(crate) use stream::ChatStream;
@@ -80,14 +81,20 @@ impl Adapter for ChatCompletions {
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
-        let view: ResponseView<'_> = super::view::read(body).ok()?;
+        // The hand-written read when it can decide, else serde_json's (the same result).
+        let (view, read_calls) = if let Some(read) = scan::read(body) {
+            read
+        } else {
+            let view: ResponseView<'_> = super::view::read(body).ok()?;
+            let calls = view
+                .choices
+                .iter()
+                .map(|choice| served(choice.message.as_ref().or(choice.delta.as_ref()).and_then(|m| m.tool_calls)))
+                .collect();
+            (view, calls)
+        };
         let mut replies = Vec::with_capacity(view.choices.len());
         let mut changed = false;
-        let read_calls: Vec<Served<'_>> = view
-            .choices
-            .iter()
-            .map(|choice| served(choice.message.as_ref().or(choice.delta.as_ref()).and_then(|m| m.tool_calls)))
-            .collect();
         for (choice, calls) in view.choices.iter().zip(&read_calls) {
             let message = choice.message.as_ref().or(choice.delta.as_ref());
             let content = message.and_then(|m| m.content.as_str());
@@ -364,7 +371,7 @@ struct MessageView<'a> {
     content: Prose<'a>,
     reasoning_content: Present<Text<'a>>,
     reasoning: Present<Text<'a>>,
-    tool_calls: Option<&'a RawValue>,
+    tool_calls: Option<Raw<'a>>,
 }
 
 counted_view!(MessageView {
@@ -378,22 +385,33 @@ counted_view!(MessageView {
 /// the member is absent.
 #[derive(Default)]
 struct RawText<'a> {
-    raw: Option<&'a RawValue>,
+    raw: Option<Raw<'a>>,
     text: Text<'a>,
 }
 
 impl<'de: 'a, 'a> serde::Deserialize<'de> for RawText<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = <&'a RawValue>::deserialize(deserializer)?;
-        let text = serde_json::from_str::<Text<'a>>(raw.get()).map_err(serde::de::Error::custom)?;
-        Ok(RawText { raw: Some(raw), text })
+        let raw = <&'a RawValue>::deserialize(deserializer)?.get();
+        let text = serde_json::from_str::<Text<'a>>(raw).map_err(serde::de::Error::custom)?;
+        Ok(RawText { raw: Some(Raw(raw)), text })
+    }
+}
+
+/// A member's JSON text as it is in the body (where it is, for a splice); read as a
+/// `&RawValue` (an `Option` of it reads `null` as `None`).
+#[derive(Clone, Copy)]
+struct Raw<'a>(&'a str);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|r| Raw(r.get()))
     }
 }
 
 /// Where `raw` (borrowed from `body`) sits in it.
-fn span_of(body: &[u8], raw: &RawValue) -> Option<(usize, usize)> {
-    let start = (raw.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
-    let end = start.checked_add(raw.get().len())?;
+fn span_of(body: &[u8], raw: Raw<'_>) -> Option<(usize, usize)> {
+    let start = (raw.0.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    let end = start.checked_add(raw.0.len())?;
     (end <= body.len()).then_some((start, end))
 }
 
@@ -442,7 +460,7 @@ fn splice_choice(
             // The calls' text, read only when one is kept as sent.
             let raws: Vec<&RawValue> =
                 if fixed.calls.iter().any(|c| c.channel == Channel::ToolCalls && c.status == CallStatus::Untouched) {
-                    serde_json::from_str(message.tool_calls?.get()).ok()?
+                    serde_json::from_str(message.tool_calls?.0).ok()?
                 } else {
                     Vec::new()
                 };
@@ -514,14 +532,14 @@ enum Served<'a> {
 }
 
 /// The server calls in `raw` (a `tool_calls` member), when it is an array.
-fn served(raw: Option<&RawValue>) -> Served<'_> {
-    let Some(raw) = raw.filter(|r| r.get().starts_with('[')) else { return Served::None };
-    if let Ok(views) = serde_json::from_str::<Vec<CallView<'_>>>(raw.get())
+fn served(raw: Option<Raw<'_>>) -> Served<'_> {
+    let Some(Raw(raw)) = raw.filter(|r| r.0.starts_with('[')) else { return Served::None };
+    if let Ok(views) = serde_json::from_str::<Vec<CallView<'_>>>(raw)
         && views.iter().all(|v| v.native().is_some())
     {
         return Served::Calls(views);
     }
-    serde_json::from_str(raw.get()).map_or(Served::None, Served::Value)
+    serde_json::from_str(raw).map_or(Served::None, Served::Value)
 }
 
 /// A message's server calls, to write an untouched one back as it was sent.
