@@ -45,18 +45,24 @@ fn plain_history(messages: Option<&RawValue>) -> Option<usize> {
     list.iter().all(|m| m.tool_calls.is_none() && m.role.as_str() != Some("tool")).then_some(list.len())
 }
 
+/// `ChatCompletions::peek` by serde_json.
+fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let tools = e.tools.map(RawValue::get).filter(|t| {
+        let t = t.trim();
+        t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
+    });
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+}
+
 impl Adapter for ChatCompletions {
     const API: &'static str = "chat";
     const PATH: &'static str = "/v1/chat/completions";
     type Stream<'t> = ChatStream<'t>;
 
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
-        let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-        let tools = e.tools.map(RawValue::get).filter(|t| {
-            let t = t.trim();
-            t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
-        });
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+        // The hand-written read when it can decide, else serde_json's (the same result).
+        scan::peek(body).map_or_else(|| checked_peek(body), Ok)
     }
 
     fn definitions(request: &Value) -> Vec<Value> {

@@ -7,6 +7,7 @@
 //! caller reads the body with serde_json as before: its result is that read's either way.
 
 use super::{CallView, ChoiceView, FunctionView, MessageView, Raw, RawText, ResponseView, Served};
+use crate::adapter::Peek;
 use crate::adapter::view::{Present, Prose, Text, has_control};
 use std::borrow::Cow;
 
@@ -49,6 +50,51 @@ pub(super) fn read(body: &[u8]) -> Option<(ResponseView<'_>, Vec<Served<'_>>)> {
     })?;
     r.ws();
     (r.at == body.len()).then_some((view, served))
+}
+
+/// The request's envelope as `ChatCompletions::peek` reads it with serde_json (the
+/// tool definitions' text, the stream flag, the model, and whether the conversation is
+/// plain); `None` when this reader cannot decide.
+pub(super) fn peek(body: &[u8]) -> Option<Peek<'_>> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mut r = Reader { text, bytes: body, at: 0 };
+    let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None };
+    let mut seen = [false; 4];
+    r.ws();
+    r.object(|r, key| {
+        let slot = match key {
+            "tools" => 0,
+            "stream" => 1,
+            "model" => 2,
+            "messages" => 3,
+            _ => return r.skip(1),
+        };
+        if std::mem::replace(seen.get_mut(slot)?, true) {
+            return None;
+        }
+        match slot {
+            0 => {
+                let from = r.at;
+                r.skip(1)?;
+                let raw = r.text.get(from..r.at)?;
+                // `null` is no member; an empty list is no tools.
+                peek.tools = (raw.starts_with('[') && raw.trim_start_matches('[').trim_start() != "]").then_some(raw);
+            }
+            1 => match r.peek()? {
+                b't' => {
+                    r.word(b"true")?;
+                    peek.stream = true;
+                }
+                b'f' => r.word(b"false")?,
+                _ => r.word(b"null")?,
+            },
+            2 => peek.model = r.text()?,
+            _ => r.messages(&mut peek.plain)?,
+        }
+        Some(())
+    })?;
+    r.ws();
+    (r.at == body.len()).then_some(peek)
 }
 
 struct Reader<'a> {
@@ -312,6 +358,44 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A `messages` member as `plain_history` reads it, into `out`: the number of messages
+    /// when it is a list of objects none of which is a `tool` result or has calls (`null`
+    /// for none).
+    fn messages(&mut self, out: &mut Option<usize>) -> Option<()> {
+        if self.peek()? != b'[' {
+            *out = None;
+            return self.skip(1);
+        }
+        self.at += 1;
+        let (mut count, mut plain) = (0usize, true);
+        self.list(|r| {
+            let mut seen = [false; 2];
+            r.object(|r, key| {
+                let slot = match key {
+                    "role" => 0,
+                    "tool_calls" => 1,
+                    _ => return r.skip(2),
+                };
+                if std::mem::replace(seen.get_mut(slot)?, true) {
+                    return None;
+                }
+                if slot == 0 {
+                    plain &= r.text()?.as_str() != Some("tool");
+                } else if r.peek()? == b'n' {
+                    r.word(b"null")?;
+                } else {
+                    r.skip(2)?;
+                    plain = false;
+                }
+                Some(())
+            })?;
+            count += 1;
+            Some(())
+        })?;
+        *out = plain.then_some(count);
+        Some(())
+    }
+
     /// A choice object and its server calls.
     fn choice(&mut self) -> Option<(ChoiceView<'a>, Served<'a>)> {
         let mut choice = ChoiceView { dup: false, message: None, delta: None, finish_reason: RawText::default() };
@@ -557,8 +641,78 @@ mod tests {
         assert!(super::read(deep.as_bytes()).is_none());
     }
 
+    /// When the hand-written peek decides, it reads the request as serde_json's peek.
+    fn peeks_alike(body: &[u8]) -> bool {
+        let Some(fast) = super::peek(body) else { return false };
+        let checked = super::super::checked_peek(body).ok();
+        let show = |p: &crate::adapter::Peek<'_>| {
+            (p.tools.map(str::to_owned), p.stream, p.model.as_str().map(str::to_owned), p.plain)
+        };
+        assert_eq!(Some(show(&fast)), checked.as_ref().map(show), "{}", String::from_utf8_lossy(body));
+        true
+    }
+
+    fn requests() -> Vec<String> {
+        let tool = json!({"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}});
+        let values = [
+            json!({"model": "m\u{e9}", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "Weather?"}],
+                "tools": [tool], "stream": false, "temperature": 0.5}),
+            json!({"model": null, "messages": [{"role": "assistant", "content": "a", "tool_calls": null},
+                {"role": "user", "content": [{"type": "text", "text": "u"}]}], "tools": [], "stream": true}),
+            json!({"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}, {"role": "tool", "content": "x"}],
+                "tools": null, "stream": null}),
+            json!({"messages": {"role": "user"}, "tools": {"a": 1}, "model": 3}),
+            json!({}),
+        ];
+        let mut out = Vec::new();
+        for v in values {
+            out.push(v.to_string());
+            out.push(serde_json::to_string_pretty(&v).unwrap());
+        }
+        out.push("{\"tools\": [ ], \"messages\": []}".to_owned());
+        out
+    }
+
+    #[test]
+    fn the_hand_written_peek_decides_common_requests_as_serde_json_reads_them() {
+        for body in requests() {
+            assert!(peeks_alike(body.as_bytes()), "not decided: {body}");
+        }
+        for body in [
+            &br#"{"stream": 1}"#[..],
+            br#"{"messages": ["hi"]}"#,
+            br#"{"model": "a", "model": "b"}"#,
+            br#"{"messages": [{"role": "user", "tool\u005fcalls": []}]}"#,
+            b"[[], true]",
+        ] {
+            assert!(super::peek(body).is_none(), "{}", String::from_utf8_lossy(body));
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Damaged requests: where the hand-written peek decides, serde_json's agrees.
+        #[test]
+        fn damaged_requests_peek_as_serde_json_peeks(
+            which in 0usize..11,
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
+                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+        ) {
+            let mut body = requests()[which].clone().into_bytes();
+            for (at, kind, byte) in edits {
+                let i = at.index(body.len() + 1);
+                match kind {
+                    0 => body.insert(i, byte),
+                    1 if i < body.len() => { body.remove(i); }
+                    2 if i < body.len() => body[i] = byte,
+                    _ => body.truncate(i),
+                }
+            }
+            if super::peek(&body).is_some() {
+                peeks_alike(&body);
+            }
+        }
 
         /// Bodies cut, with bytes dropped, changed or put in: where the hand-written read
         /// decides, serde_json's read agrees.
