@@ -226,9 +226,45 @@ impl Summary {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// The `x_toolfix` object as JSON text (written without building a value).
+    /// The `x_toolfix` object as JSON text, the bytes `serde_json::to_string` writes of it
+    /// (written by hand: serde's map and enum machinery was most of its cost; the parts
+    /// seldom there go through serde_json).
     pub(crate) fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| "null".to_owned())
+        let mut out = Vec::with_capacity(256 + 160 * self.calls.len());
+        out.extend_from_slice(b"{\"summary\":");
+        push_json_str(&mut out, &self.short());
+        out.extend_from_slice(b",\"calls\":[");
+        for (i, call) in self.calls.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            call.write_json(&mut out);
+        }
+        out.extend_from_slice(b"],\"attempts\":[");
+        for (i, attempt) in self.attempts.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            attempt.write_json(&mut out);
+        }
+        out.push(b']');
+        if !self.history.is_empty() {
+            out.extend_from_slice(b",\"history\":");
+            push_serialized(&mut out, &self.history);
+        }
+        if !self.unfixed.is_empty() {
+            out.extend_from_slice(b",\"unfixed\":");
+            push_serialized(&mut out, &self.unfixed);
+        }
+        if self.content_was_reasoning {
+            out.extend_from_slice(b",\"content_was_reasoning\":true");
+        }
+        if !self.shown.is_empty() {
+            out.extend_from_slice(b",\"shown_calls\":");
+            push_serialized(&mut out, &self.shown);
+        }
+        out.push(b'}');
+        String::from_utf8(out).unwrap_or_else(|_| "null".to_owned())
     }
 
     /// The one-line summary (also the `x-toolfix` header).
@@ -280,9 +316,119 @@ impl Serialize for Summary {
     }
 }
 
-/// `n` in decimal, appended.
-fn push_number(out: &mut String, n: usize) {
-    let mut digits = [0u8; 20];
+impl CallLine {
+    /// `serde_json::to_writer`'s bytes of the line.
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"choice\":");
+        push_number_bytes(out, self.choice);
+        out.extend_from_slice(b",\"id\":");
+        push_json_str(out, &self.id);
+        out.extend_from_slice(b",\"name\":");
+        push_json_str(out, &self.name);
+        out.extend_from_slice(b",\"outcome\":");
+        push_json_str(out, self.outcome.as_str());
+        out.extend_from_slice(b",\"channel\":");
+        push_json_str(out, self.channel);
+        out.extend_from_slice(b",\"format\":");
+        push_json_str(out, self.format);
+        if let Some(w) = &self.written_name {
+            out.extend_from_slice(b",\"written_name\":");
+            push_json_str(out, w);
+        }
+        for (key, list) in [(&b",\"repairs\":["[..], &self.repairs), (&b",\"text_fixes\":["[..], &self.text_fixes)] {
+            if !list.is_empty() {
+                out.extend_from_slice(key);
+                for (i, item) in list.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    push_json_str(out, item);
+                }
+                out.push(b']');
+            }
+        }
+        if let Some(intent) = &self.intent {
+            out.extend_from_slice(b",\"intent\":");
+            push_serialized(out, intent);
+        }
+        if !self.signals.is_empty() {
+            out.extend_from_slice(b",\"signals\":");
+            push_serialized(out, &self.signals);
+        }
+        if let Some(m) = &self.message {
+            out.extend_from_slice(b",\"message\":");
+            push_json_str(out, m);
+        }
+        out.push(b'}');
+    }
+}
+
+impl Attempt {
+    /// `serde_json::to_writer`'s bytes of the attempt.
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"kind\":");
+        push_json_str(out, self.kind.as_str());
+        if let Some(f) = &self.finish_reason {
+            out.extend_from_slice(b",\"finish_reason\":");
+            push_json_str(out, f);
+        }
+        if let Some(o) = &self.outcome {
+            out.extend_from_slice(b",\"outcome\":");
+            match o {
+                toolfix::ReplyOutcome::NoCalls => push_json_str(out, "no_calls"),
+                toolfix::ReplyOutcome::Usable => push_json_str(out, "usable"),
+                toolfix::ReplyOutcome::Refused => push_json_str(out, "refused"),
+                other => push_serialized(out, other),
+            }
+        }
+        if let Some(e) = &self.error {
+            out.extend_from_slice(b",\"error\":");
+            push_json_str(out, e);
+        }
+        if let Some(o) = &self.original {
+            out.extend_from_slice(b",\"original\":");
+            push_serialized(out, o);
+        }
+        out.push(b'}');
+    }
+}
+
+impl AttemptKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            AttemptKind::Initial => "initial",
+            AttemptKind::RetryLonger => "retry_longer",
+            AttemptKind::Continued => "continued",
+            AttemptKind::Reprompt => "reprompt",
+        }
+    }
+}
+
+/// `s` as a JSON string, the bytes serde_json writes: it escapes only `"`, `\` and the
+/// control characters, so a string without them is written as it is.
+pub(crate) fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        push_serialized(out, s);
+    }
+}
+
+/// `value` as serde_json writes it (into a `Vec`: the types written here do not fail;
+/// `null` if one did).
+fn push_serialized<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    let at = out.len();
+    if serde_json::to_writer(&mut *out, value).is_err() {
+        out.truncate(at);
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// The decimal digits of `n`, in `digits`' last bytes; the slice of them.
+fn digits_of(n: usize, digits: &mut [u8; 20]) -> &[u8] {
     let mut at = digits.len();
     let mut n = n;
     loop {
@@ -296,7 +442,17 @@ fn push_number(out: &mut String, n: usize) {
             break;
         }
     }
-    out.extend(digits.get(at..).unwrap_or_default().iter().map(|&d| char::from(d)));
+    digits.get(at..).unwrap_or_default()
+}
+
+/// `n` in decimal, appended.
+fn push_number(out: &mut String, n: usize) {
+    out.extend(digits_of(n, &mut [0; 20]).iter().map(|&d| char::from(d)));
+}
+
+/// `n` in decimal, appended.
+fn push_number_bytes(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(digits_of(n, &mut [0; 20]));
 }
 
 fn channel_name(channel: Channel) -> &'static str {
@@ -309,7 +465,75 @@ fn channel_name(channel: Channel) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::push_number;
+    use super::{Attempt, AttemptKind, Summary, push_number};
+    use crate::adapter::history::Change;
+    use crate::metrics::Metrics;
+    use serde_json::json;
+    use toolfix::{FixOptions, NativeCall, Reply, ToolSet};
+
+    /// The report written by hand is the bytes serde_json writes of it: calls untouched,
+    /// repaired, renamed, moved out of the text, given up (with a message), shown only;
+    /// every kind of attempt, with an error and an original; history changes, unfixed
+    /// replies, shown calls; strings that need escapes.
+    #[test]
+    fn the_report_is_written_as_serde_json_writes_it() {
+        let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}})])
+        .unwrap();
+        let options = FixOptions::default();
+        let metrics = Metrics::new();
+        let natives = [
+            NativeCall::new("get_weather", "{\"city\": \"Paris\", \"days\": 3}").with_id("call_1"),
+            NativeCall::new("get_weather", "{\"city\": \"Paris\", \"days\": \"3\"}").with_id("call_\"2\"\n"),
+            NativeCall::new("Get-Weather", "{\"city\": \"Rome\"}").with_id("c\"3\"\n"),
+            NativeCall::new("get_weather", "{\"days\": 2}").with_id("c4"),
+        ];
+        let replies = [
+            Reply::new("Sure. \u{e9}").with_native_calls(&natives),
+            Reply::new(
+                "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": \"1\"}}</tool_call>",
+            ),
+            Reply::new(
+                "You could call it like this:\n```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n```",
+            ),
+            Reply::new("no calls"),
+        ];
+        let mut summary = Summary::new(vec![Change {
+            kind: "arguments_salvaged",
+            message: 2,
+            call: Some(0),
+            tool_call_id: Some("a\tb".to_owned()),
+        }]);
+        for later in [false, true] {
+            for (i, reply) in replies.iter().enumerate() {
+                let fixed = toolfix::fix_reply(reply, Some(&tools), None, &options).unwrap();
+                summary.calls("chat", i, &fixed, later, &metrics, "m");
+                summary.attempts.push(Attempt {
+                    kind: [
+                        AttemptKind::Initial,
+                        AttemptKind::RetryLonger,
+                        AttemptKind::Continued,
+                        AttemptKind::Reprompt,
+                    ][i],
+                    finish_reason: (i % 2 == 0).then(|| "tool_calls".to_owned()),
+                    outcome: Some(fixed.outcome()),
+                    error: (i == 3).then(|| "upstream \"said\" no\u{1}".to_owned()),
+                    original: (i == 2).then(|| json!({"content": "x", "n": 1.5e300, "z": [null, true]})),
+                });
+            }
+        }
+        assert!(summary.calls.len() >= 6, "{}", summary.calls.len());
+        assert!(summary.gave_up());
+        assert!(summary.calls.iter().any(|c| c.id.contains('"')));
+        summary.shown.push(json!({"choice": 1, "name": "get_weather", "signals": ["example"]}));
+        let check = |s: &Summary| assert_eq!(s.to_json(), serde_json::to_string(s).unwrap());
+        check(&summary);
+        summary.unfixed = vec!["reply 1: too large".to_owned()];
+        summary.content_was_reasoning = true;
+        check(&summary);
+        check(&Summary::default());
+        check(&Summary::new(Vec::new()));
+    }
 
     #[test]
     fn numbers_are_written_as_format_writes_them() {

@@ -115,7 +115,7 @@ pub(crate) fn read<'a, T: Deserialize<'a>>(body: &'a [u8]) -> serde_json::Result
 }
 
 /// True when some byte of `bytes` is below 0x20 (a control character).
-fn has_control(bytes: &[u8]) -> bool {
+pub(crate) fn has_control(bytes: &[u8]) -> bool {
     // The least byte of each chunk (a loop the compiler vectorises).
     bytes.chunks(256).any(|c| c.iter().fold(u8::MAX, |a, &b| a.min(b)) < 0x20)
 }

@@ -1,12 +1,14 @@
 //! OpenAI Chat Completions (`POST /v1/chat/completions`): the request and response side;
 //! `stream` is its SSE.
 
+mod scan;
 mod stream;
 
 pub(crate) use stream::ChatStream;
 
 use super::view::{Present, Prose, Text, object_view};
 use super::{Adapter, Edit, Lazy, Peek, Read, Unusable, history};
+use crate::summary::push_json_str;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -43,18 +45,24 @@ fn plain_history(messages: Option<&RawValue>) -> Option<usize> {
     list.iter().all(|m| m.tool_calls.is_none() && m.role.as_str() != Some("tool")).then_some(list.len())
 }
 
+/// `ChatCompletions::peek` by serde_json.
+fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let tools = e.tools.map(RawValue::get).filter(|t| {
+        let t = t.trim();
+        t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
+    });
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+}
+
 impl Adapter for ChatCompletions {
     const API: &'static str = "chat";
     const PATH: &'static str = "/v1/chat/completions";
     type Stream<'t> = ChatStream<'t>;
 
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
-        let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-        let tools = e.tools.map(RawValue::get).filter(|t| {
-            let t = t.trim();
-            t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
-        });
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+        // The hand-written read when it can decide, else serde_json's (the same result).
+        scan::peek(body).map_or_else(|| checked_peek(body), Ok)
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
@@ -79,14 +87,20 @@ impl Adapter for ChatCompletions {
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
-        let view: ResponseView<'_> = super::view::read(body).ok()?;
+        // The hand-written read when it can decide, else serde_json's (the same result).
+        let (view, read_calls) = if let Some(read) = scan::read(body) {
+            read
+        } else {
+            let view: ResponseView<'_> = super::view::read(body).ok()?;
+            let calls = view
+                .choices
+                .iter()
+                .map(|choice| served(choice.message.as_ref().or(choice.delta.as_ref()).and_then(|m| m.tool_calls)))
+                .collect();
+            (view, calls)
+        };
         let mut replies = Vec::with_capacity(view.choices.len());
         let mut changed = false;
-        let read_calls: Vec<Served<'_>> = view
-            .choices
-            .iter()
-            .map(|choice| served(choice.message.as_ref().or(choice.delta.as_ref()).and_then(|m| m.tool_calls)))
-            .collect();
         for (choice, calls) in view.choices.iter().zip(&read_calls) {
             let message = choice.message.as_ref().or(choice.delta.as_ref());
             let content = message.and_then(|m| m.content.as_str());
@@ -363,7 +377,7 @@ struct MessageView<'a> {
     content: Prose<'a>,
     reasoning_content: Present<Text<'a>>,
     reasoning: Present<Text<'a>>,
-    tool_calls: Option<&'a RawValue>,
+    tool_calls: Option<Raw<'a>>,
 }
 
 counted_view!(MessageView {
@@ -377,22 +391,33 @@ counted_view!(MessageView {
 /// the member is absent.
 #[derive(Default)]
 struct RawText<'a> {
-    raw: Option<&'a RawValue>,
+    raw: Option<Raw<'a>>,
     text: Text<'a>,
 }
 
 impl<'de: 'a, 'a> serde::Deserialize<'de> for RawText<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = <&'a RawValue>::deserialize(deserializer)?;
-        let text = serde_json::from_str::<Text<'a>>(raw.get()).map_err(serde::de::Error::custom)?;
-        Ok(RawText { raw: Some(raw), text })
+        let raw = <&'a RawValue>::deserialize(deserializer)?.get();
+        let text = serde_json::from_str::<Text<'a>>(raw).map_err(serde::de::Error::custom)?;
+        Ok(RawText { raw: Some(Raw(raw)), text })
+    }
+}
+
+/// A member's JSON text as it is in the body (where it is, for a splice); read as a
+/// `&RawValue` (an `Option` of it reads `null` as `None`).
+#[derive(Clone, Copy)]
+struct Raw<'a>(&'a str);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|r| Raw(r.get()))
     }
 }
 
 /// Where `raw` (borrowed from `body`) sits in it.
-fn span_of(body: &[u8], raw: &RawValue) -> Option<(usize, usize)> {
-    let start = (raw.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
-    let end = start.checked_add(raw.get().len())?;
+fn span_of(body: &[u8], raw: Raw<'_>) -> Option<(usize, usize)> {
+    let start = (raw.0.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    let end = start.checked_add(raw.0.len())?;
     (end <= body.len()).then_some((start, end))
 }
 
@@ -438,16 +463,21 @@ fn splice_choice(
         _ if choice.message.is_none() => Originals::Values(&[]),
         Served::Value(v) => Originals::Values(v.as_array().map(Vec::as_slice).unwrap_or_default()),
         Served::Calls(views) => {
-            let raws: Vec<&RawValue> = serde_json::from_str(message.tool_calls?.get()).ok()?;
-            if raws.len() != views.len() {
+            // The calls' text, read only when one is kept as sent.
+            let raws: Vec<&RawValue> =
+                if fixed.calls.iter().any(|c| c.channel == Channel::ToolCalls && c.status == CallStatus::Untouched) {
+                    serde_json::from_str(message.tool_calls?.0).ok()?
+                } else {
+                    Vec::new()
+                };
+            if !raws.is_empty() && raws.len() != views.len() {
                 return None;
             }
             Originals::Borrowed(views, raws)
         }
         Served::None => Originals::Values(&[]),
     };
-    let written: Vec<Value> = fixed.calls.iter().map(|c| originals.write(c)).collect();
-    if written.is_empty() {
+    if fixed.calls.is_empty() {
         if !originals.is_empty() {
             return None; // `tool_calls` would be removed
         }
@@ -460,7 +490,16 @@ fn splice_choice(
         return Some(());
     }
     let (start, end) = span_of(body, message.tool_calls?)?;
-    edits.push(Edit { start, end, text: Value::Array(written).to_string() });
+    let mut text = Vec::with_capacity(160 * fixed.calls.len());
+    text.push(b'[');
+    for (i, c) in fixed.calls.iter().enumerate() {
+        if i > 0 {
+            text.push(b',');
+        }
+        originals.write(c, &mut text);
+    }
+    text.push(b']');
+    edits.push(Edit { start, end, text: String::from_utf8(text).ok()? });
     let (start, end) = span_of(body, choice.finish_reason.raw?)?;
     edits.push(Edit { start, end, text: "\"tool_calls\"".to_owned() });
     Some(())
@@ -499,14 +538,14 @@ enum Served<'a> {
 }
 
 /// The server calls in `raw` (a `tool_calls` member), when it is an array.
-fn served(raw: Option<&RawValue>) -> Served<'_> {
-    let Some(raw) = raw.filter(|r| r.get().starts_with('[')) else { return Served::None };
-    if let Ok(views) = serde_json::from_str::<Vec<CallView<'_>>>(raw.get())
+fn served(raw: Option<Raw<'_>>) -> Served<'_> {
+    let Some(Raw(raw)) = raw.filter(|r| r.0.starts_with('[')) else { return Served::None };
+    if let Ok(views) = serde_json::from_str::<Vec<CallView<'_>>>(raw)
         && views.iter().all(|v| v.native().is_some())
     {
         return Served::Calls(views);
     }
-    serde_json::from_str(raw.get()).map_or(Served::None, Served::Value)
+    serde_json::from_str(raw).map_or(Served::None, Served::Value)
 }
 
 /// A message's server calls, to write an untouched one back as it was sent.
@@ -524,22 +563,36 @@ impl Originals<'_, '_> {
         }
     }
 
-    /// `call` as the usable call it is: the server's own object when it is one of them
-    /// as sent (see `call_value`).
-    fn write(&self, call: &FixedCall) -> Value {
-        match self {
-            Originals::Values(v) => call_value(call, v),
-            Originals::Borrowed(views, raws) => {
-                let sent = views.iter().position(|v| v.native().is_some_and(|n| same_native(call, &n)));
-                match sent.and_then(|i| raws.get(i)) {
-                    Some(raw) if call.channel == Channel::ToolCalls && call.status == CallStatus::Untouched => {
-                        serde_json::from_str(raw.get()).unwrap_or_else(|_| call_value(call, &[]))
-                    }
-                    _ => call_value(call, &[]),
-                }
-            }
+    /// `call` as the usable call it is, written as JSON (the bytes `call_value`'s value
+    /// is serialised to): the server's own object when it is one of them as sent.
+    fn write(&self, call: &FixedCall, out: &mut Vec<u8>) {
+        let kept = call.channel == Channel::ToolCalls && call.status == CallStatus::Untouched;
+        let original: Option<Value> = match self {
+            Originals::Values(v) => v.iter().find(|o| kept && same_call(call, o)).cloned(),
+            Originals::Borrowed(views, raws) => views
+                .iter()
+                .position(|v| kept && v.native().is_some_and(|n| same_native(call, &n)))
+                .and_then(|i| raws.get(i))
+                .and_then(|raw| serde_json::from_str(raw.get()).ok()),
+        };
+        if let Some(o) = original
+            && serde_json::to_writer(&mut *out, &o).is_ok()
+        {
+            return;
         }
+        write_call(call, out);
     }
+}
+
+/// A call built anew, as `call_value` builds it, written as serde_json writes that value.
+fn write_call(call: &FixedCall, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"id\":");
+    push_json_str(out, &call.id);
+    out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
+    push_json_str(out, &call.name);
+    out.extend_from_slice(b",\"arguments\":");
+    push_json_str(out, call.arguments_text().unwrap_or("{}"));
+    out.extend_from_slice(b"}}");
 }
 
 /// A server call, borrowed where it holds no escapes.
@@ -790,5 +843,39 @@ mod tests {
         let dup = r#"{"choices": [{"message": {"content": "", "tool_calls": [], "tool_calls": [{"id": "c", "type": "function",
             "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\", \"days\": \"2\"}"}}]}, "finish_reason": "stop"}]}"#;
         assert_eq!(both_ways(dup).0, None);
+    }
+
+    /// The calls a splice writes are the bytes the value they were built as serialised
+    /// to: calls repaired (names and ids with escapes), kept as sent (spacing, key order,
+    /// numbers and extra members as a value read and written makes them), in one choice.
+    #[test]
+    fn spliced_calls_are_the_bytes_of_their_value() {
+        let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}})])
+        .unwrap();
+        let options = FixOptions::default();
+        let bodies = [
+            r#"{"choices": [{"message": {"content": "x", "tool_calls": [{"id": "c\"1\u00e9\n", "type": "function",
+                "function": {"name": "get_weather", "arguments": "{\"city\": \"Par\\\"is\", \"days\": \"3\"}"}}]},
+                "finish_reason": "tool_calls"}]}"#,
+            r#"{"choices": [{"message": {"content": null, "tool_calls": [
+                {"type": "function", "function": {"arguments": "{\"city\": \"Oslo\"}", "name": "get_weather"}, "id": "k", "extra": [1.0e2, -0, {"b": 1, "a": 2}]},
+                {"id": "r", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\", \"days\": \"2\"}"}}]},
+                "finish_reason": "stop"}]}"#,
+        ];
+        for body in bodies {
+            let lazy = ChatCompletions::fix_body(body.as_bytes(), &mut |r| {
+                toolfix::fix_reply(r, Some(&tools), None, &options).ok()
+            })
+            .unwrap();
+            let edits = lazy.read.edits.expect("spliced");
+            let value: Value = serde_json::from_str(body).unwrap();
+            let originals = choices(&value)[0]["message"]["tool_calls"].as_array().unwrap().clone();
+            let fixed = lazy.replies[0].as_ref().unwrap();
+            let built: Vec<Value> = fixed.calls.iter().map(|c| call_value(c, &originals)).collect();
+            let calls = edits.iter().find(|e| e.text.starts_with('[')).expect("the calls written");
+            assert_eq!(calls.text, Value::Array(built).to_string(), "{body}");
+            assert_eq!(calls.text.contains("\"extra\":[100.0,"), body.contains("extra"), "{}", calls.text);
+        }
     }
 }

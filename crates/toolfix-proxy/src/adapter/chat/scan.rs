@@ -1,0 +1,740 @@
+//! A hand-written reader of a chat completion body for the common case: it locates what
+//! the proxy reads (each choice's message or delta: `content`, `reasoning_content`,
+//! `reasoning`, `tool_calls`; `finish_reason`; an `x_toolfix` already there) and checks
+//! the rest is JSON, in one pass over the bytes. Whenever it cannot decide exactly as
+//! serde_json's read would (a key with escapes, a duplicate key, a value of an unexpected
+//! type, a lone surrogate, deep nesting, bytes that are no UTF-8 ...) it gives up and the
+//! caller reads the body with serde_json as before: its result is that read's either way.
+
+use super::{CallView, ChoiceView, FunctionView, MessageView, Raw, RawText, ResponseView, Served};
+use crate::adapter::Peek;
+use crate::adapter::view::{Present, Prose, Text, has_control};
+use std::borrow::Cow;
+
+/// Deeper than this, the reader gives up (serde_json's own limit is 128 levels).
+const MAX_DEPTH: usize = 100;
+
+/// The response view and each choice's server calls, as `fix_body` reads them with
+/// serde_json; `None` when this reader cannot decide.
+pub(super) fn read(body: &[u8]) -> Option<(ResponseView<'_>, Vec<Served<'_>>)> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mut r = Reader { text, bytes: body, at: 0 };
+    let mut view = ResponseView { dup: false, choices: Vec::new(), report: Present(None) };
+    let mut served = Vec::new();
+    let (mut seen_choices, mut seen_report) = (false, false);
+    r.ws();
+    r.object(|r, key| {
+        match key {
+            "choices" => {
+                if std::mem::replace(&mut seen_choices, true) {
+                    return None;
+                }
+                r.expect(b'[')?;
+                r.list(|r| {
+                    let (choice, calls) = r.choice()?;
+                    view.choices.push(choice);
+                    served.push(calls);
+                    Some(())
+                })?;
+            }
+            "x_toolfix" => {
+                if std::mem::replace(&mut seen_report, true) {
+                    return None;
+                }
+                r.skip(0)?;
+                view.report = Present(Some(serde::de::IgnoredAny));
+            }
+            _ => r.skip(0)?,
+        }
+        Some(())
+    })?;
+    r.ws();
+    (r.at == body.len()).then_some((view, served))
+}
+
+/// The request's envelope as `ChatCompletions::peek` reads it with serde_json (the
+/// tool definitions' text, the stream flag, the model, and whether the conversation is
+/// plain); `None` when this reader cannot decide.
+pub(super) fn peek(body: &[u8]) -> Option<Peek<'_>> {
+    let text = std::str::from_utf8(body).ok()?;
+    let mut r = Reader { text, bytes: body, at: 0 };
+    let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None };
+    let mut seen = [false; 4];
+    r.ws();
+    r.object(|r, key| {
+        let slot = match key {
+            "tools" => 0,
+            "stream" => 1,
+            "model" => 2,
+            "messages" => 3,
+            _ => return r.skip(1),
+        };
+        if std::mem::replace(seen.get_mut(slot)?, true) {
+            return None;
+        }
+        match slot {
+            0 => {
+                let from = r.at;
+                r.skip(1)?;
+                let raw = r.text.get(from..r.at)?;
+                // `null` is no member; an empty list is no tools.
+                peek.tools = (raw.starts_with('[') && raw.trim_start_matches('[').trim_start() != "]").then_some(raw);
+            }
+            1 => match r.peek()? {
+                b't' => {
+                    r.word(b"true")?;
+                    peek.stream = true;
+                }
+                b'f' => r.word(b"false")?,
+                _ => r.word(b"null")?,
+            },
+            2 => peek.model = r.text()?,
+            _ => r.messages(&mut peek.plain)?,
+        }
+        Some(())
+    })?;
+    r.ws();
+    (r.at == body.len()).then_some(peek)
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    fn expect(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.at += 1)
+    }
+
+    /// The members of an object (its `{` next), each value read by `member` (called with
+    /// the reader just before the value and the key, which holds no escape).
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.expect(b'{')?;
+        self.ws();
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            self.expect(b'"')?;
+            let key = match self.string()? {
+                Cow::Borrowed(k) => k,
+                Cow::Owned(_) => return None,
+            };
+            self.ws();
+            self.expect(b':')?;
+            self.ws();
+            member(self, key)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.at += 1;
+                    self.ws();
+                }
+                b'}' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The items of an array (its `[` read), each read by `item`.
+    fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.ws();
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.at += 1;
+                    self.ws();
+                }
+                b']' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string's value (its opening quote read): borrowed when it holds no escape.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        let start = self.at;
+        let end = start + memchr::memchr2(b'"', b'\\', self.bytes.get(start..)?)?;
+        let plain = self.text.get(start..end)?;
+        if has_control(plain.as_bytes()) {
+            return None;
+        }
+        if self.bytes.get(end) == Some(&b'"') {
+            self.at = end + 1;
+            return Some(Cow::Borrowed(plain));
+        }
+        let mut out = String::with_capacity(plain.len() + 16);
+        out.push_str(plain);
+        self.at = end;
+        loop {
+            match self.peek()? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(Cow::Owned(out));
+                }
+                b'\\' => {
+                    let e = self.bytes.get(self.at + 1).copied()?;
+                    self.at += 2;
+                    match e {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let n = self.hex()?;
+                            let c = match n {
+                                0xD800..=0xDBFF => {
+                                    // A pair, or the reader gives up (serde_json refuses a lone one).
+                                    if self.bytes.get(self.at..self.at + 2) != Some(b"\\u") {
+                                        return None;
+                                    }
+                                    self.at += 2;
+                                    let low = self.hex()?;
+                                    if !(0xDC00..=0xDFFF).contains(&low) {
+                                        return None;
+                                    }
+                                    char::from_u32(0x10000 + ((n - 0xD800) << 10) + (low - 0xDC00))?
+                                }
+                                _ => char::from_u32(n)?,
+                            };
+                            out.push(c);
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => {
+                    let from = self.at;
+                    let rest = self.bytes.get(from..)?;
+                    let to = from + memchr::memchr2(b'"', b'\\', rest)?;
+                    let run = self.text.get(from..to)?;
+                    if run.bytes().any(|b| b < 0x20) {
+                        return None;
+                    }
+                    out.push_str(run);
+                    self.at = to;
+                }
+            }
+        }
+    }
+
+    /// Four hex digits of a `\u` escape.
+    fn hex(&mut self) -> Option<u32> {
+        let digits = self.text.get(self.at..self.at + 4)?;
+        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        self.at += 4;
+        u32::from_str_radix(digits, 16).ok()
+    }
+
+    /// A string skipped (its opening quote read): escapes of the right form, no control
+    /// character (serde_json's check of a string it skips).
+    fn skip_string(&mut self) -> Option<()> {
+        loop {
+            let from = self.at;
+            let to = from + memchr::memchr2(b'"', b'\\', self.bytes.get(from..)?)?;
+            if self.bytes.get(from..to)?.iter().any(|&b| b < 0x20) {
+                return None;
+            }
+            self.at = to + 1;
+            if self.bytes.get(to) == Some(&b'"') {
+                return Some(());
+            }
+            match self.peek()? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 1,
+                b'u' => {
+                    self.at += 1;
+                    self.hex()?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Any JSON value skipped, checked as serde_json checks a value it skips.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => {
+                self.at += 1;
+                self.skip_string()
+            }
+            b'{' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                self.object(|r, _| r.skip(depth + 1))
+            }
+            b'[' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
+                self.at += 1;
+                self.list(|r| r.skip(depth + 1))
+            }
+            b't' => self.word(b"true"),
+            b'f' => self.word(b"false"),
+            b'n' => self.word(b"null"),
+            _ => self.number(),
+        }
+    }
+
+    fn word(&mut self, w: &[u8]) -> Option<()> {
+        (self.bytes.get(self.at..self.at + w.len())? == w).then(|| self.at += w.len())
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+    fn number(&mut self) -> Option<()> {
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            self.some_digits()?;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.at += 1;
+            }
+            self.some_digits()?;
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+    }
+
+    fn some_digits(&mut self) -> Option<()> {
+        let from = self.at;
+        self.digits();
+        (self.at > from).then_some(())
+    }
+
+    /// A value read as [`Text`] reads it: a string's value, `None` for another value.
+    fn text(&mut self) -> Option<Text<'a>> {
+        if self.peek()? == b'"' {
+            self.at += 1;
+            Some(Text(Some(self.string()?)))
+        } else {
+            self.skip(1)?;
+            Some(Text(None))
+        }
+    }
+
+    /// A `messages` member as `plain_history` reads it, into `out`: the number of messages
+    /// when it is a list of objects none of which is a `tool` result or has calls (`null`
+    /// for none).
+    fn messages(&mut self, out: &mut Option<usize>) -> Option<()> {
+        if self.peek()? != b'[' {
+            *out = None;
+            return self.skip(1);
+        }
+        self.at += 1;
+        let (mut count, mut plain) = (0usize, true);
+        self.list(|r| {
+            let mut seen = [false; 2];
+            r.object(|r, key| {
+                let slot = match key {
+                    "role" => 0,
+                    "tool_calls" => 1,
+                    _ => return r.skip(2),
+                };
+                if std::mem::replace(seen.get_mut(slot)?, true) {
+                    return None;
+                }
+                if slot == 0 {
+                    plain &= r.text()?.as_str() != Some("tool");
+                } else if r.peek()? == b'n' {
+                    r.word(b"null")?;
+                } else {
+                    r.skip(2)?;
+                    plain = false;
+                }
+                Some(())
+            })?;
+            count += 1;
+            Some(())
+        })?;
+        *out = plain.then_some(count);
+        Some(())
+    }
+
+    /// A choice object and its server calls.
+    fn choice(&mut self) -> Option<(ChoiceView<'a>, Served<'a>)> {
+        let mut choice = ChoiceView { dup: false, message: None, delta: None, finish_reason: RawText::default() };
+        let (mut message_calls, mut delta_calls) = (Served::None, Served::None);
+        let mut seen = [false; 3];
+        self.object(|r, key| {
+            let slot = match key {
+                "message" => 0,
+                "delta" => 1,
+                "finish_reason" => 2,
+                _ => return r.skip(1),
+            };
+            if std::mem::replace(seen.get_mut(slot)?, true) {
+                return None;
+            }
+            match slot {
+                2 => {
+                    let from = r.at;
+                    let text = r.text()?;
+                    choice.finish_reason = RawText { raw: Some(Raw(r.text.get(from..r.at)?)), text };
+                }
+                _ if r.peek()? == b'n' => r.word(b"null")?,
+                0 => {
+                    let (m, c) = r.message()?;
+                    choice.message = Some(m);
+                    message_calls = c;
+                }
+                _ => {
+                    let (m, c) = r.message()?;
+                    choice.delta = Some(m);
+                    delta_calls = c;
+                }
+            }
+            Some(())
+        })?;
+        // `fix_body` reads the message's calls, else the delta's.
+        let calls = if choice.message.is_some() { message_calls } else { delta_calls };
+        Some((choice, calls))
+    }
+
+    /// A message (or delta) object and its server calls.
+    fn message(&mut self) -> Option<(MessageView<'a>, Served<'a>)> {
+        let mut m = MessageView {
+            dup: false,
+            content: Prose::default(),
+            reasoning_content: Present(None),
+            reasoning: Present(None),
+            tool_calls: None,
+        };
+        let mut calls = Served::None;
+        let mut seen = [false; 4];
+        self.object(|r, key| {
+            let slot = match key {
+                "content" => 0,
+                "reasoning_content" => 1,
+                "reasoning" => 2,
+                "tool_calls" => 3,
+                _ => return r.skip(1),
+            };
+            if std::mem::replace(seen.get_mut(slot)?, true) {
+                return None;
+            }
+            match slot {
+                0 => match r.peek()? {
+                    b'"' | b'n' | b'[' => m.content = Prose(r.text()?),
+                    _ => return None,
+                },
+                1 => m.reasoning_content = Present(Some(r.text()?)),
+                2 => m.reasoning = Present(Some(r.text()?)),
+                // `null` is no member, as an `Option` reads it.
+                _ if r.peek()? == b'n' => r.word(b"null")?,
+                _ => {
+                    let from = r.at;
+                    if r.peek()? == b'[' {
+                        r.at += 1;
+                        let mut views = Vec::new();
+                        r.list(|r| {
+                            views.push(r.call()?);
+                            Some(())
+                        })?;
+                        calls = Served::Calls(views);
+                    } else {
+                        r.skip(1)?;
+                    }
+                    m.tool_calls = Some(Raw(r.text.get(from..r.at)?));
+                }
+            }
+            Some(())
+        })?;
+        Some((m, calls))
+    }
+
+    /// A server call `{"id"?, "function": {"name": string, "arguments": string}}`.
+    fn call(&mut self) -> Option<CallView<'a>> {
+        let mut call = CallView { id: Text(None), function: None };
+        let mut seen = [false; 2];
+        self.object(|r, key| match key {
+            "id" if !std::mem::replace(&mut seen[0], true) => {
+                call.id = r.text()?;
+                Some(())
+            }
+            "function" if !std::mem::replace(&mut seen[1], true) => {
+                let mut f = FunctionView { name: Text(None), arguments: Text(None) };
+                let mut got = [false; 2];
+                r.object(|r, key| match key {
+                    "name" if !std::mem::replace(&mut got[0], true) => {
+                        f.name = r.text()?;
+                        Some(())
+                    }
+                    "arguments" if !std::mem::replace(&mut got[1], true) => {
+                        f.arguments = r.text()?;
+                        Some(())
+                    }
+                    "name" | "arguments" => None,
+                    _ => r.skip(2),
+                })?;
+                call.function = Some(f);
+                Some(())
+            }
+            "id" | "function" => None,
+            _ => r.skip(2),
+        })?;
+        // Only a call the library reads borrowed (see `served`).
+        call.native().is_some().then_some(call)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ResponseView, Served, served};
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    /// What `fix_body` uses of a read, written out to compare two reads.
+    fn describe(view: &ResponseView<'_>, calls: &[Served<'_>], body: &[u8]) -> Value {
+        let span = |raw: Option<super::Raw<'_>>| raw.map(|r| super::super::span_of(body, r));
+        let message = |m: &Option<super::MessageView<'_>>| {
+            m.as_ref().map(|m| {
+                json!({"dup": m.dup, "content": m.content.as_str(),
+                    "reasoning_content": m.reasoning_content.0.as_ref().map(|t| t.as_str()),
+                    "reasoning": m.reasoning.0.as_ref().map(|t| t.as_str()),
+                    "tool_calls": span(m.tool_calls)})
+            })
+        };
+        let choices: Vec<Value> = view
+            .choices
+            .iter()
+            .zip(calls)
+            .map(|(c, calls)| {
+                let calls = match calls {
+                    Served::None => json!("none"),
+                    Served::Value(v) => json!({"value": v}),
+                    Served::Calls(views) => Value::Array(
+                        views
+                            .iter()
+                            .map(|v| {
+                                let n = v.native().unwrap();
+                                json!([n.id, n.name, n.arguments])
+                            })
+                            .collect(),
+                    ),
+                };
+                json!({"dup": c.dup, "message": message(&c.message), "delta": message(&c.delta),
+                    "finish_reason": [span(c.finish_reason.raw), c.finish_reason.text.as_str()], "calls": calls})
+            })
+            .collect();
+        json!({"dup": view.dup, "report": view.report.0.is_some(), "choices": choices,
+            "served": view.choices.len() == calls.len()})
+    }
+
+    /// The serde_json read `fix_body` falls back to.
+    fn checked(body: &[u8]) -> Option<Value> {
+        let view: ResponseView<'_> = crate::adapter::view::read(body).ok()?;
+        let calls: Vec<Served<'_>> = view
+            .choices
+            .iter()
+            .map(|choice| served(choice.message.as_ref().or(choice.delta.as_ref()).and_then(|m| m.tool_calls)))
+            .collect();
+        Some(describe(&view, &calls, body))
+    }
+
+    /// When the hand-written read decides, it reads as serde_json's read.
+    fn agrees(body: &[u8]) -> bool {
+        let Some((view, calls)) = super::read(body) else { return false };
+        let fast = describe(&view, &calls, body);
+        assert_eq!(Some(&fast), checked(body).as_ref(), "{}", String::from_utf8_lossy(body));
+        true
+    }
+
+    fn fixtures() -> Vec<String> {
+        let call = |id: &str, args: &str| json!({"id": id, "type": "function", "function": {"name": "get_weather", "arguments": args}});
+        let values = [
+            crate::fake::completion(
+                &json!({"role": "assistant", "content": "Sure.\nHere \"it\" is \u{e9} \u{1F600}",
+                    "tool_calls": [call("call_1", "{\"city\": \"Paris\", \"days\": \"3\"}")]}),
+                "tool_calls",
+            ),
+            json!({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
+                "reasoning_content": "think", "reasoning": 3, "tool_calls": null}, "finish_reason": null, "logprobs": null}],
+                "usage": {"total_tokens": 1.5e2, "n": -0.25, "z": [true, false, null, {}, []]}, "x_toolfix": {"a": 1}}),
+            json!({"choices": [{"delta": {"content": [{"type": "text", "text": "x"}], "tool_calls": []}, "finish_reason": 3},
+                {"message": {"content": "a"}, "delta": {"content": "b", "tool_calls": [call("d", "{}")]}},
+                {"delta": {"reasoning": "r", "tool_calls": [call("e", "{\"a\": [1, 2]}"), {"function": {"name": "f", "arguments": "{}"}}]}}]}),
+            json!({"choices": []}),
+            json!({"object": "chat.completion"}),
+        ];
+        let mut out = Vec::new();
+        for v in values {
+            out.push(v.to_string());
+            out.push(serde_json::to_string_pretty(&v).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn the_hand_written_read_decides_the_common_bodies_as_serde_json_reads_them() {
+        for body in fixtures() {
+            assert!(agrees(body.as_bytes()), "not decided: {body}");
+        }
+        // Escapes in what the proxy reads are decoded as serde_json decodes them.
+        assert!(agrees(br#"{"choices": [{"message": {"content": "a\u00e9\ud83d\ude00\/\b\f\r\t\\\""}}]}"#));
+        // What it does not decide (serde_json's read then says what the body is).
+        for body in [
+            &br#"{"choices": [{"message": {"content": "lone \ud800"}}]}"#[..],
+            br#"{"choices": [{"message": {"content": "x", "content": "y"}}]}"#,
+            br#"{"choices": [], "choices": []}"#,
+            br#"{"ch\u006fices": []}"#,
+            br#"{"choices": [{"message": {"content": 3}}]}"#,
+            br#"{"choices": [{"message": {"tool_calls": [{"function": null}]}}]}"#,
+            br#"{"choices": [{"message": {"tool_calls": [1]}}]}"#,
+            br#"{"choices": null}"#,
+            br#"{"choices": [[]]}"#,
+            b"{\"choices\": [], \"x\": \"raw\ttab\"}",
+            b"{\"choices\": [], \"x\": \"\xff\"}",
+            br#"{"choices": [], "x": 01}"#,
+            br#"{"choices": [],}"#,
+            br#"{"choices": []} x"#,
+            b"[]",
+        ] {
+            assert!(super::read(body).is_none(), "{}", String::from_utf8_lossy(body));
+        }
+        let deep = format!("{{\"choices\": [], \"x\": {}{}}}", "[".repeat(150), "]".repeat(150));
+        assert!(super::read(deep.as_bytes()).is_none());
+    }
+
+    /// When the hand-written peek decides, it reads the request as serde_json's peek.
+    fn peeks_alike(body: &[u8]) -> bool {
+        let Some(fast) = super::peek(body) else { return false };
+        let checked = super::super::checked_peek(body).ok();
+        let show = |p: &crate::adapter::Peek<'_>| {
+            (p.tools.map(str::to_owned), p.stream, p.model.as_str().map(str::to_owned), p.plain)
+        };
+        assert_eq!(Some(show(&fast)), checked.as_ref().map(show), "{}", String::from_utf8_lossy(body));
+        true
+    }
+
+    fn requests() -> Vec<String> {
+        let tool = json!({"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}});
+        let values = [
+            json!({"model": "m\u{e9}", "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "Weather?"}],
+                "tools": [tool], "stream": false, "temperature": 0.5}),
+            json!({"model": null, "messages": [{"role": "assistant", "content": "a", "tool_calls": null},
+                {"role": "user", "content": [{"type": "text", "text": "u"}]}], "tools": [], "stream": true}),
+            json!({"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}, {"role": "tool", "content": "x"}],
+                "tools": null, "stream": null}),
+            json!({"messages": {"role": "user"}, "tools": {"a": 1}, "model": 3}),
+            json!({}),
+        ];
+        let mut out = Vec::new();
+        for v in values {
+            out.push(v.to_string());
+            out.push(serde_json::to_string_pretty(&v).unwrap());
+        }
+        out.push("{\"tools\": [ ], \"messages\": []}".to_owned());
+        out
+    }
+
+    #[test]
+    fn the_hand_written_peek_decides_common_requests_as_serde_json_reads_them() {
+        for body in requests() {
+            assert!(peeks_alike(body.as_bytes()), "not decided: {body}");
+        }
+        for body in [
+            &br#"{"stream": 1}"#[..],
+            br#"{"messages": ["hi"]}"#,
+            br#"{"model": "a", "model": "b"}"#,
+            br#"{"messages": [{"role": "user", "tool\u005fcalls": []}]}"#,
+            b"[[], true]",
+        ] {
+            assert!(super::peek(body).is_none(), "{}", String::from_utf8_lossy(body));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Damaged requests: where the hand-written peek decides, serde_json's agrees.
+        #[test]
+        fn damaged_requests_peek_as_serde_json_peeks(
+            which in 0usize..11,
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
+                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+        ) {
+            let mut body = requests()[which].clone().into_bytes();
+            for (at, kind, byte) in edits {
+                let i = at.index(body.len() + 1);
+                match kind {
+                    0 => body.insert(i, byte),
+                    1 if i < body.len() => { body.remove(i); }
+                    2 if i < body.len() => body[i] = byte,
+                    _ => body.truncate(i),
+                }
+            }
+            if super::peek(&body).is_some() {
+                peeks_alike(&body);
+            }
+        }
+
+        /// Bodies cut, with bytes dropped, changed or put in: where the hand-written read
+        /// decides, serde_json's read agrees.
+        #[test]
+        fn damaged_bodies_read_as_serde_json_reads_them(
+            which in 0usize..10,
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
+                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+        ) {
+            let mut body = fixtures()[which].clone().into_bytes();
+            for (at, kind, byte) in edits {
+                let i = at.index(body.len() + 1);
+                match kind {
+                    0 => body.insert(i, byte),
+                    1 if i < body.len() => { body.remove(i); }
+                    2 if i < body.len() => body[i] = byte,
+                    _ => body.truncate(i),
+                }
+            }
+            if super::read(&body).is_some() {
+                agrees(&body);
+            }
+        }
+    }
+}
