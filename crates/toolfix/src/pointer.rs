@@ -886,22 +886,9 @@ pub(crate) fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The bytes a JSON string must escape: `"`, `\\` and the control characters.
-static MUST_ESCAPE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 0x20 {
-        t[c] = true;
-        c += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t
-};
-
 /// `key` as a JSON string.
 fn push_quoted(out: &mut String, key: &str) {
-    if key.bytes().any(|b| MUST_ESCAPE[usize::from(b)]) {
+    if key.bytes().any(|b| scan::STRING_STOP[usize::from(b)]) {
         out.push_str(&Value::String(key.to_owned()).to_string());
     } else {
         out.reserve(key.len() + 2);

@@ -3,18 +3,25 @@
 //! `pointer`, never the reverse, so the one copy lives at the lower of the two).
 
 /// The bytes that end the plain text of a strict JSON string: `"`, `\\` and the control
-/// characters (which strict JSON refuses unescaped).
-pub(crate) static STRING_STOP: [bool; 256] = {
+/// characters (which strict JSON refuses unescaped); also the bytes a JSON string must
+/// escape.
+pub(crate) static STRING_STOP: [bool; 256] = controls_and(b"\"\\");
+
+/// A byte table marking the control characters (below `0x20`) and the bytes of `extra`.
+pub(crate) const fn controls_and(extra: &[u8]) -> [bool; 256] {
     let mut t = [false; 256];
     let mut c = 0;
     while c < 0x20 {
         t[c] = true;
         c += 1;
     }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
+    let mut k = 0;
+    while k < extra.len() {
+        t[extra[k] as usize] = true;
+        k += 1;
+    }
     t
-};
+}
 
 /// A byte in every lane of a word, and the top bit of every lane.
 const LANES: u64 = 0x0101_0101_0101_0101;

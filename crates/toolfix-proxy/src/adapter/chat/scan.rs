@@ -689,6 +689,23 @@ mod tests {
         }
     }
 
+    /// `body` with `edits` made, in turn: a byte put in (0), dropped (1), changed (2), or the
+    /// body cut there (3).
+    fn damaged(mut body: Vec<u8>, edits: Vec<(prop::sample::Index, u8, u8)>) -> Vec<u8> {
+        for (at, kind, byte) in edits {
+            let i = at.index(body.len() + 1);
+            match kind {
+                0 => body.insert(i, byte),
+                1 if i < body.len() => {
+                    body.remove(i);
+                }
+                2 if i < body.len() => body[i] = byte,
+                _ => body.truncate(i),
+            }
+        }
+        body
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -699,16 +716,7 @@ mod tests {
             edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
                 prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
         ) {
-            let mut body = requests()[which].clone().into_bytes();
-            for (at, kind, byte) in edits {
-                let i = at.index(body.len() + 1);
-                match kind {
-                    0 => body.insert(i, byte),
-                    1 if i < body.len() => { body.remove(i); }
-                    2 if i < body.len() => body[i] = byte,
-                    _ => body.truncate(i),
-                }
-            }
+            let body = damaged(requests()[which].clone().into_bytes(), edits);
             if super::peek(&body).is_some() {
                 peeks_alike(&body);
             }
@@ -722,16 +730,7 @@ mod tests {
             edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
                 prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
         ) {
-            let mut body = fixtures()[which].clone().into_bytes();
-            for (at, kind, byte) in edits {
-                let i = at.index(body.len() + 1);
-                match kind {
-                    0 => body.insert(i, byte),
-                    1 if i < body.len() => { body.remove(i); }
-                    2 if i < body.len() => body[i] = byte,
-                    _ => body.truncate(i),
-                }
-            }
+            let body = damaged(fixtures()[which].clone().into_bytes(), edits);
             if super::read(&body).is_some() {
                 agrees(&body);
             }

@@ -18,23 +18,7 @@ use crate::salvage::lex::{
 /// Bytes the string scan must look at: quotes of every kind, escapes, control characters,
 /// braces (for objects written inside a string) and the lead bytes of typographic quotes
 /// (`´` U+00B4, `‘’“”„`). Everything else is skipped at once.
-static STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 0x20 {
-        t[c] = true;
-        c += 1;
-    }
-    t[b'"' as usize] = true;
-    t[b'\\' as usize] = true;
-    t[b'\'' as usize] = true;
-    t[b'`' as usize] = true;
-    t[b'{' as usize] = true;
-    t[b'}' as usize] = true;
-    t[0xC2] = true;
-    t[0xE2] = true;
-    t
-};
+static STOP: [bool; 256] = crate::pointer::scan::controls_and(b"\"\\'`{}\xC2\xE2");
 
 /// The first byte at or after `i` that the string scan must look at ([`STOP`]), or `end`.
 fn skip_plain(b: &[u8], i: usize, end: usize) -> usize {
