@@ -127,6 +127,37 @@ fn essence(m: &Value) -> Value {
     json!({"content": blocks, "stop_reason": m["stop_reason"]})
 }
 
+/// `m` from an upstream that sends it whole when not streamed and streamed in two pieces
+/// cut at every 7th byte: the streamed answer, whole and at each cut, reads as the plain
+/// one, which is returned.
+async fn streamed_as_plain_at_every_cut(m: &Value) -> Value {
+    let body = messages_sse(m);
+    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
+    let pieces = current.clone();
+    let plain_answer = m.clone();
+    let h = start(move |seen: &Seen| {
+        if seen.json()["stream"] == true {
+            Canned::Sse(pieces.lock().unwrap().clone())
+        } else {
+            Canned::json(&plain_answer)
+        }
+    })
+    .await;
+    let (plain, whole) = both(&h, &ask("go")).await;
+    assert_eq!(essence(&whole), essence(&plain));
+    let mut r = ask("go");
+    r["stream"] = json!(true);
+    for cut in (1..body.len()).step_by(7) {
+        if !body.is_char_boundary(cut) {
+            continue;
+        }
+        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
+        let (_, _, got) = h.post_bytes("/v1/messages", r.to_string()).await;
+        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
+    }
+    plain
+}
+
 #[tokio::test]
 async fn a_call_in_text_becomes_a_tool_use_block_streamed_and_not() {
     let text = "Let me check.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call>";
@@ -205,31 +236,8 @@ async fn streamed_equals_not_streamed_at_every_chunk_boundary() {
                {"type": "tool_use", "id": "toolu_9", "name": "send_money", "input": "{'to': 'bob', 'amount': '5'}"}]),
         "tool_use",
     );
-    let body = messages_sse(&m);
-    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
-    let pieces = current.clone();
-    let plain_answer = m.clone();
-    let h = start(move |seen: &Seen| {
-        if seen.json()["stream"] == true {
-            Canned::Sse(pieces.lock().unwrap().clone())
-        } else {
-            Canned::json(&plain_answer)
-        }
-    })
-    .await;
-    let (plain, whole) = both(&h, &ask("go")).await;
-    assert_eq!(essence(&whole), essence(&plain));
+    let plain = streamed_as_plain_at_every_cut(&m).await;
     assert_eq!(plain["content"].as_array().unwrap().iter().filter(|b| b["type"] == "tool_use").count(), 2);
-    let mut r = ask("go");
-    r["stream"] = json!(true);
-    for cut in (1..body.len()).step_by(7) {
-        if !body.is_char_boundary(cut) {
-            continue;
-        }
-        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
-        let (_, _, got) = h.post_bytes("/v1/messages", r.to_string()).await;
-        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
-    }
 }
 
 #[tokio::test]
@@ -406,34 +414,11 @@ async fn moved_reasoning_streamed_equals_not_streamed_at_every_chunk_boundary() 
                {"type": "tool_use", "id": "toolu_9", "name": "send_money", "input": "{'to': 'bob', 'amount': '5'}"}]),
         "tool_use",
     );
-    let body = messages_sse(&m);
-    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
-    let pieces = current.clone();
-    let plain_answer = m.clone();
-    let h = start(move |seen: &Seen| {
-        if seen.json()["stream"] == true {
-            Canned::Sse(pieces.lock().unwrap().clone())
-        } else {
-            Canned::json(&plain_answer)
-        }
-    })
-    .await;
-    let (plain, whole) = both(&h, &ask("go")).await;
+    let plain = streamed_as_plain_at_every_cut(&m).await;
     assert_eq!(
         plain["content"][1],
         json!({"type": "thinking", "thinking": "Oslo, then pay.", "signature": PROXY_SIGNATURE})
     );
-    assert_eq!(essence(&whole), essence(&plain));
-    let mut r = ask("go");
-    r["stream"] = json!(true);
-    for cut in (1..body.len()).step_by(7) {
-        if !body.is_char_boundary(cut) {
-            continue;
-        }
-        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
-        let (_, _, got) = h.post_bytes("/v1/messages", r.to_string()).await;
-        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
-    }
 }
 
 #[tokio::test]

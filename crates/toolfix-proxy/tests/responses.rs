@@ -127,6 +127,37 @@ fn essence(r: &Value) -> Value {
     json!({"output": items, "status": r["status"]})
 }
 
+/// `r` from an upstream that sends it whole when not streamed and streamed in two pieces
+/// cut at every 11th byte: the streamed answer, whole and at each cut, reads as the plain
+/// one, which is returned.
+async fn streamed_as_plain_at_every_cut(r: &Value) -> Value {
+    let body = responses_sse(r);
+    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
+    let pieces_now = current.clone();
+    let plain_answer = r.clone();
+    let h = start(move |seen: &Seen| {
+        if seen.json()["stream"] == true {
+            Canned::Sse(pieces_now.lock().unwrap().clone())
+        } else {
+            Canned::json(&plain_answer)
+        }
+    })
+    .await;
+    let (plain, whole) = both(&h, &ask("go")).await;
+    assert_eq!(essence(&whole), essence(&plain));
+    let mut req = ask("go");
+    req["stream"] = json!(true);
+    for cut in (1..body.len()).step_by(11) {
+        if !body.is_char_boundary(cut) {
+            continue;
+        }
+        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
+        let (_, _, got) = h.post_bytes("/v1/responses", req.to_string()).await;
+        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
+    }
+    plain
+}
+
 #[tokio::test]
 async fn a_call_in_output_text_becomes_a_function_call_streamed_and_not() {
     let text = "Checking.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call>";
@@ -199,31 +230,8 @@ async fn streamed_equals_not_streamed_at_every_chunk_boundary() {
         text_item("On it. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"),
         call_item("call_s", "send_money", "{'to': 'bob', 'amount': '5'}"),
     ]));
-    let body = responses_sse(&r);
-    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
-    let pieces_now = current.clone();
-    let plain_answer = r.clone();
-    let h = start(move |seen: &Seen| {
-        if seen.json()["stream"] == true {
-            Canned::Sse(pieces_now.lock().unwrap().clone())
-        } else {
-            Canned::json(&plain_answer)
-        }
-    })
-    .await;
-    let (plain, whole) = both(&h, &ask("go")).await;
-    assert_eq!(essence(&whole), essence(&plain));
+    let plain = streamed_as_plain_at_every_cut(&r).await;
     assert_eq!(plain["output"].as_array().unwrap().iter().filter(|i| i["type"] == "function_call").count(), 2);
-    let mut req = ask("go");
-    req["stream"] = json!(true);
-    for cut in (1..body.len()).step_by(11) {
-        if !body.is_char_boundary(cut) {
-            continue;
-        }
-        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
-        let (_, _, got) = h.post_bytes("/v1/responses", req.to_string()).await;
-        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
-    }
 }
 
 #[tokio::test]
@@ -372,30 +380,7 @@ async fn reasoning_streamed_equals_not_streamed_at_every_chunk_boundary() {
          "content": [{"type": "reasoning_text", "text": "First I think. <tool_call>{\"name\": \"get_weather\", "},
                      {"type": "reasoning_text", "text": "\"arguments\": {\"city\": \"Kyiv\", \"days\": \"1\"}}</tool_call>"}]},
     ]));
-    let body = responses_sse(&r);
-    let current: Arc<Mutex<Vec<Bytes>>> = Arc::new(Mutex::new(vec![Bytes::from(body.clone())]));
-    let pieces_now = current.clone();
-    let plain_answer = r.clone();
-    let h = start(move |seen: &Seen| {
-        if seen.json()["stream"] == true {
-            Canned::Sse(pieces_now.lock().unwrap().clone())
-        } else {
-            Canned::json(&plain_answer)
-        }
-    })
-    .await;
-    let (plain, whole) = both(&h, &ask("go")).await;
+    let plain = streamed_as_plain_at_every_cut(&r).await;
     // The parts are joined by a newline: the call spans two parts and is read as written.
     assert_eq!(plain["x_toolfix"]["calls"].as_array().map(Vec::len), Some(1), "{plain}");
-    assert_eq!(essence(&whole), essence(&plain));
-    let mut req = ask("go");
-    req["stream"] = json!(true);
-    for cut in (1..body.len()).step_by(11) {
-        if !body.is_char_boundary(cut) {
-            continue;
-        }
-        *current.lock().unwrap() = vec![Bytes::from(body[..cut].to_owned()), Bytes::from(body[cut..].to_owned())];
-        let (_, _, got) = h.post_bytes("/v1/responses", req.to_string()).await;
-        assert_eq!(essence(&assemble(&got)), essence(&plain), "cut at {cut}");
-    }
 }

@@ -368,14 +368,7 @@ impl Parts {
                 }
                 "reasoning" => {
                     for part in item.content.iter().chain(&item.summary).filter_map(|p| p.text.as_str()) {
-                        if part.is_empty() {
-                            continue;
-                        }
-                        let r = reasoning.get_or_insert_with(String::new);
-                        if !r.is_empty() {
-                            r.push('\n');
-                        }
-                        r.push_str(part);
+                        push_part(&mut reasoning, part);
                     }
                 }
                 _ => {}
@@ -477,16 +470,22 @@ fn text_of(items: &[Value]) -> String {
 fn reasoning_of(items: &[Value]) -> Option<String> {
     let mut all: Option<String> = None;
     for part in items.iter().filter(|i| kind(i) == "reasoning").flat_map(reasoning_parts) {
-        if part.is_empty() {
-            continue;
-        }
-        let r = all.get_or_insert_with(String::new);
-        if !r.is_empty() {
-            r.push('\n');
-        }
-        r.push_str(part);
+        push_part(&mut all, part);
     }
     all
+}
+
+/// Add a reasoning part to the text read so far (both reads of a response join them so):
+/// a non-empty part after a newline; an empty one adds nothing.
+fn push_part(all: &mut Option<String>, part: &str) {
+    if part.is_empty() {
+        return;
+    }
+    let r = all.get_or_insert_with(String::new);
+    if !r.is_empty() {
+        r.push('\n');
+    }
+    r.push_str(part);
 }
 
 /// The texts of a `reasoning` item's parts, in the order [`reasoning_of`] reads them.
