@@ -36,7 +36,7 @@ use axum::response::{IntoResponse as _, Response};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Frame};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::cell::RefCell;
 use std::future::Future;
@@ -52,9 +52,6 @@ use tokio::sync::watch;
 const MAX_HEADERS: usize = 64;
 /// The largest head the fast path waits for; a larger one goes to the general stack.
 const MAX_HEAD: usize = 16 * 1024;
-/// How long the rest of a head may take once its first byte has arrived (a client that
-/// trickles a head is cut off: the slow-loris bound).
-const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes read ahead (a pipelined request) while a request is being answered; past this
 /// the front stops reading until the answer is out.
 const READ_AHEAD: usize = 64 * 1024;
@@ -105,6 +102,9 @@ struct Front {
     state: Shared,
     /// Serve the common shape here (off while the router has the tracing layer).
     fast: bool,
+    /// How long the rest of a head may take once its first byte has arrived (a client
+    /// that trickles a head is cut off: the slow-loris bound), on both paths.
+    head_timeout: Duration,
 }
 
 /// Accept connections on `listener` until `shutdown`; then stop accepting and wait for
@@ -116,7 +116,8 @@ pub(crate) async fn serve(
     fast: bool,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
-    let front = std::sync::Arc::new(Front { router, state, fast });
+    let head_timeout = state.config.timeouts.client_head;
+    let front = std::sync::Arc::new(Front { router, state, fast, head_timeout });
     // `stop` says "shut down" to the connections; each holds a `done` receiver, so
     // `done.closed()` completes once every connection has ended.
     let (stop, stopping) = watch::channel(false);
@@ -209,7 +210,7 @@ async fn next_request(
             return Step::Close;
         }
     }
-    let head = match read_head(tcp, buf).await {
+    let head = match read_head(tcp, buf, front.head_timeout).await {
         HeadRead::Head(h) => h,
         HeadRead::HandOver => return Step::HandOver,
         HeadRead::Close => return Step::Close,
@@ -287,7 +288,7 @@ enum HeadRead {
 }
 
 /// Read until `buf` holds a whole head; say whether it has the common shape.
-async fn read_head(tcp: &mut TcpStream, buf: &mut BytesMut) -> HeadRead {
+async fn read_head(tcp: &mut TcpStream, buf: &mut BytesMut, timeout: Duration) -> HeadRead {
     let mut deadline = None;
     loop {
         match parse_head(buf) {
@@ -298,7 +299,7 @@ async fn read_head(tcp: &mut TcpStream, buf: &mut BytesMut) -> HeadRead {
         }
         // The clock starts at the first partial head (a head that comes whole, the usual
         // case, costs no timer).
-        let deadline = *deadline.get_or_insert_with(|| tokio::time::Instant::now() + HEAD_TIMEOUT);
+        let deadline = *deadline.get_or_insert_with(|| tokio::time::Instant::now() + timeout);
         buf.reserve(4096);
         match tokio::time::timeout_at(deadline, tcp.read_buf(buf)).await {
             Ok(Ok(n)) if n > 0 => {}
@@ -656,7 +657,9 @@ fn date_line(out: &mut Vec<u8>) {
 async fn hand_over(front: &Front, tcp: TcpStream, read: Bytes, mut stopping: watch::Receiver<bool>) {
     let io = TokioIo::new(Replay { read, tcp });
     let service = TowerToHyperService::new(front.router.clone());
-    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    // The same bound on a head as the fast path's (hyper has one only with a timer).
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(front.head_timeout);
     let mut conn = pin!(builder.serve_connection_with_upgrades(io, service));
     let mut signalled = false;
     loop {
