@@ -29,9 +29,7 @@ use crate::adapter::messages::Messages;
 use crate::adapter::responses::Responses;
 use crate::handlers::{self, Shared};
 use axum::Router;
-use axum::body::Body;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse as _, Response};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt as _;
@@ -43,7 +41,7 @@ use std::future::Future;
 use std::io;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -86,11 +84,11 @@ impl ApiRoute {
         }
     }
 
-    async fn call(self, state: Shared, request: Request<Body>) -> Response {
+    async fn call(self, state: Shared, head: handlers::Head, body: Bytes, started: Instant) -> Response {
         match self {
-            ApiRoute::Chat => handlers::api::<ChatCompletions>(State(state), request).await,
-            ApiRoute::Messages => handlers::api::<Messages>(State(state), request).await,
-            ApiRoute::Responses => handlers::api::<Responses>(State(state), request).await,
+            ApiRoute::Chat => handlers::api_read::<ChatCompletions>(state, head, body, started).await,
+            ApiRoute::Messages => handlers::api_read::<Messages>(state, head, body, started).await,
+            ApiRoute::Responses => handlers::api_read::<Responses>(state, head, body, started).await,
         }
     }
 }
@@ -170,8 +168,9 @@ async fn connection(front: &Front, mut tcp: TcpStream, mut stopping: watch::Rece
     let mut buf = BytesMut::new();
     if front.fast {
         let mut out = Vec::new();
+        let mut fields = [(Span::default(), Span::default()); MAX_HEADERS];
         loop {
-            match next_request(front, &mut tcp, &mut buf, &mut stopping, &mut out).await {
+            match next_request(front, &mut tcp, &mut buf, &mut stopping, &mut out, &mut fields).await {
                 Step::Again => {}
                 Step::Close => return,
                 Step::HandOver => break,
@@ -198,6 +197,7 @@ async fn next_request(
     buf: &mut BytesMut,
     stopping: &mut watch::Receiver<bool>,
     out: &mut Vec<u8>,
+    fields: &mut Fields,
 ) -> Step {
     if buf.is_empty() {
         // Idle between requests: wait for a byte, or close on shutdown.
@@ -210,7 +210,7 @@ async fn next_request(
             return Step::Close;
         }
     }
-    let head = match read_head(tcp, buf, front.head_timeout).await {
+    let head = match read_head(tcp, buf, fields, front.head_timeout).await {
         HeadRead::Head(h) => h,
         HeadRead::HandOver => return Step::HandOver,
         HeadRead::Close => return Step::Close,
@@ -221,22 +221,20 @@ async fn next_request(
     };
     // The head is whole: from here on the request is the fast path's.
     let head_bytes = buf.split_to(head.len).freeze();
-    let Some(headers) = header_map(&head_bytes, &head.fields[..head.count]) else {
+    let Some(headers) = header_map(&head_bytes, fields.get(..head.count).unwrap_or_default()) else {
         return put_back(buf, &head_bytes);
     };
-    let Ok(uri) = Uri::from_maybe_shared(head_bytes.slice(head.target.0..head.target.1)) else {
+    let Ok(uri) = Uri::from_maybe_shared(head_bytes.slice(head.target.range())) else {
         return put_back(buf, &head_bytes);
     };
     let Some(route) = ApiRoute::at(uri.path()) else {
         return put_back(buf, &head_bytes);
     };
+    let started = Instant::now();
     let Some(body) = read_body(tcp, buf, length).await else { return Step::Close };
-    let mut request = Request::new(Body::from(body));
-    *request.method_mut() = Method::POST;
-    *request.uri_mut() = uri;
-    *request.headers_mut() = headers;
-    let response = if crate::auth::key_ok(&front.state, request.headers()) {
-        let handled = route.call(front.state.clone(), request);
+    let response = if crate::auth::key_ok(&front.state, &headers) {
+        let head = handlers::Head { method: Method::POST, uri, headers };
+        let handled = route.call(front.state.clone(), head, body, started);
         match while_reading(tcp, buf, handled).await {
             Some(r) => r,
             // The client left: the handler (and its upstream request) is dropped.
@@ -265,9 +263,8 @@ struct Head {
     /// Bytes of the head, up to and including its blank line.
     len: usize,
     /// The request target.
-    target: (usize, usize),
-    /// Name and value ranges of each header line.
-    fields: [Field; MAX_HEADERS],
+    target: Span,
+    /// How many header lines (their spans are in the [`Fields`] given to the parse).
     count: usize,
     /// The declared body length.
     length: Option<usize>,
@@ -275,23 +272,33 @@ struct Head {
     close: bool,
 }
 
+/// A piece of the head, as offsets.
 #[derive(Clone, Copy, Default)]
-struct Field {
-    name: (usize, usize),
-    value: (usize, usize),
+struct Span {
+    start: u32,
+    end: u32,
 }
 
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// The name and value of each header line.
+type Fields = [(Span, Span); MAX_HEADERS];
+
 enum HeadRead {
-    Head(Box<Head>),
+    Head(Head),
     HandOver,
     Close,
 }
 
 /// Read until `buf` holds a whole head; say whether it has the common shape.
-async fn read_head(tcp: &mut TcpStream, buf: &mut BytesMut, timeout: Duration) -> HeadRead {
+async fn read_head(tcp: &mut TcpStream, buf: &mut BytesMut, fields: &mut Fields, timeout: Duration) -> HeadRead {
     let mut deadline = None;
     loop {
-        match parse_head(buf) {
+        match parse_head(buf, fields) {
             Parsed::Head(h) => return HeadRead::Head(h),
             Parsed::Other => return HeadRead::HandOver,
             Parsed::Partial if buf.len() >= MAX_HEAD => return HeadRead::HandOver,
@@ -309,39 +316,33 @@ async fn read_head(tcp: &mut TcpStream, buf: &mut BytesMut, timeout: Duration) -
 }
 
 enum Parsed {
-    Head(Box<Head>),
+    Head(Head),
     Partial,
     /// Not the common shape (or not valid): for the general stack to answer.
     Other,
 }
 
-/// Parse a head; only the common shape is a `Head`.
-fn parse_head(buf: &[u8]) -> Parsed {
-    let mut lines = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut request = httparse::Request::new(&mut lines);
-    let len = match request.parse(buf) {
+/// Parse a head (at most [`MAX_HEAD`] bytes); only the common shape is a `Head`.
+fn parse_head(buf: &[u8], fields: &mut Fields) -> Parsed {
+    let mut lines = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut []);
+    let len = match request.parse_with_uninit_headers(buf, &mut lines) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Parsed::Partial,
         Err(_) => return Parsed::Other,
     };
-    if request.method != Some("POST") || request.version != Some(1) {
+    if request.method != Some("POST") || request.version != Some(1) || buf.len() > u32::MAX as usize {
         return Parsed::Other;
     }
     let Some(target) = request.path.filter(|p| p.starts_with('/')) else { return Parsed::Other };
     let base = buf.as_ptr() as usize;
     let at = |s: &[u8]| {
         let start = s.as_ptr() as usize - base;
-        (start, start + s.len())
+        Span { start: start as u32, end: (start + s.len()) as u32 }
     };
-    let mut head = Box::new(Head {
-        len,
-        target: at(target.as_bytes()),
-        fields: [Field::default(); MAX_HEADERS],
-        count: request.headers.len(),
-        length: None,
-        close: false,
-    });
-    for (slot, line) in head.fields.iter_mut().zip(request.headers.iter()) {
+    let mut head =
+        Head { len, target: at(target.as_bytes()), count: request.headers.len(), length: None, close: false };
+    for (slot, line) in fields.iter_mut().zip(request.headers.iter()) {
         let name = line.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
             if head.length.is_some() {
@@ -359,7 +360,7 @@ fn parse_head(buf: &[u8]) -> Parsed {
         {
             return Parsed::Other;
         }
-        *slot = Field { name: at(name), value: at(line.value) };
+        *slot = (at(name), at(line.value));
     }
     if head.length.is_none() {
         return Parsed::Other;
@@ -391,11 +392,11 @@ fn connection_close(value: &[u8]) -> Option<bool> {
 
 /// The headers as a map sharing the head's bytes; `None` when a name or value is not one
 /// the map takes.
-fn header_map(head: &Bytes, fields: &[Field]) -> Option<HeaderMap> {
+fn header_map(head: &Bytes, fields: &[(Span, Span)]) -> Option<HeaderMap> {
     let mut map = HeaderMap::with_capacity(fields.len());
-    for f in fields {
-        let name = HeaderName::from_bytes(head.get(f.name.0..f.name.1)?).ok()?;
-        let value = HeaderValue::from_maybe_shared(head.slice(f.value.0..f.value.1)).ok()?;
+    for &(name, value) in fields {
+        let name = HeaderName::from_bytes(head.get(name.range())?).ok()?;
+        let value = HeaderValue::from_maybe_shared(head.slice(value.range())).ok()?;
         map.append(name, value);
     }
     Some(map)
