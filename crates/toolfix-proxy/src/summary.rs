@@ -407,7 +407,8 @@ impl AttemptKind {
 /// `s` as a JSON string, the bytes serde_json writes: it escapes only `"`, `\` and the
 /// control characters, so a string without them is written as it is.
 pub(crate) fn push_json_str(out: &mut Vec<u8>, s: &str) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+    // Vectorised: `memchr2` for the two, a running minimum for the control characters.
+    if memchr::memchr2(b'"', b'\\', s.as_bytes()).is_none() && !crate::adapter::view::has_control(s.as_bytes()) {
         out.reserve(s.len() + 2);
         out.push(b'"');
         out.extend_from_slice(s.as_bytes());

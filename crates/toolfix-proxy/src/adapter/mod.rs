@@ -6,7 +6,7 @@
 //! recovery loop, labels and metrics, once for every adapter.
 
 pub(crate) mod chat;
-mod compact;
+pub(crate) mod compact;
 pub(crate) mod history;
 pub(crate) mod messages;
 pub(crate) mod responses;

@@ -106,8 +106,6 @@ fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, 
     }
     A::report(&mut response, summary.to_value());
     let mut body = Vec::with_capacity(size_hint + 1024);
-    if serde_json::to_writer(&mut body, &response).is_err() {
-        body.clear();
-    }
+    crate::adapter::compact::write(&mut body, &response);
     (status, headers, body).into_response()
 }
