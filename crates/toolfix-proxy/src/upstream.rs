@@ -152,8 +152,9 @@ impl Upstream {
     /// anything else → that path at the upstream's origin.
     pub(crate) fn target(&self, path_and_query: &str) -> Result<PathAndQuery, ApiError> {
         let mapped = match path_and_query.strip_prefix("/v1/") {
-            Some(rest) => PathAndQuery::try_from(format!("{}{rest}", self.base_path)),
-            None => PathAndQuery::try_from(path_and_query),
+            // The usual base (`/v1/`): the path as it is, without building it again.
+            Some(rest) if self.base_path != "/v1/" => PathAndQuery::try_from(format!("{}{rest}", self.base_path)),
+            _ => PathAndQuery::try_from(path_and_query),
         };
         mapped.map_err(|_| ApiError::bad_request("invalid_path", "the request path is not valid"))
     }
