@@ -623,10 +623,16 @@ fn number(out: &mut Vec<u8>, mut n: u64, base: u64) {
     out.extend_from_slice(digits.get(at..).unwrap_or_default());
 }
 
-/// Queue `data` behind what is waiting, or write both if it is long.
+/// Queue `data` behind what is waiting, or write both if it is long (what waits never
+/// grows past [`COALESCE`] and a frame: a body whose frames are always ready is written
+/// as it goes, not gathered whole).
 async fn put(tcp: &mut TcpStream, out: &mut Vec<u8>, data: &[u8]) -> io::Result<()> {
     if data.len() <= COALESCE {
         out.extend_from_slice(data);
+        if out.len() >= COALESCE {
+            tcp.write_all(out).await?;
+            out.clear();
+        }
         return Ok(());
     }
     if !out.is_empty() {
@@ -716,5 +722,112 @@ impl AsyncWrite for Replay {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Fields, MAX_HEADERS, Parsed, Span, connection_close, decimal, parse_head};
+    use proptest::prelude::*;
+
+    fn parse(head: &str) -> Parsed {
+        let mut fields: Fields = [(Span::default(), Span::default()); MAX_HEADERS];
+        parse_head(head.as_bytes(), &mut fields)
+    }
+
+    fn fast(head: &str) -> Option<(usize, bool)> {
+        match parse(head) {
+            Parsed::Head(h) => Some((h.length?, h.close)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn only_the_common_shape_is_served_here() {
+        let p = "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n";
+        assert_eq!(fast(&format!("{p}content-length: 12\r\n\r\n")), Some((12, false)));
+        assert_eq!(fast(&format!("{p}Content-Length: 0\r\nConnection: keep-alive, Close\r\n\r\n")), Some((0, true)));
+        for other in [
+            format!("{p}\r\n"),                                                    // no length
+            format!("{p}content-length: 1\r\ncontent-length: 1\r\n\r\n"),          // twice
+            format!("{p}content-length: +1\r\n\r\n"),                              // not digits
+            format!("{p}content-length: 1, 1\r\n\r\n"),                            // a list
+            format!("{p}content-length: 1234567890123456\r\n\r\n"),                // too long
+            format!("{p}content-length: 1\r\ntransfer-encoding: chunked\r\n\r\n"), // both
+            format!("{p}content-length: 1\r\nexpect: 100-continue\r\n\r\n"),
+            format!("{p}content-length: 1\r\nupgrade: h2c\r\nconnection: upgrade\r\n\r\n"),
+            format!("{p}content-length: 1\r\nte: trailers\r\n\r\n"),
+            format!("{p}content-length: 1\r\nconnection: upgrade\r\n\r\n"),
+            "GET /v1/chat/completions HTTP/1.1\r\ncontent-length: 1\r\n\r\n".to_owned(),
+            "POST /v1/chat/completions HTTP/1.0\r\ncontent-length: 1\r\n\r\n".to_owned(),
+            "POST http://h/v1/chat/completions HTTP/1.1\r\ncontent-length: 1\r\n\r\n".to_owned(),
+            "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_owned(),
+            "POST /v1/chat/completions HTTP/1.1\r\nbad header\r\n\r\n".to_owned(),
+        ] {
+            assert!(matches!(parse(&other), Parsed::Other), "{other:?}");
+        }
+        assert!(matches!(parse(p), Parsed::Partial));
+        let many = "x-h: y\r\n".repeat(MAX_HEADERS + 1);
+        assert!(matches!(parse(&format!("{p}{many}content-length: 1\r\n\r\n")), Parsed::Other));
+    }
+
+    #[test]
+    fn lengths_and_connection_tokens() {
+        assert_eq!(decimal(b"0"), Some(0));
+        assert_eq!(decimal(b"007"), Some(7));
+        assert_eq!(decimal(b""), None);
+        assert_eq!(decimal(b" 7"), None);
+        assert_eq!(decimal(b"-1"), None);
+        assert_eq!(connection_close(b"close"), Some(true));
+        assert_eq!(connection_close(b" keep-alive "), Some(false));
+        assert_eq!(connection_close(b"close, upgrade"), None);
+        assert_eq!(connection_close(b""), None);
+    }
+
+    proptest! {
+        /// Any bytes: no panic; a head served here has exactly one length, all digits,
+        /// and its spans lie inside the head.
+        #[test]
+        fn any_bytes_parse_safely(
+            lines in proptest::collection::vec(
+                prop_oneof![
+                    Just("content-length: 5".to_owned()),
+                    Just("Content-Length: 12".to_owned()),
+                    Just("content-length: x".to_owned()),
+                    Just("transfer-encoding: chunked".to_owned()),
+                    Just("connection: close".to_owned()),
+                    Just("connection: upgrade".to_owned()),
+                    Just("expect: 100-continue".to_owned()),
+                    "[a-z-]{1,12}: [ -~]{0,20}",
+                    "[ -~\\x80-\\xff]{0,30}",
+                ],
+                0..8,
+            ),
+            tail in proptest::collection::vec(any::<u8>(), 0..40),
+            cut in 0usize..600,
+        ) {
+            let mut bytes = b"POST /v1/messages HTTP/1.1\r\n".to_vec();
+            for line in &lines {
+                bytes.extend_from_slice(line.as_bytes());
+                bytes.extend_from_slice(b"\r\n");
+            }
+            bytes.extend_from_slice(b"\r\n");
+            bytes.extend_from_slice(&tail);
+            bytes.truncate(cut.max(1));
+            let mut fields: Fields = [(Span::default(), Span::default()); MAX_HEADERS];
+            if let Parsed::Head(h) = parse_head(&bytes, &mut fields) {
+                prop_assert!(h.len <= bytes.len());
+                prop_assert!(h.target.end as usize <= h.len);
+                let lengths = fields[..h.count]
+                    .iter()
+                    .filter(|(name, _)| bytes[name.range()].eq_ignore_ascii_case(b"content-length"))
+                    .count();
+                prop_assert_eq!(lengths, 1);
+                prop_assert!(!lines.iter().any(|l| l.starts_with("transfer-encoding") || l.starts_with("expect")));
+                for (name, value) in &fields[..h.count] {
+                    prop_assert!(name.end as usize <= h.len && value.end as usize <= h.len);
+                }
+            }
+        }
     }
 }
