@@ -152,8 +152,9 @@ impl Upstream {
     /// anything else → that path at the upstream's origin.
     pub(crate) fn target(&self, path_and_query: &str) -> Result<PathAndQuery, ApiError> {
         let mapped = match path_and_query.strip_prefix("/v1/") {
-            Some(rest) => PathAndQuery::try_from(format!("{}{rest}", self.base_path)),
-            None => PathAndQuery::try_from(path_and_query),
+            // The usual base (`/v1/`): the path as it is, without building it again.
+            Some(rest) if self.base_path != "/v1/" => PathAndQuery::try_from(format!("{}{rest}", self.base_path)),
+            _ => PathAndQuery::try_from(path_and_query),
         };
         mapped.map_err(|_| ApiError::bad_request("invalid_path", "the request path is not valid"))
     }
@@ -171,9 +172,12 @@ impl Upstream {
 
     /// The headers to send, made from the client's in place (a request passed through as
     /// it came): less hop-by-hop ones, the client's keys dropped when the proxy has its own
-    /// or sends the upstream's, the upstream key added.
+    /// or sends the upstream's, the upstream key added. (The plain client skips hop-by-hop
+    /// headers as it writes the head: they are left in its map, not removed one by one.)
     pub(crate) fn forwarded_headers(&self, mut headers: HeaderMap) -> HeaderMap {
-        strip_hop_by_hop(&mut headers);
+        if !matches!(self.transport, Transport::Plain(_)) {
+            strip_hop_by_hop(&mut headers);
+        }
         if self.strip_client_auth || self.api_key.is_some() {
             headers.remove(header::AUTHORIZATION);
             headers.remove("x-api-key");
@@ -506,8 +510,13 @@ mod tests {
 
     #[test]
     fn forwarded_headers_lose_hop_by_hop_ones_and_carry_the_right_key() {
-        for (key, upstream_key) in [(None, None), (Some("proxy-key"), None), (None, Some("up-key"))] {
-            let mut config = Config::new("http://127.0.0.1:9/v1").unwrap();
+        let cases = [(None, None), (Some("proxy-key"), None), (None, Some("up-key"))];
+        // Plain (hop-by-hop headers skipped as the head is written) and through reqwest.
+        for ((key, upstream_key), url) in
+            cases.into_iter().flat_map(|c| [(c, "http://127.0.0.1:9/v1"), (c, "http://u:p@127.0.0.1:9/v1")])
+        {
+            let plain = !url.contains('@');
+            let mut config = Config::new(url).unwrap();
             config.api_key = key.map(str::to_owned);
             config.upstream_api_key = upstream_key.map(str::to_owned);
             let upstream = Upstream::new(&config).unwrap();
@@ -529,7 +538,11 @@ mod tests {
             let copied = upstream.request_headers(&client, true);
             let in_place = upstream.forwarded_headers(client);
             let sorted = |h: &HeaderMap| {
-                let mut v: Vec<String> = h.iter().map(|(k, v)| format!("{k}: {}", v.to_str().unwrap())).collect();
+                let mut v: Vec<String> = h
+                    .iter()
+                    .filter(|(k, _)| !(plain && super::is_hop_by_hop(k)))
+                    .map(|(k, v)| format!("{k}: {}", v.to_str().unwrap()))
+                    .collect();
                 v.sort();
                 v
             };
@@ -543,7 +556,9 @@ mod tests {
             assert_eq!(sorted(&in_place), want);
             want.retain(|h| !h.starts_with("accept-encoding"));
             assert_eq!(sorted(&copied), want);
-            assert!(in_place.get("host").is_none() && in_place.get("content-length").is_none());
+            if !plain {
+                assert!(in_place.get("host").is_none() && in_place.get("content-length").is_none());
+            }
         }
     }
 

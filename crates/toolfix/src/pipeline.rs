@@ -34,7 +34,7 @@ use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
 use crate::salvage::{self, TextFix, Truncation, UncertainKind};
 use crate::schema::view::{self, Types};
 use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};
-use crate::validate::{Detail, Violation, violations, violations_with};
+use crate::validate::{Detail, Violation, violations, violations_found};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -637,7 +637,7 @@ impl<'r> Draft<'r> {
         // The extensions look the failing schema node up; the built-in repairs need only
         // where and what failed.
         let extended = tool.extensions().is_some_and(Extensions::repairs_values);
-        let found = violations_with(tool.validator(), &self.value, if extended { Detail::Full } else { Detail::Paths });
+        let found = violations_found(tool, &self.value, if extended { Detail::Full } else { Detail::Paths });
         let index = match self.index.take() {
             Some(nodes) => Some(TextIndex::from_nodes(&self.text, nodes)),
             None => TextIndex::build(&self.text),

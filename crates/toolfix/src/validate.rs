@@ -3,6 +3,8 @@
 //! [`Issue`](crate::report::Issue)s.
 
 use crate::pointer;
+use crate::schema::Tool;
+use crate::schema::plain::Failure;
 use serde_json::Value;
 
 /// What a validator error says, before feedback turns it into words.
@@ -102,6 +104,31 @@ pub(crate) enum Detail {
 /// Every violation of `instance` under `validator`, one per path and kind.
 pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<Violation> {
     violations_with(validator, instance, Detail::Full)
+}
+
+/// Where `instance` fails `tool`'s schema, saying as much as `detail` asks: for a plain
+/// schema ([`Plain`](crate::schema::plain::Plain)) and paths alone, found by its one walk
+/// (the places and kinds `jsonschema` names, without building its errors); otherwise as
+/// [`violations_with`] finds them.
+pub(crate) fn violations_found(tool: &Tool, instance: &Value, detail: Detail) -> Vec<Violation> {
+    let Some(plain) = tool.plain().filter(|_| detail == Detail::Paths) else {
+        return violations_with(tool.validator(), instance, detail);
+    };
+    let mut out: Vec<Violation> = plain
+        .failures(instance)
+        .into_iter()
+        .map(|(path, failure)| {
+            let kind = match failure {
+                Failure::Type => ViolationKind::Keyword("type"),
+                Failure::Enum => ViolationKind::Keyword("enum"),
+                Failure::Missing => ViolationKind::Missing,
+                Failure::Unexpected => ViolationKind::Unexpected,
+            };
+            Violation { path, kind, schema_path: None }
+        })
+        .collect();
+    out.dedup_by(|a, b| a.path == b.path && a.kind == b.kind);
+    out
 }
 
 /// [`violations`], saying as much as `detail` asks.

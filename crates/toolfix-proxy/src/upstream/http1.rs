@@ -413,9 +413,10 @@ async fn read_head(conn: &mut Conn, head_request: bool) -> Result<Head, Failure>
 
 /// Parse a head, if the buffer holds a whole one.
 fn parse(buf: &[u8]) -> Result<Option<Parsed>, Failure> {
-    let mut lines = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut lines);
-    let len = match response.parse(buf) {
+    let mut lines = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut []);
+    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut response, buf, &mut lines)
+    {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(Failure::head(&format!("the upstream's response head is not valid HTTP/1.1: {e}"))),
@@ -436,18 +437,37 @@ fn parse(buf: &[u8]) -> Result<Option<Parsed>, Failure> {
 }
 
 /// The head taken out of the buffer (header values share its bytes) and how the body is
-/// framed.
+/// framed (read from the headers as they are stored, not looked up after).
 fn head(conn: &mut Conn, parsed: Parsed, head_request: bool) -> Result<Head, Failure> {
     let bytes = conn.buf.split_to(parsed.len).freeze();
     let mut headers = HeaderMap::with_capacity(parsed.headers.len());
+    let mut close = !parsed.http11;
+    // Whether the last transfer-encoding ends in `chunked`, if there is one.
+    let mut chunked = None;
+    // The declared length: every value (and item of a list) the same number, else `Err`.
+    let mut length: Option<Result<u64, ()>> = None;
     for (name, range) in parsed.headers {
         let value = bytes
             .get(range.clone())
             .and_then(|_| HeaderValue::from_maybe_shared(bytes.slice(range)).ok())
             .ok_or_else(|| Failure::head("the upstream's response has an invalid header value"))?;
+        if name == header::CONNECTION {
+            close |= tokens(&value).any(|t| t.eq_ignore_ascii_case(b"close"));
+        } else if name == header::TRANSFER_ENCODING {
+            chunked = Some(tokens(&value).next_back().is_some_and(|t| t.eq_ignore_ascii_case(b"chunked")));
+        } else if name == header::CONTENT_LENGTH {
+            for item in tokens(&value) {
+                let n = decimal(item).ok_or(());
+                length = Some(match length {
+                    None => n,
+                    Some(Ok(m)) if n == Ok(m) => n,
+                    Some(_) => Err(()),
+                });
+            }
+        }
         headers.append(name, value);
     }
-    let mut keep_alive = parsed.http11 && !has_token(&headers, &header::CONNECTION, "close");
+    let mut keep_alive = !close;
     let status = parsed.status;
     let framing = if head_request
         || status.is_informational()
@@ -456,60 +476,36 @@ fn head(conn: &mut Conn, parsed: Parsed, head_request: bool) -> Result<Head, Fai
     {
         keep_alive &= status != StatusCode::SWITCHING_PROTOCOLS;
         State::Done
-    } else if headers.contains_key(header::TRANSFER_ENCODING) {
+    } else if let Some(chunked) = chunked {
         // Both framings at once is how requests are smuggled: read it as chunked, then
         // close the connection.
-        keep_alive &= !headers.contains_key(header::CONTENT_LENGTH);
-        if last_token_is_chunked(&headers) {
-            State::Chunked(Chunk::Size)
-        } else {
-            keep_alive = false;
-            State::Close
-        }
-    } else if let Some(n) = content_length(&headers)? {
-        if n == 0 { State::Done } else { State::Length(n) }
+        keep_alive &= length.is_none() && chunked;
+        if chunked { State::Chunked(Chunk::Size) } else { State::Close }
     } else {
-        keep_alive = false;
-        State::Close
+        match length {
+            Some(Ok(0)) => State::Done,
+            Some(Ok(n)) => State::Length(n),
+            Some(Err(())) => return Err(Failure::head("the upstream's response has an invalid content-length")),
+            None => {
+                keep_alive = false;
+                State::Close
+            }
+        }
     };
     Ok(Head { status, headers, framing, keep_alive })
 }
 
-/// Whether a comma-separated header holds `token` (any case).
-fn has_token(headers: &HeaderMap, name: &HeaderName, token: &str) -> bool {
-    headers
-        .get_all(name)
-        .iter()
-        .any(|v| v.as_bytes().split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes())))
+/// The items of a comma-separated header value, trimmed.
+fn tokens(value: &HeaderValue) -> impl DoubleEndedIterator<Item = &[u8]> {
+    value.as_bytes().split(|&b| b == b',').map(<[u8]>::trim_ascii)
 }
 
-fn last_token_is_chunked(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::TRANSFER_ENCODING)
-        .iter()
-        .next_back()
-        .and_then(|v| v.as_bytes().rsplit(|&b| b == b',').next())
-        .is_some_and(|t| t.trim_ascii().eq_ignore_ascii_case(b"chunked"))
-}
-
-/// The declared length: every value (and every item of a list) must be the same number.
-fn content_length(headers: &HeaderMap) -> Result<Option<u64>, Failure> {
-    let invalid = || Failure::head("the upstream's response has an invalid content-length");
-    let mut found = None;
-    for value in headers.get_all(header::CONTENT_LENGTH) {
-        for item in value.as_bytes().split(|&b| b == b',') {
-            let item = item.trim_ascii();
-            if item.is_empty() || item.len() > 19 || !item.iter().all(u8::is_ascii_digit) {
-                return Err(invalid());
-            }
-            let n = item.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
-            if found.is_some_and(|f| f != n) {
-                return Err(invalid());
-            }
-            found = Some(n);
-        }
+/// A decimal number of at most 19 digits (so no overflow).
+fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
     }
-    Ok(found)
+    Some(digits.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')))
 }
 
 /// Where a body's reader is.

@@ -16,7 +16,7 @@ pub(crate) use hints::apply_hints;
 use crate::pointer::{self, Moves, TextIndex};
 use crate::report::{CallNote, Repair, RepairKind};
 use crate::schema::{Policy, PropertyNames, Tool, view};
-use crate::validate::{Detail, Violation, violations_with};
+use crate::validate::{self, Detail, Violation};
 pub(crate) use crate::validate::{Problem, ProblemKind};
 use serde_json::Value;
 
@@ -121,7 +121,7 @@ pub(crate) fn repair(
     if tool.policy() != Policy::Strict
         && let Some((key, inner)) = wrapper(tool, &value)
     {
-        let inner_found = violations_with(tool.validator(), inner, Detail::Paths);
+        let inner_found = validate::violations_found(tool, inner, Detail::Paths);
         let mut cx = Ctx::new(tool, &inner_found, max_depth).with_text(index);
         cx.moves.record(String::new(), pointer::join("", key));
         let mut inner = inner.clone();

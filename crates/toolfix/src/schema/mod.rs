@@ -16,6 +16,7 @@
 mod extensions;
 mod hints;
 mod names;
+pub(crate) mod plain;
 pub(crate) mod suggest;
 pub(crate) mod view;
 
@@ -50,6 +51,8 @@ struct Compiled {
     /// The property names normalised, for repair (their text never moves: the schema is
     /// not changed once compiled).
     names: PropertyNames,
+    /// The schema compiled for finding where a value fails it, when it is plain enough.
+    plain: Option<plain::Plain>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -98,6 +101,7 @@ impl Tool {
         let hints = ToolHints::read(&parameters, definition);
         let has_tagged_strings = has_tagged_strings(&parameters);
         let names = PropertyNames::of(&parameters);
+        let plain = plain::Plain::compile(&parameters);
         let policy = hints.policy;
         let effect = hints.effect;
         let leaked_calls = hints.leaked_calls;
@@ -110,6 +114,7 @@ impl Tool {
                 hints,
                 has_tagged_strings,
                 names,
+                plain,
             }),
             policy,
             effect,
@@ -198,6 +203,11 @@ impl Tool {
 
     pub(crate) fn hints(&self) -> &ToolHints {
         &self.compiled.hints
+    }
+
+    /// The schema compiled as [`plain::Plain`], when it is plain.
+    pub(crate) fn plain(&self) -> Option<&plain::Plain> {
+        self.compiled.plain.as_ref()
     }
 
     /// The schema's property names, normalised once.
