@@ -241,23 +241,41 @@ async fn next_request(
         let Some(route) = ApiRoute::at(uri.path()) else { return put_back(buf, &head_bytes) };
         (route, uri)
     };
+    if !crate::auth::key_ok(&front.state, &headers) {
+        // Refused before the body is read: a client without the key never has its body
+        // held in memory. The answer goes out, then the body is read and dropped (so
+        // closing does not reset the connection before the client reads the answer),
+        // for at most the head timeout.
+        let refused = crate::error::ApiError::unauthorized().into_response();
+        if write_response(tcp, buf, out, refused, true).await.is_ok() {
+            let unread = length.saturating_sub(buf.len());
+            buf.clear();
+            let _ = tokio::time::timeout(front.head_timeout, discard(tcp, unread)).await;
+        }
+        return Step::Close;
+    }
     let started = Instant::now();
     let Some(body) = read_body(tcp, buf, length).await else { return Step::Close };
-    let response = if crate::auth::key_ok(&front.state, &headers) {
-        let head = handlers::Head { method: Method::POST, uri, headers };
-        let handled = route.call(front.state.clone(), head, body, started);
-        match while_reading(tcp, buf, handled).await {
-            Some(r) => r,
-            // The client left: the handler (and its upstream request) is dropped.
-            None => return Step::Close,
-        }
-    } else {
-        crate::error::ApiError::unauthorized().into_response()
-    };
+    let request = handlers::Head { method: Method::POST, uri, headers };
+    let handled = route.call(front.state.clone(), request, body, started);
+    // The client left: the handler (and its upstream request) is dropped.
+    let Some(response) = while_reading(tcp, buf, handled).await else { return Step::Close };
     let close = head.close || *stopping.borrow();
     match write_response(tcp, buf, out, response, close).await {
         Ok(true) if !*stopping.borrow() => Step::Again,
         _ => Step::Close,
+    }
+}
+
+/// Read and drop `n` bytes (fewer if the client closes first), 8 KiB at a time.
+async fn discard(tcp: &mut TcpStream, mut n: usize) {
+    let mut scratch = [0u8; 8192];
+    while n > 0 {
+        let want = n.min(scratch.len());
+        match tcp.read(scratch.get_mut(..want).unwrap_or_default()).await {
+            Ok(0) | Err(_) => return,
+            Ok(got) => n -= got.min(n),
+        }
     }
 }
 
