@@ -68,6 +68,14 @@ pub(crate) fn answer_with_id<'b>(answer: &'b mut String, id: Option<&str>) -> Ob
     obj
 }
 
+/// [`answer_with_id`], for an id as [`plain_id_and_text`] reads it (a string or an
+/// integer: nothing to compact).
+pub(crate) fn answer_with_plain_id<'b>(answer: &'b mut String, id: &str) -> Obj<'b> {
+    let mut obj = Obj::new(answer);
+    obj.raw_line("id", id);
+    obj
+}
+
 /// The raw JSON text of `"id"` and the text of `"input"` when `line` is exactly
 /// `{"id": …, "input": "…"}` (in this order, the id a string or an integer, the input a
 /// string, JSON whitespace anywhere), read without serde: the common batch line. The

@@ -32,7 +32,7 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
             batch::line_limit(limits.max_input_bytes),
             |bytes, answer| match batch::plain_id_and_text(bytes, &mut scratch.plain) {
                 Some((id, text)) => {
-                    salvage_answer(Some(id), text, answer, &limits);
+                    salvage_answer(batch::answer_with_plain_id(answer, id), text, &limits);
                     true
                 }
                 None => false,
@@ -107,13 +107,12 @@ fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolf
         owned = text;
         &owned
     };
-    salvage_answer(id, text, answer, limits);
+    salvage_answer(batch::answer_with_id(answer, id), text, limits);
 }
 
-/// The answer to a line with this id and input text:
+/// The answer to a line with this input text, its id written into `obj` already:
 /// `{"id","output":<value>,"fixes":[{"kind","span"}]}` or `{"id","error"}`.
-fn salvage_answer(id: Option<&str>, text: &str, answer: &mut String, limits: &toolfix::Limits) {
-    let mut obj = batch::answer_with_id(answer, id);
+fn salvage_answer(mut obj: out::Obj<'_>, text: &str, limits: &toolfix::Limits) {
     match toolfix::salvage::salvage_with(text, limits) {
         Ok(s) => {
             obj.raw("output", s.text());

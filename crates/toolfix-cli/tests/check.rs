@@ -9,13 +9,25 @@ fn toolfix() -> Command {
     Command::cargo_bin("toolfix").unwrap()
 }
 
-/// A file of its own for each test (tests run in parallel).
-fn file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolfix-check-cmd-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// A file of its own for each test (tests run in parallel), in a directory removed when
+/// the test ends.
+struct TestFile {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for TestFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn file(name: &str, text: &str) -> TestFile {
+    let dir = tempfile::Builder::new().prefix("toolfix-check-cmd-").tempdir().unwrap();
+    let path = dir.path().join(name);
     std::fs::write(&path, text).unwrap();
-    path
+    TestFile { _dir: dir, path }
 }
 
 fn run(path: &Path, code: i32) -> (String, String) {

@@ -42,9 +42,8 @@ fn a_missing_server_program_is_reported() {
 
 #[test]
 fn a_bad_config_file_is_reported() {
-    let dir = std::env::temp_dir().join(format!("toolfix-mcp-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("mcp.toml");
+    let dir = tempfile::Builder::new().prefix("toolfix-mcp-cli-").tempdir().unwrap();
+    let config = dir.path().join("mcp.toml");
     std::fs::write(&config, "max_mesage_bytes = 3\n").unwrap();
     let out = toolfix().args(["mcp", "--config"]).arg(&config).args(["--", "cat"]).assert().code(2);
     assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("max_mesage_bytes"));

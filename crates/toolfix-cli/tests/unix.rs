@@ -24,13 +24,12 @@ fn stdout(out: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&out.get_output().stdout).into_owned()
 }
 
-/// A file in a fresh temporary directory.
-fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolfix-unix-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+/// A file in a fresh temporary directory (removed with the directory when dropped).
+fn temp_file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::Builder::new().prefix("toolfix-unix-").tempdir().unwrap();
+    let path = dir.path().join(name);
     std::fs::write(&path, bytes).unwrap();
-    path
+    (dir, path)
 }
 
 #[test]
@@ -169,7 +168,7 @@ fn fix_piped_into_head_ends_quietly() {
         "{}<tool_call>{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"a\"}}}}</tool_call>",
         "prose ".repeat(40_000)
     );
-    let file = temp_file("big.txt", big.as_bytes());
+    let (_dir, file) = temp_file("big.txt", big.as_bytes());
     let script = format!("set -o pipefail; '{}' fix '{}' | head -c 5", bin().display(), file.display());
     let out = std::process::Command::new("bash").args(["-c", &script]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "{\"too");

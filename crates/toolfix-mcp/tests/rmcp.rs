@@ -168,10 +168,27 @@ async fn raw_server() {
 
 // ---------------------------------------------------------------- helpers
 
-fn scratch(name: &str) -> PathBuf {
+/// A file in the temporary directory the wrapper writes what the server saw to; removed
+/// when the test ends (passed or not).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let path = std::env::temp_dir().join(format!("toolfix-mcp-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_file(&path);
-    path
+    Scratch(path)
 }
 
 fn wrapper_command(seen: &PathBuf) -> Command {

@@ -102,7 +102,7 @@ impl Default for StormConfig {
     }
 }
 
-/// Timeouts on the way to the upstream.
+/// Timeouts on the way to the upstream, and for a client's request head.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Timeouts {
@@ -112,6 +112,9 @@ pub struct Timeouts {
     pub request: Duration,
     /// The longest silence between two pieces of a streamed body.
     pub stream_idle: Duration,
+    /// For the rest of a request head once its first byte has arrived (a client that
+    /// trickles a head is cut off).
+    pub client_head: Duration,
 }
 
 impl Default for Timeouts {
@@ -120,6 +123,7 @@ impl Default for Timeouts {
             connect: Duration::from_secs(10),
             request: Duration::from_secs(600),
             stream_idle: Duration::from_secs(300),
+            client_head: Duration::from_secs(30),
         }
     }
 }
@@ -307,6 +311,7 @@ impl Config {
             set(&mut self.timeouts.connect, t.connect_secs.map(secs).transpose()?);
             set(&mut self.timeouts.request, t.request_secs.map(secs).transpose()?);
             set(&mut self.timeouts.stream_idle, t.stream_idle_secs.map(secs).transpose()?);
+            set(&mut self.timeouts.client_head, t.client_head_secs.map(secs).transpose()?);
         }
         for (name, t) in file.tools {
             let policy = match t.policy.as_deref() {
@@ -411,6 +416,7 @@ struct TimeoutsFile {
     connect_secs: Option<f64>,
     request_secs: Option<f64>,
     stream_idle_secs: Option<f64>,
+    client_head_secs: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -27,6 +27,7 @@ mod config;
 mod error;
 #[cfg(feature = "fake")]
 pub mod fake;
+mod front;
 mod handlers;
 mod metrics;
 mod sse;
@@ -42,7 +43,6 @@ use adapter::messages::Messages;
 use adapter::responses::Responses;
 use axum::Router;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt as _;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -56,15 +56,26 @@ use std::sync::Arc;
 ///
 /// When the settings are invalid ([`Config::validate`]) or the HTTP client cannot be built.
 pub fn app(config: Config) -> Result<Router, Error> {
+    Ok(build(config)?.router)
+}
+
+/// The router, its state and whether it has the tracing layer.
+struct Built {
+    router: Router,
+    state: handlers::Shared,
+    traced: bool,
+}
+
+fn build(config: Config) -> Result<Built, Error> {
     config.validate()?;
     let keyed = config.api_key.is_some();
     let state = Arc::new(state::AppState::new(config)?);
     let mut router = Router::new()
         .route("/healthz", get(handlers::healthz))
         .route("/metrics", get(handlers::metrics))
-        .route("/v1/chat/completions", post(handlers::api::<ChatCompletions>))
-        .route("/v1/messages", post(handlers::api::<Messages>))
-        .route("/v1/responses", post(handlers::api::<Responses>))
+        .route(front::CHAT, post(handlers::api::<ChatCompletions>))
+        .route(front::MESSAGES, post(handlers::api::<Messages>))
+        .route(front::RESPONSES, post(handlers::api::<Responses>))
         .fallback(handlers::passthrough);
     // Without a key of its own the proxy lets every request in: no check layer at all.
     if keyed {
@@ -72,14 +83,19 @@ pub fn app(config: Config) -> Result<Router, Error> {
     }
     // One span per request, when something would record it: the layer costs every request
     // its bookkeeping even when the log level drops what it writes.
-    if tracing::enabled!(target: "tower_http::trace::make_span", tracing::Level::DEBUG) {
+    let traced = tracing::enabled!(target: "tower_http::trace::make_span", tracing::Level::DEBUG);
+    if traced {
         router = router.layer(tower_http::trace::TraceLayer::new_for_http());
     }
-    Ok(router.with_state(state))
+    Ok(Built { router: router.with_state(state.clone()), state, traced })
 }
 
 /// Serve the proxy on `listener` until `shutdown` completes; then stop accepting and
 /// let in-flight requests finish (graceful shutdown).
+///
+/// The same routes as [`app`], served by a narrow HTTP/1.1 front for the common request
+/// shape (`POST` to an API route with a `content-length`) and by `hyper` with the router
+/// for every other request, as `axum::serve` would.
 ///
 /// # Errors
 ///
@@ -89,14 +105,9 @@ pub async fn serve(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
-    let router = app(config)?;
-    // No Nagle delay on answers (a small last write would otherwise wait for the client's
-    // delayed ACK, ~40 ms).
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|source| Error::Io { context: "serving".into(), source })
+    let built = build(config)?;
+    // The front serves the common request shape itself and hands everything else to the
+    // router; with the tracing layer on, the router serves everything (see `front`).
+    front::serve(listener, built.router, built.state, !built.traced, shutdown).await;
+    Ok(())
 }

@@ -2,25 +2,26 @@
 //! [`ApiError`]s (unreachable → 502, timeout → 504).
 //!
 //! A plain `http://` upstream is spoken to over HTTP/1.1 connections the proxy keeps in a
-//! small pool of its own (hyper's connection API): the authority, the `Host` header and the
-//! chat path are built once; a request is one head and a body on a ready connection, with
-//! no URL parsing, redirect policy or retry layer per request. A connection goes back to
-//! the pool when its answer has been read to the end. Anything else (`https://`, a URL with
-//! credentials) goes through `reqwest`.
+//! small pool of its own ([`http1`]: written and read in the request's own task): the
+//! authority, the `Host` header and the chat path are built once; a request is one head and
+//! a body on a ready connection, with no URL parsing, redirect policy or retry layer per
+//! request. A connection goes back to the pool when its answer has been read to the end.
+//! Anything else (`https://`, a URL with credentials) goes through `reqwest`.
+
+mod http1;
 
 use crate::config::Config;
 use crate::error::ApiError;
 use axum::body::Body;
 use axum::http::uri::PathAndQuery;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
-use hyper::body::{Body as _, Frame, Incoming, SizeHint};
-use hyper::client::conn::http1;
+use hyper::body::{Body as _, Frame, SizeHint};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long an unused connection is kept.
 const POOL_IDLE: Duration = Duration::from_secs(90);
@@ -61,7 +62,7 @@ pub(crate) struct Upstream {
 
 #[derive(Debug)]
 enum Transport {
-    Plain(Arc<Pool>),
+    Plain(Arc<http1::Pool>),
     Reqwest { client: reqwest::Client, base: reqwest::Url },
 }
 
@@ -124,13 +125,7 @@ impl Upstream {
             let authority = if port == 80 { host.to_owned() } else { format!("{host}:{port}") };
             let host_header = HeaderValue::from_str(&authority)
                 .map_err(|_| crate::Error::Config("the upstream host is not a valid header value".into()))?;
-            Transport::Plain(Arc::new(Pool {
-                address: format!("{host}:{port}"),
-                host: host_header,
-                connect_timeout: config.timeouts.connect,
-                idle: Mutex::new(Vec::new()),
-                reaper: std::sync::Once::new(),
-            }))
+            Transport::Plain(Arc::new(http1::Pool::new(format!("{host}:{port}"), host_header, config.timeouts.connect)))
         } else {
             let client = reqwest::Client::builder()
                 .connect_timeout(config.timeouts.connect)
@@ -157,8 +152,9 @@ impl Upstream {
     /// anything else → that path at the upstream's origin.
     pub(crate) fn target(&self, path_and_query: &str) -> Result<PathAndQuery, ApiError> {
         let mapped = match path_and_query.strip_prefix("/v1/") {
-            Some(rest) => PathAndQuery::try_from(format!("{}{rest}", self.base_path)),
-            None => PathAndQuery::try_from(path_and_query),
+            // The usual base (`/v1/`): the path as it is, without building it again.
+            Some(rest) if self.base_path != "/v1/" => PathAndQuery::try_from(format!("{}{rest}", self.base_path)),
+            _ => PathAndQuery::try_from(path_and_query),
         };
         mapped.map_err(|_| ApiError::bad_request("invalid_path", "the request path is not valid"))
     }
@@ -176,9 +172,12 @@ impl Upstream {
 
     /// The headers to send, made from the client's in place (a request passed through as
     /// it came): less hop-by-hop ones, the client's keys dropped when the proxy has its own
-    /// or sends the upstream's, the upstream key added.
+    /// or sends the upstream's, the upstream key added. (The plain client skips hop-by-hop
+    /// headers as it writes the head: they are left in its map, not removed one by one.)
     pub(crate) fn forwarded_headers(&self, mut headers: HeaderMap) -> HeaderMap {
-        strip_hop_by_hop(&mut headers);
+        if !matches!(self.transport, Transport::Plain(_)) {
+            strip_hop_by_hop(&mut headers);
+        }
         if self.strip_client_auth || self.api_key.is_some() {
             headers.remove(header::AUTHORIZATION);
             headers.remove("x-api-key");
@@ -202,13 +201,7 @@ impl Upstream {
     ) -> Result<Answer, ApiError> {
         let sent = async {
             match &self.transport {
-                Transport::Plain(pool) => {
-                    let body = match body {
-                        Payload::Bytes(b) => Body::from(b),
-                        Payload::Stream(b) => b,
-                    };
-                    pool.send(method, target, headers, body).await
-                }
+                Transport::Plain(pool) => pool.send(method, &target, &headers, body).await,
                 Transport::Reqwest { client, base } => {
                     let mut url = base.clone();
                     url.set_path(target.path());
@@ -351,168 +344,6 @@ pub(crate) fn strip_hop_by_hop(headers: &mut HeaderMap) {
 
 /// The `x-toolfix` header name.
 pub(crate) static X_TOOLFIX: HeaderName = HeaderName::from_static("x-toolfix");
-
-/// The connections to a plain `http://` upstream.
-#[derive(Debug)]
-struct Pool {
-    /// `host:port`, to connect to.
-    address: String,
-    /// The `Host` header.
-    host: HeaderValue,
-    connect_timeout: Duration,
-    /// Connections not in use, the most recently used last.
-    idle: Mutex<Vec<Idle>>,
-    /// Starts the task that closes connections unused for [`POOL_IDLE`].
-    reaper: std::sync::Once,
-}
-
-#[derive(Debug)]
-struct Idle {
-    sender: http1::SendRequest<Body>,
-    since: Instant,
-}
-
-impl Pool {
-    async fn send(
-        self: &Arc<Self>,
-        method: Method,
-        target: PathAndQuery,
-        mut headers: HeaderMap,
-        body: Body,
-    ) -> Result<Answer, ApiError> {
-        headers.insert(header::HOST, self.host.clone());
-        let mut request = Request::new(body);
-        *request.method_mut() = method;
-        *request.uri_mut() = Uri::from(target);
-        *request.headers_mut() = headers;
-        // A pooled connection the upstream closed meanwhile gives the request back
-        // unsent: it goes on the next connection (a new one at the end).
-        loop {
-            let (mut sender, reused) = match self.checkout() {
-                Some(s) => (s, true),
-                None => (self.connect().await?, false),
-            };
-            if reused && sender.ready().await.is_err() {
-                continue;
-            }
-            match sender.try_send_request(request).await {
-                Ok(response) => {
-                    let (parts, incoming) = response.into_parts();
-                    let back = if incoming.is_end_stream() {
-                        self.put(sender);
-                        None
-                    } else {
-                        Some((self.clone(), sender))
-                    };
-                    let body = Body::new(Pooled { inner: incoming, back });
-                    return Ok(Answer { status: parts.status, headers: parts.headers, response: UpstreamBody(body) });
-                }
-                Err(mut e) => match e.take_message() {
-                    Some(unsent) if reused => request = unsent,
-                    _ => return Err(unreachable(&e.into_error())),
-                },
-            }
-        }
-    }
-
-    /// An open connection not in use, if there is one.
-    fn checkout(&self) -> Option<http1::SendRequest<Body>> {
-        let mut idle = self.idle.lock().ok()?;
-        while let Some(c) = idle.pop() {
-            if !c.sender.is_closed() && c.since.elapsed() < POOL_IDLE {
-                return Some(c.sender);
-            }
-        }
-        None
-    }
-
-    fn put(self: &Arc<Self>, sender: http1::SendRequest<Body>) {
-        if sender.is_closed() {
-            return;
-        }
-        if let Ok(mut idle) = self.idle.lock() {
-            if idle.len() >= POOL_MAX_IDLE {
-                idle.remove(0);
-            }
-            idle.push(Idle { sender, since: Instant::now() });
-        }
-        self.reaper.call_once(|| {
-            let pool = Arc::downgrade(self);
-            tokio::spawn(async move {
-                let mut every = tokio::time::interval(POOL_IDLE / 3);
-                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-                loop {
-                    every.tick().await;
-                    let Some(pool) = pool.upgrade() else { return };
-                    pool.reap();
-                }
-            });
-        });
-    }
-
-    /// Close the connections unused for [`POOL_IDLE`] or closed by the upstream.
-    fn reap(&self) {
-        if let Ok(mut idle) = self.idle.lock() {
-            idle.retain(|c| !c.sender.is_closed() && c.since.elapsed() < POOL_IDLE);
-        }
-    }
-
-    async fn connect(&self) -> Result<http1::SendRequest<Body>, ApiError> {
-        let tcp = match tokio::time::timeout(self.connect_timeout, tokio::net::TcpStream::connect(&self.address)).await
-        {
-            Err(_) => return Err(ApiError::timeout()),
-            Ok(Err(e)) => return Err(ApiError::unreachable(&format!("cannot connect: {e}"))),
-            Ok(Ok(t)) => t,
-        };
-        // No Nagle delay on requests (a small last write would otherwise wait for the
-        // upstream's delayed ACK, ~40 ms).
-        let _ = tcp.set_nodelay(true);
-        let (sender, connection) =
-            http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.map_err(|e| unreachable(&e))?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(error = %e, "upstream connection ended");
-            }
-        });
-        Ok(sender)
-    }
-}
-
-fn unreachable(e: &hyper::Error) -> ApiError {
-    ApiError::unreachable(&chain(e))
-}
-
-/// A response body on a pooled connection: the connection goes back to the pool when the
-/// body has been read to its end (dropped before that, it is closed).
-struct Pooled {
-    inner: Incoming,
-    back: Option<(Arc<Pool>, http1::SendRequest<Body>)>,
-}
-
-impl hyper::body::Body for Pooled {
-    type Data = Bytes;
-    type Error = hyper::Error;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
-        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
-        // A reader that knows the length stops at the last byte without asking for the
-        // end: the last frame is the end too.
-        if (frame.is_none() || self.inner.is_end_stream())
-            && let Some((pool, sender)) = self.back.take()
-        {
-            pool.put(sender);
-        }
-        Poll::Ready(frame)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
 
 /// A body that fails when no frame comes for `idle` while one is awaited.
 struct IdleTimeout {
@@ -679,8 +510,13 @@ mod tests {
 
     #[test]
     fn forwarded_headers_lose_hop_by_hop_ones_and_carry_the_right_key() {
-        for (key, upstream_key) in [(None, None), (Some("proxy-key"), None), (None, Some("up-key"))] {
-            let mut config = Config::new("http://127.0.0.1:9/v1").unwrap();
+        let cases = [(None, None), (Some("proxy-key"), None), (None, Some("up-key"))];
+        // Plain (hop-by-hop headers skipped as the head is written) and through reqwest.
+        for ((key, upstream_key), url) in
+            cases.into_iter().flat_map(|c| [(c, "http://127.0.0.1:9/v1"), (c, "http://u:p@127.0.0.1:9/v1")])
+        {
+            let plain = !url.contains('@');
+            let mut config = Config::new(url).unwrap();
             config.api_key = key.map(str::to_owned);
             config.upstream_api_key = upstream_key.map(str::to_owned);
             let upstream = Upstream::new(&config).unwrap();
@@ -702,7 +538,11 @@ mod tests {
             let copied = upstream.request_headers(&client, true);
             let in_place = upstream.forwarded_headers(client);
             let sorted = |h: &HeaderMap| {
-                let mut v: Vec<String> = h.iter().map(|(k, v)| format!("{k}: {}", v.to_str().unwrap())).collect();
+                let mut v: Vec<String> = h
+                    .iter()
+                    .filter(|(k, _)| !(plain && super::is_hop_by_hop(k)))
+                    .map(|(k, v)| format!("{k}: {}", v.to_str().unwrap()))
+                    .collect();
                 v.sort();
                 v
             };
@@ -716,7 +556,9 @@ mod tests {
             assert_eq!(sorted(&in_place), want);
             want.retain(|h| !h.starts_with("accept-encoding"));
             assert_eq!(sorted(&copied), want);
-            assert!(in_place.get("host").is_none() && in_place.get("content-length").is_none());
+            if !plain {
+                assert!(in_place.get("host").is_none() && in_place.get("content-length").is_none());
+            }
         }
     }
 

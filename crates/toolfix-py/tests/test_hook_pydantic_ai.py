@@ -3,7 +3,7 @@ sends broken calls: the tool runs with the repaired arguments, or the model gets
 refusal as a retry prompt."""
 
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelRequest, ModelResponse, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import ModelRequest, ModelResponse, RetryPromptPart, TextPart, ThinkingPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from toolfix.hooks.pydantic_ai import ToolfixCapability
@@ -96,6 +96,47 @@ def test_a_call_left_in_the_text_is_moved_into_a_tool_call():
     returns = [p for m in seen[1] if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
     assert returns and returns[0].tool_name == "get_weather"
     assert result.output == "Cold."
+
+
+def test_a_call_left_in_the_thinking_is_recovered():
+    # A thinking model that wrote its call inside the reasoning and nothing else.
+    thought = 'The user wants Oslo.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo", "days": 2}}\n</tool_call>'
+    model, seen = scripted(
+        ModelResponse(parts=[ThinkingPart(thought)]),
+        ModelResponse(parts=[TextPart("Cold.")]),
+    )
+    ran = []
+    result = make_agent(model, ran).run_sync("weather in Oslo?")
+    assert ran == [("get_weather", "Oslo", 2)]
+    assert result.output == "Cold."
+    first = next(m for m in result.all_messages() if isinstance(m, ModelResponse))
+    assert isinstance(first.parts[0], ThinkingPart) and first.parts[0].content == thought
+
+
+def test_a_call_in_the_thinking_does_not_run_beside_a_real_one():
+    # The reasoning drafted one call, the model then made another: only the real one runs.
+    thought = '<tool_call>{"name": "transfer", "arguments": {"account": "B-1", "amount": 9}}</tool_call>'
+    model, seen = scripted(
+        ModelResponse(parts=[ThinkingPart(thought), ToolCallPart("get_weather", '{"city": "Oslo"}', tool_call_id="c1")]),
+        ModelResponse(parts=[TextPart("Cold.")]),
+    )
+    ran = []
+    make_agent(model, ran).run_sync("weather in Oslo?")
+    assert ran == [("get_weather", "Oslo", 1)]
+
+
+def test_a_cut_call_in_the_thinking_to_a_tool_that_changes_things_is_refused():
+    thought = '<tool_call>{"name": "transfer", "arguments": {"account": "A-7", "amount": 50'
+    model, seen = scripted(
+        ModelResponse(parts=[ThinkingPart(thought)], finish_reason="length"),
+        ModelResponse(parts=[TextPart("Sorry.")]),
+    )
+    ran = []
+    make_agent(model, ran).run_sync("send 500 to A-7")
+    assert ran == []
+    # A refusal raised after the model request comes back to the model as retry feedback.
+    back = [str(p.content) for m in seen[1][1:] if isinstance(m, ModelRequest) for p in m.parts]
+    assert any("cut off" in b and "transfer" in b for b in back)
 
 
 def test_a_native_call_copied_in_the_text_runs_once():

@@ -6,9 +6,11 @@
 //! recovery loop, labels and metrics, once for every adapter.
 
 pub(crate) mod chat;
+mod compact;
 pub(crate) mod history;
 pub(crate) mod messages;
 pub(crate) mod responses;
+mod served;
 pub(crate) mod view;
 
 use crate::summary::Summary;

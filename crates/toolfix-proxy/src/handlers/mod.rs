@@ -70,6 +70,18 @@ pub(crate) async fn api<A: Adapter>(State(state): State<Shared>, request: Reques
         Ok(b) => b,
         Err(e) => return shaped::<A>(&e),
     };
+    api_read::<A>(state, Head { method: parts.method, uri: parts.uri, headers: parts.headers }, bytes, started).await
+}
+
+/// What [`api_read`] needs of a request's head.
+pub(crate) struct Head {
+    pub(crate) method: Method,
+    pub(crate) uri: axum::http::Uri,
+    pub(crate) headers: HeaderMap,
+}
+
+/// [`api`] once the body is read (within the body limit): the front calls it directly.
+pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Bytes, started: Instant) -> Response {
     let peek = match A::peek(&bytes) {
         Ok(p) => p,
         Err(e) => {

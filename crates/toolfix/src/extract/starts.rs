@@ -22,10 +22,18 @@ const FIRST_WINDOW: usize = 256;
 pub(crate) struct Starts {
     /// The first bytes looked for, in groups of at most three (one `memchr3` each).
     bytes: Vec<Vec<u8>>,
-    /// The markers looked for whole (one automaton with a vectorised prefilter: one pass
-    /// for all of them); `None` when there are none.
-    words: Option<AhoCorasick>,
-    /// The longest of those, in bytes.
+    /// The markers looked for whole, each by one byte of it that is rare in prose (found
+    /// with `memchr`, then the word compared where it would start).
+    words: Vec<Word>,
+    /// The bytes the words are looked for by, in groups of at most three.
+    triggers: Vec<Vec<u8>>,
+    /// The largest offset of a word's byte in the word.
+    max_offset: usize,
+    /// The same words, one automaton with a vectorised prefilter (one pass for all of
+    /// them, some 1.2 instructions per byte): used where their bytes come thick (`None`
+    /// when there are no words).
+    dense_words: Option<AhoCorasick>,
+    /// The longest word, in bytes.
     longest_word: usize,
     /// Every marker by its first byte (each list sorted by bytes), for the partial
     /// markers at the end of a text.
@@ -72,15 +80,29 @@ impl Starts {
             list.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
             list.dedup();
         }
+        let mut triggers: Vec<u8> = Vec::new();
+        let words: Vec<Word> = kept
+            .iter()
+            .filter_map(|w| {
+                let word = Word::new(w.as_bytes(), &triggers)?;
+                if !triggers.contains(&word.trigger) {
+                    triggers.push(word.trigger);
+                }
+                Some(word)
+            })
+            .collect();
         Starts {
             by_first,
             pairs,
             longest: patterns.iter().map(|p| p.len()).max().unwrap_or(0),
             bytes: first.chunks(3).map(<[u8]>::to_vec).collect(),
             longest_word: kept.iter().map(|w| w.len()).max().unwrap_or(0),
-            words: (!kept.is_empty())
+            dense_words: (!kept.is_empty())
                 .then(|| AhoCorasick::builder().match_kind(MatchKind::LeftmostFirst).build(&kept).ok())
                 .flatten(),
+            triggers: triggers.chunks(3).map(<[u8]>::to_vec).collect(),
+            max_offset: words.iter().map(|w| w.offset).max().unwrap_or(0),
+            words,
         }
     }
 
@@ -153,7 +175,9 @@ impl Starts {
     /// The first place in `[at, limit)` where a whole-word marker starts, searching only
     /// what `cache` does not already know.
     fn next_word(&self, hay: &[u8], at: usize, limit: usize, end: usize, cache: &mut WordCache) -> Option<usize> {
-        let words = self.words.as_ref()?;
+        if self.words.is_empty() {
+            return None;
+        }
         if let Some(p) = cache.next {
             if p >= at {
                 return (p < limit).then_some(p);
@@ -164,6 +188,21 @@ impl Starts {
         if from >= limit {
             return None;
         }
+        match self.triggered_word(hay, from, limit, end) {
+            Triggered::Found(s) => {
+                cache.next = Some(s);
+                cache.clear_from = at;
+                cache.clear_to = s;
+                return Some(s);
+            }
+            Triggered::None => {
+                cache.clear_from = at;
+                cache.clear_to = limit;
+                return None;
+            }
+            Triggered::Dense => {}
+        }
+        let words = self.dense_words.as_ref()?;
         let word_end = limit.saturating_add(self.longest_word).min(end);
         match words.try_find(Input::new(hay).span(from..word_end)) {
             Ok(Some(m)) => {
@@ -191,7 +230,102 @@ impl Starts {
             }
         }
     }
+
+    /// The first place in `[from, limit)` where a word starts (and ends by `end`), found
+    /// by the words' bytes; `Dense` when those bytes come too thick to pay (the automaton
+    /// then searches instead).
+    fn triggered_word(&self, hay: &[u8], from: usize, limit: usize, end: usize) -> Triggered {
+        let mut best = limit;
+        let mut misses = 0usize;
+        for group in &self.triggers {
+            let mut at = from;
+            loop {
+                // A byte at or past `best + max_offset` starts no word before `best`.
+                let stop = best.saturating_add(self.max_offset).min(end);
+                let Some(window) = hay.get(at..stop).filter(|w| !w.is_empty()) else { break };
+                let found = match group.as_slice() {
+                    [a] => memchr::memchr(*a, window),
+                    [a, b] => memchr::memchr2(*a, *b, window),
+                    [a, b, c] => memchr::memchr3(*a, *b, *c, window),
+                    _ => None,
+                };
+                let Some(i) = found else { break };
+                let q = at + i;
+                let byte = hay.get(q).copied();
+                let mut hit = false;
+                for w in self.words.iter().filter(|w| Some(w.trigger) == byte) {
+                    if let Some(s) = q.checked_sub(w.offset)
+                        && (from..best).contains(&s)
+                        && s.saturating_add(w.text.len()) <= end
+                        && hay.get(s..).is_some_and(|rest| rest.starts_with(w.text))
+                    {
+                        best = s;
+                        hit = true;
+                    }
+                }
+                if !hit {
+                    misses += 1;
+                    if misses >= DENSE_TRIGGERS && q.saturating_sub(from) < misses * DENSE_TRIGGER_SPACING {
+                        return Triggered::Dense;
+                    }
+                }
+                at = q + 1;
+            }
+        }
+        if best < limit { Triggered::Found(best) } else { Triggered::None }
+    }
 }
+
+/// A whole-word marker and the byte it is looked for by.
+struct Word {
+    text: &'static [u8],
+    /// The byte (of those in the word, the one rarest in prose: see [`rarity`]).
+    trigger: u8,
+    /// Where it is in the word.
+    offset: usize,
+}
+
+impl Word {
+    /// `text` looked for by its rarest byte (of equally rare ones, one already in `taken`,
+    /// else the first).
+    fn new(text: &'static [u8], taken: &[u8]) -> Option<Word> {
+        let rarest = text.iter().map(|&b| rarity(b)).min()?;
+        let mut candidates = text.iter().enumerate().filter(|&(_, &b)| rarity(b) == rarest);
+        let first = candidates.clone().next()?;
+        let (offset, &trigger) = candidates.find(|(_, b)| taken.contains(b)).unwrap_or(first);
+        Some(Word { text, trigger, offset })
+    }
+}
+
+/// How common a byte is in prose, lowest first: the punctuation of markup; a UTF-8
+/// continuation byte or the punctuation of prose; another non-ASCII byte; a letter or a
+/// digit; a space or a control character.
+fn rarity(b: u8) -> u8 {
+    match b {
+        b'.' | b',' | b'\'' | b'"' | b'-' | b'(' | b')' | b'!' | b'?' | b';' | b'/' => 1,
+        _ if b.is_ascii_punctuation() => 0,
+        0x81..=0xBF => 1,
+        0x80..=0xFF => 2,
+        _ if b.is_ascii_alphanumeric() => 3,
+        _ => 4,
+    }
+}
+
+/// What a search by the words' bytes found.
+enum Triggered {
+    /// The first word starts here.
+    Found(usize),
+    /// No word starts in the span.
+    None,
+    /// The bytes come too thick: search with the automaton.
+    Dense,
+}
+
+/// After this many bytes of words that start no word, [`Starts::triggered_word`] checks
+/// how close they come.
+const DENSE_TRIGGERS: usize = 16;
+/// Closer than this on average (in bytes), the automaton searches instead.
+const DENSE_TRIGGER_SPACING: usize = 32;
 
 /// True when `rest` is a proper prefix of a marker of `sorted` (sorted by bytes: the
 /// markers that start with `rest` follow one another from the first one not below it).
@@ -306,6 +440,9 @@ pub(crate) mod tests {
             "◁think▷ hm ◁/think▷ ◁ think <tool_call><tool_cal <｜tool▁calls▁begin｜> [TOOL_CALLS] ```json".to_owned(),
             "x".repeat(700) + "<|python_tag|>" + &"y ".repeat(300) + "Action:" + &"z".repeat(2000) + "[",
             "a >> b >>> c ]<]minimax[>[<tool_call> ` `` ```".to_owned(),
+            // The bytes the words are looked for by, thick (the automaton takes over)
+            // and thin, around words.
+            "a: [b] ◁▷: ".repeat(40) + "Action: functools[ ◁think▷" + &": ".repeat(30) + " functools[ ◁/think▷",
         ];
         texts.push(d.patterns.join(" "));
         texts.push(d.patterns.join(""));

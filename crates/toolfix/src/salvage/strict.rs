@@ -28,6 +28,19 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
     if !matches!(b.get(i), Some(b'{' | b'[' | b'"' | b't' | b'f' | b'n' | b'-' | b'0'..=b'9')) {
         return None;
     }
+    // An object or array ends with its closer: text cut off before it, or with prose
+    // after it (a third of the damaged calls), fails here rather than after a pass over
+    // all of it.
+    let closer = match b.get(i) {
+        Some(b'{') => Some(b'}'),
+        Some(b'[') => Some(b']'),
+        _ => None,
+    };
+    if let Some(closer) = closer
+        && b.iter().rev().find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t')) != Some(&closer)
+    {
+        return None;
+    }
     // Open containers: `{` or `[`, and for objects where their keys start in `keys`.
     let mut open: Vec<(u8, usize)> = Vec::with_capacity(16);
     let mut keys: Vec<Key<'_>> = Vec::with_capacity(32);

@@ -14,6 +14,24 @@ use std::borrow::Cow;
 /// Deeper than this, the reader gives up (serde_json's own limit is 128 levels).
 const MAX_DEPTH: usize = 100;
 
+/// The bytes of a string looked at one by one before `memchr` takes over (see
+/// `Reader::plain_end`).
+const SHORT: usize = 24;
+
+/// The bytes that end a string's plain run: its closing quote, an escape, a control
+/// character.
+static STOPS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
 /// The response view and each choice's server calls, as `fix_body` reads them with
 /// serde_json; `None` when this reader cannot decide.
 pub(super) fn read(body: &[u8]) -> Option<(ResponseView<'_>, Vec<Served<'_>>)> {
@@ -176,14 +194,27 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Where the run of plain bytes from `from` ends: at the first `"` or `\\`; `None` when
+    /// a control character comes first (serde_json refuses one in a string) or neither
+    /// comes. Most strings are short (keys, ids, names): their first `SHORT` bytes are
+    /// looked at one by one, where `memchr`'s set-up would cost more than the loop; a long
+    /// one's rest (a message's text) by `memchr2` and a vectorised check for controls.
+    fn plain_end(&self, from: usize) -> Option<usize> {
+        let rest = self.bytes.get(from..)?;
+        let head = rest.get(..SHORT).unwrap_or(rest);
+        if let Some(i) = head.iter().position(|&b| STOPS.get(usize::from(b)) == Some(&true)) {
+            return (*head.get(i)? >= 0x20).then_some(from + i);
+        }
+        let tail = from + head.len();
+        let end = tail + memchr::memchr2(b'"', b'\\', self.bytes.get(tail..)?)?;
+        (!has_control(self.bytes.get(tail..end)?)).then_some(end)
+    }
+
     /// A string's value (its opening quote read): borrowed when it holds no escape.
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.at;
-        let end = start + memchr::memchr2(b'"', b'\\', self.bytes.get(start..)?)?;
+        let end = self.plain_end(start)?;
         let plain = self.text.get(start..end)?;
-        if has_control(plain.as_bytes()) {
-            return None;
-        }
         if self.bytes.get(end) == Some(&b'"') {
             self.at = end + 1;
             return Some(Cow::Borrowed(plain));
@@ -233,13 +264,8 @@ impl<'a> Reader<'a> {
                 }
                 _ => {
                     let from = self.at;
-                    let rest = self.bytes.get(from..)?;
-                    let to = from + memchr::memchr2(b'"', b'\\', rest)?;
-                    let run = self.text.get(from..to)?;
-                    if run.bytes().any(|b| b < 0x20) {
-                        return None;
-                    }
-                    out.push_str(run);
+                    let to = self.plain_end(from)?;
+                    out.push_str(self.text.get(from..to)?);
                     self.at = to;
                 }
             }
@@ -260,11 +286,7 @@ impl<'a> Reader<'a> {
     /// character (serde_json's check of a string it skips).
     fn skip_string(&mut self) -> Option<()> {
         loop {
-            let from = self.at;
-            let to = from + memchr::memchr2(b'"', b'\\', self.bytes.get(from..)?)?;
-            if self.bytes.get(from..to)?.iter().any(|&b| b < 0x20) {
-                return None;
-            }
+            let to = self.plain_end(self.at)?;
             self.at = to + 1;
             if self.bytes.get(to) == Some(&b'"') {
                 return Some(());

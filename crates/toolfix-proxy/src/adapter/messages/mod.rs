@@ -20,13 +20,14 @@ mod stream;
 
 pub(crate) use stream::MessagesStream;
 
+use super::served::{Calls, Sent};
 use super::view::{Field, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use toolfix::extract::Channel;
-use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, ToolSet, feedback};
+use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, NativeCall, Reply, ToolSet, feedback};
 
 /// The `signature` of a `thinking` block the proxy wrote (reasoning moved out of the text):
 /// not a signature, a mark by which the history repair knows the block as the proxy's.
@@ -102,25 +103,28 @@ impl Adapter for Messages {
 
     fn each_reply(response: &Value, f: &mut dyn FnMut(&Reply<'_>)) {
         let parts = Parts::of(response);
-        f(&parts.reply());
+        let natives = parts.natives();
+        f(&parts.reply(&natives));
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
         // A borrowed read in one pass; a body it cannot take (duplicate members, blocks
         // that are not objects, ...) is read as a value.
+        let value: Value;
         let parts = match super::view::read::<ResponseView<'_>>(body) {
             Ok(view) if view.kind.as_str() == Some("message") => Parts::of_view(&view),
             Ok(_) => return None,
             Err(_) => {
-                let response: Value = serde_json::from_slice(body).ok()?;
+                value = serde_json::from_slice(body).ok()?;
+                let response = &value;
                 if response.get("type").and_then(Value::as_str) != Some("message") {
                     return None;
                 }
-                Parts::of(&response)
+                Parts::of(response)
             }
         };
-        let reply = parts.reply();
-        let fixed = fix(&reply);
+        let natives = parts.natives();
+        let fixed = fix(&parts.reply(&natives));
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
         let read = Read { finish_reason: parts.finish, replies: 1, changed, edits: None };
         Some(Lazy { replies: vec![fixed], read })
@@ -131,8 +135,10 @@ impl Adapter for Messages {
     }
 
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
-        let parts = Parts::of(response);
-        let original_text = parts.text;
+        let (original_text, thinking) = {
+            let parts = Parts::of(response);
+            (parts.text.into_owned(), parts.thinking)
+        };
         let Some(obj) = response.as_object_mut() else { return };
         // Taken, not copied: `content` is written anew below.
         let old: Vec<Value> = match obj.get_mut("content") {
@@ -151,8 +157,7 @@ impl Adapter for Messages {
         };
         // Reasoning moved out of the text goes before it, in a thinking block of the
         // proxy's own (not when the text goes out as sent: it is still in there).
-        let moved =
-            if text_as_sent { None } else { moved(parts.thinking.as_deref(), fixed.reasoning_content.as_deref()) };
+        let moved = if text_as_sent { None } else { moved(thinking.as_deref(), fixed.reasoning_content.as_deref()) };
         let mut content = Vec::with_capacity(old.len() + fixed.calls.len() + 1);
         let mut text_placed = false;
         for b in &old {
@@ -329,8 +334,8 @@ struct BlockView<'a> {
     kind: Text<'a>,
     text: Prose<'a>,
     thinking: Prose<'a>,
-    id: Field<'a>,
-    name: Field<'a>,
+    id: Text<'a>,
+    name: Text<'a>,
     input: Field<'a>,
 }
 
@@ -338,18 +343,18 @@ object_view!(BlockView { kind: "type", text: "text", thinking: "thinking", id: "
 
 /// The reply's parts, joined: what the library reads.
 #[derive(Debug, Default)]
-struct Parts {
-    text: String,
+struct Parts<'a> {
+    text: Cow<'a, str>,
     thinking: Option<String>,
-    calls: Value,
+    calls: Calls<'a>,
     finish: Option<String>,
 }
 
-impl Parts {
-    fn of(response: &Value) -> Parts {
+impl<'a> Parts<'a> {
+    fn of(response: &'a Value) -> Parts<'a> {
         let old = blocks(response);
         let mut thinking: Option<String> = None;
-        let mut calls = Vec::new();
+        let mut calls = Calls::default();
         for b in old {
             match kind(b) {
                 "thinking" => {
@@ -361,24 +366,21 @@ impl Parts {
                     }
                     all.push_str(t);
                 }
-                "tool_use" => calls.push(json!({"id": b.get("id"), "function": {"name": b.get("name"),
-                    "arguments": b.get("input").cloned().unwrap_or(json!({}))}})),
+                "tool_use" => {
+                    let text = |key: &str| b.get(key).and_then(Value::as_str).map(Cow::Borrowed);
+                    calls.push(text("id"), text("name"), b.get("input").map(Sent::Value), "{}");
+                }
                 _ => {}
             }
         }
-        Parts {
-            text: parts_text(old),
-            thinking,
-            calls: Value::Array(calls),
-            finish: finish(response).map(str::to_owned),
-        }
+        Parts { text: Cow::Owned(parts_text(old)), thinking, calls, finish: finish(response).map(str::to_owned) }
     }
 
     /// The same parts, from a borrowed read of the body.
-    fn of_view(view: &ResponseView<'_>) -> Parts {
+    fn of_view(view: &ResponseView<'a>) -> Parts<'a> {
         let mut thinking: Option<String> = None;
-        let mut calls = Vec::new();
-        let mut text = String::new();
+        let mut calls = Calls::default();
+        let mut text: Cow<'a, str> = Cow::Borrowed("");
         for b in &view.content {
             match b.kind.as_str().unwrap_or("") {
                 "thinking" => {
@@ -390,9 +392,17 @@ impl Parts {
                     }
                     all.push_str(t);
                 }
-                "tool_use" => calls.push(json!({"id": b.id.value(), "function": {"name": b.name.value(),
-                    "arguments": b.input.value().unwrap_or(json!({}))}})),
-                "text" => text.push_str(b.text.as_str().unwrap_or("")),
+                "tool_use" => calls.push(b.id.0.clone(), b.name.0.clone(), b.input.0.map(Sent::Raw), "{}"),
+                "text" => {
+                    // One text block (the common case) is borrowed, not copied.
+                    if text.is_empty()
+                        && let Some(Cow::Borrowed(t)) = b.text.0.0
+                    {
+                        text = Cow::Borrowed(t);
+                    } else {
+                        text.to_mut().push_str(b.text.as_str().unwrap_or(""));
+                    }
+                }
                 _ => {}
             }
         }
@@ -402,17 +412,20 @@ impl Parts {
             Some(_) => Some("stop"),
             None => None,
         };
-        Parts { text, thinking, calls: Value::Array(calls), finish: finish.map(str::to_owned) }
+        Parts { text, thinking, calls, finish: finish.map(str::to_owned) }
     }
 
-    fn reply(&self) -> Reply<'_> {
+    fn natives(&self) -> Vec<NativeCall<'_>> {
+        self.calls.natives()
+    }
+
+    /// The reply (`natives`: [`Parts::natives`]).
+    fn reply<'s>(&'s self, natives: &'s [NativeCall<'s>]) -> Reply<'s> {
         let mut reply = Reply::new(&self.text);
         if let Some(t) = &self.thinking {
             reply = reply.with_reasoning_content(t);
         }
-        if self.calls.as_array().is_some_and(|c| !c.is_empty()) {
-            reply = reply.with_tool_calls(&self.calls);
-        }
+        reply = self.calls.reply(reply, natives);
         if let Some(f) = &self.finish {
             reply = reply.with_finish_reason(f);
         }
@@ -421,12 +434,20 @@ impl Parts {
 
     /// True when writing `fixed` back would change the response.
     fn changes(&self, fixed: &FixedReply) -> bool {
-        let natives = self.calls.as_array().map(Vec::as_slice).unwrap_or_default();
         let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
+        // A value compares as a value (the fixed call's text read as one).
+        let (count, all_sent) = self.calls.all_sent(&served, same_call, |o, t| match &o.value {
+            None => o.arguments == t,
+            Some(v) => {
+                *v == t
+                    || serde_json::from_str::<Value>(t)
+                        .is_ok_and(|parsed| serde_json::from_str::<Value>(v).is_ok_and(|v| parsed == v))
+            }
+        });
         fixed.changed_calls()
             || fixed.calls.iter().any(|c| !c.status.is_usable())
-            || served.len() != natives.len()
-            || served.iter().any(|c| !natives.iter().any(|o| same_call(c, o)))
+            || served.len() != count
+            || !all_sent
             || self.text != fixed.content
             || self.thinking.as_deref() != fixed.reasoning_content.as_deref()
     }
@@ -752,6 +773,68 @@ mod tests {
         let results: Vec<&str> =
             messages[2]["content"].as_array().unwrap().iter().map(|b| b["tool_use_id"].as_str().unwrap()).collect();
         assert_eq!(results, ["b", "a"]);
+    }
+
+    /// The calls handed to the library as `NativeCall`s are read as the `tool_calls` value
+    /// of each `tool_use` block (`{"id", "function": {"name", "arguments": input}}`) was:
+    /// the same fixed reply and the same verdict on whether the body changes, whatever the
+    /// input (compact or not, a string, `null`, absent, floats, a name that is no string).
+    #[test]
+    fn served_calls_read_as_the_tool_calls_value() {
+        let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}})])
+        .unwrap();
+        let options = FixOptions::default();
+        let block = |input: &str| {
+            format!(
+                r#"{{"type": "message", "content": [{{"type": "text", "text": "Sure."}}, {{"type": "tool_use", "id": "toolu_1", "name": "get_weather"{input}}}], "stop_reason": "tool_use"}}"#
+            )
+        };
+        let mut bodies: Vec<String> = [
+            r#", "input": {"city":"Paris","days":3}"#,
+            r#", "input": {"city": "Paris", "days": 3}"#,
+            r#", "input": {"city":"Paris","days":"3"}"#,
+            r#", "input": {"city":"Par\u0069s","days":3.0}"#,
+            r#", "input": {"city":"Paris","city":"Rome"}"#,
+            r#", "input": "{\"city\": \"Oslo\"}""#,
+            r#", "input": null"#,
+            "",
+            r#", "input": [1]"#,
+        ]
+        .iter()
+        .map(|i| block(i))
+        .collect();
+        bodies.push(
+            r#"{"type": "message", "content": [{"type": "tool_use", "id": 7, "name": 3, "input": {}},
+            {"type": "tool_use", "id": "b", "name": "get_weather", "input": {"city":"Lima"}}]}"#
+                .to_owned(),
+        );
+        for body in &bodies {
+            let value: Value = serde_json::from_str(body).unwrap();
+            let calls: Vec<Value> = blocks(&value)
+                .iter()
+                .filter(|b| kind(b) == "tool_use")
+                .map(|b| {
+                    json!({"id": b.get("id"), "function": {"name": b.get("name"),
+                    "arguments": b.get("input").cloned().unwrap_or(json!({}))}})
+                })
+                .collect();
+            let calls = Value::Array(calls);
+            let text = parts_text(blocks(&value));
+            let mut want = Reply::new(&text).with_tool_calls(&calls);
+            if let Some(f) = finish(&value) {
+                want = want.with_finish_reason(f);
+            }
+            let want = toolfix::fix_reply(&want, Some(&tools), None, &options).unwrap();
+            let view: ResponseView<'_> = serde_json::from_str(body).unwrap();
+            for parts in [Parts::of_view(&view), Parts::of(&value)] {
+                let natives = parts.natives();
+                let got = toolfix::fix_reply(&parts.reply(&natives), Some(&tools), None, &options).unwrap();
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "{body}");
+                let old = Parts { calls: Calls::Value(calls.clone()), ..Parts::of(&value) };
+                assert_eq!(parts.changes(&got), old.changes(&got), "{body}");
+            }
+        }
     }
 
     /// The borrowed read gives the parts the value read gives, for every body it takes;

@@ -18,13 +18,14 @@ mod stream;
 
 pub(crate) use stream::ResponsesStream;
 
+use super::served::{Calls, Sent};
 use super::view::{Field, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use toolfix::extract::Channel;
-use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, Reply, ToolSet, feedback};
+use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, NativeCall, Reply, ToolSet, feedback};
 
 /// The OpenAI Responses adapter.
 #[derive(Debug)]
@@ -106,24 +107,28 @@ impl Adapter for Responses {
 
     fn each_reply(response: &Value, f: &mut dyn FnMut(&Reply<'_>)) {
         let parts = Parts::of(response);
-        f(&parts.reply());
+        let natives = parts.natives();
+        f(&parts.reply(&natives));
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
         // A borrowed read in one pass; a body it cannot take (duplicate members, items
         // that are not objects, ...) is read as a value.
+        let value: Value;
         let parts = match super::view::read::<ResponseView<'_>>(body) {
             Ok(view) if view.object.as_str() == Some("response") => Parts::of_view(&view),
             Ok(_) => return None,
             Err(_) => {
-                let response: Value = serde_json::from_slice(body).ok()?;
+                value = serde_json::from_slice(body).ok()?;
+                let response = &value;
                 if response.get("object").and_then(Value::as_str) != Some("response") {
                     return None;
                 }
-                Parts::of(&response)
+                Parts::of(response)
             }
         };
-        let fixed = fix(&parts.reply());
+        let natives = parts.natives();
+        let fixed = fix(&parts.reply(&natives));
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
         let read = Read { finish_reason: Some(parts.finish.to_owned()), replies: 1, changed, edits: None };
         Some(Lazy { replies: vec![fixed], read })
@@ -134,7 +139,7 @@ impl Adapter for Responses {
     }
 
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
-        let parts = Parts::of(response);
+        let original_text = Parts::of(response).text.into_owned();
         let Some(obj) = response.as_object_mut() else { return };
         // Taken, not copied: `output` is written anew below.
         let old: Vec<Value> = match obj.get_mut("output") {
@@ -147,7 +152,7 @@ impl Adapter for Responses {
         let text = if unusable == Unusable::Explain && gave_up {
             fixed.gave_up(&fixed.content)
         } else if text_as_sent {
-            parts.text.clone()
+            original_text
         } else {
             fixed.content.clone()
         };
@@ -295,8 +300,8 @@ object_view!(Details { reason: "reason" });
 #[derive(Default)]
 struct ItemView<'a> {
     kind: Text<'a>,
-    call_id: Field<'a>,
-    name: Field<'a>,
+    call_id: Text<'a>,
+    name: Text<'a>,
     arguments: Field<'a>,
     content: Vec<PartView<'a>>,
     summary: Vec<PartView<'a>>,
@@ -321,21 +326,21 @@ object_view!(PartView { kind: "type", text: "text" });
 
 /// The reply's parts, joined.
 #[derive(Debug, Default)]
-struct Parts {
-    text: String,
+struct Parts<'a> {
+    text: Cow<'a, str>,
     reasoning: Option<String>,
-    calls: Value,
+    calls: Calls<'a>,
     finish: &'static str,
 }
 
-impl Parts {
-    fn of(response: &Value) -> Parts {
+impl<'a> Parts<'a> {
+    fn of(response: &'a Value) -> Parts<'a> {
         let items = output(response);
-        let calls: Vec<Value> = items
-            .iter()
-            .filter(|i| kind(i) == "function_call")
-            .map(|i| json!({"id": i.get("call_id"), "function": {"name": i.get("name"), "arguments": i.get("arguments")}}))
-            .collect();
+        let text = |i: &'a Value, key: &str| i.get(key).and_then(Value::as_str).map(Cow::Borrowed);
+        let mut calls = Calls::default();
+        for i in items.iter().filter(|i| kind(i) == "function_call") {
+            calls.push(text(i, "call_id"), text(i, "name"), i.get("arguments").map(Sent::Value), "null");
+        }
         let incomplete = response.get("status").and_then(Value::as_str) == Some("incomplete")
             && response.pointer("/incomplete_details/reason").and_then(Value::as_str) == Some("max_output_tokens");
         let finish = if incomplete {
@@ -345,24 +350,28 @@ impl Parts {
         } else {
             "tool_calls"
         };
-        Parts { text: text_of(items), reasoning: reasoning_of(items), calls: Value::Array(calls), finish }
+        Parts { text: Cow::Owned(text_of(items)), reasoning: reasoning_of(items), calls, finish }
     }
 
     /// The same parts, from a borrowed read of the body.
-    fn of_view(view: &ResponseView<'_>) -> Parts {
-        let mut calls = Vec::new();
-        let mut text = String::new();
+    fn of_view(view: &ResponseView<'a>) -> Parts<'a> {
+        let mut text: Cow<'a, str> = Cow::Borrowed("");
         // As `reasoning_of`: each reasoning item's content parts, then its summary parts;
         // the non-empty ones joined by a newline.
         let mut reasoning: Option<String> = None;
         for item in &view.output {
             match item.kind.as_str().unwrap_or("") {
-                "function_call" => calls.push(json!({"id": item.call_id.value(),
-                    "function": {"name": item.name.value(), "arguments": item.arguments.value()}})),
                 "message" => {
                     for part in &item.content {
                         if part.kind.as_str() == Some("output_text") {
-                            text.push_str(part.text.as_str().unwrap_or(""));
+                            // One text part (the common case) is borrowed, not copied.
+                            if text.is_empty()
+                                && let Some(Cow::Borrowed(t)) = part.text.0.0
+                            {
+                                text = Cow::Borrowed(t);
+                            } else {
+                                text.to_mut().push_str(part.text.as_str().unwrap_or(""));
+                            }
                         }
                     }
                 }
@@ -374,6 +383,10 @@ impl Parts {
                 _ => {}
             }
         }
+        let mut calls = Calls::default();
+        for i in view.output.iter().filter(|i| i.kind.as_str() == Some("function_call")) {
+            calls.push(i.call_id.0.clone(), i.name.0.clone(), i.arguments.0.map(Sent::Raw), "null");
+        }
         let incomplete = view.status.as_str() == Some("incomplete")
             && view.incomplete_details.as_ref().and_then(|d| d.reason.as_str()) == Some("max_output_tokens");
         let finish = if incomplete {
@@ -383,33 +396,35 @@ impl Parts {
         } else {
             "tool_calls"
         };
-        Parts { text, reasoning, calls: Value::Array(calls), finish }
+        Parts { text, reasoning, calls, finish }
     }
 
-    fn reply(&self) -> Reply<'_> {
+    fn natives(&self) -> Vec<NativeCall<'_>> {
+        self.calls.natives()
+    }
+
+    /// The reply (`natives`: [`Parts::natives`]).
+    fn reply<'s>(&'s self, natives: &'s [NativeCall<'s>]) -> Reply<'s> {
         let mut reply = Reply::new(&self.text).with_finish_reason(self.finish);
         if let Some(r) = &self.reasoning {
             reply = reply.with_reasoning_content(r);
         }
-        if self.calls.as_array().is_some_and(|c| !c.is_empty()) {
-            reply = reply.with_tool_calls(&self.calls);
-        }
-        reply
+        self.calls.reply(reply, natives)
     }
 
     fn changes(&self, fixed: &FixedReply) -> bool {
-        let natives = self.calls.as_array().map(Vec::as_slice).unwrap_or_default();
         let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
+        // Arguments compare as text: a value never matches.
+        let same = |c: &FixedCall, o: &Value| {
+            o.get("id").and_then(Value::as_str) == Some(c.id.as_str())
+                && super::function_member(o, "name").and_then(Value::as_str) == Some(c.name.as_str())
+                && super::function_member(o, "arguments").and_then(Value::as_str) == c.arguments_text()
+        };
+        let (count, all_sent) = self.calls.all_sent(&served, same, |o, t| o.value.is_none() && o.arguments == t);
         fixed.changed_calls()
             || fixed.calls.iter().any(|c| !c.status.is_usable())
-            || served.len() != natives.len()
-            || served.iter().any(|c| {
-                !natives.iter().any(|o| {
-                    o.get("id").and_then(Value::as_str) == Some(c.id.as_str())
-                        && super::function_member(o, "name").and_then(Value::as_str) == Some(c.name.as_str())
-                        && super::function_member(o, "arguments").and_then(Value::as_str) == c.arguments_text()
-                })
-            })
+            || served.len() != count
+            || !all_sent
             || self.text != fixed.content
     }
 }
@@ -607,6 +622,62 @@ fn repair(items: &mut Vec<Value>, limits: &Limits) -> Vec<history::Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The calls handed to the library as `NativeCall`s are read as the `tool_calls` value
+    /// of each `function_call` item (`{"id": call_id, "function": {"name", "arguments"}}`)
+    /// was: the same fixed reply and the same verdict on whether the body changes,
+    /// whatever the arguments (a string, escaped or not, `null`, absent, another value, a
+    /// name that is no string).
+    #[test]
+    fn served_calls_read_as_the_tool_calls_value() {
+        let tools = ToolSet::new(&[json!({"name": "get_weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}})])
+        .unwrap();
+        let options = FixOptions::default();
+        let item = |arguments: &str| {
+            format!(
+                r#"{{"object": "response", "status": "completed", "output": [{{"type": "message", "content": [{{"type": "output_text", "text": "Sure."}}]}},
+                {{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather"{arguments}}}]}}"#
+            )
+        };
+        let mut bodies: Vec<String> = [
+            r#", "arguments": "{\"city\": \"Paris\", \"days\": 3}""#,
+            r#", "arguments": "{\"city\": \"Paris\", \"days\": \"3\"}""#,
+            r#", "arguments": "{\"city\": \"Par\u0069s\"}""#,
+            r#", "arguments": null"#,
+            "",
+            r#", "arguments": {"city": "Oslo", "days": 2.0}"#,
+        ]
+        .iter()
+        .map(|a| item(a))
+        .collect();
+        bodies.push(
+            r#"{"object": "response", "output": [{"type": "function_call", "call_id": 7, "name": 3, "arguments": "{}"},
+            {"type": "function_call", "call_id": "b", "name": "get_weather", "arguments": "{\"city\": \"Lima\"}"}]}"#
+                .to_owned(),
+        );
+        for body in &bodies {
+            let value: Value = serde_json::from_str(body).unwrap();
+            let calls: Vec<Value> = output(&value)
+                .iter()
+                .filter(|i| kind(i) == "function_call")
+                .map(|i| json!({"id": i.get("call_id"), "function": {"name": i.get("name"), "arguments": i.get("arguments")}}))
+                .collect();
+            let calls = Value::Array(calls);
+            let text = text_of(output(&value));
+            let finish = Parts::of(&value).finish;
+            let want = Reply::new(&text).with_tool_calls(&calls).with_finish_reason(finish);
+            let want = toolfix::fix_reply(&want, Some(&tools), None, &options).unwrap();
+            let view: ResponseView<'_> = serde_json::from_str(body).unwrap();
+            for parts in [Parts::of_view(&view), Parts::of(&value)] {
+                let natives = parts.natives();
+                let got = toolfix::fix_reply(&parts.reply(&natives), Some(&tools), None, &options).unwrap();
+                assert_eq!(format!("{got:?}"), format!("{want:?}"), "{body}");
+                let old = Parts { calls: Calls::Value(calls.clone()), ..Parts::of(&value) };
+                assert_eq!(parts.changes(&got), old.changes(&got), "{body}");
+            }
+        }
+    }
 
     /// The borrowed read gives the parts the value read gives, for every body it takes;
     /// the others (an item or part that is no object, content that is no list) are read

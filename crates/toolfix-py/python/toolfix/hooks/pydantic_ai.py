@@ -11,8 +11,9 @@ validates it, and recovers calls the model left in its text.
   the repaired arguments (and the call in the history is updated to them), a call that
   cannot be repaired honestly becomes ``ModelRetry(message)``: the model is told what to fix.
 - ``after_model_request``: calls found in ``TextPart``s (Hermes ``<tool_call>``, Qwen,
-  DeepSeek, Mistral, Llama and 35 more formats) move into ``ToolCallPart``s; a call named
-  by a variant of a tool's name (``GetWeather``) gets the declared name.
+  DeepSeek, Mistral, Llama and 35 more formats) move into ``ToolCallPart``s, and so do
+  calls left in ``ThinkingPart``s when the response has no other call; a call named by a
+  variant of a tool's name (``GetWeather``) gets the declared name.
 
 A tool counts as one that may change things unless it is named in ``read_only``: such a
 tool never runs on a call the model's output cut off.
@@ -27,7 +28,7 @@ from typing import Any
 try:
     from pydantic_ai.capabilities import AbstractCapability
     from pydantic_ai.exceptions import ModelRetry
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart, ToolCallPart
 except ImportError as e:  # pragma: no cover - exercised only without the framework
     raise ImportError("toolfix.hooks.pydantic_ai needs pydantic-ai: pip install 'toolfix[pydantic-ai]'") from e
 
@@ -116,6 +117,19 @@ class ToolfixCapability(AbstractCapability[Any]):
                     parts.append(ToolCallPart(tool_name=c.name, args=c.arguments_json, tool_call_id=c.id))
             else:
                 parts.append(part)
+        thinking = "\n\n".join(p.content for p in response.parts if isinstance(p, ThinkingPart) and p.content)
+        if thinking and not any(isinstance(p, ToolCallPart) for p in parts):
+            # A call the model wrote only in its reasoning (a thinking model that never
+            # closed its think block): recovered as the library does for reasoning_content.
+            # The thinking itself stays as the model wrote it.
+            fixed = tools.fix_reply(reasoning_content=thinking, finish_reason=response.finish_reason)
+            found = [c for c in fixed.calls if c.channel == "reasoning"]
+            if found and not any(c.name in tools.broken for c in found):
+                refused = [c for c in found if not c.ok]
+                if refused:
+                    raise ModelRetry("\n".join(c.message or "" for c in refused))
+                parts += [ToolCallPart(tool_name=c.name, args=c.arguments_json, tool_call_id=c.id) for c in found]
+                changed = True
         if changed:
             response.parts = parts
         return response

@@ -6,6 +6,25 @@ use crate::salvage::FixKind as K;
 use crate::salvage::lex::{fence_at, invisible_len, is_ws, skip_ws};
 use crate::salvage::lex::{find, memchr_in};
 
+/// The bytes after JSON whitespace that may start more trivia: a comment, a fence marker,
+/// a vertical tab or form feed, or a non-ASCII space (lead bytes from `0xC2`); every byte
+/// [`Parser::skip_trivia_slow`] handles.
+static MAY_BE_TRIVIA: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0xC2;
+    while c < 256 {
+        t[c] = true;
+        c += 1;
+    }
+    t[b'/' as usize] = true;
+    t[b'#' as usize] = true;
+    t[b'`' as usize] = true;
+    t[b'<' as usize] = true;
+    t[0x0B] = true;
+    t[0x0C] = true;
+    t
+};
+
 impl Parser<'_> {
     /// Skip whitespace and comments, deleting comments and non-JSON whitespace.
     #[inline]
@@ -13,7 +32,7 @@ impl Parser<'_> {
         // Fast path: JSON whitespace, then a byte that starts no comment or odd space.
         let i = skip_ws(self.b, self.pos, self.end);
         self.pos = i;
-        if self.at(i).is_none_or(|c| c < 0xC2 && !matches!(c, b'/' | b'#' | b'`' | b'<' | 0x0B | 0x0C)) {
+        if self.at(i).is_none_or(|c| !MAY_BE_TRIVIA[usize::from(c)]) {
             return;
         }
         self.skip_trivia_slow();

@@ -1,0 +1,833 @@
+//! The proxy's HTTP/1.1 front: the connection loop in front of the handlers.
+//!
+//! Almost every request a client sends the proxy has one shape: `POST` to an API route,
+//! HTTP/1.1, a `content-length`, no `transfer-encoding`, `expect`, `upgrade` or `te`,
+//! headers within limits. The front serves that shape itself (`httparse` reads the head;
+//! the body is read to its declared length; the handler is called directly; the answer is
+//! written with a content length or chunked, each frame flushed as soon as the body has no
+//! more ready). That saves each request the general server's per-request machinery
+//! (hyper's dispatcher, the router, its boxed services, a task wakeup per step), about
+//! half of what a second HTTP hop costs.
+//!
+//! Anything else goes to the general stack (`hyper` serving the `axum` router, as
+//! [`axum::serve`] does): the connection is handed over with the bytes the front already
+//! read replayed first ([`Replay`]), so an odd request (chunked, `expect`, an upgrade,
+//! HTTP/1.0 or HTTP/2, a declared length over the body limit, bad or duplicate lengths,
+//! another route or method, a head too large) gets today's answer from the same code.
+//! While the tracing layer is on, every connection goes there (the layer is the router's).
+//!
+//! What the general stack does that the fast path keeps: the routes, the API-key check
+//! ([`crate::auth::key_ok`]), the body limit (a larger declared length is handed over and
+//! refused there with a 413 before it is read), a `date` header, `connection: close` when
+//! the client asks or the server is shutting down, the connection closed (and the
+//! handler, so the upstream request, dropped) when the client leaves, pipelined requests
+//! answered in order, and graceful shutdown (idle connections close, a request in flight
+//! finishes).
+
+use crate::adapter::chat::ChatCompletions;
+use crate::adapter::messages::Messages;
+use crate::adapter::responses::Responses;
+use crate::handlers::{self, Shared};
+use axum::Router;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse as _, Response};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt as _;
+use hyper::body::{Body as _, Frame};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::cell::RefCell;
+use std::future::Future;
+use std::io;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// The most header lines the fast path reads; more go to the general stack.
+const MAX_HEADERS: usize = 64;
+/// The largest head the fast path waits for; a larger one goes to the general stack.
+const MAX_HEAD: usize = 16 * 1024;
+/// Bytes read ahead (a pipelined request) while a request is being answered; past this
+/// the front stops reading until the answer is out.
+const READ_AHEAD: usize = 64 * 1024;
+/// The most a body read grows its buffer at once (a declared length is not reserved
+/// whole before the bytes come).
+const BODY_STEP: usize = 1 << 20;
+/// A frame at most this long is copied next to the head (one write); a longer one is
+/// written on its own.
+const COALESCE: usize = 16 * 1024;
+
+/// The paths of the APIs the proxy fixes (the router's routes too).
+pub(crate) const CHAT: &str = "/v1/chat/completions";
+pub(crate) const MESSAGES: &str = "/v1/messages";
+pub(crate) const RESPONSES: &str = "/v1/responses";
+
+/// The routes of the APIs the proxy fixes: the only requests the fast path serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiRoute {
+    Chat,
+    Messages,
+    Responses,
+}
+
+impl ApiRoute {
+    /// The route at `path`, if it is one.
+    pub(crate) fn at(path: &str) -> Option<ApiRoute> {
+        match path {
+            CHAT => Some(ApiRoute::Chat),
+            MESSAGES => Some(ApiRoute::Messages),
+            RESPONSES => Some(ApiRoute::Responses),
+            _ => None,
+        }
+    }
+
+    async fn call(self, state: Shared, head: handlers::Head, body: Bytes, started: Instant) -> Response {
+        match self {
+            ApiRoute::Chat => handlers::api_read::<ChatCompletions>(state, head, body, started).await,
+            ApiRoute::Messages => handlers::api_read::<Messages>(state, head, body, started).await,
+            ApiRoute::Responses => handlers::api_read::<Responses>(state, head, body, started).await,
+        }
+    }
+}
+
+/// What every connection shares.
+#[derive(Debug)]
+struct Front {
+    router: Router,
+    state: Shared,
+    /// Serve the common shape here (off while the router has the tracing layer).
+    fast: bool,
+    /// How long the rest of a head may take once its first byte has arrived (a client
+    /// that trickles a head is cut off: the slow-loris bound), on both paths.
+    head_timeout: Duration,
+}
+
+/// Accept connections on `listener` until `shutdown`; then stop accepting and wait for
+/// the connections to finish their requests in flight.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    state: Shared,
+    fast: bool,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let head_timeout = state.config.timeouts.client_head;
+    let front = std::sync::Arc::new(Front { router, state, fast, head_timeout });
+    // `stop` says "shut down" to the connections; each holds a `done` receiver, so
+    // `done.closed()` completes once every connection has ended.
+    let (stop, stopping) = watch::channel(false);
+    let (done, _) = watch::channel(());
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            () = &mut shutdown => break,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            Err(e) => {
+                accept_failed(e).await;
+                continue;
+            }
+        };
+        // No Nagle delay on answers (a small last write would otherwise wait for the
+        // client's delayed ACK, ~40 ms).
+        let _ = tcp.set_nodelay(true);
+        let front = front.clone();
+        let stopping = stopping.clone();
+        let finished = done.subscribe();
+        tokio::spawn(async move {
+            connection(&front, tcp, stopping).await;
+            drop(finished);
+        });
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    done.closed().await;
+}
+
+/// As `axum::serve`: an error of one connection is skipped; any other (out of file
+/// descriptors, ...) is logged and accepting pauses for a second.
+async fn accept_failed(e: io::Error) {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    ) {
+        return;
+    }
+    tracing::error!("accept error: {e}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// One connection: requests of the common shape answered here until one is not; then
+/// the connection goes to the general stack.
+async fn connection(front: &Front, mut tcp: TcpStream, mut stopping: watch::Receiver<bool>) {
+    let mut buf = BytesMut::new();
+    if front.fast {
+        let mut out = Vec::new();
+        let mut fields = [(Span::default(), Span::default()); MAX_HEADERS];
+        loop {
+            match next_request(front, &mut tcp, &mut buf, &mut stopping, &mut out, &mut fields).await {
+                Step::Again => {}
+                Step::Close => return,
+                Step::HandOver => break,
+            }
+        }
+    }
+    hand_over(front, tcp, buf.freeze(), stopping).await;
+}
+
+/// What to do after a request.
+enum Step {
+    /// Read the next request.
+    Again,
+    /// Close the connection.
+    Close,
+    /// Give the connection (and what was read of it) to the general stack.
+    HandOver,
+}
+
+/// Read a request and answer it, if it has the common shape.
+async fn next_request(
+    front: &Front,
+    tcp: &mut TcpStream,
+    buf: &mut BytesMut,
+    stopping: &mut watch::Receiver<bool>,
+    out: &mut Vec<u8>,
+    fields: &mut Fields,
+) -> Step {
+    if buf.is_empty() {
+        // Idle between requests: wait for a byte, or close on shutdown.
+        buf.reserve(4096);
+        let read = tokio::select! {
+            r = tcp.read_buf(buf) => r,
+            _ = stopping.wait_for(|s| *s) => return Step::Close,
+        };
+        if !matches!(read, Ok(n) if n > 0) {
+            return Step::Close;
+        }
+    }
+    let head = match read_head(tcp, buf, fields, front.head_timeout).await {
+        HeadRead::Head(h) => h,
+        HeadRead::HandOver => return Step::HandOver,
+        HeadRead::Close => return Step::Close,
+    };
+    let Some(length) = head.length.filter(|&n| n <= front.state.config.body_limit) else {
+        // Over the limit: refused by the general stack, as it does (before reading).
+        return Step::HandOver;
+    };
+    // The head is whole: from here on the request is the fast path's.
+    let head_bytes = buf.split_to(head.len).freeze();
+    let Some(headers) = header_map(&head_bytes, fields.get(..head.count).unwrap_or_default()) else {
+        return put_back(buf, &head_bytes);
+    };
+    let Ok(uri) = Uri::from_maybe_shared(head_bytes.slice(head.target.range())) else {
+        return put_back(buf, &head_bytes);
+    };
+    let Some(route) = ApiRoute::at(uri.path()) else {
+        return put_back(buf, &head_bytes);
+    };
+    let started = Instant::now();
+    let Some(body) = read_body(tcp, buf, length).await else { return Step::Close };
+    let response = if crate::auth::key_ok(&front.state, &headers) {
+        let head = handlers::Head { method: Method::POST, uri, headers };
+        let handled = route.call(front.state.clone(), head, body, started);
+        match while_reading(tcp, buf, handled).await {
+            Some(r) => r,
+            // The client left: the handler (and its upstream request) is dropped.
+            None => return Step::Close,
+        }
+    } else {
+        crate::error::ApiError::unauthorized().into_response()
+    };
+    let close = head.close || *stopping.borrow();
+    match write_response(tcp, buf, out, response, close).await {
+        Ok(true) if !*stopping.borrow() => Step::Again,
+        _ => Step::Close,
+    }
+}
+
+/// Hand over a request whose head was already taken out of `buf`: put it back first.
+fn put_back(buf: &mut BytesMut, head: &[u8]) -> Step {
+    let rest = buf.split();
+    buf.extend_from_slice(head);
+    buf.extend_from_slice(&rest);
+    Step::HandOver
+}
+
+/// A parsed head of the common shape: where its parts are in the buffer.
+struct Head {
+    /// Bytes of the head, up to and including its blank line.
+    len: usize,
+    /// The request target.
+    target: Span,
+    /// How many header lines (their spans are in the [`Fields`] given to the parse).
+    count: usize,
+    /// The declared body length.
+    length: Option<usize>,
+    /// The client asked to close the connection after this request.
+    close: bool,
+}
+
+/// A piece of the head, as offsets.
+#[derive(Clone, Copy, Default)]
+struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// The name and value of each header line.
+type Fields = [(Span, Span); MAX_HEADERS];
+
+enum HeadRead {
+    Head(Head),
+    HandOver,
+    Close,
+}
+
+/// Read until `buf` holds a whole head; say whether it has the common shape.
+async fn read_head(tcp: &mut TcpStream, buf: &mut BytesMut, fields: &mut Fields, timeout: Duration) -> HeadRead {
+    let mut deadline = None;
+    loop {
+        match parse_head(buf, fields) {
+            Parsed::Head(h) => return HeadRead::Head(h),
+            Parsed::Other => return HeadRead::HandOver,
+            Parsed::Partial if buf.len() >= MAX_HEAD => return HeadRead::HandOver,
+            Parsed::Partial => {}
+        }
+        // The clock starts at the first partial head (a head that comes whole, the usual
+        // case, costs no timer).
+        let deadline = *deadline.get_or_insert_with(|| tokio::time::Instant::now() + timeout);
+        buf.reserve(4096);
+        match tokio::time::timeout_at(deadline, tcp.read_buf(buf)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            _ => return HeadRead::Close,
+        }
+    }
+}
+
+enum Parsed {
+    Head(Head),
+    Partial,
+    /// Not the common shape (or not valid): for the general stack to answer.
+    Other,
+}
+
+/// Parse a head (at most [`MAX_HEAD`] bytes); only the common shape is a `Head`.
+fn parse_head(buf: &[u8], fields: &mut Fields) -> Parsed {
+    let mut lines = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut []);
+    let len = match request.parse_with_uninit_headers(buf, &mut lines) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Parsed::Partial,
+        Err(_) => return Parsed::Other,
+    };
+    if request.method != Some("POST") || request.version != Some(1) || buf.len() > u32::MAX as usize {
+        return Parsed::Other;
+    }
+    let Some(target) = request.path.filter(|p| p.starts_with('/')) else { return Parsed::Other };
+    let base = buf.as_ptr() as usize;
+    let at = |s: &[u8]| {
+        let start = s.as_ptr() as usize - base;
+        Span { start: start as u32, end: (start + s.len()) as u32 }
+    };
+    let mut head =
+        Head { len, target: at(target.as_bytes()), count: request.headers.len(), length: None, close: false };
+    for (slot, line) in fields.iter_mut().zip(request.headers.iter()) {
+        let name = line.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            if head.length.is_some() {
+                return Parsed::Other;
+            }
+            let Some(n) = decimal(line.value) else { return Parsed::Other };
+            head.length = Some(n);
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            let Some(close) = connection_close(line.value) else { return Parsed::Other };
+            head.close |= close;
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
+            || name.eq_ignore_ascii_case(b"expect")
+            || name.eq_ignore_ascii_case(b"upgrade")
+            || name.eq_ignore_ascii_case(b"te")
+        {
+            return Parsed::Other;
+        }
+        *slot = (at(name), at(line.value));
+    }
+    if head.length.is_none() {
+        return Parsed::Other;
+    }
+    Parsed::Head(head)
+}
+
+/// A content length: ASCII digits only, at most 15 of them.
+fn decimal(value: &[u8]) -> Option<usize> {
+    if value.is_empty() || value.len() > 15 {
+        return None;
+    }
+    value.iter().try_fold(0usize, |n, &b| b.is_ascii_digit().then(|| n * 10 + usize::from(b - b'0')))
+}
+
+/// A `connection` value of `close` and `keep-alive` tokens only: whether it says close.
+fn connection_close(value: &[u8]) -> Option<bool> {
+    let mut close = false;
+    for token in value.split(|&b| b == b',') {
+        let token = token.trim_ascii();
+        if token.eq_ignore_ascii_case(b"close") {
+            close = true;
+        } else if !token.eq_ignore_ascii_case(b"keep-alive") {
+            return None;
+        }
+    }
+    Some(close)
+}
+
+/// The headers as a map sharing the head's bytes; `None` when a name or value is not one
+/// the map takes.
+fn header_map(head: &Bytes, fields: &[(Span, Span)]) -> Option<HeaderMap> {
+    let mut map = HeaderMap::with_capacity(fields.len());
+    for &(name, value) in fields {
+        let name = HeaderName::from_bytes(head.get(name.range())?).ok()?;
+        let value = HeaderValue::from_maybe_shared(head.slice(value.range())).ok()?;
+        map.append(name, value);
+    }
+    Some(map)
+}
+
+/// Read a body of `length` bytes (some may be in `buf` already); `None` when the client
+/// leaves first.
+async fn read_body(tcp: &mut TcpStream, buf: &mut BytesMut, length: usize) -> Option<Bytes> {
+    while buf.len() < length {
+        buf.reserve((length - buf.len()).min(BODY_STEP));
+        match tcp.read_buf(buf).await {
+            Ok(n) if n > 0 => {}
+            _ => return None,
+        }
+    }
+    Some(buf.split_to(length).freeze())
+}
+
+/// Run `work` while watching the connection: bytes that come meanwhile (a pipelined
+/// request) are kept in `buf`; `None` if the client leaves (end of stream or an error)
+/// first, `work` then dropped unfinished.
+async fn while_reading<T>(tcp: &mut TcpStream, buf: &mut BytesMut, work: impl Future<Output = T>) -> Option<T> {
+    let mut work = pin!(work);
+    loop {
+        if buf.len() >= READ_AHEAD {
+            return Some(work.await);
+        }
+        buf.reserve(4096);
+        tokio::select! {
+            biased;
+            done = &mut work => return Some(done),
+            read = tcp.read_buf(buf) => match read {
+                Ok(n) if n > 0 => {}
+                _ => return None,
+            },
+        }
+    }
+}
+
+/// How the body is framed on the wire.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// Exactly this many bytes.
+    Length(u64),
+    Chunked,
+}
+
+/// Write an answer; `Ok(true)` if the connection may serve another request.
+async fn write_response(
+    tcp: &mut TcpStream,
+    buf: &mut BytesMut,
+    out: &mut Vec<u8>,
+    response: Response,
+    close: bool,
+) -> io::Result<bool> {
+    let (parts, mut body) = response.into_parts();
+    out.clear();
+    let status = parts.status;
+    if status.is_informational() {
+        // Not a final answer (hyper answers a handler's 1xx so too, and closes).
+        out.extend_from_slice(b"HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n");
+        date_line(out);
+        tcp.write_all(out).await?;
+        return Ok(false);
+    }
+    if status == StatusCode::OK {
+        out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+    } else {
+        out.extend_from_slice(b"HTTP/1.1 ");
+        out.extend_from_slice(status.as_str().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(status.canonical_reason().unwrap_or("<none>").as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    let may_have_body = !matches!(status, StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED);
+    let known = if body.is_end_stream() { Some(0) } else { body.size_hint().exact() };
+    let mut framing = None;
+    let mut wrote_date = false;
+    let mut keep_alive = !close;
+    let mut said_close = false;
+    let mut previous: Option<&HeaderName> = None;
+    for (name, value) in &parts.headers {
+        let repeat = previous == Some(name);
+        previous = Some(name);
+        if *name == header::CONTENT_LENGTH {
+            // The first value decides (hyper trusts a length the body also knows); a
+            // header that disagrees with a body of unknown length is an error.
+            let Some(n) = decimal(value.as_bytes()) else { return Err(io::ErrorKind::InvalidData.into()) };
+            match framing {
+                Some(Framing::Length(m)) if m == n as u64 && repeat => continue,
+                Some(_) => return Err(io::ErrorKind::InvalidData.into()),
+                None => {}
+            }
+            if !may_have_body {
+                continue;
+            }
+            framing = Some(Framing::Length(known.unwrap_or(n as u64)));
+        } else if *name == header::TRANSFER_ENCODING {
+            if !may_have_body {
+                continue;
+            }
+            if framing.is_some_and(|f| f != Framing::Chunked) {
+                return Err(io::ErrorKind::InvalidData.into());
+            }
+            framing = Some(Framing::Chunked);
+            out.extend_from_slice(b"transfer-encoding: ");
+            out.extend_from_slice(value.as_bytes());
+            if !value.as_bytes().trim_ascii_end().ends_with(b"chunked") {
+                out.extend_from_slice(b", chunked");
+            }
+            out.extend_from_slice(b"\r\n");
+            continue;
+        } else if *name == header::CONNECTION {
+            if connection_close(value.as_bytes()).unwrap_or(false) {
+                keep_alive = false;
+                said_close = true;
+            }
+        } else if *name == header::DATE {
+            wrote_date = true;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !keep_alive && !said_close {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    let framing = match framing {
+        Some(f) => f,
+        None if !may_have_body => Framing::Length(0),
+        None => {
+            if let Some(n) = known {
+                out.extend_from_slice(b"content-length: ");
+                number(out, n, 10);
+                out.extend_from_slice(b"\r\n");
+                Framing::Length(n)
+            } else {
+                out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+                Framing::Chunked
+            }
+        }
+    };
+    if wrote_date {
+        out.extend_from_slice(b"\r\n");
+    } else {
+        date_line(out);
+    }
+    let mut left = match framing {
+        Framing::Length(n) => n,
+        Framing::Chunked => u64::MAX,
+    };
+    if framing == Framing::Length(0) {
+        tcp.write_all(out).await?;
+        return Ok(keep_alive);
+    }
+    loop {
+        // A frame ready now joins what is waiting to be written; before waiting for
+        // one, what is waiting goes out (a stream's frames are never held back).
+        let frame = match std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut body).poll_frame(cx))).await {
+            Poll::Ready(f) => f,
+            Poll::Pending => {
+                if !out.is_empty() {
+                    tcp.write_all(out).await?;
+                    out.clear();
+                }
+                match while_reading(tcp, buf, body.frame()).await {
+                    Some(f) => f,
+                    None => return Ok(false),
+                }
+            }
+        };
+        let Some(frame) = frame else { break };
+        // A body error ends the connection mid-answer, as hyper does.
+        let frame: Frame<Bytes> = frame.map_err(io::Error::other)?;
+        // Trailers are not sent (hyper sends them only to a client that asked, with `te`).
+        let Ok(data) = frame.into_data() else { continue };
+        if data.is_empty() {
+            continue;
+        }
+        match framing {
+            Framing::Length(_) => {
+                let n = data.len() as u64;
+                if n > left {
+                    return Err(io::ErrorKind::InvalidData.into());
+                }
+                left -= n;
+                put(tcp, out, &data).await?;
+            }
+            Framing::Chunked => {
+                number(out, data.len() as u64, 16);
+                out.extend_from_slice(b"\r\n");
+                put(tcp, out, &data).await?;
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+    match framing {
+        Framing::Length(_) if left != 0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+        Framing::Length(_) => {}
+        Framing::Chunked => out.extend_from_slice(b"0\r\n\r\n"),
+    }
+    if !out.is_empty() {
+        tcp.write_all(out).await?;
+        out.clear();
+    }
+    Ok(keep_alive)
+}
+
+/// `n` in base 10 or 16.
+fn number(out: &mut Vec<u8>, mut n: u64, base: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        if let Some(d) = digits.get_mut(at) {
+            *d = b"0123456789abcdef".get((n % base) as usize).copied().unwrap_or(b'0');
+        }
+        n /= base;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(digits.get(at..).unwrap_or_default());
+}
+
+/// Queue `data` behind what is waiting, or write both if it is long (what waits never
+/// grows past [`COALESCE`] and a frame: a body whose frames are always ready is written
+/// as it goes, not gathered whole).
+async fn put(tcp: &mut TcpStream, out: &mut Vec<u8>, data: &[u8]) -> io::Result<()> {
+    if data.len() <= COALESCE {
+        out.extend_from_slice(data);
+        if out.len() >= COALESCE {
+            tcp.write_all(out).await?;
+            out.clear();
+        }
+        return Ok(());
+    }
+    if !out.is_empty() {
+        tcp.write_all(out).await?;
+        out.clear();
+    }
+    tcp.write_all(data).await
+}
+
+/// `date: <now>\r\n\r\n`, the value formatted once a second per thread (as hyper does).
+fn date_line(out: &mut Vec<u8>) {
+    thread_local! {
+        static DATE: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+    }
+    let now = SystemTime::now();
+    let second = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    DATE.with_borrow_mut(|(at, text)| {
+        if *at != second {
+            *at = second;
+            *text = httpdate::fmt_http_date(now);
+        }
+        out.extend_from_slice(b"date: ");
+        out.extend_from_slice(text.as_bytes());
+        out.extend_from_slice(b"\r\n\r\n");
+    });
+}
+
+/// Serve the rest of a connection with the general stack, `read` replayed first.
+async fn hand_over(front: &Front, tcp: TcpStream, read: Bytes, mut stopping: watch::Receiver<bool>) {
+    let io = TokioIo::new(Replay { read, tcp });
+    let service = TowerToHyperService::new(front.router.clone());
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    // The same bound on a head as the fast path's (hyper has one only with a timer).
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(front.head_timeout);
+    let mut conn = pin!(builder.serve_connection_with_upgrades(io, service));
+    let mut signalled = false;
+    loop {
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            _ = stopping.wait_for(|s| *s), if !signalled => {
+                signalled = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
+
+/// A connection with bytes already read from it put back in front.
+#[derive(Debug)]
+struct Replay {
+    read: Bytes,
+    tcp: TcpStream,
+}
+
+impl AsyncRead for Replay {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, out: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        if !self.read.is_empty() {
+            let n = self.read.len().min(out.remaining());
+            let first = self.read.split_to(n);
+            out.put_slice(&first);
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.tcp).poll_read(cx, out)
+    }
+}
+
+impl AsyncWrite for Replay {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, data)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, data)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Fields, MAX_HEADERS, Parsed, Span, connection_close, decimal, parse_head};
+    use proptest::prelude::*;
+
+    fn parse(head: &str) -> Parsed {
+        let mut fields: Fields = [(Span::default(), Span::default()); MAX_HEADERS];
+        parse_head(head.as_bytes(), &mut fields)
+    }
+
+    fn fast(head: &str) -> Option<(usize, bool)> {
+        match parse(head) {
+            Parsed::Head(h) => Some((h.length?, h.close)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn only_the_common_shape_is_served_here() {
+        let p = "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n";
+        assert_eq!(fast(&format!("{p}content-length: 12\r\n\r\n")), Some((12, false)));
+        assert_eq!(fast(&format!("{p}Content-Length: 0\r\nConnection: keep-alive, Close\r\n\r\n")), Some((0, true)));
+        for other in [
+            format!("{p}\r\n"),                                                    // no length
+            format!("{p}content-length: 1\r\ncontent-length: 1\r\n\r\n"),          // twice
+            format!("{p}content-length: +1\r\n\r\n"),                              // not digits
+            format!("{p}content-length: 1, 1\r\n\r\n"),                            // a list
+            format!("{p}content-length: 1234567890123456\r\n\r\n"),                // too long
+            format!("{p}content-length: 1\r\ntransfer-encoding: chunked\r\n\r\n"), // both
+            format!("{p}content-length: 1\r\nexpect: 100-continue\r\n\r\n"),
+            format!("{p}content-length: 1\r\nupgrade: h2c\r\nconnection: upgrade\r\n\r\n"),
+            format!("{p}content-length: 1\r\nte: trailers\r\n\r\n"),
+            format!("{p}content-length: 1\r\nconnection: upgrade\r\n\r\n"),
+            "GET /v1/chat/completions HTTP/1.1\r\ncontent-length: 1\r\n\r\n".to_owned(),
+            "POST /v1/chat/completions HTTP/1.0\r\ncontent-length: 1\r\n\r\n".to_owned(),
+            "POST http://h/v1/chat/completions HTTP/1.1\r\ncontent-length: 1\r\n\r\n".to_owned(),
+            "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_owned(),
+            "POST /v1/chat/completions HTTP/1.1\r\nbad header\r\n\r\n".to_owned(),
+        ] {
+            assert!(matches!(parse(&other), Parsed::Other), "{other:?}");
+        }
+        assert!(matches!(parse(p), Parsed::Partial));
+        let many = "x-h: y\r\n".repeat(MAX_HEADERS + 1);
+        assert!(matches!(parse(&format!("{p}{many}content-length: 1\r\n\r\n")), Parsed::Other));
+    }
+
+    #[test]
+    fn lengths_and_connection_tokens() {
+        assert_eq!(decimal(b"0"), Some(0));
+        assert_eq!(decimal(b"007"), Some(7));
+        assert_eq!(decimal(b""), None);
+        assert_eq!(decimal(b" 7"), None);
+        assert_eq!(decimal(b"-1"), None);
+        assert_eq!(connection_close(b"close"), Some(true));
+        assert_eq!(connection_close(b" keep-alive "), Some(false));
+        assert_eq!(connection_close(b"close, upgrade"), None);
+        assert_eq!(connection_close(b""), None);
+    }
+
+    proptest! {
+        /// Any bytes: no panic; a head served here has exactly one length, all digits,
+        /// and its spans lie inside the head.
+        #[test]
+        fn any_bytes_parse_safely(
+            lines in proptest::collection::vec(
+                prop_oneof![
+                    Just("content-length: 5".to_owned()),
+                    Just("Content-Length: 12".to_owned()),
+                    Just("content-length: x".to_owned()),
+                    Just("transfer-encoding: chunked".to_owned()),
+                    Just("connection: close".to_owned()),
+                    Just("connection: upgrade".to_owned()),
+                    Just("expect: 100-continue".to_owned()),
+                    "[a-z-]{1,12}: [ -~]{0,20}",
+                    "[ -~\\x80-\\xff]{0,30}",
+                ],
+                0..8,
+            ),
+            tail in proptest::collection::vec(any::<u8>(), 0..40),
+            cut in 0usize..600,
+        ) {
+            let mut bytes = b"POST /v1/messages HTTP/1.1\r\n".to_vec();
+            for line in &lines {
+                bytes.extend_from_slice(line.as_bytes());
+                bytes.extend_from_slice(b"\r\n");
+            }
+            bytes.extend_from_slice(b"\r\n");
+            bytes.extend_from_slice(&tail);
+            bytes.truncate(cut.max(1));
+            let mut fields: Fields = [(Span::default(), Span::default()); MAX_HEADERS];
+            if let Parsed::Head(h) = parse_head(&bytes, &mut fields) {
+                prop_assert!(h.len <= bytes.len());
+                prop_assert!(h.target.end as usize <= h.len);
+                let lengths = fields[..h.count]
+                    .iter()
+                    .filter(|(name, _)| bytes[name.range()].eq_ignore_ascii_case(b"content-length"))
+                    .count();
+                prop_assert_eq!(lengths, 1);
+                prop_assert!(!lines.iter().any(|l| l.starts_with("transfer-encoding") || l.starts_with("expect")));
+                for (name, value) in &fields[..h.count] {
+                    prop_assert!(name.end as usize <= h.len && value.end as usize <= h.len);
+                }
+            }
+        }
+    }
+}
