@@ -31,7 +31,7 @@ use crate::handlers::{self, Shared};
 use axum::Router;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse as _, Response};
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf as _, Bytes, BytesMut};
 use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Frame};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -103,6 +103,8 @@ struct Front {
     /// How long the rest of a head may take once its first byte has arrived (a client
     /// that trickles a head is cut off: the slow-loris bound), on both paths.
     head_timeout: Duration,
+    /// Each route with its path as a URI.
+    routes: [(ApiRoute, Uri); 3],
 }
 
 /// Accept connections on `listener` until `shutdown`; then stop accepting and wait for
@@ -115,7 +117,12 @@ pub(crate) async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let head_timeout = state.config.timeouts.client_head;
-    let front = std::sync::Arc::new(Front { router, state, fast, head_timeout });
+    let routes = [
+        (ApiRoute::Chat, Uri::from_static(CHAT)),
+        (ApiRoute::Messages, Uri::from_static(MESSAGES)),
+        (ApiRoute::Responses, Uri::from_static(RESPONSES)),
+    ];
+    let front = std::sync::Arc::new(Front { router, state, fast, head_timeout, routes });
     // `stop` says "shut down" to the connections; each holds a `done` receiver, so
     // `done.closed()` completes once every connection has ended.
     let (stop, stopping) = watch::channel(false);
@@ -224,29 +231,51 @@ async fn next_request(
     let Some(headers) = header_map(&head_bytes, fields.get(..head.count).unwrap_or_default()) else {
         return put_back(buf, &head_bytes);
     };
-    let Ok(uri) = Uri::from_maybe_shared(head_bytes.slice(head.target.range())) else {
-        return put_back(buf, &head_bytes);
+    let target = head_bytes.slice(head.target.range());
+    // The route's own path (the usual target) is a URI made once.
+    let (route, uri) = if let Some((route, uri)) = front.routes.iter().find(|(_, uri)| uri.path().as_bytes() == target)
+    {
+        (*route, uri.clone())
+    } else {
+        let Ok(uri) = Uri::from_maybe_shared(target) else { return put_back(buf, &head_bytes) };
+        let Some(route) = ApiRoute::at(uri.path()) else { return put_back(buf, &head_bytes) };
+        (route, uri)
     };
-    let Some(route) = ApiRoute::at(uri.path()) else {
-        return put_back(buf, &head_bytes);
-    };
+    if !crate::auth::key_ok(&front.state, &headers) {
+        // Refused before the body is read: a client without the key never has its body
+        // held in memory. The answer goes out, then the body is read and dropped (so
+        // closing does not reset the connection before the client reads the answer),
+        // for at most the head timeout.
+        let refused = crate::error::ApiError::unauthorized().into_response();
+        if write_response(tcp, buf, out, refused, true).await.is_ok() {
+            let unread = length.saturating_sub(buf.len());
+            buf.clear();
+            let _ = tokio::time::timeout(front.head_timeout, discard(tcp, unread)).await;
+        }
+        return Step::Close;
+    }
     let started = Instant::now();
     let Some(body) = read_body(tcp, buf, length).await else { return Step::Close };
-    let response = if crate::auth::key_ok(&front.state, &headers) {
-        let head = handlers::Head { method: Method::POST, uri, headers };
-        let handled = route.call(front.state.clone(), head, body, started);
-        match while_reading(tcp, buf, handled).await {
-            Some(r) => r,
-            // The client left: the handler (and its upstream request) is dropped.
-            None => return Step::Close,
-        }
-    } else {
-        crate::error::ApiError::unauthorized().into_response()
-    };
+    let request = handlers::Head { method: Method::POST, uri, headers };
+    let handled = route.call(front.state.clone(), request, body, started);
+    // The client left: the handler (and its upstream request) is dropped.
+    let Some(response) = while_reading(tcp, buf, handled).await else { return Step::Close };
     let close = head.close || *stopping.borrow();
     match write_response(tcp, buf, out, response, close).await {
         Ok(true) if !*stopping.borrow() => Step::Again,
         _ => Step::Close,
+    }
+}
+
+/// Read and drop `n` bytes (fewer if the client closes first), 8 KiB at a time.
+async fn discard(tcp: &mut TcpStream, mut n: usize) {
+    let mut scratch = [0u8; 8192];
+    while n > 0 {
+        let want = n.min(scratch.len());
+        match tcp.read(scratch.get_mut(..want).unwrap_or_default()).await {
+            Ok(0) | Err(_) => return,
+            Ok(got) => n -= got.min(n),
+        }
     }
 }
 
@@ -553,16 +582,16 @@ async fn write_response(
         tcp.write_all(out).await?;
         return Ok(keep_alive);
     }
+    // A frame of a body with a length waits here, uncopied, to go out with the head in
+    // one write.
+    let mut queued = Bytes::new();
     loop {
         // A frame ready now joins what is waiting to be written; before waiting for
         // one, what is waiting goes out (a stream's frames are never held back).
         let frame = match std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut body).poll_frame(cx))).await {
             Poll::Ready(f) => f,
             Poll::Pending => {
-                if !out.is_empty() {
-                    tcp.write_all(out).await?;
-                    out.clear();
-                }
+                flush(tcp, out, &mut queued).await?;
                 match while_reading(tcp, buf, body.frame()).await {
                     Some(f) => f,
                     None => return Ok(false),
@@ -584,7 +613,10 @@ async fn write_response(
                     return Err(io::ErrorKind::InvalidData.into());
                 }
                 left -= n;
-                put(tcp, out, &data).await?;
+                if !queued.is_empty() {
+                    flush(tcp, out, &mut queued).await?;
+                }
+                queued = data;
             }
             Framing::Chunked => {
                 number(out, data.len() as u64, 16);
@@ -599,11 +631,25 @@ async fn write_response(
         Framing::Length(_) => {}
         Framing::Chunked => out.extend_from_slice(b"0\r\n\r\n"),
     }
-    if !out.is_empty() {
-        tcp.write_all(out).await?;
-        out.clear();
-    }
+    flush(tcp, out, &mut queued).await?;
     Ok(keep_alive)
+}
+
+/// Write what waits: `out`, then `queued` (one vectored write when the socket takes both).
+async fn flush(tcp: &mut TcpStream, out: &mut Vec<u8>, queued: &mut Bytes) -> io::Result<()> {
+    let mut written = 0;
+    while written < out.len() || !queued.is_empty() {
+        let first = out.get(written..).unwrap_or_default();
+        let n = tcp.write_vectored(&[io::IoSlice::new(first), io::IoSlice::new(queued)]).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        let from_out = n.min(first.len());
+        written += from_out;
+        queued.advance(n - from_out);
+    }
+    out.clear();
+    Ok(())
 }
 
 /// `n` in base 10 or 16.

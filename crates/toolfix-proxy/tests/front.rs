@@ -206,6 +206,26 @@ async fn the_key_is_checked_on_both_paths() {
 }
 
 #[tokio::test]
+async fn a_request_without_the_key_is_refused_before_its_body_is_read() {
+    let h = start_with(echo(), |c| {
+        c.api_key = Some("sk-proxy".into());
+        c.timeouts.client_head = Duration::from_millis(300);
+    })
+    .await;
+    // A head announcing a large body, and no body: the refusal comes without waiting for it.
+    let mut socket = tokio::net::TcpStream::connect(h.proxy).await.unwrap();
+    let head = format!("POST {PATH} HTTP/1.1\r\nhost: x\r\ncontent-length: 1000000\r\n\r\n");
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let mut first = [0u8; 12];
+    tokio::time::timeout(Duration::from_secs(5), socket.read_exact(&mut first)).await.unwrap().unwrap();
+    assert_eq!(&first, b"HTTP/1.1 401");
+    // Then the connection ends (the body is not waited for past the head timeout).
+    let rest = tokio::time::timeout(Duration::from_secs(5), read_all(&mut socket)).await.unwrap();
+    assert!(rest.contains("connection: close"), "{rest}");
+    assert!(h.upstream.requests().is_empty());
+}
+
+#[tokio::test]
 async fn a_head_that_never_ends_is_cut_off_on_both_paths() {
     let h = start_with(echo(), |c| c.timeouts.client_head = Duration::from_millis(200)).await;
     // The front's, then the general server's (HTTP/1.0 goes there from its first line).
