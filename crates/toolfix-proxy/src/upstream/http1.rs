@@ -578,25 +578,15 @@ fn step(state: &mut State, buf: &mut BytesMut) -> Result<Step, &'static str> {
                 return Ok(if buf.is_empty() { Step::More } else { Step::Data(buf.split().freeze()) });
             }
             State::Length(left) => {
-                if buf.is_empty() {
-                    return Ok(Step::More);
-                }
-                let n = buf.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
-                *left -= n as u64;
-                let data = buf.split_to(n).freeze();
-                if *left == 0 {
+                let Some((data, ended)) = take_up_to(buf, left) else { return Ok(Step::More) };
+                if ended {
                     *state = State::Done;
                 }
                 return Ok(Step::Data(data));
             }
             State::Chunked(Chunk::Data(left)) => {
-                if buf.is_empty() {
-                    return Ok(Step::More);
-                }
-                let n = buf.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
-                *left -= n as u64;
-                let data = buf.split_to(n).freeze();
-                if *left == 0 {
+                let Some((data, ended)) = take_up_to(buf, left) else { return Ok(Step::More) };
+                if ended {
                     *state = State::Chunked(Chunk::DataEnd);
                 }
                 return Ok(Step::Data(data));
@@ -633,6 +623,17 @@ fn step(state: &mut State, buf: &mut BytesMut) -> Result<Step, &'static str> {
             }
         }
     }
+}
+
+/// Up to `left` of the buffered bytes, taken off `left` (`None` when nothing is
+/// buffered), and whether they were the last.
+fn take_up_to(buf: &mut BytesMut, left: &mut u64) -> Option<(Bytes, bool)> {
+    if buf.is_empty() {
+        return None;
+    }
+    let n = buf.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+    *left -= n as u64;
+    Some((buf.split_to(n).freeze(), *left == 0))
 }
 
 /// The length of the `\r\n`-ended line the buffer starts with, ending included, if it
