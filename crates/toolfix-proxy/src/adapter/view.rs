@@ -223,8 +223,17 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
 /// derived `Deserialize` would read an array by position), each member by its key (the
 /// last of duplicates wins, as in a `Value`), other members skipped. A key with escapes is
 /// an error: the caller then reads the body as a value.
+///
+/// `object_view!(counted Name { ... })`: the struct also has a `dup: bool`, set when one of
+/// its keys appears twice (a value read keeps the last; a splice does not guess).
 macro_rules! object_view {
     ($name:ident { $($field:ident: $key:literal),* $(,)? }) => {
+        $crate::adapter::view::object_view!(@impl $name [] { $($field: $key),* });
+    };
+    (counted $name:ident { $($field:ident: $key:literal),* $(,)? }) => {
+        $crate::adapter::view::object_view!(@impl $name [dup, [$($key),*]] { $($field: $key),* });
+    };
+    (@impl $name:ident [$($dup:ident, $keys:expr)?] { $($field:ident: $key:literal),* }) => {
         impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 struct Fields;
@@ -234,8 +243,19 @@ macro_rules! object_view {
                         f.write_str("a JSON object")
                     }
                     fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                        let mut out = $name { $($field: Default::default()),* };
+                        $(
+                            // Which of the keys were seen, to tell a repeated one.
+                            const KEYS: &[&str] = &$keys;
+                            let mut seen = 0u64;
+                        )?
+                        let mut out = $name { $($dup: false,)? $($field: Default::default()),* };
                         while let Some(key) = map.next_key::<&'de str>()? {
+                            $(
+                                if let Some(i) = KEYS.iter().position(|k| *k == key) {
+                                    out.$dup |= seen & (1 << i) != 0;
+                                    seen |= 1 << i;
+                                }
+                            )?
                             match key {
                                 $($key => out.$field = map.next_value()?,)*
                                 _ => {

@@ -313,43 +313,6 @@ impl Adapter for ChatCompletions {
     }
 }
 
-/// A borrowed view of an object, as `object_view!`, that also says whether one of its
-/// keys appears twice (`dup`: a value read keeps the last, a splice does not guess).
-macro_rules! counted_view {
-    ($name:ident { $($field:ident: $key:literal),* $(,)? }) => {
-        impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                struct Fields;
-                impl<'de> serde::de::Visitor<'de> for Fields {
-                    type Value = $name<'de>;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str("a JSON object")
-                    }
-                    fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                        const KEYS: &[&str] = &[$($key),*];
-                        let mut out = $name { dup: false, $($field: Default::default()),* };
-                        let mut seen = 0u64;
-                        while let Some(key) = map.next_key::<&'de str>()? {
-                            if let Some(i) = KEYS.iter().position(|k| *k == key) {
-                                out.dup |= seen & (1 << i) != 0;
-                                seen |= 1 << i;
-                            }
-                            match key {
-                                $($key => out.$field = map.next_value()?,)*
-                                _ => {
-                                    map.next_value::<serde::de::IgnoredAny>()?;
-                                }
-                            }
-                        }
-                        Ok(out)
-                    }
-                }
-                deserializer.deserialize_map(Fields)
-            }
-        }
-    };
-}
-
 /// A response read without copying, in one pass: the parts of each choice a reply is made
 /// of, and where its calls and stop reason are (to splice the fixed ones in). Objects
 /// only: a member of another type is not read as one.
@@ -360,7 +323,7 @@ struct ResponseView<'a> {
     report: Present<serde::de::IgnoredAny>,
 }
 
-counted_view!(ResponseView { choices: "choices", report: "x_toolfix" });
+object_view!(counted ResponseView { choices: "choices", report: "x_toolfix" });
 
 struct ChoiceView<'a> {
     dup: bool,
@@ -370,7 +333,7 @@ struct ChoiceView<'a> {
     finish_reason: RawText<'a>,
 }
 
-counted_view!(ChoiceView { message: "message", delta: "delta", finish_reason: "finish_reason" });
+object_view!(counted ChoiceView { message: "message", delta: "delta", finish_reason: "finish_reason" });
 
 struct MessageView<'a> {
     dup: bool,
@@ -380,7 +343,7 @@ struct MessageView<'a> {
     tool_calls: Option<Raw<'a>>,
 }
 
-counted_view!(MessageView {
+object_view!(counted MessageView {
     content: "content",
     reasoning_content: "reasoning_content",
     reasoning: "reasoning",
