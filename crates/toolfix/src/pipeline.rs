@@ -450,8 +450,8 @@ impl<'r> Draft<'r> {
         // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once.
         let (strict, refused_strict) =
             if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-                if is_unclosed_object(raw) {
-                    // No strict JSON (an object's text ends at its `}`): not read twice.
+                if salvage::unclosed(raw) {
+                    // No strict JSON (an object or array ends with its closer): not read twice.
                     (None, true)
                 } else {
                     match read_strict(raw) {
@@ -867,15 +867,6 @@ fn settle_duplicates(
     }
     *text = render_text(text, value, &original, &Moves::default());
     Ok(())
-}
-
-/// True when `text` opens an object that it does not close: its last byte but JSON
-/// whitespace is no `}` (models often stop before the closers). No strict JSON, so the
-/// strict read, which would build the value up to the end to refuse it, is skipped; salvage
-/// then gives what it gives after that read refused the text.
-fn is_unclosed_object(text: &str) -> bool {
-    let t = text.trim_matches([' ', '\t', '\n', '\r']);
-    t.starts_with('{') && !t.ends_with('}')
 }
 
 /// Strict JSON text read in one pass with its index (what that pass leaves undecided

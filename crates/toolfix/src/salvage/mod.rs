@@ -67,6 +67,7 @@ mod strict;
 
 pub(crate) use dupes::parse_value;
 pub use dupes::{DuplicateKey, duplicate_keys};
+pub(crate) use strict::unclosed;
 // The fix and truncation types live in `report` (every stage reports through it); they
 // are re-exported here because `salvage`'s own results are written in them.
 pub use crate::report::{FixKind, TextFix, Truncation, Uncertain, UncertainKind};

@@ -18,6 +18,19 @@ pub(super) struct Strict {
     pub(super) keys_may_repeat: bool,
 }
 
+/// True when `text` opens an object or array (past JSON whitespace) and its last byte
+/// (past JSON whitespace) is not the closer: cut off, or prose after it. Strict JSON that
+/// opens one ends with its closer, so such text is none.
+pub(crate) fn unclosed(text: &str) -> bool {
+    let b = text.as_bytes();
+    let closer = match b.get(ws(b, 0)) {
+        Some(b'{') => b'}',
+        Some(b'[') => b']',
+        _ => return false,
+    };
+    b.iter().rev().find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t')) != Some(&closer)
+}
+
 /// `Some` when `text` is strict JSON nested at most `max_depth` deep, with no lone UTF-16
 /// surrogate escape (which no Rust string can hold: the lenient parser replaces it).
 pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
@@ -28,17 +41,9 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
     if !matches!(b.get(i), Some(b'{' | b'[' | b'"' | b't' | b'f' | b'n' | b'-' | b'0'..=b'9')) {
         return None;
     }
-    // An object or array ends with its closer: text cut off before it, or with prose
-    // after it (a third of the damaged calls), fails here rather than after a pass over
-    // all of it.
-    let closer = match b.get(i) {
-        Some(b'{') => Some(b'}'),
-        Some(b'[') => Some(b']'),
-        _ => None,
-    };
-    if let Some(closer) = closer
-        && b.iter().rev().find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t')) != Some(&closer)
-    {
+    // Text cut off before its closer, or with prose after it (a third of the damaged
+    // calls), fails here rather than after a pass over all of it.
+    if unclosed(text) {
         return None;
     }
     // Open containers: `{` or `[`, and for objects where their keys start in `keys`.
