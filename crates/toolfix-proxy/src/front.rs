@@ -560,7 +560,7 @@ async fn write_response(
         None => {
             if let Some(n) = known {
                 out.extend_from_slice(b"content-length: ");
-                number(out, n, 10);
+                out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
                 out.extend_from_slice(b"\r\n");
                 Framing::Length(n)
             } else {
@@ -619,7 +619,7 @@ async fn write_response(
                 queued = data;
             }
             Framing::Chunked => {
-                number(out, data.len() as u64, 16);
+                hex(out, data.len() as u64);
                 out.extend_from_slice(b"\r\n");
                 put(tcp, out, &data).await?;
                 out.extend_from_slice(b"\r\n");
@@ -652,16 +652,16 @@ async fn flush(tcp: &mut TcpStream, out: &mut Vec<u8>, queued: &mut Bytes) -> io
     Ok(())
 }
 
-/// `n` in base 10 or 16.
-fn number(out: &mut Vec<u8>, mut n: u64, base: u64) {
-    let mut digits = [0u8; 20];
+/// `n` in hexadecimal (a chunk's size).
+fn hex(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 16];
     let mut at = digits.len();
     loop {
         at -= 1;
         if let Some(d) = digits.get_mut(at) {
-            *d = b"0123456789abcdef".get((n % base) as usize).copied().unwrap_or(b'0');
+            *d = b"0123456789abcdef".get((n % 16) as usize).copied().unwrap_or(b'0');
         }
-        n /= base;
+        n /= 16;
         if n == 0 || at == 0 {
             break;
         }

@@ -428,32 +428,14 @@ fn push_serialized<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     }
 }
 
-/// The decimal digits of `n`, in `digits`' last bytes; the slice of them.
-fn digits_of(n: usize, digits: &mut [u8; 20]) -> &[u8] {
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        // A digit: `n % 10` is below 10.
-        if let (Some(d), Ok(v)) = (digits.get_mut(at), u8::try_from(n % 10)) {
-            *d = b'0' + v;
-        }
-        n /= 10;
-        if n == 0 || at == 0 {
-            break;
-        }
-    }
-    digits.get(at..).unwrap_or_default()
-}
-
 /// `n` in decimal, appended.
 fn push_number(out: &mut String, n: usize) {
-    out.extend(digits_of(n, &mut [0; 20]).iter().map(|&d| char::from(d)));
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// `n` in decimal, appended.
 fn push_number_bytes(out: &mut Vec<u8>, n: usize) {
-    out.extend_from_slice(digits_of(n, &mut [0; 20]));
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 fn channel_name(channel: Channel) -> &'static str {
