@@ -559,3 +559,27 @@ async fn reasoning_moved_before_and_after_text_went_out_streams_in_two_items() {
     let streamed_items = essence(&streamed)["output"].as_array().unwrap().clone();
     assert_eq!(streamed_items, [own_reasoning("First."), plain_items[1].clone(), second], "{streamed}");
 }
+
+#[tokio::test]
+async fn a_reply_too_large_to_fix_keeps_its_moved_reasoning_and_passes_the_rest() {
+    // Past the library's input cap the rest of the stream passes through; reasoning moved
+    // out of the text before that still comes in the proxy's item, once, and no item is
+    // opened twice.
+    let long = "All work and no play. ".repeat(100);
+    for text in [format!("<think>Plan.</think>{long}"), format!("Hi. <think>Plan.</think>{long}")] {
+        let r = response(json!([text_item(&text)]));
+        let h = common::start_with(serving(r), |c| c.limits = c.limits.with_max_input_bytes(1000)).await;
+        let mut req = ask("go");
+        req["stream"] = json!(true);
+        let (status, _, body) = h.post_bytes("/v1/responses", req.to_string()).await;
+        assert_eq!(status, 200);
+        let got = assemble(&body);
+        let output = got["output"].as_array().unwrap();
+        let own: Vec<&Value> = output.iter().filter(|i| i["type"] == "reasoning").collect();
+        assert_eq!(own, [&own_reasoning("Plan.")], "{got}");
+        let messages: Vec<&Value> = output.iter().filter(|i| i["type"] == "message").collect();
+        assert_eq!(messages.len(), 1, "{got}");
+        assert_eq!(messages[0]["content"][0]["text"], text.replace("<think>Plan.</think>", ""));
+        assert!(got["x_toolfix"]["unfixed"].is_array(), "{got}");
+    }
+}

@@ -322,8 +322,9 @@ impl ResponsesStream {
         self.text(&text, out);
     }
 
-    /// The reply outgrew the fixer: what it held goes out (the text, then the reasoning
-    /// moved out of it that is not out yet), and the rest passes through.
+    /// The reply outgrew the fixer: what it held goes out, and the rest passes through (in
+    /// the same message item: reasoning moved out of the text after text went out waits
+    /// for the end, as in a stream that ends).
     fn give_up(&mut self, out: &mut Vec<Bytes>) {
         if let Some(s) = self.stream.take() {
             let reasoning = s.received().reasoning_content.clone();
@@ -332,20 +333,6 @@ impl ResponsesStream {
         }
         self.through = true;
         self.unfixed.push("the reply is too large to fix; the rest passed through".to_owned());
-    }
-
-    /// Moved reasoning held for after the text: out now, whole (the stream gave up).
-    fn flush_own(&mut self, out: &mut Vec<Bytes>) {
-        let pending = std::mem::take(&mut self.pending_own);
-        if pending.is_empty() {
-            return;
-        }
-        self.close_message(out);
-        let k = self.next_out;
-        self.next_out += 1;
-        let id = self.own_id(self.own_done.len());
-        out.extend(self.own_events(k, &id, &pending));
-        self.own_done.push((k, reasoning_item(&id, &pending)));
     }
 
     fn push_text(&mut self, t: &str, out: &mut Vec<Bytes>) {
@@ -362,7 +349,6 @@ impl ResponsesStream {
             // Too large to fix: what was held, this text, then the rest as it comes.
             self.give_up(out);
             self.text(t, out);
-            self.flush_own(out);
         }
     }
 
@@ -391,7 +377,6 @@ impl ResponsesStream {
         if s.push_reasoning(piece).is_err() {
             // Too large to read for calls: what was held goes out, the rest passes through.
             self.give_up(out);
-            self.flush_own(out);
         }
     }
 
