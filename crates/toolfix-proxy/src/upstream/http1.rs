@@ -14,6 +14,12 @@
 //! meanwhile is noticed before use (a read that does not block); one that fails before
 //! any byte of the answer is tried once more on a new connection, when the request can be
 //! sent again (bytes in memory, or a streamed body none of which was taken yet).
+//!
+//! An upstream may answer before it has read the whole request (`401` for a wrong key,
+//! `413` for a body too large) and close the connection: writing the rest then fails.
+//! The answer it sent is read then (its head within [`EARLY_ANSWER_WAIT`]) and passed on,
+//! and the connection is not used again; when none came, the failure says the upstream
+//! closed the connection while the request was being sent.
 
 use super::{Answer, POOL_IDLE, POOL_MAX_IDLE, Payload, UpstreamBody, is_hop_by_hop};
 use crate::error::ApiError;
@@ -46,6 +52,10 @@ const READ_MAX: usize = 256 * 1024;
 /// A request body at most this long is written in one buffer with the head (one write,
 /// one segment).
 const INLINE_BODY: usize = 64 * 1024;
+/// How long, once the request could not be written in full, the head of an answer the
+/// upstream sent before it stopped reading may take to come. The connection is broken by
+/// then, so what the kernel kept of an answer is read at once; this only bounds the wait.
+const EARLY_ANSWER_WAIT: Duration = Duration::from_secs(2);
 
 /// The connections to a plain `http://` upstream.
 #[derive(Debug)]
@@ -144,7 +154,7 @@ impl Pool {
                     }
                     let read = match written {
                         Ok(()) => read_head(&mut conn, head_request).await,
-                        Err(e) => Err(Failure::io(&e, true)),
+                        Err(e) => early_answer(&mut conn, head_request, &e, !body.is_empty()).await,
                     };
                     match read {
                         Ok(head) => return Ok(self.answer(conn, head)),
@@ -170,9 +180,12 @@ impl Pool {
                         Err(e) => return Err(Failure::io(&e, true).error),
                     }
                 };
-                write_body(&conn.tcp, &mut body, framing).await?;
-                let head = read_head(&mut conn, head_request).await.map_err(|f| f.error)?;
-                Ok(self.answer(conn, head))
+                let read = match write_body(&conn.tcp, &mut body, framing).await {
+                    Ok(()) => read_head(&mut conn, head_request).await,
+                    Err(BodyFailure::Write(e)) => early_answer(&mut conn, head_request, &e, true).await,
+                    Err(BodyFailure::Body(e)) => return Err(e),
+                };
+                Ok(self.answer(conn, read.map_err(|f| f.error)?))
             }
         }
     }
@@ -329,16 +342,24 @@ async fn write_all(tcp: &TcpStream, mut bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Why a streamed request body could not be sent.
+enum BodyFailure {
+    /// Writing to the upstream failed.
+    Write(io::Error),
+    /// The body itself: it could not be read, or its length is not the one declared.
+    Body(ApiError),
+}
+
 /// Write a streamed request body as it arrives, framed as announced.
-async fn write_body(tcp: &TcpStream, body: &mut Body, framing: Sent) -> Result<(), ApiError> {
-    let failed = |e: &io::Error| ApiError::unreachable(&e.to_string());
+async fn write_body(tcp: &TcpStream, body: &mut Body, framing: Sent) -> Result<(), BodyFailure> {
+    let failed = |e: &str| BodyFailure::Body(ApiError::unreachable(e));
     let mut left = match framing {
         Sent::Empty => return Ok(()),
         Sent::Length(n) => Some(n),
         Sent::Chunked => None,
     };
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| ApiError::unreachable(&format!("the request body could not be read: {e}")))?;
+        let frame = frame.map_err(|e| failed(&format!("the request body could not be read: {e}")))?;
         let Ok(data) = frame.into_data() else { continue };
         if data.is_empty() {
             continue;
@@ -346,20 +367,20 @@ async fn write_body(tcp: &TcpStream, body: &mut Body, framing: Sent) -> Result<(
         if let Some(n) = &mut left {
             *n = n
                 .checked_sub(data.len() as u64)
-                .ok_or_else(|| ApiError::unreachable("the request body is longer than its declared length"))?;
-            write_all(tcp, &data).await.map_err(|e| failed(&e))?;
+                .ok_or_else(|| failed("the request body is longer than its declared length"))?;
+            write_all(tcp, &data).await.map_err(BodyFailure::Write)?;
         } else {
             let mut piece = Vec::with_capacity(data.len() + 20);
             piece.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
             piece.extend_from_slice(&data);
             piece.extend_from_slice(b"\r\n");
-            write_all(tcp, &piece).await.map_err(|e| failed(&e))?;
+            write_all(tcp, &piece).await.map_err(BodyFailure::Write)?;
         }
     }
     match left {
         Some(0) => Ok(()),
-        Some(_) => Err(ApiError::unreachable("the request body is shorter than its declared length")),
-        None => write_all(tcp, b"0\r\n\r\n").await.map_err(|e| failed(&e)),
+        Some(_) => Err(failed("the request body is shorter than its declared length")),
+        None => write_all(tcp, b"0\r\n\r\n").await.map_err(BodyFailure::Write),
     }
 }
 
@@ -409,6 +430,27 @@ async fn read_head(conn: &mut Conn, head_request: bool) -> Result<Head, Failure>
             Err(e) => return Err(Failure::io(&e, !got_any)),
         }
     }
+}
+
+/// The answer an upstream sent before it stopped reading the request, once writing the
+/// request failed with `e` (the head within [`EARLY_ANSWER_WAIT`]); its connection is not
+/// used again. Without one, the failure says the upstream closed the connection while the
+/// request (its body, when `body`) was being sent, and whether nothing of an answer came
+/// (only then may the request go on another connection; never after a wait that ran out).
+async fn early_answer(conn: &mut Conn, head_request: bool, e: &io::Error, body: bool) -> Result<Head, Failure> {
+    let before_answer = match tokio::time::timeout(EARLY_ANSWER_WAIT, read_head(conn, head_request)).await {
+        Ok(Ok(mut head)) => {
+            head.keep_alive = false;
+            return Ok(head);
+        }
+        // Part of a head, or one that is not valid: that failure says more.
+        Ok(Err(f)) if !f.before_answer => return Err(f),
+        Ok(Err(_)) => true,
+        Err(_) => false,
+    };
+    let what = if body { "the request body" } else { "the request" };
+    let detail = format!("the upstream closed the connection while {what} was being sent ({e})");
+    Err(Failure { error: ApiError::unreachable(&detail), before_answer })
 }
 
 /// Parse a head, if the buffer holds a whole one.

@@ -407,3 +407,158 @@ proptest! {
         prop_assert!(got <= wire.len());
     }
 }
+
+/// The answer of an upstream that refuses a request as soon as it has read its head.
+const TOO_LARGE: &str = "{\"error\":{\"message\":\"the request is too large\",\"type\":\"invalid_request_error\",\
+                         \"code\":\"request_too_large\"}}";
+
+/// How an upstream that answers early ends the connection without reading the body.
+#[derive(Clone, Copy, Debug)]
+enum Early {
+    /// Answers `413`, then closes at once: the body bytes it never read make the kernel
+    /// reset the connection.
+    Close,
+    /// Answers `413`, shuts its write side down (a FIN after the answer), waits a little
+    /// (as nginx's lingering close does, here without reading), then closes.
+    Linger,
+    /// Closes at once without an answer.
+    Silent,
+}
+
+/// An upstream that reads a request's head (and what came with it, at most 4 KiB), then
+/// ends as `how` says; every connection does the same.
+async fn answering_early(how: Early) -> (Upstream, Arc<AtomicUsize>) {
+    serve(move |_, mut socket| async move {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match socket.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        if matches!(how, Early::Silent) {
+            return;
+        }
+        let answer = format!(
+            "HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n{TOO_LARGE}",
+            TOO_LARGE.len()
+        );
+        socket.write_all(answer.as_bytes()).await.unwrap();
+        if matches!(how, Early::Linger) {
+            socket.shutdown().await.unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    })
+    .await
+}
+
+/// A request body far over what the kernel buffers on both ends of a loopback connection,
+/// so that writing it cannot finish once the upstream stops reading.
+const LARGE: usize = 16 << 20;
+
+/// The three ways of sending a large body: bytes in memory (over the size written with
+/// the head), and streamed with a declared length or chunked.
+fn large_bodies() -> [(&'static str, Payload); 3] {
+    let piece = Bytes::from(vec![b'x'; 64 * 1024]);
+    let pieces = move || {
+        let piece = piece.clone();
+        futures_util::stream::iter(0..LARGE / (64 * 1024)).map(move |_| Ok::<_, std::io::Error>(piece.clone()))
+    };
+    let with_length = http_body_util::StreamBody::new(pieces().map(|p| p.map(hyper::body::Frame::data)));
+    let with_length = Body::new(Sized(with_length, LARGE as u64));
+    [
+        ("bytes", Payload::Bytes(Bytes::from(vec![b'x'; LARGE]))),
+        ("stream by length", Payload::Stream(with_length)),
+        ("stream chunked", Payload::Stream(Body::from_stream(pieces()))),
+    ]
+}
+
+/// A body that declares its exact length (as a client's request with `content-length`).
+struct Sized<B>(B, u64);
+
+impl<B: hyper::body::Body + Unpin> hyper::body::Body for Sized<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<B::Data>, B::Error>>> {
+        std::pin::Pin::new(&mut self.0).poll_frame(cx)
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::SizeHint::with_exact(self.1)
+    }
+}
+
+#[tokio::test]
+async fn an_answer_sent_before_the_body_was_read_is_passed_on() {
+    // Over loopback, Linux keeps what it received before the reset (the answer), and
+    // reads give it before the reset's error: the client gets the 413 and its body in
+    // both ways of closing, on every body path. (Over a real network the answer can be
+    // lost to the reset, e.g. when its segment must be sent again: that is the case below.)
+    for how in [Early::Close, Early::Linger] {
+        let (upstream, count) = answering_early(how).await;
+        for (path, body) in large_bodies() {
+            let answer = upstream.send(Method::POST, upstream.chat.clone(), HeaderMap::new(), body).await;
+            let answer = answer.unwrap_or_else(|e| panic!("{how:?}, {path}: {}", e.message));
+            assert_eq!(answer.status, 413, "{how:?}, {path}");
+            assert_eq!(answer.headers["content-type"], "application/json");
+            assert_eq!(body_of(&upstream, answer).await.unwrap(), TOO_LARGE, "{how:?}, {path}");
+        }
+        // One connection each: none was used again, and none sent a request twice.
+        assert_eq!(count.load(Ordering::SeqCst), 3, "{how:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_upstream_that_closes_on_the_body_without_an_answer_is_a_502_that_says_so() {
+    let (upstream, count) = answering_early(Early::Silent).await;
+    for (path, body) in large_bodies() {
+        let e = upstream.send(Method::POST, upstream.chat.clone(), HeaderMap::new(), body).await.unwrap_err();
+        assert_eq!((e.status.as_u16(), e.code), (502, "upstream_unreachable"), "{path}: {}", e.message);
+        assert!(
+            e.message.contains("the upstream closed the connection while the request body was being sent"),
+            "{path}: {}",
+            e.message
+        );
+    }
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn a_pooled_connection_that_answered_early_is_not_tried_again() {
+    // Connection 0 answers a small request (and keeps the connection), then answers the
+    // large one early and closes: that answer is passed on, not sent again elsewhere.
+    let (upstream, count) = serve(|n, mut socket| async move {
+        if n > 0 {
+            let _ = read_request(&mut socket).await;
+            return;
+        }
+        read_request(&mut socket).await.unwrap();
+        socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await.unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            match socket.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        let answer =
+            format!("HTTP/1.1 413 Payload Too Large\r\ncontent-length: {}\r\n\r\n{TOO_LARGE}", TOO_LARGE.len());
+        socket.write_all(answer.as_bytes()).await.unwrap();
+    })
+    .await;
+    let small = Payload::Bytes(Bytes::from_static(b"{}"));
+    let answer = upstream.send(Method::POST, upstream.chat.clone(), HeaderMap::new(), small).await.unwrap();
+    assert_eq!(body_of(&upstream, answer).await.unwrap(), "ok");
+    let large = Payload::Bytes(Bytes::from(vec![b'x'; LARGE]));
+    let answer = upstream.send(Method::POST, upstream.chat.clone(), HeaderMap::new(), large).await.unwrap();
+    assert_eq!(answer.status, 413);
+    assert_eq!(body_of(&upstream, answer).await.unwrap(), TOO_LARGE);
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+}
