@@ -1,4 +1,5 @@
-//! Faults and bad input: upstream errors keep their status, an unreachable or silent
+//! Faults and bad input: upstream errors keep their status (also one sent before the
+//! upstream read the request body, which it then left unread), an unreachable or silent
 //! upstream is a 502 or 504, a broken stream ends with an error event, oversize and
 //! malformed requests are refused, a client that leaves cancels the upstream request,
 //! shutdown drains, the API key guards the proxy.
@@ -358,4 +359,57 @@ async fn an_upstream_event_over_the_limit_ends_the_stream_with_an_error() {
     assert_eq!(status, 200);
     let seen = common::assemble(&got);
     assert_eq!(seen.error.unwrap()["code"], "upstream_bad_event");
+}
+
+#[tokio::test]
+async fn an_upstream_that_refuses_a_large_body_before_reading_it_is_heard() {
+    // An upstream (or a reverse proxy before it) that answers 413 as soon as it has the
+    // request's head and closes without reading the body: the client gets that answer as
+    // the upstream sent it (an OpenAI error, passed on as every upstream error is), not a
+    // 502.
+    let error = "{\"error\":{\"message\":\"the request is too large for this server\",\
+                 \"type\":\"invalid_request_error\",\"code\":\"request_too_large\"}}";
+    // A small receive buffer (inherited by the accepted connections), so that the body
+    // cannot all go into the kernel's buffers over loopback: writing it fails once the
+    // upstream closed.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(16).unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let answer = format!(
+                    "HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{error}",
+                    error.len()
+                );
+                socket.write_all(answer.as_bytes()).await.unwrap();
+            });
+        }
+    });
+    let unused = FakeUpstream::start("127.0.0.1:0", |_| Canned::Hang).await.unwrap();
+    let h = proxy_for(unused, Config::new(&url).unwrap()).await;
+    // 1 MiB is a long agent prompt; over loopback it all fits in the kernel's send buffer
+    // (about 2.5 MiB with loopback's 64 KiB segments), so writing it succeeds before the
+    // upstream closes. 8 MiB does not fit: writing it fails, and the answer is read then.
+    for (size, stream) in [(1 << 20, false), (1 << 20, true), (8 << 20, false), (8 << 20, true)] {
+        let mut req = ask(&"long history ".repeat(size / 13));
+        req["stream"] = json!(stream);
+        let (status, headers, got) = h.post_bytes("/v1/chat/completions", req.to_string()).await;
+        assert_eq!(status, 413, "{}", String::from_utf8_lossy(&got));
+        assert_eq!(headers["content-type"], "application/json");
+        assert_eq!(got, error.as_bytes());
+        assert_eq!(error_of(&got)["code"], "request_too_large");
+    }
 }
