@@ -60,11 +60,13 @@ pub(crate) fn is_within(inner: &str, outer: &str) -> bool {
 /// `is_within(inner, &join(parent, key))`, for a `key` that needs no escaping (not
 /// checked here), without building the joined path.
 pub(crate) fn member_contains(inner: &str, parent: &str, key: &str) -> bool {
-    inner
-        .strip_prefix(parent)
-        .and_then(|rest| rest.strip_prefix('/'))
-        .and_then(|rest| rest.strip_prefix(key))
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    let (i, p, k) = (inner.as_bytes(), parent.as_bytes(), key.as_bytes());
+    let end = p.len() + 1 + k.len();
+    // Lengths and separators first: most pointers differ there, before any text compare.
+    i.get(p.len()) == Some(&b'/')
+        && matches!(i.get(end), None | Some(b'/'))
+        && i.get(p.len() + 1..end) == Some(k)
+        && i.get(..p.len()) == Some(p)
 }
 
 /// `is_within(&join(parent, key), outer)`, for a `key` that needs no escaping (not
