@@ -177,10 +177,11 @@ fn plain_integer_end(b: &[u8], i: usize) -> Option<usize> {
     (end > digits && !leading_zero && !matches!(b.get(end), Some(b'.' | b'e' | b'E'))).then_some(end)
 }
 
-/// `token` at `i`, after whitespace: the index past it and the whitespace after it.
-fn expect(b: &[u8], i: usize, token: &[u8]) -> Option<usize> {
+/// `token` at `i`, after whitespace: the index past it and the whitespace after it. (Its
+/// length is a constant, so the comparison is a few loads, not a call to `memcmp`.)
+fn expect<const N: usize>(b: &[u8], i: usize, token: &[u8; N]) -> Option<usize> {
     let i = skip_ws(b, i);
-    (b.get(i..i + token.len())? == token).then(|| skip_ws(b, i + token.len()))
+    (b.get(i..i + N)? == token.as_slice()).then(|| skip_ws(b, i + N))
 }
 
 /// The end (past the closing quote) of the JSON string at `i`, when it holds no control

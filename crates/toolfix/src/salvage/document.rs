@@ -517,6 +517,21 @@ fn settle_values(src: &str, edits: &mut Edits, values: &[ValueSpan], jsonp: bool
     }
 }
 
+/// `text` without whitespace, separators (`,` `;`) and invisible characters at either end.
+/// Bytes first: when both ends stop at an ASCII byte (prose, the common gap), that is the
+/// answer; else the same trim, a character at a time.
+fn trim_separators(text: &str) -> &str {
+    let trimmed = |c: u8| matches!(c, b'\t'..=b'\r' | b' ' | b',' | b';');
+    let b = text.as_bytes();
+    let start = b.iter().position(|&c| !trimmed(c)).unwrap_or(b.len());
+    let end = b.iter().rposition(|&c| !trimmed(c)).map_or(start, |e| e + 1);
+    match (b.get(start), end.checked_sub(1).and_then(|e| b.get(e))) {
+        (Some(&first), Some(&last)) if first.is_ascii() && last.is_ascii() => text.get(start..end).unwrap_or(""),
+        (None, _) => "",
+        _ => text.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || is_invisible(u32::from(c))),
+    }
+}
+
 /// Replace the text between values (`start..end`) with `sep`, reporting what it held.
 fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str, several: bool, jsonp: bool) {
     if start >= end {
@@ -532,8 +547,7 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
     edits.clear_range(start, end);
     let fence = find(text.as_bytes(), b"```", 0, text.len()).is_some();
     let rest: Cow<'_, str> = if fence { Cow::Owned(without_fences(text)) } else { Cow::Borrowed(text) };
-    let meaningful =
-        rest.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || is_invisible(u32::from(c)));
+    let meaningful = trim_separators(&rest);
     let invisible = || rest.chars().any(|c| c != ' ' && is_invisible(u32::from(c)) || matches!(c, '\u{b}' | '\u{c}'));
     let kind = if jsonp && (meaningful.ends_with('(') || meaningful.starts_with(')')) {
         Some(K::JsonpWrapper)
@@ -561,4 +575,18 @@ fn gap(src: &str, edits: &mut Edits, start: usize, end: usize, sep: &'static str
         edits.note(start, end, K::CodeFence);
     }
     edits.replace(start, end, sep, kind);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn trim_separators_is_the_trim_a_character_at_a_time(text in "[ \t\n\u{b}\u{c}\r\u{1c},;a:é\u{a0}\u{85}\u{200b}\u{feff}]{0,12}") {
+            let slow = text.trim_matches(|c: char| c.is_whitespace() || c == ',' || c == ';' || is_invisible(u32::from(c)));
+            prop_assert_eq!(trim_separators(&text), slow);
+        }
+    }
 }

@@ -135,9 +135,24 @@ impl Edits {
     pub(super) fn apply_range(&self, src: &str, start: usize, end: usize) -> String {
         let order = |e: &&Edit| (e.span.start, !e.span.is_empty());
         let mut out = String::with_capacity(end.saturating_sub(start) + 32);
-        if self.list.is_sorted_by_key(|e| order(&e)) {
-            // The parser records edits in order almost always: no copy, no sort.
-            apply(src, start, end, self.list.iter().filter(|e| e.span.start >= start && e.span.start <= end), &mut out);
+        let inside = |e: &&Edit| e.span.start >= start && e.span.start <= end;
+        // Where the edits stop being in order (the parser records them in order almost
+        // always; the text around a value is settled last, so its edits come after).
+        let run = self.list.windows(2).position(|w| order(&&w[0]) > order(&&w[1])).map(|p| p + 1);
+        let (first, second) = self.list.split_at(run.unwrap_or(self.list.len()));
+        if run.is_none() {
+            apply(src, start, end, self.list.iter().filter(inside), &mut out);
+        } else if second.is_sorted_by_key(|e| order(&e)) {
+            // Two runs in order: merged as they are read (no copy, no sort). On equal keys
+            // the earlier run's edit goes first, as the stable sort below would put it.
+            let mut a = first.iter().filter(inside).peekable();
+            let mut b = second.iter().filter(inside).peekable();
+            let merged = std::iter::from_fn(|| match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if order(y) < order(x) => b.next(),
+                (Some(_), _) => a.next(),
+                (None, _) => b.next(),
+            });
+            apply(src, start, end, merged, &mut out);
         } else {
             // Room for all at once (a collect from a filter grows from four, a reallocation
             // at a time).

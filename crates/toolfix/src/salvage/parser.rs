@@ -195,10 +195,12 @@ impl<'a> Parser<'a> {
     fn step(&mut self) -> Result<()> {
         let i = self.pos;
         let c = self.b[i];
-        let Some(&frame) = self.stack.last() else {
+        // The kind and state pick the arm; the rest of the frame is read where an arm needs
+        // it (nothing before that changes it), not copied whole at every step.
+        let Some(top) = self.stack.last() else {
             return Ok(());
         };
-        match (frame.kind, frame.state, c) {
+        match (top.kind, top.state, c) {
             (Kind::Wrapper, State::Open, b'}' | b']' | b')') => {
                 // `ISODate()`: a constructor with no value stands for none we can write.
                 return Err(self
@@ -207,13 +209,13 @@ impl<'a> Parser<'a> {
             }
             (_, _, b'}' | b']' | b')') => self.closer(c),
             (Kind::Object | Kind::Array | Kind::Tuple, State::Open, b',') => {
-                let kind = if frame.count == 0 { K::LeadingComma } else { K::DoubledComma };
-                self.edits.delete(i, i + 1, Some(kind));
+                let fix = if self.frame().count == 0 { K::LeadingComma } else { K::DoubledComma };
+                self.edits.delete(i, i + 1, Some(fix));
                 self.pos += 1;
             }
             (_, State::Next, b'"')
-                if i == frame.last_end
-                    && !frame.last_was_string
+                if i == self.frame().last_end
+                    && !self.frame().last_was_string
                     && matches!(self.at(skip_layout(self.b, i + 1, self.end)), None | Some(b',' | b'}' | b']')) =>
             {
                 // `12345",`: a number whose opening quote is missing.
@@ -230,9 +232,9 @@ impl<'a> Parser<'a> {
                     .with_hint("a wrapper such as `ObjectId(…)` holds one value: write that value alone"));
             }
             (_, State::Next, b',') => {
-                if i == frame.last_end
+                if i == self.frame().last_end
                     && self.at(i + 1).is_some_and(|d| d.is_ascii_digit())
-                    && thousands_separator(self.b, i, frame.kind == Kind::Object)
+                    && thousands_separator(self.b, i, self.frame().kind == Kind::Object)
                 {
                     return Err(self
                         .error(ErrorKind::Syntax, "a number is written with a thousands separator", i)
@@ -252,14 +254,14 @@ impl<'a> Parser<'a> {
             }
             // `{"a": 1, ...}`: a placeholder where a key would be is dropped, never a key.
             (Kind::Object, State::Open, b'.' | 0xE2) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
-            (Kind::Object, State::Open | State::Next, b'{') if self.glued_element(frame, i) => {}
+            (Kind::Object, State::Open | State::Next, b'{') if self.glued_element(self.frame(), i) => {}
             (Kind::Object, State::Open, _) => self.key()?,
             (Kind::Object, State::Colon, _) => self.colon()?,
             (Kind::Object, State::Value, b',') => {
                 self.edits.insert(i, "null", Some(K::MissingValue));
                 self.value_done(i, false);
             }
-            (Kind::Object, State::Value, b'.' | 0xE2) if self.placeholder_value(frame, i) => {}
+            (Kind::Object, State::Value, b'.' | 0xE2) if self.placeholder_value(self.frame(), i) => {}
             (Kind::Object, State::Value, _) => self.start_value(Ctx::ObjValue)?,
             (Kind::Object, State::Next, _) => self.object_next()?,
             (_, State::Open, _) if ellipsis_len(self.b, i) > 0 => self.ellipsis(),
@@ -270,11 +272,13 @@ impl<'a> Parser<'a> {
             }
             (_, State::Open | State::Value | State::Colon, _) => self.start_value(Ctx::ArrValue)?,
             (_, State::Next, b':')
-                if frame.kind == Kind::Array
-                    && frame.count == 1
-                    && frame.last_was_string
-                    && open_quote(self.b, skip_layout(self.b, frame.open + 1, frame.last_end)).is_some() =>
+                if self.frame().kind == Kind::Array
+                    && self.frame().count == 1
+                    && self.frame().last_was_string
+                    && open_quote(self.b, skip_layout(self.b, self.frame().open + 1, self.frame().last_end))
+                        .is_some() =>
             {
+                let frame = self.frame();
                 // `["key": "value"]`: a member inside brackets is an object inside an array
                 // whose braces are missing; the object closes where the array does.
                 let key = skip_layout(self.b, frame.open + 1, frame.last_end);
@@ -295,7 +299,8 @@ impl<'a> Parser<'a> {
             }
             (_, State::Next, _) => {
                 if value_starts(self.b, i) || is_ident_start(c) {
-                    self.edits.insert(frame.last_end, ",", Some(K::MissingComma));
+                    let last_end = self.frame().last_end;
+                    self.edits.insert(last_end, ",", Some(K::MissingComma));
                     let f = self.top();
                     f.state = State::Open;
                     f.saw_comma = true;
@@ -307,6 +312,11 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The top frame, copied (`step` only runs with one on the stack).
+    fn frame(&self) -> Frame {
+        self.stack.last().copied().unwrap_or(NO_FRAME)
     }
 
     fn top(&mut self) -> &mut Frame {
@@ -723,6 +733,24 @@ impl<'a> Parser<'a> {
 /// Keys of one object compared as they come (see [`Frame::key_bits`]); an object with
 /// more has all its keys sorted and compared when it closes.
 const KEY_BITS_MAX: usize = 64;
+
+/// What [`Parser::frame`] reads when no frame is open (never, in a step).
+const NO_FRAME: Frame = Frame {
+    kind: Kind::Array,
+    state: State::Open,
+    open: 0,
+    count: 0,
+    pending_comma: None,
+    last_end: 0,
+    key_start: 0,
+    key_edits: 0,
+    key_end: 0,
+    saw_comma: false,
+    last_was_string: false,
+    close_as: None,
+    keys_from: 0,
+    key_bits: 0,
+};
 
 /// `1,234` or `12,000`: the comma at `i` follows a number of one to three digits and is
 /// followed by exactly three digits, so it may group thousands rather than separate two
