@@ -456,6 +456,14 @@ impl<'a> Parts<'a> {
 
     /// True when writing `fixed` back would change the response.
     fn changes(&self, fixed: &FixedReply) -> bool {
+        // The cheap tests first: a repaired call says so without its arguments compared.
+        if fixed.changed_calls()
+            || fixed.calls.iter().any(|c| !c.status.is_usable())
+            || self.text != fixed.content
+            || self.thinking.as_deref() != fixed.reasoning_content.as_deref()
+        {
+            return true;
+        }
         let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
         // A value compares as a value (the fixed call's text read as one).
         let (count, all_sent) = self.calls.all_sent(&served, same_call, |o, t| match &o.value {
@@ -466,12 +474,7 @@ impl<'a> Parts<'a> {
                         .is_ok_and(|parsed| serde_json::from_str::<Value>(v).is_ok_and(|v| parsed == v))
             }
         });
-        fixed.changed_calls()
-            || fixed.calls.iter().any(|c| !c.status.is_usable())
-            || served.len() != count
-            || !all_sent
-            || self.text != fixed.content
-            || self.thinking.as_deref() != fixed.reasoning_content.as_deref()
+        served.len() != count || !all_sent
     }
 }
 

@@ -105,10 +105,11 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
 }
 
 /// A call's `input` as `apply` writes it: its arguments as a value (`{}` when they are not
-/// JSON), written compact; arguments already compact are taken as they are.
+/// JSON), written compact; arguments that are compact but for whitespace are minified,
+/// without a value built.
 fn input_text(call: &FixedCall) -> String {
     match call.arguments_text() {
-        Some(t) if compact::is_compact(t) => t.to_owned(),
+        Some(t) if let Some(m) = compact::minified(t) => m,
         t => {
             let input: Value = t.and_then(|t| serde_json::from_str(t).ok()).unwrap_or_else(|| json!({}));
             let mut out = Vec::new();
