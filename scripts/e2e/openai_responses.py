@@ -3,7 +3,12 @@ toolfix proxy gets a repaired `function_call` from a fake upstream whose `argume
 trailing comma and `days` as a string (see `toolfix_proxy::fake::demo`), with
 `responses.create`, streamed and not. Then model `fake-thinking`, which leaves its call in a
 `reasoning` item's text (as gpt-oss does): the call comes back as a `function_call` after
-the reasoning item, which is untouched.
+the reasoning item, which is untouched. Then model `fake-thinking-text`, which writes its
+reasoning in the output text (`<think>…</think>`) before a Hermes call: the reasoning comes
+back as a `reasoning` item of the proxy's own (id `rs_toolfix…`), streamed as
+`response.reasoning_text.delta` events, and when the client sends it back it is dropped by
+the proxy (the fake upstream, like a strict server, refuses reasoning items it did not
+write).
 
     python scripts/e2e/openai_responses.py http://127.0.0.1:8787/v1
 
@@ -32,6 +37,13 @@ def check(name, ok, detail=""):
     print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"))
     if not ok:
         sys.exit(1)
+
+
+def essence(items):
+    """What a client acts on in output items (the SDK's stream helper gives its own `Parsed…`
+    classes, with a few more fields)."""
+    return [(i.type, i.id, getattr(i, "call_id", None), getattr(i, "name", None), getattr(i, "arguments", None),
+             [c.text for c in (getattr(i, "content", None) or [])]) for i in items]
 
 
 def main(base_url):
@@ -81,6 +93,39 @@ def main(base_url):
         {"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 24C"}]
     r2 = client.responses.create(model="fake-thinking", input=history, tools=TOOLS)
     check("the next turn answers in prose", "sunny" in r2.output_text, r2.output_text)
+
+    # Reasoning written in the text comes back as a reasoning item of the proxy's own.
+    r = client.responses.create(model="fake-thinking-text", input=INPUT, tools=TOOLS)
+    check("reasoning, message, function_call", [i.type for i in r.output] == ["reasoning", "message", "function_call"],
+          r.output)
+    own = r.output[0]
+    check("the moved reasoning, in the proxy's item",
+          isinstance(own, openai.types.responses.ResponseReasoningItem) and own.id.startswith("rs_toolfix")
+          and [c.text for c in own.content] == ["The user wants Paris, 3 days."] and own.summary == [], own)
+    check("the text without it", r.output_text == "Let me check the weather.\n", repr(r.output_text))
+    call = r.output[2]
+    check("the call from the text, repaired", json.loads(call.arguments) == {"city": "Paris", "days": 3}, call)
+    deltas, final = "", None
+    for event in client.responses.create(model="fake-thinking-text", input=INPUT, tools=TOOLS, stream=True):
+        if event.type == "response.reasoning_text.delta":
+            deltas += event.delta
+        elif event.type == "response.completed":
+            final = event.response
+    check("streamed: reasoning_text deltas", deltas == "The user wants Paris, 3 days.", repr(deltas))
+    same = [i.model_dump() for i in final.output] == [i.model_dump() for i in r.output]
+    check("streamed: the same output", same, (final.output, r.output))
+    # The SDK's stream helper, which checks every item's identity as it accumulates.
+    with client.responses.stream(model="fake-thinking-text", input=INPUT, tools=TOOLS) as stream:
+        accumulated = stream.get_final_response()
+    check("streamed through the SDK's helper: the same output", essence(accumulated.output) == essence(r.output),
+          (essence(accumulated.output), essence(r.output)))
+    history = INPUT + [i.model_dump(exclude_none=True) for i in r.output] + [
+        {"type": "function_call_output", "call_id": call.call_id, "output": "sunny, 24C"}]
+    raw = client.responses.with_raw_response.create(model="fake-thinking-text", input=history, tools=TOOLS)
+    r2 = raw.parse()
+    check("sent back, the proxy's reasoning item is dropped (the strict upstream answers)",
+          "sunny" in r2.output_text and raw.headers.get("x-toolfix", "").endswith("history=1"),
+          (r2, raw.headers.get("x-toolfix")))
     print("all checks passed")
 
 

@@ -392,9 +392,12 @@ pub fn content_chunks(pieces: &[&str], finish_reason: &str) -> Vec<Value> {
 /// can never be used); `fake-malformed`, streamed, sends an event that is not JSON;
 /// `fake-thinking` behind `/v1/messages` writes its reasoning in the text (`<think>…</think>`)
 /// and the call as Hermes text, and behind `/v1/responses` leaves the call in a `reasoning`
-/// item's text (as gpt-oss does); `/v1/models` lists `fake-model`. Behind `/v1/messages` it
-/// checks signatures as the real API does: a `thinking` block sent back is refused (400), as
-/// it signs none.
+/// item's text (as gpt-oss does); `fake-thinking-text` behind `/v1/responses` writes its
+/// reasoning in the `output_text` (`<think>…</think>`) and the call as Hermes text;
+/// `/v1/models` lists `fake-model`. Behind `/v1/messages` it checks signatures as the real
+/// API does: a `thinking` block sent back is refused (400), as it signs none; behind
+/// `/v1/responses`, a `reasoning` item sent back that it did not write (its id not
+/// `rs_fake…`) is refused (400).
 pub fn demo(seen: &Seen) -> Canned {
     let request = seen.json();
     let path = seen.path.as_str();
@@ -838,13 +841,27 @@ fn demo_messages(request: &Value, stream: bool) -> Canned {
 
 /// The demo model as OpenAI Responses.
 fn demo_responses(request: &Value, stream: bool) -> Canned {
-    let answered = request.get("input").and_then(Value::as_array).is_some_and(|items| {
-        items.iter().any(|i| i.get("type").and_then(Value::as_str) == Some("function_call_output"))
+    let input = request.get("input").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    // A strict upstream: a reasoning item it did not write is refused.
+    let foreign = input.iter().any(|i| {
+        i.get("type").and_then(Value::as_str) == Some("reasoning")
+            && !i.get("id").and_then(Value::as_str).is_some_and(|id| id.starts_with("rs_fake"))
     });
-    let thinking = request.get("model").and_then(Value::as_str) == Some("fake-thinking");
+    if foreign {
+        let error = json!({"error": {"message": "Item of type `reasoning` was not produced by this server",
+                                     "type": "invalid_request_error", "param": "input", "code": null}});
+        return Canned::status(400, &[("content-type", "application/json")], &error.to_string());
+    }
+    let answered = input.iter().any(|i| i.get("type").and_then(Value::as_str) == Some("function_call_output"));
+    let model = request.get("model").and_then(Value::as_str);
+    let thinking = model == Some("fake-thinking");
     let output = if answered {
         json!([{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
                 "content": [{"type": "output_text", "text": "It will be sunny in Paris for the next three days.", "annotations": []}]}])
+    } else if model == Some("fake-thinking-text") {
+        let text = "<think>The user wants Paris, 3 days.</think>Let me check the weather.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call>";
+        json!([{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}]}])
     } else if thinking {
         let text = "The user wants Paris. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call>";
         json!([{"type": "reasoning", "id": "rs_fake1", "summary": [],

@@ -1,7 +1,10 @@
 //! Every format case of the library's corpus (`crates/toolfix/tests/fixtures/formats/`,
 //! real model output in 40 formats) as an upstream answer, through the proxy: the calls
 //! and prose it returns are what `fix_reply` gives for that reply, and the streamed answer
-//! (content in small pieces, server calls in deltas) assembles to the same thing.
+//! (content in small pieces, server calls in deltas) assembles to the same thing. The same
+//! cases as OpenAI Responses answers (reasoning in a `reasoning` item, content in a
+//! `message` item, server calls as `function_call` items): streamed equals not streamed,
+//! reasoning moved out of the text included.
 
 #![expect(clippy::unwrap_used, reason = "tests")]
 
@@ -10,7 +13,7 @@ mod common;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use toolfix::{FixOptions, Reply, ToolSet, fix_reply};
-use toolfix_proxy::fake::{Canned, Seen, completion};
+use toolfix_proxy::fake::{Canned, Seen, completion, responses_sse};
 
 const FILES: [&str; 3] = ["cases.jsonl", "own_cases.jsonl", "own_markup_cases.jsonl"];
 
@@ -192,4 +195,141 @@ async fn every_format_case_through_the_proxy_streaming_and_not() {
     // two per family.
     println!("{} cases, streamed differs from plain on {}: {streamed_differ:?}", all.len(), streamed_differ.len());
     assert!(streamed_differ.len() < 20, "{streamed_differ:?}");
+}
+
+/// A case as an OpenAI Responses answer, and its tools as Responses tools.
+fn as_response(case: &Case) -> (Value, Value) {
+    let m = &case.message;
+    let mut output = Vec::new();
+    if let Some(r) = m["reasoning_content"].as_str() {
+        output.push(json!({"type": "reasoning", "id": "rs_1", "summary": [],
+                           "content": [{"type": "reasoning_text", "text": r}]}));
+    }
+    if let Some(t) = m["content"].as_str().filter(|t| !t.is_empty()) {
+        output.push(json!({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                           "content": [{"type": "output_text", "text": t, "annotations": []}]}));
+    }
+    for (i, call) in m["tool_calls"].as_array().into_iter().flatten().enumerate() {
+        let f = call.get("function").unwrap_or(call);
+        let arguments = match &f["arguments"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let call_id = call.get("id").and_then(Value::as_str).map_or_else(|| format!("call_{i}"), str::to_owned);
+        output.push(json!({"type": "function_call", "id": format!("fc_{i}"), "call_id": call_id, "name": f["name"],
+                           "arguments": arguments, "status": "completed"}));
+    }
+    let response = json!({"id": "resp_case", "object": "response", "created_at": 1, "status": "completed",
+                          "model": "m", "output": output});
+    let tools: Vec<Value> = case
+        .tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| json!({"type": "function", "name": t["function"]["name"], "parameters": t["function"]["parameters"]}))
+        .collect();
+    (response, Value::Array(tools))
+}
+
+/// The output a client acts on: message text, calls, reasoning items whole.
+fn essence(r: &Value) -> Value {
+    let items: Vec<Value> = r["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| match i["type"].as_str().unwrap() {
+            "message" => json!({"text": i["content"][0]["text"]}),
+            "function_call" => json!({"call": [i["call_id"], i["name"], i["arguments"]]}),
+            _ => i.clone(),
+        })
+        .collect();
+    Value::Array(items)
+}
+
+#[tokio::test]
+async fn every_format_case_as_a_responses_answer_streamed_equals_not_streamed() {
+    let current: Arc<Mutex<Value>> = Arc::new(Mutex::new(Value::Null));
+    let reply = current.clone();
+    let script = move |seen: &Seen| {
+        let r = reply.lock().unwrap().clone();
+        if seen.json()["stream"] == true { Canned::Sse(vec![responses_sse(&r).into()]) } else { Canned::json(&r) }
+    };
+    let h = common::start_with(script, |c| c.max_reprompts = 0).await;
+    let mut streamed_differ = Vec::new();
+    let mut moved = 0;
+    let mut after_text = 0;
+    let all = cases();
+    for case in &all {
+        let (response, tools) = as_response(case);
+        *current.lock().unwrap() = response;
+        let request = json!({"model": "m", "input": [{"role": "user", "content": "go"}], "tools": tools});
+        let (status, _, body) = h.post_bytes("/v1/responses", request.to_string()).await;
+        assert_eq!(status, 200, "{}", case.id);
+        let plain: Value = serde_json::from_slice(&body).unwrap();
+        // The proxy's reasoning item holds what the library moved out of the text.
+        let (tools_set, _) = ToolSet::new_partial(case.tools.as_array().unwrap());
+        let choice = json!({"message": case.message, "finish_reason": "stop"});
+        let history = json!([{"role": "user", "content": "go"}]);
+        let fixed =
+            fix_reply(&Reply::from_choice(&choice), Some(&tools_set), Some(&history), &FixOptions::default()).unwrap();
+        let own: Vec<&str> = plain["output"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["type"] == "reasoning" && i["id"].as_str().unwrap().starts_with("rs_toolfix"))
+            .map(|i| i["content"][0]["text"].as_str().unwrap())
+            .collect();
+        if let Some(text) = own.first() {
+            moved += 1;
+            assert_eq!(own.len(), 1, "{}", case.id);
+            // The library's reasoning is the reasoning item's text, a newline, what it moved.
+            let all_reasoning = fixed.reasoning_content.as_deref().unwrap_or("");
+            let want = match case.message["reasoning_content"].as_str() {
+                Some(r) => all_reasoning.strip_prefix(r).and_then(|m| m.strip_prefix('\n')),
+                None => Some(all_reasoning),
+            };
+            assert_eq!(want, Some(*text), "{}", case.id);
+        }
+        let mut streamed = request.clone();
+        streamed["stream"] = json!(true);
+        let (status, _, body) = h.post_bytes("/v1/responses", streamed.to_string()).await;
+        assert_eq!(status, 200, "{}", case.id);
+        let text = String::from_utf8_lossy(&body);
+        let last = text.split("\n\n").filter(|e| e.contains("event: response.completed")).last().unwrap();
+        let data: Value = serde_json::from_str(last.lines().find_map(|l| l.strip_prefix("data: ")).unwrap()).unwrap();
+        let got = &data["response"];
+        let (streamed_items, streamed_own) = without_own(&essence(got));
+        let (plain_items, plain_own) = without_own(&essence(&plain));
+        if streamed_items == plain_items && streamed_own == plain_own {
+            // The same, or the proxy's reasoning item after the text: reasoning moved out of
+            // the text after some text went out (text sent cannot be taken back).
+            if essence(got) != essence(&plain) {
+                after_text += 1;
+            }
+        } else {
+            // Only where the text sent as content turned out to be reasoning.
+            assert_eq!(got["x_toolfix"]["content_was_reasoning"], true, "{}: {got} vs {plain}", case.id);
+            streamed_differ.push(case.id.clone());
+        }
+    }
+    println!(
+        "{} cases as Responses answers, {moved} with reasoning moved out of the text ({after_text} streamed after the text); streamed differs from plain on {}: {streamed_differ:?}",
+        all.len(),
+        streamed_differ.len()
+    );
+    assert!(moved > 20, "{moved}");
+    assert!(streamed_differ.len() < 20, "{streamed_differ:?}");
+}
+
+/// The items without the proxy's reasoning items, and those items' text joined (streamed,
+/// reasoning moved before and after some text goes out comes in two items).
+fn without_own(items: &Value) -> (Vec<Value>, Option<String>) {
+    let (own, rest): (Vec<Value>, Vec<Value>) = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .cloned()
+        .partition(|i| i["type"] == "reasoning" && i["id"].as_str().unwrap_or("").starts_with("rs_toolfix"));
+    let text = (!own.is_empty()).then(|| own.iter().map(|i| i["content"][0]["text"].as_str().unwrap()).collect());
+    (rest, text)
 }

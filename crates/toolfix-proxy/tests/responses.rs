@@ -49,14 +49,16 @@ fn call_item(id: &str, name: &str, arguments: &str) -> Value {
 }
 
 /// What a client reads from the events: the final response, checking on the way that
-/// sequence numbers and output indices are consistent and that the arguments agree in
-/// the three places a client may read them.
+/// sequence numbers and output indices are consistent, that the arguments agree in the
+/// three places a client may read them, and that the proxy's reasoning items are their
+/// `response.reasoning_text.delta`s.
 fn assemble(body: &[u8]) -> Value {
     let text = String::from_utf8_lossy(body);
     let mut last_seq: Option<u64> = None;
     let mut done_args: Vec<(u64, String)> = Vec::new();
     let mut items: Vec<(u64, Value)> = Vec::new();
     let mut text_deltas = String::new();
+    let mut reasoning_deltas: Vec<(String, String)> = Vec::new();
     let mut final_response = Value::Null;
     for event in text.split("\n\n").filter(|e| !e.trim().is_empty()) {
         let name = event.lines().find_map(|l| l.strip_prefix("event: ")).unwrap();
@@ -67,6 +69,14 @@ fn assemble(body: &[u8]) -> Value {
         last_seq = Some(seq);
         match name {
             "response.output_text.delta" => text_deltas.push_str(data["delta"].as_str().unwrap()),
+            "response.reasoning_text.delta" => {
+                let id = data["item_id"].as_str().unwrap().to_owned();
+                let delta = data["delta"].as_str().unwrap();
+                match reasoning_deltas.iter_mut().find(|(i, _)| *i == id) {
+                    Some((_, text)) => text.push_str(delta),
+                    None => reasoning_deltas.push((id, delta.to_owned())),
+                }
+            }
             "response.function_call_arguments.done" => {
                 done_args
                     .push((data["output_index"].as_u64().unwrap(), data["arguments"].as_str().unwrap().to_owned()));
@@ -84,6 +94,11 @@ fn assemble(body: &[u8]) -> Value {
         if item["type"] == "function_call" {
             let done = done_args.iter().find(|(i, _)| i == k).unwrap();
             assert_eq!(item["arguments"].as_str().unwrap(), done.1, "arguments agree");
+        }
+        let id = item["id"].as_str().unwrap_or("");
+        if item["type"] == "reasoning" && id.starts_with(PROXY_REASONING_ID) {
+            let deltas = reasoning_deltas.iter().find(|(i, _)| i == id).unwrap();
+            assert_eq!(item["content"][0]["text"].as_str().unwrap(), deltas.1, "the deltas make the reasoning");
         }
     }
     let joined: String = output
@@ -383,4 +398,188 @@ async fn reasoning_streamed_equals_not_streamed_at_every_chunk_boundary() {
     let plain = streamed_as_plain_at_every_cut(&r).await;
     // The parts are joined by a newline: the call spans two parts and is read as written.
     assert_eq!(plain["x_toolfix"]["calls"].as_array().map(Vec::len), Some(1), "{plain}");
+}
+
+/// The start of the id of a `reasoning` item the proxy wrote (reasoning it moved out of the
+/// text; the proxy cannot write `encrypted_content`).
+const PROXY_REASONING_ID: &str = "rs_toolfix";
+
+/// The proxy's reasoning item for the fake upstream's response (`resp_fake`).
+fn own_reasoning(text: &str) -> Value {
+    json!({"type": "reasoning", "id": format!("{PROXY_REASONING_ID}_fake"), "summary": [],
+           "content": [{"type": "reasoning_text", "text": text}]})
+}
+
+#[tokio::test]
+async fn reasoning_moved_out_of_the_text_comes_back_as_a_reasoning_item() {
+    // A local model behind a Responses server writes its reasoning in the output text.
+    let text = "<think>The user wants Paris.</think>Checking.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let h = start(serving(response(json!([text_item(text)])))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output.len(), 3, "{plain}");
+    assert_eq!(output[0], own_reasoning("The user wants Paris."));
+    assert_eq!(output[1]["content"][0]["text"], "Checking.");
+    assert_eq!(output[2]["type"], "function_call");
+    assert_eq!(output[2]["arguments"], "{\"city\": \"Paris\"}");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn moved_reasoning_without_a_call_comes_back_after_the_upstreams_reasoning() {
+    let upstream = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Greeting."}],
+                          "encrypted_content": "gAAAA"});
+    let h = start(serving(response(json!([upstream.clone(), text_item("<think>Just greet.</think>Hello!")])))).await;
+    let (plain, streamed) = both(&h, &ask("hi")).await;
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output.len(), 3, "{plain}");
+    assert_eq!(output[0], upstream, "the upstream's own reasoning item is untouched");
+    assert_eq!(output[1], own_reasoning("Just greet."));
+    assert_eq!(output[2]["content"][0]["text"], "Hello!");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn a_call_left_in_a_think_block_is_found_and_the_item_comes_back() {
+    let text = "<think>I will call <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"days\": \"2\"}}</tool_call></think>";
+    let h = start(serving(response(json!([text_item(text)])))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output[0]["type"], "reasoning", "{plain}");
+    assert!(output[0]["id"].as_str().unwrap().starts_with(PROXY_REASONING_ID));
+    let call = output.iter().find(|i| i["type"] == "function_call").unwrap();
+    assert_eq!(call["arguments"], "{\"city\": \"Oslo\", \"days\": 2}");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn moved_reasoning_streamed_equals_not_streamed_at_every_chunk_boundary() {
+    let r = response(json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "Hmm."}]},
+        text_item("<think>Oslo, then pay.</think>Sure. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>"),
+        call_item("call_s", "send_money", "{'to': 'bob', 'amount': '5'}"),
+    ]));
+    let plain = streamed_as_plain_at_every_cut(&r).await;
+    assert_eq!(plain["output"][1], own_reasoning("Oslo, then pay."), "{plain}");
+}
+
+#[tokio::test]
+async fn reasoning_moved_after_text_went_out_streams_after_the_text() {
+    // Streamed, text already sent cannot be taken back: the reasoning item comes after it
+    // (not streamed, before it); nothing is lost or sent twice.
+    let h = start(serving(response(json!([text_item("Hello there. <think>Was that rude?</think>")])))).await;
+    let (plain, streamed) = both(&h, &ask("hi")).await;
+    let plain_items = essence(&plain)["output"].as_array().unwrap().clone();
+    let streamed_items = essence(&streamed)["output"].as_array().unwrap().clone();
+    assert_eq!(plain_items.len(), 2, "{plain}");
+    assert_eq!(plain_items[0], own_reasoning("Was that rude?"));
+    assert_eq!(streamed_items, [plain_items[1].clone(), plain_items[0].clone()]);
+}
+
+#[tokio::test]
+async fn a_reasoning_item_the_proxy_wrote_is_dropped_from_the_input() {
+    let h = start(serving(response(json!([text_item("ok")])))).await;
+    let upstream = json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"});
+    let request = json!({"model": "gpt-fake", "tools": tools(), "input": [
+        {"role": "user", "content": "go"},
+        upstream,
+        own_reasoning("Moved."),
+        text_item("Checking."),
+        call_item("call_a", "get_weather", "{\"city\": \"Rome\"}"),
+        {"type": "function_call_output", "call_id": "call_a", "output": "sunny"}]});
+    let (status, headers, _) = h.post_bytes("/v1/responses", request.to_string()).await;
+    assert_eq!(status, 200);
+    let sent = h.upstream.requests()[0].json();
+    let input = sent["input"].as_array().unwrap();
+    assert_eq!(input.len(), 5, "{sent}");
+    assert_eq!(input[1], upstream, "the upstream's own reasoning item is untouched");
+    assert_eq!(input[2]["type"], "message");
+    let report = headers["x-toolfix"].to_str().unwrap();
+    assert!(report.ends_with("history=1"), "{headers:?}");
+}
+
+#[tokio::test]
+async fn a_reprompted_answer_streams_its_moved_reasoning_only_when_none_went_out() {
+    // First a refused call after reasoning in the text; the re-prompt's answer has its own.
+    let first = response(json!([text_item(
+        "<think>Pay him.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\"}}</tool_call>"
+    )]));
+    let second = response(json!([text_item(
+        "<think>Now with the amount.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 3}}</tool_call>"
+    )]));
+    let h = start(move |seen: &Seen| {
+        let r = if seen.json()["input"].as_array().unwrap().len() == 1 { &first } else { &second };
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(responses_sse(r))]) } else { Canned::json(r) }
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("pay bob 3")).await;
+    // Not streamed: the answer given is the re-prompt's, with its reasoning.
+    let output = plain["output"].as_array().unwrap();
+    assert_eq!(output[0], own_reasoning("Now with the amount."), "{plain}");
+    assert_eq!(output[1]["arguments"], "{\"to\": \"bob\", \"amount\": 3}");
+    // Streamed: the first attempt's reasoning went out as it came; the re-prompt's is not
+    // sent after it (as `reasoning_content` in Chat Completions).
+    let items = streamed["output"].as_array().unwrap();
+    let reasoning: Vec<&Value> = items.iter().filter(|i| i["type"] == "reasoning").collect();
+    assert_eq!(reasoning, [&own_reasoning("Pay him.")], "{streamed}");
+    let call = items.iter().find(|i| i["type"] == "function_call").unwrap();
+    assert_eq!(call["arguments"], "{\"to\": \"bob\", \"amount\": 3}");
+}
+
+#[tokio::test]
+async fn a_reprompted_answer_streams_its_moved_reasoning_when_nothing_went_out() {
+    // First a refused server call (nothing goes out before it is decided); the re-prompt's
+    // answer writes its reasoning in the text.
+    let first = response(json!([call_item("call_1", "send_money", "{\"to\": \"bob\"}")]));
+    let second = response(json!([text_item(
+        "<think>Now with the amount.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 3}}</tool_call>"
+    )]));
+    let h = start(move |seen: &Seen| {
+        let r = if seen.json()["input"].as_array().unwrap().len() == 1 { &first } else { &second };
+        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(responses_sse(r))]) } else { Canned::json(r) }
+    })
+    .await;
+    let (plain, streamed) = both(&h, &ask("pay bob 3")).await;
+    assert_eq!(plain["output"][0], own_reasoning("Now with the amount."), "{plain}");
+    assert_eq!(plain["output"][1]["arguments"], "{\"to\": \"bob\", \"amount\": 3}");
+    assert_eq!(essence(&streamed), essence(&plain));
+}
+
+#[tokio::test]
+async fn reasoning_moved_before_and_after_text_went_out_streams_in_two_items() {
+    let text = "<think>First.</think>Hello there. <think>Was that rude?</think>";
+    let h = start(serving(response(json!([text_item(text)])))).await;
+    let (plain, streamed) = both(&h, &ask("hi")).await;
+    let plain_items = essence(&plain)["output"].as_array().unwrap().clone();
+    assert_eq!(plain_items, [own_reasoning("First.\nWas that rude?"), json!({"text": "Hello there. "})], "{plain}");
+    // Streamed: the first part as it came, the rest after the text, in an item of its own
+    // id (items of one response differ), the text the same.
+    let mut second = own_reasoning("\nWas that rude?");
+    second["id"] = json!(format!("{PROXY_REASONING_ID}_fake_2"));
+    let streamed_items = essence(&streamed)["output"].as_array().unwrap().clone();
+    assert_eq!(streamed_items, [own_reasoning("First."), plain_items[1].clone(), second], "{streamed}");
+}
+
+#[tokio::test]
+async fn a_reply_too_large_to_fix_keeps_its_moved_reasoning_and_passes_the_rest() {
+    // Past the library's input cap the rest of the stream passes through; reasoning moved
+    // out of the text before that still comes in the proxy's item, once, and no item is
+    // opened twice.
+    let long = "All work and no play. ".repeat(100);
+    for text in [format!("<think>Plan.</think>{long}"), format!("Hi. <think>Plan.</think>{long}")] {
+        let r = response(json!([text_item(&text)]));
+        let h = common::start_with(serving(r), |c| c.limits = c.limits.with_max_input_bytes(1000)).await;
+        let mut req = ask("go");
+        req["stream"] = json!(true);
+        let (status, _, body) = h.post_bytes("/v1/responses", req.to_string()).await;
+        assert_eq!(status, 200);
+        let got = assemble(&body);
+        let output = got["output"].as_array().unwrap();
+        let own: Vec<&Value> = output.iter().filter(|i| i["type"] == "reasoning").collect();
+        assert_eq!(own, [&own_reasoning("Plan.")], "{got}");
+        let messages: Vec<&Value> = output.iter().filter(|i| i["type"] == "message").collect();
+        assert_eq!(messages.len(), 1, "{got}");
+        assert_eq!(messages[0]["content"][0]["text"], text.replace("<think>Plan.</think>", ""));
+        assert!(got["x_toolfix"]["unfixed"].is_array(), "{got}");
+    }
 }

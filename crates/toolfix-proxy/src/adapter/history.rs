@@ -24,7 +24,8 @@ pub(crate) struct Change {
     /// `arguments_salvaged`, `arguments_unparsed`, `arguments_serialized`,
     /// `orphan_result_dropped`, `missing_result_added`, `empty_tool_calls_removed`; for
     /// Anthropic Messages also `input_decoded`, `input_unparsed`, `input_added` and
-    /// `proxy_thinking_dropped` (a `thinking` block the proxy wrote, sent back).
+    /// `proxy_thinking_dropped` (a `thinking` block the proxy wrote, sent back); for OpenAI
+    /// Responses also `proxy_reasoning_dropped` (a `reasoning` item the proxy wrote).
     pub(crate) kind: &'static str,
     /// The index of the message in the request as sent by the client.
     pub(crate) message: usize,

@@ -13,11 +13,22 @@
 //! through untouched: their calls' raw `input` is never repaired as JSON. Written back:
 //! other items untouched, the text left in the first `message` item, usable calls as
 //! `function_call` items (calls found in text get `fc_` item ids and `call_` call ids).
+//!
+//! Reasoning the library moves out of the text (a `<think>…</think>` a local model wrote in
+//! an `output_text` part) comes back as a `reasoning` item of the proxy's own, before the
+//! `message` item (after the upstream's own `reasoning` items), as Chat Completions gets it
+//! in `reasoning_content`: `{"type": "reasoning", "id": "rs_toolfix…", "summary": [],
+//! "content": [{"type": "reasoning_text", "text"}]}`. Its id begins with
+//! [`PROXY_REASONING_ID`] (the proxy cannot write `encrypted_content`); when a client sends
+//! such an item back in `input`, the history repair drops it (reported as
+//! `proxy_reasoning_dropped`), so a strict upstream never sees a reasoning item it did not
+//! write.
 
 mod stream;
 
 pub(crate) use stream::ResponsesStream;
 
+use super::messages::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
@@ -26,6 +37,10 @@ use serde_json::{Value, json};
 use std::borrow::Cow;
 use toolfix::extract::Channel;
 use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, NativeCall, Reply, ToolSet, feedback};
+
+/// The start of the id of a `reasoning` item the proxy wrote (reasoning moved out of the
+/// text): the mark by which the history repair knows the item as the proxy's.
+pub(crate) const PROXY_REASONING_ID: &str = "rs_toolfix";
 
 /// The OpenAI Responses adapter.
 #[derive(Debug)]
@@ -139,7 +154,11 @@ impl Adapter for Responses {
     }
 
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
-        let original_text = Parts::of(response).text.into_owned();
+        let (original_text, reasoning) = {
+            let parts = Parts::of(response);
+            (parts.text.into_owned(), parts.reasoning)
+        };
+        let own_id = proxy_reasoning_id(response.get("id").and_then(Value::as_str));
         let Some(obj) = response.as_object_mut() else { return };
         // Taken, not copied: `output` is written anew below.
         let old: Vec<Value> = match obj.get_mut("output") {
@@ -156,13 +175,18 @@ impl Adapter for Responses {
         } else {
             fixed.content.clone()
         };
-        let mut output = Vec::with_capacity(old.len() + fixed.calls.len());
+        // Reasoning moved out of the text goes before it, in a reasoning item of the
+        // proxy's own (not when the text goes out as sent: it is still in there).
+        let moved = if text_as_sent { None } else { moved(reasoning.as_deref(), fixed.reasoning_content.as_deref()) };
+        let own = moved.map(|r| reasoning_item(&own_id, r));
+        let mut output = Vec::with_capacity(old.len() + fixed.calls.len() + 1);
         let mut placed = false;
         for item in &old {
             match kind(item) {
                 "message" => {
                     if !placed {
                         placed = true;
+                        output.extend(own.clone());
                         if !text.is_empty() {
                             output.push(message_item(
                                 item.get("id").and_then(Value::as_str).unwrap_or("msg_toolfix"),
@@ -175,8 +199,11 @@ impl Adapter for Responses {
                 _ => output.push(item.clone()),
             }
         }
-        if !placed && !text.is_empty() {
-            output.push(message_item("msg_toolfix", &text));
+        if !placed {
+            output.extend(own);
+            if !text.is_empty() {
+                output.push(message_item("msg_toolfix", &text));
+            }
         }
         for c in &fixed.calls {
             if c.status.is_usable() && !(text_as_sent && c.channel != Channel::ToolCalls) {
@@ -426,6 +453,7 @@ impl<'a> Parts<'a> {
             || served.len() != count
             || !all_sent
             || self.text != fixed.content
+            || moved(self.reasoning.as_deref(), fixed.reasoning_content.as_deref()).is_some()
     }
 }
 
@@ -453,6 +481,27 @@ pub(crate) fn item_id(call: &FixedCall) -> String {
 
 fn find_call<'a>(items: &'a [Value], call_id: &str) -> Option<&'a Value> {
     items.iter().find(|o| kind(o) == "function_call" && o.get("call_id").and_then(Value::as_str) == Some(call_id))
+}
+
+/// A `reasoning` item of the proxy's own (its id: [`proxy_reasoning_id`]).
+pub(crate) fn reasoning_item(id: &str, text: &str) -> Value {
+    json!({"type": "reasoning", "id": id, "summary": [], "content": [{"type": "reasoning_text", "text": text}]})
+}
+
+/// The id of the proxy's reasoning item in the response with id `response_id`:
+/// [`PROXY_REASONING_ID`], then the response's own id (past its `resp_`), so that the items
+/// of two turns differ.
+pub(crate) fn proxy_reasoning_id(response_id: Option<&str>) -> String {
+    match response_id.filter(|i| !i.is_empty()) {
+        Some(id) => format!("{PROXY_REASONING_ID}_{}", id.strip_prefix("resp_").unwrap_or(id)),
+        None => PROXY_REASONING_ID.to_owned(),
+    }
+}
+
+/// True for a `reasoning` item the proxy wrote.
+pub(crate) fn is_proxy_reasoning(item: &Value) -> bool {
+    kind(item) == "reasoning"
+        && item.get("id").and_then(Value::as_str).is_some_and(|id| id.starts_with(PROXY_REASONING_ID))
 }
 
 pub(crate) fn message_item(id: &str, text: &str) -> Value {
@@ -580,13 +629,27 @@ fn openai_history(input: &Value) -> Vec<Value> {
 
 /// Repair the input items in place: `function_call` items whose `arguments` are not valid
 /// JSON text (salvaged, or kept under [`history::UNPARSED_KEY`]), `function_call_output`
-/// items that answer no earlier call (dropped).
+/// items that answer no earlier call (dropped), `reasoning` items the proxy wrote
+/// (dropped).
 fn repair(items: &mut Vec<Value>, limits: &Limits) -> Vec<history::Change> {
     let mut changes = Vec::new();
     let mut known: Vec<String> = Vec::new();
     let mut out = Vec::with_capacity(items.len());
+    // The proxy's own reasoning items (reasoning it moved out of the text) are no server's:
+    // dropped, so a strict upstream never sees them. Kept when nothing else is in the
+    // input (an empty one is refused too).
+    let drop_own = !items.iter().all(is_proxy_reasoning);
     for (index, mut item) in std::mem::take(items).into_iter().enumerate() {
         match kind(&item) {
+            "reasoning" if drop_own && is_proxy_reasoning(&item) => {
+                changes.push(history::Change {
+                    kind: "proxy_reasoning_dropped",
+                    message: index,
+                    call: None,
+                    tool_call_id: None,
+                });
+                continue;
+            }
             "function_call" => {
                 let call_id = item.get("call_id").and_then(Value::as_str).map(str::to_owned);
                 let (text, change) = history::normalise_arguments(item.get("arguments"), limits);
@@ -622,6 +685,42 @@ fn repair(items: &mut Vec<Value>, limits: &Limits) -> Vec<history::Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_history_repair_drops_the_proxys_own_reasoning_items() {
+        let upstream = json!({"type": "reasoning", "id": "rs_1", "summary": [],
+                              "content": [{"type": "reasoning_text", "text": "Signed."}], "encrypted_content": "gAAA"});
+        let mut items = vec![
+            json!({"role": "user", "content": "go"}),
+            upstream.clone(),
+            reasoning_item("rs_toolfix_abc", "Moved."),
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking."}]}),
+            json!({"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}),
+            json!({"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+        ];
+        let changes = repair(&mut items, &Limits::default());
+        assert_eq!(
+            changes,
+            [history::Change { kind: "proxy_reasoning_dropped", message: 2, call: None, tool_call_id: None }]
+        );
+        assert_eq!(items.len(), 5);
+        assert_eq!(items[1], upstream, "the upstream's own reasoning item is untouched");
+        // Alone in the input: kept (an empty input would be refused too).
+        let mut alone = vec![reasoning_item(PROXY_REASONING_ID, "Only.")];
+        assert!(repair(&mut alone, &Limits::default()).is_empty());
+        assert_eq!(alone.len(), 1);
+    }
+
+    #[test]
+    fn the_proxys_reasoning_item_is_named_after_the_response() {
+        assert_eq!(proxy_reasoning_id(Some("resp_abc")), "rs_toolfix_abc");
+        assert_eq!(proxy_reasoning_id(Some("chatcmpl-9")), "rs_toolfix_chatcmpl-9");
+        assert_eq!(proxy_reasoning_id(Some("")), "rs_toolfix");
+        assert_eq!(proxy_reasoning_id(None), "rs_toolfix");
+        assert!(is_proxy_reasoning(&reasoning_item(&proxy_reasoning_id(Some("resp_x")), "t")));
+        assert!(!is_proxy_reasoning(&json!({"type": "reasoning", "id": "rs_1", "summary": []})));
+        assert!(!is_proxy_reasoning(&json!({"type": "message", "id": "rs_toolfix"})));
+    }
 
     /// The calls handed to the library as `NativeCall`s are read as the `tool_calls` value
     /// of each `function_call` item (`{"id": call_id, "function": {"name", "arguments"}}`)

@@ -14,15 +14,25 @@
 //! one arguments delta, `.done`, item done — the same arguments in all three places and in
 //! the final `response.completed`, which carries the `x_toolfix` report. Every event the
 //! proxy sends has its own `sequence_number`, in order.
+//!
+//! Reasoning the library moves out of the text (a `<think>` block in an `output_text`
+//! part) goes out in a `reasoning` item of the proxy's own (its id begins with
+//! [`PROXY_REASONING_ID`](super::PROXY_REASONING_ID)): `output_item.added`,
+//! `content_part.added` (a `reasoning_text` part), `response.reasoning_text.delta`s,
+//! `response.reasoning_text.done`, `content_part.done`, `output_item.done`. It streams as
+//! it comes while no text has gone out (so it comes before the text, as not streamed), else
+//! it goes out whole after the text, before the `function_call` items. Text that went out
+//! before it turned out to be reasoning (`content_was_reasoning`) is not sent again, as for
+//! Chat Completions.
 
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
-use super::{Responses, message_item, reasoning_parts};
+use super::{Responses, is_proxy_reasoning, message_item, moved, proxy_reasoning_id, reasoning_item, reasoning_parts};
 use crate::sse::{self, Event};
 use crate::summary::Summary;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
-use toolfix::{FixOptions, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
+use toolfix::{FixOptions, FixedReply, ReplyEvent, ReplyStream, ToolCallDelta, ToolSet};
 
 /// What an upstream item became.
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +46,7 @@ enum Item {
 }
 
 /// The streaming fixer of OpenAI Responses.
+#[expect(clippy::struct_excessive_bools, reason = "independent facts about the stream so far")]
 pub(crate) struct ResponsesStream {
     sse: sse::Parser,
     stream: Option<ReplyStream>,
@@ -65,6 +76,21 @@ pub(crate) struct ResponsesStream {
     reasoning_fed: bool,
     /// Output indices of the reasoning items whose deltas were fed.
     reasoning_items: Vec<u64>,
+    /// The proxy's open reasoning item (reasoning moved out of the text): (output index,
+    /// item id), and the text sent in it.
+    open_own: Option<(usize, String)>,
+    own_text: String,
+    /// The proxy's reasoning items sent and done, for the final response.
+    own_done: Vec<(usize, Value)>,
+    /// Reasoning moved out of the text, as the library counts it (its moved reasoning is
+    /// this, then what it moves at the end).
+    moved: String,
+    /// Text released since the library last took the text so far as reasoning.
+    content_since: String,
+    /// Moved reasoning held to go out after the text.
+    pending_own: String,
+    /// The reply outgrew the fixer: everything passes through from then on.
+    through: bool,
 }
 
 impl ResponsesStream {
@@ -89,6 +115,13 @@ impl ResponsesStream {
             reasoning_part: None,
             reasoning_fed: false,
             reasoning_items: Vec::new(),
+            open_own: None,
+            own_text: String::new(),
+            own_done: Vec::new(),
+            moved: String::new(),
+            content_since: String::new(),
+            pending_own: String::new(),
+            through: false,
         }
     }
 
@@ -104,11 +137,92 @@ impl ResponsesStream {
         self.items.iter().find(|(i, _)| *i == index).map(|(_, b)| *b)
     }
 
+    /// Close the proxy's open items (message, reasoning).
     fn close_message(&mut self, out: &mut Vec<Bytes>) {
         if let Some((k, id)) = self.open.take() {
             let text = std::mem::take(&mut self.open_text);
             out.extend(self.message_end(k, &id, &text));
         }
+        self.close_own(out);
+    }
+
+    /// Close the proxy's open reasoning item.
+    fn close_own(&mut self, out: &mut Vec<Bytes>) {
+        if let Some((k, id)) = self.open_own.take() {
+            let text = std::mem::take(&mut self.own_text);
+            out.extend(self.own_end(k, &id, &text));
+            self.own_done.push((k, reasoning_item(&id, &text)));
+        }
+    }
+
+    /// The id of the proxy's reasoning item after `n` others in this stream: the one a
+    /// non-streamed answer gives its only item, then (reasoning moved before and after some
+    /// text went out comes in two items) `_2`, `_3`, ..., as items of one response must
+    /// differ.
+    fn own_id(&self, n: usize) -> String {
+        let id = proxy_reasoning_id(self.response.get("id").and_then(Value::as_str));
+        if n == 0 { id } else { format!("{id}_{}", n + 1) }
+    }
+
+    /// The first events of a reasoning item of the proxy's own.
+    fn own_start(&self, k: usize, id: &str) -> [Bytes; 2] {
+        let item = json!({"type": "reasoning", "id": id, "summary": [], "content": []});
+        [
+            self.emit(json!({"type": "response.output_item.added", "output_index": k, "item": item})),
+            self.emit(
+                json!({"type": "response.content_part.added", "item_id": id, "output_index": k, "content_index": 0,
+                       "part": {"type": "reasoning_text", "text": ""}}),
+            ),
+        ]
+    }
+
+    fn own_delta(&self, k: usize, id: &str, text: &str) -> Bytes {
+        self.emit(json!({"type": "response.reasoning_text.delta", "item_id": id, "output_index": k,
+                         "content_index": 0, "delta": text}))
+    }
+
+    /// The last events of a reasoning item of the proxy's own.
+    fn own_end(&self, k: usize, id: &str, text: &str) -> [Bytes; 3] {
+        let part = json!({"type": "reasoning_text", "text": text});
+        [
+            self.emit(json!({"type": "response.reasoning_text.done", "item_id": id, "output_index": k, "content_index": 0, "text": text})),
+            self.emit(json!({"type": "response.content_part.done", "item_id": id, "output_index": k, "content_index": 0, "part": part})),
+            self.emit(json!({"type": "response.output_item.done", "output_index": k, "item": reasoning_item(id, text)})),
+        ]
+    }
+
+    /// A whole reasoning item of the proxy's own, as output item `k`.
+    fn own_events(&self, k: usize, id: &str, text: &str) -> Vec<Bytes> {
+        let mut out = Vec::with_capacity(6);
+        out.extend(self.own_start(k, id));
+        out.push(self.own_delta(k, id, text));
+        out.extend(self.own_end(k, id, text));
+        out
+    }
+
+    /// Reasoning moved out of the text: out now in the proxy's reasoning item while no
+    /// text went out, else held for after the text.
+    fn own(&mut self, r: &str, out: &mut Vec<Bytes>) {
+        if r.is_empty() {
+            return;
+        }
+        self.moved.push_str(r);
+        if !self.sent_text.is_empty() || self.through {
+            self.pending_own.push_str(r);
+            return;
+        }
+        let (k, id) = if let Some(o) = &self.open_own {
+            o.clone()
+        } else {
+            let k = self.next_out;
+            self.next_out += 1;
+            let id = self.own_id(self.own_done.len());
+            out.extend(self.own_start(k, &id));
+            self.open_own = Some((k, id.clone()));
+            (k, id)
+        };
+        self.own_text.push_str(r);
+        out.push(self.own_delta(k, &id, r));
     }
 
     fn message_end(&self, k: usize, id: &str, text: &str) -> [Bytes; 3] {
@@ -138,6 +252,7 @@ impl ResponsesStream {
         let (k, id) = if let Some(o) = &self.open {
             o.clone()
         } else {
+            self.close_own(out);
             let k = self.next_out;
             self.next_out += 1;
             let id = self.message_id.clone();
@@ -151,16 +266,73 @@ impl ResponsesStream {
                                   "content_index": 0, "delta": text})));
     }
 
+    /// Events of the text and calls (not of the reasoning items, nor of the end: see
+    /// [`Self::take_last`]): text, and reasoning moved out of it.
     fn take(&mut self, events: Vec<ReplyEvent>, out: &mut Vec<Bytes>) {
         let mut text = String::new();
         for e in events {
             match e {
-                ReplyEvent::Content(t) => text.push_str(&t),
-                ReplyEvent::ContentWasReasoning => self.content_was_reasoning = true,
+                ReplyEvent::Content(t) => {
+                    self.content_since.push_str(&t);
+                    text.push_str(&t);
+                }
+                ReplyEvent::Reasoning(r) => {
+                    self.text(&std::mem::take(&mut text), out);
+                    self.own(&r, out);
+                }
+                ReplyEvent::ContentWasReasoning => self.was_reasoning(),
                 _ => {}
             }
         }
         self.text(&text, out);
+    }
+
+    fn was_reasoning(&mut self) {
+        self.content_was_reasoning = true;
+        // The library counts the text so far as moved reasoning; it went out as text.
+        self.moved.push_str(&std::mem::take(&mut self.content_since));
+    }
+
+    /// The last events (from the library's `finish`): there, the reasoning events mix the
+    /// reasoning items' text with reasoning moved out of the text, so what was moved is
+    /// read from the fixed reply instead. `reasoning`: the reasoning items' text as fed.
+    fn take_last(
+        &mut self,
+        events: Vec<ReplyEvent>,
+        fixed: &FixedReply,
+        reasoning: Option<&str>,
+        out: &mut Vec<Bytes>,
+    ) {
+        let mut text = String::new();
+        for e in events {
+            match e {
+                ReplyEvent::Content(t) => {
+                    self.content_since.push_str(&t);
+                    text.push_str(&t);
+                }
+                ReplyEvent::ContentWasReasoning => self.was_reasoning(),
+                _ => {}
+            }
+        }
+        let all = moved(reasoning, fixed.reasoning_content.as_deref()).unwrap_or("");
+        if let Some(rest) = all.strip_prefix(self.moved.as_str()) {
+            let rest = rest.to_owned();
+            self.own(&rest, out);
+        }
+        self.text(&text, out);
+    }
+
+    /// The reply outgrew the fixer: what it held goes out, and the rest passes through (in
+    /// the same message item: reasoning moved out of the text after text went out waits
+    /// for the end, as in a stream that ends).
+    fn give_up(&mut self, out: &mut Vec<Bytes>) {
+        if let Some(s) = self.stream.take() {
+            let reasoning = s.received().reasoning_content.clone();
+            let (events, fixed) = s.finish(None);
+            self.take_last(events, &fixed, reasoning.as_deref(), out);
+        }
+        self.through = true;
+        self.unfixed.push("the reply is too large to fix; the rest passed through".to_owned());
     }
 
     fn push_text(&mut self, t: &str, out: &mut Vec<Bytes>) {
@@ -175,12 +347,8 @@ impl ResponsesStream {
             self.take(events, out);
         } else {
             // Too large to fix: what was held, this text, then the rest as it comes.
-            if let Some(s) = self.stream.take() {
-                let (events, _) = s.finish(None);
-                self.take(events, out);
-            }
+            self.give_up(out);
             self.text(t, out);
-            self.unfixed.push("the reply is too large to fix; the rest passed through".to_owned());
         }
     }
 
@@ -204,15 +372,11 @@ impl ResponsesStream {
             t
         };
         self.reasoning_fed = true;
-        if let Ok(events) = s.push_reasoning(piece) {
-            self.take(events, out);
-        } else {
+        // The events are the reasoning items' own text (they pass through as they are)
+        // and notes: nothing to send.
+        if s.push_reasoning(piece).is_err() {
             // Too large to read for calls: what was held goes out, the rest passes through.
-            if let Some(s) = self.stream.take() {
-                let (events, _) = s.finish(None);
-                self.take(events, out);
-            }
-            self.unfixed.push("the reply is too large to fix; the rest passed through".to_owned());
+            self.give_up(out);
         }
     }
 
@@ -395,7 +559,7 @@ impl StreamFixer<'_> for ResponsesStream {
             Some(s) => {
                 let received = s.received().clone();
                 let (events, f) = s.finish(Some(if incomplete { "length" } else { "stop" }));
-                self.take(events, &mut frames);
+                self.take_last(events, &f, received.reasoning_content.as_deref(), &mut frames);
                 (received, Some(f))
             }
             None => (toolfix::reply::Received::default(), None),
@@ -410,7 +574,7 @@ impl StreamFixer<'_> for ResponsesStream {
         }
     }
 
-    fn closing(&self, answer: &Fixed, _later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes> {
+    fn closing(&self, answer: &Fixed, later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes> {
         let mut out = Vec::new();
         let mut response = answer.response.clone();
         let fixed = answer.replies.first().and_then(Option::as_ref);
@@ -436,15 +600,37 @@ impl StreamFixer<'_> for ResponsesStream {
                 _ => String::new(),
             }
         };
-        // The message item: open (or opened now for unseen text), then closed.
         let mut next_out = self.next_out;
         let mut final_output: Vec<(usize, Value)> = self.passed.clone();
+        final_output.extend(self.own_done.iter().cloned());
+        // The proxy's reasoning item still open: closed before any other item.
+        let mut open_own = self.open_own.clone();
+        let mut close_own = |out: &mut Vec<Bytes>, final_output: &mut Vec<(usize, Value)>| {
+            if let Some((k, id)) = open_own.take() {
+                out.extend(self.own_end(k, &id, &self.own_text));
+                final_output.push((k, reasoning_item(&id, &self.own_text)));
+            }
+        };
+        // Moved reasoning of a later attempt: only when nothing was sent (as its text),
+        // before its text.
+        if later && self.sent_text.is_empty() && self.own_done.is_empty() && self.open_own.is_none() {
+            for item in items.iter().filter(|i| is_proxy_reasoning(i)) {
+                let k = next_out;
+                next_out += 1;
+                let id = item.get("id").and_then(Value::as_str).unwrap_or("");
+                let text: String = reasoning_parts(item).collect();
+                out.extend(self.own_events(k, id, &text));
+                final_output.push((k, reasoning_item(id, &text)));
+            }
+        }
+        // The message item: open (or opened now for unseen text), then closed.
         let mut open = self.open.clone();
         let mut message_text = self.open_text.clone();
         if !unseen.is_empty() {
             let (k, id) = if let Some(o) = &open {
                 o.clone()
             } else {
+                close_own(&mut out, &mut final_output);
                 let k = next_out;
                 next_out += 1;
                 out.extend(self.message_start(k, &self.message_id));
@@ -458,6 +644,15 @@ impl StreamFixer<'_> for ResponsesStream {
         if let Some((k, id)) = open {
             out.extend(self.message_end(k, &id, &message_text));
             final_output.push((k, message_item(&id, &message_text)));
+        }
+        close_own(&mut out, &mut final_output);
+        // This attempt's moved reasoning held for after the text.
+        if !later && !self.pending_own.is_empty() {
+            let k = next_out;
+            next_out += 1;
+            let id = self.own_id(self.own_done.len() + usize::from(self.open_own.is_some()));
+            out.extend(self.own_events(k, &id, &self.pending_own));
+            final_output.push((k, reasoning_item(&id, &self.pending_own)));
         }
         for item in items.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call")) {
             let k = next_out;
