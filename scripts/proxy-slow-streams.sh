@@ -8,6 +8,11 @@
 # for SETTLE (30) seconds. The binary's allocator (jemalloc, background threads) gives freed
 # memory back with a decay of ~10 s.
 #
+# Idle is the proxy after one stream of the same kind (it starts the clock of nothing): the
+# first request faults in the code and builds the tables a serving process keeps for life
+# (~5 MiB, mostly the binary's pages: `file` below), which no later load can give back. The
+# memory at start is printed too, and each figure's anonymous and file-backed parts.
+#
 #   scripts/proxy-slow-streams.sh                   # 1,000 streams of 30 s
 #   STREAMS=200 SECONDS_EACH=10 scripts/proxy-slow-streams.sh
 #   ROUNDS=3 scripts/proxy-slow-streams.sh          # the same load again, memory after each
@@ -42,7 +47,13 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 kib() { sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$proxy_pid/status"; }
+parts() { echo "anon $(($(kib RssAnon) / 1024)) + file $(($(kib RssFile) / 1024)) MiB"; }
+start=$(kib VmRSS)
+start_parts=$(parts)
+"$EXAMPLE" --proxy "http://127.0.0.1:$proxy_port" --streams 1 --seconds "$SECONDS_EACH" >/dev/null
+sleep 2
 idle=$(kib VmRSS)
+echo "proxy memory at start $((start / 1024)) MiB ($start_parts); idle, after one stream, $((idle / 1024)) MiB ($(parts))"
 for round in $(seq "$ROUNDS"); do
     "$EXAMPLE" --proxy "http://127.0.0.1:$proxy_port" --streams "$STREAMS" --seconds "$SECONDS_EACH"
     peak=$(kib VmHWM)
@@ -66,5 +77,5 @@ for round in $(seq "$ROUNDS"); do
         verdict="NOT back to idle: $((after / 1024)) MiB $SETTLE s after (idle + $(((after - idle) / 1024)) MiB)"
     fi
     echo "round $round: proxy memory idle $((idle / 1024)) MiB, peak $((peak / 1024)) MiB," \
-        "5 s after $((after5 / 1024)) MiB; $verdict"
+        "5 s after $((after5 / 1024)) MiB; $verdict ($(parts))"
 done

@@ -10,6 +10,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -47,7 +48,31 @@ struct Seen {
     /// `toolfix_tool_calls` counters by a hash of their label values (each with its
     /// labels: a hash shared by two sets finds the right one): counting a call builds no
     /// label set once its counter exists. As many as the family holds.
-    counters: HashMap<u64, Vec<(Labels4, Counter)>>,
+    counters: HashMap<u64, Vec<(Labels4, Counter)>, BuildHasherDefault<Prehashed>>,
+    /// The `toolfix_added_latency_seconds` histogram of each API seen (a handful).
+    latency: Vec<(&'static str, Histogram)>,
+}
+
+/// The hasher of a map whose keys are hashes already ([`labels_hash`]): the key is its
+/// own hash.
+#[derive(Debug, Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Not called for a `u64` key; mixed in all the same.
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 impl Seen {
@@ -62,6 +87,11 @@ impl Seen {
         self.names[set].insert(value.to_owned());
         value
     }
+}
+
+/// True when `labels` hold these values.
+fn same(labels: &Labels4, values: [&str; 4]) -> bool {
+    labels.iter().map(|(_, v)| v.as_str()).eq(values)
 }
 
 /// The hash of four label values (FNV-1a, each followed by a NUL).
@@ -134,13 +164,20 @@ impl Metrics {
             self.tool_calls.get_or_create(&labels).inc();
             return;
         };
+        // A counter with these very values: the names were taken as label values before
+        // (capping them again would give them back unchanged), so it is the one.
+        let values = [api, outcome, tool, model];
+        if let Some((_, counter)) =
+            seen.counters.get(&labels_hash(values)).and_then(|b| b.iter().find(|(l, _)| same(l, values)))
+        {
+            counter.inc();
+            return;
+        }
         let tool = seen.capped(0, tool);
         let model = seen.capped(1, model);
         let values = [api, outcome, tool, model];
         let bucket = seen.counters.entry(labels_hash(values)).or_default();
-        if let Some((_, counter)) =
-            bucket.iter().find(|(labels, _)| labels.iter().map(|(_, v)| v.as_str()).eq(values.iter().copied()))
-        {
+        if let Some((_, counter)) = bucket.iter().find(|(l, _)| same(l, values)) {
             counter.inc();
             return;
         }
@@ -171,8 +208,21 @@ impl Metrics {
         self.upstream_errors.get_or_create(&[("api", api.to_owned()), ("status", status.to_owned())]).inc();
     }
 
-    pub(crate) fn added_latency(&self, api: &str, d: Duration) {
-        self.added_latency.get_or_create(&[("api", api.to_owned())]).observe(d.as_secs_f64());
+    /// Observe the time the proxy added to an answer of `api` (its histogram looked up
+    /// without building a label set once it exists).
+    pub(crate) fn added_latency(&self, api: &'static str, d: Duration) {
+        let seconds = d.as_secs_f64();
+        let Ok(mut seen) = self.seen.lock() else {
+            self.added_latency.get_or_create(&[("api", api.to_owned())]).observe(seconds);
+            return;
+        };
+        if let Some((_, h)) = seen.latency.iter().find(|(a, _)| *a == api) {
+            h.observe(seconds);
+            return;
+        }
+        let h = self.added_latency.get_or_create(&[("api", api.to_owned())]).clone();
+        h.observe(seconds);
+        seen.latency.push((api, h));
     }
 
     /// The text exposition.

@@ -165,16 +165,17 @@ impl Summary {
         }
     }
 
-    /// Record one call with its label.
-    pub(crate) fn call(
-        &mut self,
-        api: &str,
-        choice: usize,
-        call: &FixedCall,
-        label: Label,
-        metrics: &Metrics,
-        model: &str,
-    ) {
+    /// Count the calls of the answer's reply in the header's counts and the metrics only:
+    /// for an answer that goes out as the upstream's bytes, whose body carries no report
+    /// (what [`Summary::calls`] records besides is written only into a report).
+    pub(crate) fn count_calls(&mut self, api: &str, fixed: &FixedReply, later: bool, metrics: &Metrics, model: &str) {
+        for call in &fixed.calls {
+            self.count(api, call, Label::of(call, later), metrics, model);
+        }
+    }
+
+    /// Count one call with its label, in the header's counts and the metrics.
+    fn count(&mut self, api: &str, call: &FixedCall, label: Label, metrics: &Metrics, model: &str) {
         self.counts.add(label);
         metrics.tool_call(api, label.as_str(), &call.name, model);
         let report = call.report();
@@ -191,6 +192,20 @@ impl Summary {
                 "moved_from_content"
             });
         }
+    }
+
+    /// Record one call with its label.
+    pub(crate) fn call(
+        &mut self,
+        api: &str,
+        choice: usize,
+        call: &FixedCall,
+        label: Label,
+        metrics: &Metrics,
+        model: &str,
+    ) {
+        self.count(api, call, label, metrics, model);
+        let report = call.report();
         // The line is written only when the report is (`to_value`); the header needs none.
         let line = CallLine {
             choice,

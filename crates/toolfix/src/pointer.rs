@@ -16,7 +16,7 @@ static SEGMENT_ESCAPE: [bool; 256] = {
 };
 
 /// True when `key` holds a byte a pointer segment escapes.
-fn needs_escape(key: &str) -> bool {
+pub(crate) fn needs_escape(key: &str) -> bool {
     key.bytes().any(|b| SEGMENT_ESCAPE[usize::from(b)])
 }
 
@@ -55,6 +55,26 @@ pub(crate) fn join(path: &str, key: &str) -> String {
 /// True when `inner` is `outer` or lies below it.
 pub(crate) fn is_within(inner: &str, outer: &str) -> bool {
     outer.is_empty() || inner == outer || (inner.starts_with(outer) && inner.as_bytes().get(outer.len()) == Some(&b'/'))
+}
+
+/// `is_within(inner, &join(parent, key))`, for a `key` that needs no escaping (not
+/// checked here), without building the joined path.
+pub(crate) fn member_contains(inner: &str, parent: &str, key: &str) -> bool {
+    let (i, p, k) = (inner.as_bytes(), parent.as_bytes(), key.as_bytes());
+    let end = p.len() + 1 + k.len();
+    // Lengths and separators first: most pointers differ there, before any text compare.
+    i.get(p.len()) == Some(&b'/')
+        && matches!(i.get(end), None | Some(b'/'))
+        && i.get(p.len() + 1..end) == Some(k)
+        && i.get(..p.len()) == Some(p)
+}
+
+/// `is_within(&join(parent, key), outer)`, for a `key` that needs no escaping (not
+/// checked here), without building the joined path: `outer` is at or above `parent`, or
+/// is the member itself.
+pub(crate) fn member_within(parent: &str, key: &str, outer: &str) -> bool {
+    is_within(parent, outer)
+        || outer.strip_prefix(parent).and_then(|rest| rest.strip_prefix('/')).is_some_and(|rest| rest == key)
 }
 
 /// The byte span of every value in strict JSON text, as a tree walked by key or index (no
@@ -1076,6 +1096,20 @@ mod tests {
         let mut v: Value = serde_json::from_str(text).unwrap();
         v["n"] = Value::from(5);
         let _ = render_changed(&v, Original::Text, &idx, &Moves::default(), Some(&["/a"]));
+    }
+
+    proptest::proptest! {
+        /// The member tests without a joined path agree with [`is_within`] on it.
+        #[test]
+        fn member_tests_agree_with_joined_paths(
+            parent in "(/[ab]{0,2}){0,3}",
+            key in "[ab]{0,2}",
+            other in "(/[ab]{0,2}){0,4}",
+        ) {
+            let joined = join(&parent, &key);
+            proptest::prop_assert_eq!(member_contains(&other, &parent, &key), is_within(&other, &joined));
+            proptest::prop_assert_eq!(member_within(&parent, &key, &other), is_within(&joined, &other));
+        }
     }
 
     proptest::proptest! {

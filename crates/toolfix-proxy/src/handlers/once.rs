@@ -6,7 +6,7 @@ use super::tail::{self, Ctx, Settled};
 use super::{Job, failure};
 use crate::adapter::{Adapter, Fixed, spliced};
 use crate::summary::Summary;
-use crate::upstream::{X_TOOLFIX, response_headers};
+use crate::upstream::{X_TOOLFIX, strip_hop_by_hop};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -25,7 +25,9 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
         Err(e) => return failure::<A>(&state, &e),
     };
     let status = answer.status;
-    let mut upstream_headers = response_headers(&answer.headers);
+    // The upstream's headers, hop-by-hop ones taken out (the map is moved, not copied).
+    let mut upstream_headers = answer.headers;
+    strip_hop_by_hop(&mut upstream_headers);
     let body = match state.upstream.read_all(answer.response, state.config.response_limit).await {
         Ok(b) => b,
         Err(e) => return failure::<A>(&state, &e),
@@ -44,11 +46,9 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     summary.unfixed = unfixed;
     let settled = lazy.replies.iter().all(|f| f.as_ref().is_none_or(|f| f.outcome() != ReplyOutcome::Refused));
     if !lazy.read.changed && settled {
-        // Left alone: the upstream's bytes.
-        for (i, f) in lazy.replies.iter().enumerate() {
-            if let Some(f) = f {
-                summary.calls(A::API, i, f, false, &state.metrics, &model);
-            }
+        // Left alone: the upstream's bytes (no report in them: the calls are counted only).
+        for f in lazy.replies.iter().flatten() {
+            summary.count_calls(A::API, f, false, &state.metrics, &model);
         }
         upstream_headers.insert(X_TOOLFIX.clone(), summary.header());
         state.metrics.added_latency(A::API, started.elapsed().saturating_sub(ctx.waited));

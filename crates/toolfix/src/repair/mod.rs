@@ -66,6 +66,18 @@ impl<'a> Ctx<'a> {
             .any(|v| pointer::is_within(&v.path, path) || (v.kind.is_coarse() && pointer::is_within(path, &v.path)))
     }
 
+    /// [`Ctx::relevant`] for member `key` of the object at `path`, told without building
+    /// its path (a key a pointer escapes is taken as relevant: its path decides).
+    fn relevant_member(&self, path: &str, key: &str) -> bool {
+        if pointer::needs_escape(key) {
+            return true;
+        }
+        self.found.iter().any(|v| {
+            pointer::member_contains(&v.path, path, key)
+                || (v.kind.is_coarse() && pointer::member_within(path, key, &v.path))
+        })
+    }
+
     pub(crate) fn record(
         &mut self,
         kind: RepairKind,

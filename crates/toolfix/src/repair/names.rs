@@ -48,8 +48,13 @@ pub(super) fn repair_object<'a>(
         let Some(schema) = ov.property(k) else {
             continue;
         };
+        let forced = force || moved.contains(k);
+        // Most members hold no failure: passed without building their path.
+        if !forced && !cx.relevant_member(path, k) {
+            continue;
+        }
         pointer::push(path, k);
-        repair_value(cx, schema, v, path, depth + 1, force || moved.contains(k));
+        repair_value(cx, schema, v, path, depth + 1, forced);
         path.truncate(len);
     }
 }
@@ -144,14 +149,33 @@ enum NameMatch<'a> {
     None,
 }
 
-/// The properties of one object, with their normalised names (from the tool's cache).
+/// The properties of one object, with their normalised names (from the tool's cache:
+/// for a plain node, the list made when the tool was compiled, borrowed).
 struct Names<'a> {
-    properties: Vec<(&'a str, &'a Value, Cow<'a, str>)>,
+    /// A plain node's properties and their normalised names, in order.
+    cached: Option<(&'a Map<String, Value>, &'a [String])>,
+    /// Otherwise each property, gathered.
+    built: Vec<(&'a str, &'a Value, Cow<'a, str>)>,
 }
 
 impl<'a> Names<'a> {
     fn new(names: &'a PropertyNames, ov: &ObjectView<'a>) -> Names<'a> {
-        Names { properties: ov.properties().map(|(name, schema)| (name, schema, names.normalised(name))).collect() }
+        if let Some(map) = ov.own_properties()
+            && let Some(normalised) = names.of_object(map)
+        {
+            return Names { cached: Some((map, normalised)), built: Vec::new() };
+        }
+        let built = ov.properties().map(|(name, schema)| (name, schema, names.normalised(name))).collect();
+        Names { cached: None, built }
+    }
+
+    /// Each property: name, schema and normalised name.
+    fn iter(&self) -> impl Iterator<Item = (&'a str, &'a Value, &str)> + '_ {
+        let cached = self
+            .cached
+            .into_iter()
+            .flat_map(|(map, normalised)| map.iter().zip(normalised).map(|((k, v), n)| (k.as_str(), v, n.as_str())));
+        cached.chain(self.built.iter().map(|(k, v, n)| (*k, *v, n.as_ref())))
     }
 }
 
@@ -167,13 +191,13 @@ fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) 
     };
     // Level 0 (aliases) only when the schema declares some.
     for level in usize::from(!aliases)..3 {
-        let mut hits = names.properties.iter().filter(|(_, schema, np)| hit(level, schema, np));
+        let mut hits = names.iter().filter(|(_, schema, np)| hit(level, schema, np));
         let Some((first, ..)) = hits.next() else { continue };
         if hits.next().is_none() {
             return NameMatch::One(first);
         }
         // Several: listed (rare).
-        let found = names.properties.iter().filter(|(_, schema, np)| hit(level, schema, np)).map(|(n, ..)| *n);
+        let found = names.iter().filter(|(_, schema, np)| hit(level, schema, np)).map(|(n, ..)| n);
         return NameMatch::Many(found.collect());
     }
     NameMatch::None

@@ -12,6 +12,9 @@ use serde_json::Value;
 pub(crate) struct PropertyNames {
     /// (address, length) of each name's text, sorted, and its normalised form.
     normalised: Vec<((usize, usize), String)>,
+    /// The address of each `properties` map, sorted, and its names normalised in the map's
+    /// order (repair reads a plain node's properties this way, nothing gathered per call).
+    objects: Vec<(usize, Vec<String>)>,
     /// Some node carries `aliases` under `x-toolfix` or `dirge-hints`.
     has_aliases: bool,
 }
@@ -27,7 +30,10 @@ impl PropertyNames {
                     for (k, v) in map {
                         match (k.as_str(), v) {
                             ("properties", Value::Object(props)) => {
-                                out.normalised.extend(props.keys().map(|name| (place(name), view::normalise(name))));
+                                let names: Vec<String> = props.keys().map(|name| view::normalise(name)).collect();
+                                out.normalised
+                                    .extend(props.keys().zip(&names).map(|(name, n)| (place(name), n.clone())));
+                                out.objects.push((std::ptr::from_ref(props) as usize, names));
                             }
                             ("x-toolfix" | "dirge-hints", Value::Object(hints)) if hints.contains_key("aliases") => {
                                 out.has_aliases = true;
@@ -43,7 +49,17 @@ impl PropertyNames {
         }
         out.normalised.sort_unstable_by_key(|(at, _)| *at);
         out.normalised.dedup_by_key(|(at, _)| *at);
+        out.objects.sort_unstable_by_key(|(at, _)| *at);
+        out.objects.dedup_by_key(|(at, _)| *at);
         out
+    }
+
+    /// The names of `properties` (a `properties` map of this schema) normalised, in its
+    /// order; `None` for any other map.
+    pub(crate) fn of_object(&self, properties: &serde_json::Map<String, Value>) -> Option<&[String]> {
+        let at = std::ptr::from_ref(properties) as usize;
+        let i = self.objects.binary_search_by_key(&at, |(p, _)| *p).ok()?;
+        self.objects.get(i).map(|(_, names)| names.as_slice()).filter(|names| names.len() == properties.len())
     }
 
     /// `name` normalised: looked up when it is a property name of this schema.

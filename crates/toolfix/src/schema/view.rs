@@ -306,6 +306,11 @@ impl<'a> ObjectView<'a> {
             .chain(self.merged_properties.iter().copied())
     }
 
+    /// A plain node's `properties` map, when the view is that map alone.
+    pub(crate) fn own_properties(&self) -> Option<&'a serde_json::Map<String, Value>> {
+        self.own_properties.filter(|_| self.merged_properties.is_empty())
+    }
+
     /// True when the node names any property.
     pub(crate) fn has_properties(&self) -> bool {
         self.own_properties.is_some_and(|m| !m.is_empty()) || !self.merged_properties.is_empty()
