@@ -66,16 +66,51 @@ fn write_at(out: &mut Vec<u8>, value: &Value, depth: usize) {
 /// True when `text` (a valid JSON value, as a `RawValue` holds it) is the text serde_json
 /// writes for the value it holds.
 pub(crate) fn is_compact(text: &str) -> bool {
-    let bytes = text.as_bytes();
+    scan::<false>(text.as_bytes(), &mut Vec::new())
+}
+
+/// The text serde_json writes for the value `text` holds, when `text` is that text but for
+/// whitespace between its tokens (the whitespace taken out); `None` when it is not (see
+/// [`is_compact`]: the caller then reads the value and writes it). A model's arguments as
+/// a library repaired them (`{"city": "Paris", "days": 3}`) are written so, without a
+/// value built.
+pub(crate) fn minified(text: &str) -> Option<String> {
+    let mut out = Vec::with_capacity(text.len());
+    if !scan::<true>(text.as_bytes(), &mut out) {
+        return None;
+    }
+    String::from_utf8(out).ok()
+}
+
+/// [`is_compact`] (`MINIFY` false: no whitespace allowed, nothing written) or
+/// [`minified`] (whitespace between tokens skipped, the tokens copied to `out`).
+fn scan<const MINIFY: bool>(bytes: &[u8], out: &mut Vec<u8>) -> bool {
+    // Whitespace before the token at `at` (none allowed when nothing is written).
+    let skip = |at: usize| {
+        if !MINIFY {
+            return at;
+        }
+        let mut at = at;
+        while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            at += 1;
+        }
+        at
+    };
+    let copy = |from: usize, to: usize, out: &mut Vec<u8>| {
+        if MINIFY {
+            out.extend_from_slice(bytes.get(from..to).unwrap_or_default());
+        }
+    };
     // The keys of each open object (a duplicate key is read as the last one).
     let mut keys: Vec<Vec<&[u8]>> = Vec::new();
     // Per open container: `true` for an object.
     let mut open: Vec<bool> = Vec::new();
-    let mut at = 0;
+    let mut at = skip(0);
     // A key comes first (after an object's `{` or a `,` in it).
     let mut key_due = false;
     loop {
         if key_due {
+            at = skip(at);
             let Some(end) = string_end(bytes, at) else { return false };
             let key = bytes.get(at..end).unwrap_or_default();
             let Some(seen) = keys.last_mut() else { return false };
@@ -83,13 +118,17 @@ pub(crate) fn is_compact(text: &str) -> bool {
                 return false;
             }
             seen.push(key);
-            at = end;
+            copy(at, end, out);
+            at = skip(end);
             if bytes.get(at) != Some(&b':') {
                 return false;
             }
-            at += 1;
+            copy(at, at + 1, out);
+            at = skip(at + 1);
         }
         // A value (or the end of an empty container).
+        // Where the value's text starts (copied once the value is read).
+        let mut start = at;
         match bytes.get(at) {
             Some(b'{' | b'[') => {
                 if open.len() >= MAX_DEPTH {
@@ -100,7 +139,9 @@ pub(crate) fn is_compact(text: &str) -> bool {
                 if object {
                     keys.push(Vec::new());
                 }
-                at += 1;
+                copy(at, at + 1, out);
+                at = skip(at + 1);
+                start = at;
                 // Not empty: its first item (or key) next; empty: closed below.
                 if !matches!(bytes.get(at), Some(b'}' | b']')) {
                     key_due = object;
@@ -120,22 +161,27 @@ pub(crate) fn is_compact(text: &str) -> bool {
             },
             _ => return false,
         }
+        copy(start, at, out);
         // After a value: `,` goes on, a closer ends its container (and maybe more).
         loop {
+            at = skip(at);
             match (bytes.get(at), open.last()) {
                 (None, None) => return true,
                 (Some(b','), Some(&object)) => {
-                    at += 1;
+                    copy(at, at + 1, out);
+                    at = skip(at + 1);
                     key_due = object;
                     break;
                 }
                 (Some(b'}'), Some(true)) => {
                     open.pop();
                     keys.pop();
+                    copy(at, at + 1, out);
                     at += 1;
                 }
                 (Some(b']'), Some(false)) => {
                     open.pop();
+                    copy(at, at + 1, out);
                     at += 1;
                 }
                 _ => return false,
@@ -261,6 +307,26 @@ mod tests {
         assert_eq!(out, deep.as_bytes());
     }
 
+    /// A text with whitespace between its tokens is minified to serde_json's text when
+    /// the check takes it without the whitespace; whitespace inside strings is kept, and
+    /// anything the check refuses is refused still.
+    #[test]
+    fn whitespace_between_tokens_is_taken_out() {
+        let minified = |t: &str| super::minified(t);
+        assert_eq!(
+            minified(
+                r#" { "city" : "Par is" ,"days":3 , "x": [ 1 , {} , [ ] ] }
+"#
+            )
+            .as_deref(),
+            Some(r#"{"city":"Par is","days":3,"x":[1,{},[]]}"#)
+        );
+        assert_eq!(minified(r#"{"a":1}"#).as_deref(), Some(r#"{"a":1}"#));
+        for refused in [r#"{"a": 1.5}"#, r#"{"a": 1, "a": 2}"#, r#"{"a": "\u00e9"}"#, "[1 2]", "[1,]", "{} {}", ""] {
+            assert_eq!(minified(refused), None, "{refused}");
+        }
+    }
+
     /// Keys may repeat in different objects.
     #[test]
     fn the_same_key_in_two_objects_is_no_duplicate() {
@@ -276,6 +342,22 @@ mod tests {
             let mut out = Vec::new();
             super::write(&mut out, &value);
             proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), value.to_string());
+        }
+
+        /// A value written pretty is minified to what serde_json writes compact; any text
+        /// minified is the one written.
+        #[test]
+        fn pretty_values_are_minified(text in json()) {
+            let value: Value = serde_json::from_str(&text).unwrap();
+            let pretty = serde_json::to_string_pretty(&value).unwrap();
+            if !has_float(&value) {
+                proptest::prop_assert_eq!(super::minified(&pretty), Some(value.to_string()));
+            }
+            for t in [&text, &pretty] {
+                if let Some(m) = super::minified(t) {
+                    proptest::prop_assert_eq!(m, value.to_string());
+                }
+            }
         }
 
         /// Any value serde_json writes is taken; any text taken is the one written.

@@ -218,6 +218,62 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
     }
 }
 
+/// A member's JSON text as it is in the body (where it is, for a splice); read as a
+/// `&RawValue` (an `Option` of it reads `null` as `None`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Raw<'a>(pub(crate) &'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Raw<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|r| Raw(r.get()))
+    }
+}
+
+/// Where `raw` (borrowed from `body`) sits in it.
+pub(crate) fn span_of(body: &[u8], raw: Raw<'_>) -> Option<(usize, usize)> {
+    let start = (raw.0.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+    let end = start.checked_add(raw.0.len())?;
+    (end <= body.len()).then_some((start, end))
+}
+
+/// Where the string `text` reads sits in `body`, its quotes included: known when it was
+/// borrowed from the body (it holds no escape); `None` for a string read with escapes, or
+/// another value.
+pub(crate) fn string_span(body: &[u8], text: &Text<'_>) -> Option<(usize, usize)> {
+    let Some(Cow::Borrowed(s)) = &text.0 else { return None };
+    let (start, end) = span_of(body, Raw(s))?;
+    let (start, end) = (start.checked_sub(1)?, end.checked_add(1)?);
+    (body.get(start) == Some(&b'"') && body.get(end - 1) == Some(&b'"')).then_some((start, end))
+}
+
+/// The bit of `key` among `keys` (its position), for [`object_view!`] at compile time.
+pub(crate) const fn key_bit(keys: &[&str], key: &str) -> u64 {
+    let mut rest = keys;
+    let mut bit = 1u64;
+    while let [first, tail @ ..] = rest {
+        if same_bytes(first.as_bytes(), key.as_bytes()) {
+            return bit;
+        }
+        rest = tail;
+        bit <<= 1;
+    }
+    0
+}
+
+const fn same_bytes(mut a: &[u8], mut b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    while let ([x, ra @ ..], [y, rb @ ..]) = (a, b) {
+        if *x != *y {
+            return false;
+        }
+        a = ra;
+        b = rb;
+    }
+    true
+}
+
 /// A borrowed view of a JSON object: `Deserialize` for a struct of view fields (each
 /// `Default`), read from an object only (an array or any other value is an error, where a
 /// derived `Deserialize` would read an array by position), each member by its key (the
@@ -226,14 +282,22 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Present<T> {
 ///
 /// `object_view!(counted Name { ... })`: the struct also has a `dup: bool`, set when one of
 /// its keys appears twice (a value read keeps the last; a splice does not guess).
+///
+/// `object_view!(tracked Name { ... })`: as `counted`, and the struct also has a `seen: u64`
+/// (bit `i` set when the `i`-th key listed is present) and an `other: bool` (set when a key
+/// not listed is present): what a splice needs to know that the object has exactly the
+/// members a value path would write.
 macro_rules! object_view {
     ($name:ident { $($field:ident: $key:literal),* $(,)? }) => {
         $crate::adapter::view::object_view!(@impl $name [] { $($field: $key),* });
     };
     (counted $name:ident { $($field:ident: $key:literal),* $(,)? }) => {
-        $crate::adapter::view::object_view!(@impl $name [dup, [$($key),*]] { $($field: $key),* });
+        $crate::adapter::view::object_view!(@impl $name [dup] { $($field: $key),* });
     };
-    (@impl $name:ident [$($dup:ident, $keys:expr)?] { $($field:ident: $key:literal),* }) => {
+    (tracked $name:ident { $($field:ident: $key:literal),* $(,)? }) => {
+        $crate::adapter::view::object_view!(@impl $name [dup; seen, other] { $($field: $key),* });
+    };
+    (@impl $name:ident [$($dup:ident $(; $seen:ident, $other:ident)?)?] { $($field:ident: $key:literal),* }) => {
         impl<'de: 'a, 'a> serde::Deserialize<'de> for $name<'a> {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 struct Fields;
@@ -243,26 +307,29 @@ macro_rules! object_view {
                         f.write_str("a JSON object")
                     }
                     fn visit_map<M: serde::de::MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                        $(
-                            // Which of the keys were seen, to tell a repeated one.
-                            const KEYS: &[&str] = &$keys;
-                            let mut seen = 0u64;
-                        )?
-                        let mut out = $name { $($dup: false,)? $($field: Default::default()),* };
+                        // Which of the keys were seen (a bit each, fixed at compile time), and
+                        // which came twice; a view that does not keep them leaves them unused.
+                        const KEYS: &[&str] = &[$($key),*];
+                        let mut seen = 0u64;
+                        let mut twice = 0u64;
+                        let mut out =
+                            $name { $($dup: false, $($seen: 0, $other: false,)?)? $($field: Default::default()),* };
                         while let Some(key) = map.next_key::<&'de str>()? {
-                            $(
-                                if let Some(i) = KEYS.iter().position(|k| *k == key) {
-                                    out.$dup |= seen & (1 << i) != 0;
-                                    seen |= 1 << i;
-                                }
-                            )?
                             match key {
-                                $($key => out.$field = map.next_value()?,)*
+                                $($key => {
+                                    const BIT: u64 = $crate::adapter::view::key_bit(KEYS, $key);
+                                    twice |= seen & BIT;
+                                    seen |= BIT;
+                                    out.$field = map.next_value()?;
+                                })*
                                 _ => {
+                                    $($(out.$other = true;)?)?
                                     map.next_value::<serde::de::IgnoredAny>()?;
                                 }
                             }
                         }
+                        $(out.$dup = twice != 0; $(out.$seen = seen;)?)?
+                        let _ = (seen, twice);
                         Ok(out)
                     }
                 }
@@ -357,6 +424,59 @@ mod tests {
         let body = b"{\"content\": \"plain\"}";
         let h = super::read::<ProseHolder<'_>>(body).unwrap();
         assert!(matches!(h.content.0.0, Some(Cow::Borrowed("plain"))));
+    }
+
+    #[derive(serde::Deserialize)]
+    struct Pair<'a> {
+        #[serde(borrow)]
+        a: Text<'a>,
+        #[serde(borrow)]
+        b: Text<'a>,
+    }
+
+    /// A string read without escapes is found where it is, quotes included; one with
+    /// escapes (copied) or another value is not.
+    #[test]
+    fn a_borrowed_string_is_found_in_its_body() {
+        let body = br#"{"a": "plain", "b": "esc\naped"}"#;
+        let p: Pair<'_> = serde_json::from_slice(body).unwrap();
+        assert_eq!(super::string_span(body, &p.a), Some((6, 13)));
+        assert_eq!(&body[6..13], b"\"plain\"");
+        assert_eq!(super::string_span(body, &p.b), None);
+        let p: Pair<'_> = serde_json::from_slice(br#"{"a": null, "b": 3}"#).unwrap();
+        assert_eq!(super::string_span(br#"{"a": null, "b": 3}"#, &p.a), None);
+        // Not a string of this body.
+        let other = br#"{"a": "plain", "b": ""}"#;
+        let p: Pair<'_> = serde_json::from_slice(other).unwrap();
+        assert_eq!(super::string_span(body, &p.a), None);
+    }
+
+    struct Tracked<'a> {
+        dup: bool,
+        seen: u64,
+        other: bool,
+        a: Text<'a>,
+        b: Text<'a>,
+    }
+
+    super::object_view!(tracked Tracked { a: "a", b: "b" });
+
+    /// A tracked view knows which of its keys came, whether one came twice, and whether
+    /// another key came.
+    #[test]
+    fn a_tracked_view_knows_its_keys() {
+        let read = |text: &str| {
+            let t: Tracked<'_> = serde_json::from_str(text).unwrap();
+            (t.seen, t.dup, t.other, t.a.as_str().map(str::to_owned), t.b.as_str().map(str::to_owned))
+        };
+        assert_eq!(read(r#"{"b": "x"}"#), (0b10, false, false, None, Some("x".to_owned())));
+        assert_eq!(
+            read(r#"{"a": "1", "b": "2", "c": 3}"#),
+            (0b11, false, true, Some("1".to_owned()), Some("2".to_owned()))
+        );
+        assert_eq!(read(r#"{"a": "1", "a": "2"}"#), (0b01, true, false, Some("2".to_owned()), None));
+        assert_eq!(super::key_bit(&["a", "bb", "c"], "c"), 0b100);
+        assert_eq!(super::key_bit(&["a", "bb"], "b"), 0);
     }
 
     #[derive(serde::Deserialize)]

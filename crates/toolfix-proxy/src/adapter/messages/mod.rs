@@ -16,13 +16,15 @@
 //! such a block back in the conversation, the history repair drops it (reported as
 //! `proxy_thinking_dropped`), so a strict upstream that checks signatures never sees it.
 
+mod splice;
 mod stream;
 
 pub(crate) use stream::MessagesStream;
 
 use super::served::{Calls, Sent};
-use super::view::{Field, Prose, Text, object_view};
+use super::view::{Field, Present, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -108,11 +110,11 @@ impl Adapter for Messages {
     }
 
     fn fix_body(body: &[u8], fix: &mut dyn FnMut(&Reply<'_>) -> Option<FixedReply>) -> Option<Lazy> {
-        // A borrowed read in one pass; a body it cannot take (duplicate members, blocks
-        // that are not objects, ...) is read as a value.
+        // A borrowed read in one pass; a body it cannot take (blocks that are not objects,
+        // a key with escapes, ...) is read as a value.
         let value: Value;
-        let parts = match super::view::read::<ResponseView<'_>>(body) {
-            Ok(view) if view.kind.as_str() == Some("message") => Parts::of_view(&view),
+        let (parts, view) = match super::view::read::<ResponseView<'_>>(body) {
+            Ok(view) if view.kind.as_str() == Some("message") => (Parts::of_view(&view), Some(view)),
             Ok(_) => return None,
             Err(_) => {
                 value = serde_json::from_slice(body).ok()?;
@@ -120,13 +122,19 @@ impl Adapter for Messages {
                 if response.get("type").and_then(Value::as_str) != Some("message") {
                     return None;
                 }
-                Parts::of(response)
+                (Parts::of(response), None)
             }
         };
         let natives = parts.natives();
         let fixed = fix(&parts.reply(&natives));
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
-        let read = Read { finish_reason: parts.finish, replies: 1, changed, edits: None };
+        // A body that changes: the edits that write the fixed reply back into it, when
+        // each is one a splice makes (see `splice`).
+        let edits = match (&view, &fixed) {
+            (Some(view), Some(f)) if changed => splice::edits(body, view, &parts, f),
+            _ => None,
+        };
+        let read = Read { finish_reason: parts.finish, replies: 1, changed, edits };
         Some(Lazy { replies: vec![fixed], read })
     }
 
@@ -319,18 +327,25 @@ impl Adapter for Messages {
     }
 }
 
-/// A Messages response read without copying: what [`Parts`] is made of.
-#[derive(Default)]
+/// A Messages response read without copying: what [`Parts`] is made of, and whether its
+/// members repeat (for a splice).
 struct ResponseView<'a> {
+    dup: bool,
     kind: Text<'a>,
-    content: Vec<BlockView<'a>>,
+    content: Present<Vec<BlockView<'a>>>,
     stop_reason: Text<'a>,
+    /// A report already there (a splice then does not add one).
+    report: Present<IgnoredAny>,
 }
 
-object_view!(ResponseView { kind: "type", content: "content", stop_reason: "stop_reason" });
+object_view!(counted ResponseView { kind: "type", content: "content", stop_reason: "stop_reason", report: "x_toolfix" });
 
-#[derive(Default)]
 struct BlockView<'a> {
+    dup: bool,
+    /// Which of the keys below are present (bit `i` for the `i`-th).
+    seen: u64,
+    /// A key not listed below is present.
+    other: bool,
     kind: Text<'a>,
     text: Prose<'a>,
     thinking: Prose<'a>,
@@ -339,7 +354,14 @@ struct BlockView<'a> {
     input: Field<'a>,
 }
 
-object_view!(BlockView { kind: "type", text: "text", thinking: "thinking", id: "id", name: "name", input: "input" });
+object_view!(tracked BlockView {
+    kind: "type",
+    text: "text",
+    thinking: "thinking",
+    id: "id",
+    name: "name",
+    input: "input"
+});
 
 /// The reply's parts, joined: what the library reads.
 #[derive(Debug, Default)]
@@ -381,7 +403,7 @@ impl<'a> Parts<'a> {
         let mut thinking: Option<String> = None;
         let mut calls = Calls::default();
         let mut text: Cow<'a, str> = Cow::Borrowed("");
-        for b in &view.content {
+        for b in view.content.0.iter().flatten() {
             match b.kind.as_str().unwrap_or("") {
                 "thinking" => {
                     // As `Parts::of`: the non-empty texts joined by a newline.
@@ -434,6 +456,14 @@ impl<'a> Parts<'a> {
 
     /// True when writing `fixed` back would change the response.
     fn changes(&self, fixed: &FixedReply) -> bool {
+        // The cheap tests first: a repaired call says so without its arguments compared.
+        if fixed.changed_calls()
+            || fixed.calls.iter().any(|c| !c.status.is_usable())
+            || self.text != fixed.content
+            || self.thinking.as_deref() != fixed.reasoning_content.as_deref()
+        {
+            return true;
+        }
         let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
         // A value compares as a value (the fixed call's text read as one).
         let (count, all_sent) = self.calls.all_sent(&served, same_call, |o, t| match &o.value {
@@ -444,12 +474,7 @@ impl<'a> Parts<'a> {
                         .is_ok_and(|parsed| serde_json::from_str::<Value>(v).is_ok_and(|v| parsed == v))
             }
         });
-        fixed.changed_calls()
-            || fixed.calls.iter().any(|c| !c.status.is_usable())
-            || served.len() != count
-            || !all_sent
-            || self.text != fixed.content
-            || self.thinking.as_deref() != fixed.reasoning_content.as_deref()
+        served.len() != count || !all_sent
     }
 }
 
