@@ -291,6 +291,21 @@ mod tests {
 
     /// Bodies the splice takes (each reads as the value path's response) and bodies it
     /// leaves to the value path (where its edits would not be what `apply` writes).
+    /// Regression: two `tool_use` blocks with one id, the repaired one first. The untouched
+    /// call kept "the first block with its id" as sent, so the broken input went out for
+    /// it; it keeps its own block now.
+    #[test]
+    fn an_untouched_call_sharing_an_id_keeps_its_own_input() {
+        let tools = weather();
+        let broken: Value = serde_json::from_str(BROKEN).unwrap();
+        let fine = json!({"city": "Oslo"});
+        let body = message(&json!([call("toolu_1", &broken), call("toolu_1", &fine)]), "tool_use").to_string();
+        let (_, value) = both_ways(&body, &tools).expect("a change");
+        let inputs: Vec<&Value> = value["content"].as_array().unwrap().iter().map(|b| &b["input"]).collect();
+        assert!(!inputs.contains(&&broken), "{value}");
+        assert!(inputs.contains(&&fine), "{value}");
+    }
+
     #[test]
     fn a_splice_is_taken_only_where_it_is_exact() {
         let tools = weather();
@@ -350,9 +365,8 @@ mod tests {
                 &json!([text, {"type": "tool_use", "id": "toolu_1", "name": "get_weather"}, call("toolu_2", &broken)]),
                 "tool_use",
             ),
-            // Two calls with one id, the untouched one second (`apply` writes the first
-            // block with that id for it); a stop reason `apply` would add; a report
-            // already there.
+            // Two calls with one id, the untouched one second (`apply` looks its block up
+            // by id and input); a stop reason `apply` would add; a report already there.
             message(&json!([call("toolu_1", &broken), call("toolu_1", &fine)]), "tool_use"),
             json!({"type": "message", "content": [call("toolu_1", &broken)]}),
             json!({"type": "message", "content": [call("toolu_1", &broken)], "stop_reason": "tool_use", "x_toolfix": 1}),
