@@ -6,7 +6,7 @@ mod stream;
 
 pub(crate) use stream::ChatStream;
 
-use super::view::{Present, Prose, Text, object_view};
+use super::view::{Present, Prose, Raw, Text, object_view, span_of};
 use super::{Adapter, Edit, Lazy, Peek, Read, Unusable, history};
 use crate::summary::push_json_str;
 use serde_json::value::RawValue;
@@ -364,24 +364,6 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for RawText<'a> {
         let text = serde_json::from_str::<Text<'a>>(raw).map_err(serde::de::Error::custom)?;
         Ok(RawText { raw: Some(Raw(raw)), text })
     }
-}
-
-/// A member's JSON text as it is in the body (where it is, for a splice); read as a
-/// `&RawValue` (an `Option` of it reads `null` as `None`).
-#[derive(Clone, Copy)]
-struct Raw<'a>(&'a str);
-
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Raw<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        <&'a RawValue>::deserialize(deserializer).map(|r| Raw(r.get()))
-    }
-}
-
-/// Where `raw` (borrowed from `body`) sits in it.
-fn span_of(body: &[u8], raw: Raw<'_>) -> Option<(usize, usize)> {
-    let start = (raw.0.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
-    let end = start.checked_add(raw.0.len())?;
-    (end <= body.len()).then_some((start, end))
 }
 
 /// The edits `apply` would make to one choice (`calls`: its server calls as read), when
