@@ -9,6 +9,7 @@ pub(crate) mod chat;
 pub(crate) mod compact;
 pub(crate) mod history;
 pub(crate) mod messages;
+mod moved;
 pub(crate) mod responses;
 mod served;
 pub(crate) mod view;

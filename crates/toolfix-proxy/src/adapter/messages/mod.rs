@@ -21,6 +21,7 @@ mod stream;
 
 pub(crate) use stream::MessagesStream;
 
+use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
@@ -476,18 +477,6 @@ impl<'a> Parts<'a> {
         });
         served.len() != count || !all_sent
     }
-}
-
-/// The reasoning the library moved out of the text: the fixed reply's reasoning past the
-/// `thinking` blocks' own text (the library puts that first, then a newline, then what it
-/// moved). `None` when nothing was moved.
-pub(crate) fn moved<'a>(thinking: Option<&str>, fixed: Option<&'a str>) -> Option<&'a str> {
-    let all = fixed?;
-    let rest = match thinking {
-        Some(t) => all.strip_prefix(t)?.strip_prefix('\n')?,
-        None => all,
-    };
-    Some(rest).filter(|r| !r.is_empty())
 }
 
 /// A `thinking` block of the proxy's own.

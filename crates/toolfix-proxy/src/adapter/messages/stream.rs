@@ -18,8 +18,9 @@
 //! before the `tool_use` blocks. Text that went out before it turned out to be reasoning
 //! (`content_was_reasoning`) is not sent again, as for Chat Completions.
 
+use super::super::moved::MovedSoFar;
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
-use super::{Messages, PROXY_SIGNATURE, is_proxy_thinking, moved};
+use super::{Messages, PROXY_SIGNATURE, is_proxy_thinking};
 use crate::sse::{self, Event};
 use crate::summary::Summary;
 use bytes::Bytes;
@@ -49,11 +50,8 @@ pub(crate) struct MessagesStream {
     open_text: Option<usize>,
     /// The proxy's open thinking block (reasoning moved out of the text).
     open_thinking: Option<usize>,
-    /// Reasoning moved out of the text, as the library counts it (its moved reasoning is
-    /// this, then what it moves at the end).
-    moved: String,
-    /// Text released since the library last took the text so far as reasoning.
-    content_since: String,
+    /// Reasoning moved out of the text so far, as the library counts it.
+    moved: MovedSoFar,
     /// Moved reasoning held to go out after the text.
     pending_thinking: String,
     /// A thinking block of the proxy's own went out.
@@ -71,7 +69,6 @@ pub(crate) struct MessagesStream {
     usage: Option<Value>,
     done: bool,
     errored: bool,
-    content_was_reasoning: bool,
     sent_text: String,
     unfixed: Vec<String>,
     /// The reply outgrew the fixer: everything passes through from then on.
@@ -87,8 +84,7 @@ impl MessagesStream {
             next_out: 0,
             open_text: None,
             open_thinking: None,
-            moved: String::new(),
-            content_since: String::new(),
+            moved: MovedSoFar::default(),
             pending_thinking: String::new(),
             sent_thinking: false,
             thinking_fed: false,
@@ -100,7 +96,6 @@ impl MessagesStream {
             usage: None,
             done: false,
             errored: false,
-            content_was_reasoning: false,
             sent_text: String::new(),
             unfixed: Vec::new(),
             through: false,
@@ -135,7 +130,7 @@ impl MessagesStream {
         if r.is_empty() {
             return;
         }
-        self.moved.push_str(r);
+        self.moved.reasoning(r);
         if !self.sent_text.is_empty() || self.through {
             self.pending_thinking.push_str(r);
             return;
@@ -182,46 +177,25 @@ impl MessagesStream {
         for e in events {
             match e {
                 ReplyEvent::Content(t) => {
-                    self.content_since.push_str(&t);
+                    self.moved.content(&t);
                     text.push_str(&t);
                 }
                 ReplyEvent::Reasoning(r) => {
                     self.text(&std::mem::take(&mut text), out);
                     self.thinking(&r, out);
                 }
-                ReplyEvent::ContentWasReasoning => self.was_reasoning(),
+                ReplyEvent::ContentWasReasoning => self.moved.was_reasoning(),
                 _ => {}
             }
         }
         self.text(&text, out);
     }
 
-    fn was_reasoning(&mut self) {
-        self.content_was_reasoning = true;
-        // The library counts the text so far as moved reasoning; it went out as text.
-        self.moved.push_str(&std::mem::take(&mut self.content_since));
-    }
-
-    /// The last events (from the library's `finish`): there, the reasoning events mix the
-    /// thinking blocks' text with reasoning moved out of the text, so what was moved is
-    /// read from the fixed reply instead. `thinking`: the thinking blocks' text as fed.
+    /// The last events (from the library's `finish`): their text, and the moved reasoning
+    /// not yet sent (see [`MovedSoFar::last`]). `thinking`: the thinking blocks' text as fed.
     fn take_last(&mut self, events: Vec<ReplyEvent>, fixed: &FixedReply, thinking: Option<&str>, out: &mut Vec<Bytes>) {
-        let mut text = String::new();
-        for e in events {
-            match e {
-                ReplyEvent::Content(t) => {
-                    self.content_since.push_str(&t);
-                    text.push_str(&t);
-                }
-                ReplyEvent::ContentWasReasoning => self.was_reasoning(),
-                _ => {}
-            }
-        }
-        let all = moved(thinking, fixed.reasoning_content.as_deref()).unwrap_or("");
-        if let Some(rest) = all.strip_prefix(self.moved.as_str()) {
-            let rest = rest.to_owned();
-            self.thinking(&rest, out);
-        }
+        let (text, rest) = self.moved.last(events, fixed, thinking);
+        self.thinking(&rest, out);
         self.text(&text, out);
     }
 
@@ -475,7 +449,7 @@ impl StreamFixer<'_> for MessagesStream {
             fixed: Fixed { response, bytes: None, replies: vec![fixed], read: None },
             complete,
             errored: self.errored,
-            content_was_reasoning: self.content_was_reasoning,
+            content_was_reasoning: self.moved.content_was_reasoning,
         }
     }
 

@@ -28,7 +28,7 @@ mod stream;
 
 pub(crate) use stream::ResponsesStream;
 
-use super::messages::moved;
+use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};

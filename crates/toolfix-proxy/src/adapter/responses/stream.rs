@@ -25,8 +25,9 @@
 //! before it turned out to be reasoning (`content_was_reasoning`) is not sent again, as for
 //! Chat Completions.
 
+use super::super::moved::MovedSoFar;
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
-use super::{Responses, is_proxy_reasoning, message_item, moved, proxy_reasoning_id, reasoning_item, reasoning_parts};
+use super::{Responses, is_proxy_reasoning, message_item, proxy_reasoning_id, reasoning_item, reasoning_parts};
 use crate::sse::{self, Event};
 use crate::summary::Summary;
 use bytes::Bytes;
@@ -46,7 +47,6 @@ enum Item {
 }
 
 /// The streaming fixer of OpenAI Responses.
-#[expect(clippy::struct_excessive_bools, reason = "independent facts about the stream so far")]
 pub(crate) struct ResponsesStream {
     sse: sse::Parser,
     stream: Option<ReplyStream>,
@@ -67,7 +67,6 @@ pub(crate) struct ResponsesStream {
     end: Option<String>,
     seq: AtomicU64,
     errored: bool,
-    content_was_reasoning: bool,
     sent_text: String,
     unfixed: Vec<String>,
     /// The reasoning part last fed: (output index, summary or content, part index).
@@ -82,11 +81,8 @@ pub(crate) struct ResponsesStream {
     own_text: String,
     /// The proxy's reasoning items sent and done, for the final response.
     own_done: Vec<(usize, Value)>,
-    /// Reasoning moved out of the text, as the library counts it (its moved reasoning is
-    /// this, then what it moves at the end).
-    moved: String,
-    /// Text released since the library last took the text so far as reasoning.
-    content_since: String,
+    /// Reasoning moved out of the text so far, as the library counts it.
+    moved: MovedSoFar,
     /// Moved reasoning held to go out after the text.
     pending_own: String,
     /// The reply outgrew the fixer: everything passes through from then on.
@@ -109,7 +105,6 @@ impl ResponsesStream {
             end: None,
             seq: AtomicU64::new(0),
             errored: false,
-            content_was_reasoning: false,
             sent_text: String::new(),
             unfixed: Vec::new(),
             reasoning_part: None,
@@ -118,8 +113,7 @@ impl ResponsesStream {
             open_own: None,
             own_text: String::new(),
             own_done: Vec::new(),
-            moved: String::new(),
-            content_since: String::new(),
+            moved: MovedSoFar::default(),
             pending_own: String::new(),
             through: false,
         }
@@ -206,7 +200,7 @@ impl ResponsesStream {
         if r.is_empty() {
             return;
         }
-        self.moved.push_str(r);
+        self.moved.reasoning(r);
         if !self.sent_text.is_empty() || self.through {
             self.pending_own.push_str(r);
             return;
@@ -273,29 +267,22 @@ impl ResponsesStream {
         for e in events {
             match e {
                 ReplyEvent::Content(t) => {
-                    self.content_since.push_str(&t);
+                    self.moved.content(&t);
                     text.push_str(&t);
                 }
                 ReplyEvent::Reasoning(r) => {
                     self.text(&std::mem::take(&mut text), out);
                     self.own(&r, out);
                 }
-                ReplyEvent::ContentWasReasoning => self.was_reasoning(),
+                ReplyEvent::ContentWasReasoning => self.moved.was_reasoning(),
                 _ => {}
             }
         }
         self.text(&text, out);
     }
 
-    fn was_reasoning(&mut self) {
-        self.content_was_reasoning = true;
-        // The library counts the text so far as moved reasoning; it went out as text.
-        self.moved.push_str(&std::mem::take(&mut self.content_since));
-    }
-
-    /// The last events (from the library's `finish`): there, the reasoning events mix the
-    /// reasoning items' text with reasoning moved out of the text, so what was moved is
-    /// read from the fixed reply instead. `reasoning`: the reasoning items' text as fed.
+    /// The last events (from the library's `finish`): their text, and the moved reasoning
+    /// not yet sent (see [`MovedSoFar::last`]). `reasoning`: the reasoning items' text as fed.
     fn take_last(
         &mut self,
         events: Vec<ReplyEvent>,
@@ -303,22 +290,8 @@ impl ResponsesStream {
         reasoning: Option<&str>,
         out: &mut Vec<Bytes>,
     ) {
-        let mut text = String::new();
-        for e in events {
-            match e {
-                ReplyEvent::Content(t) => {
-                    self.content_since.push_str(&t);
-                    text.push_str(&t);
-                }
-                ReplyEvent::ContentWasReasoning => self.was_reasoning(),
-                _ => {}
-            }
-        }
-        let all = moved(reasoning, fixed.reasoning_content.as_deref()).unwrap_or("");
-        if let Some(rest) = all.strip_prefix(self.moved.as_str()) {
-            let rest = rest.to_owned();
-            self.own(&rest, out);
-        }
+        let (text, rest) = self.moved.last(events, fixed, reasoning);
+        self.own(&rest, out);
         self.text(&text, out);
     }
 
@@ -570,7 +543,7 @@ impl StreamFixer<'_> for ResponsesStream {
             fixed: Fixed { response, bytes: None, replies: vec![fixed], read: None },
             complete,
             errored: self.errored || self.end.as_deref() == Some("response.failed"),
-            content_was_reasoning: self.content_was_reasoning,
+            content_was_reasoning: self.moved.content_was_reasoning,
         }
     }
 
