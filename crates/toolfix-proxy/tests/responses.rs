@@ -116,6 +116,13 @@ fn serving(r: Value) -> impl Fn(&Seen) -> Canned + Send + Sync + 'static {
     }
 }
 
+/// `first` to the client's request, `second` to what follows it (a re-prompt: its input
+/// holds more than the one user item).
+fn serving_then(first: Value, second: Value) -> impl Fn(&Seen) -> Canned + Send + Sync + 'static {
+    let (first, second) = (serving(first), serving(second));
+    move |seen: &Seen| if seen.json()["input"].as_array().unwrap().len() == 1 { first(seen) } else { second(seen) }
+}
+
 async fn both(h: &common::Harness, request: &Value) -> (Value, Value) {
     let (status, _, body) = h.post_bytes("/v1/responses", request.to_string()).await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
@@ -507,11 +514,7 @@ async fn a_reprompted_answer_streams_its_moved_reasoning_only_when_none_went_out
     let second = response(json!([text_item(
         "<think>Now with the amount.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 3}}</tool_call>"
     )]));
-    let h = start(move |seen: &Seen| {
-        let r = if seen.json()["input"].as_array().unwrap().len() == 1 { &first } else { &second };
-        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(responses_sse(r))]) } else { Canned::json(r) }
-    })
-    .await;
+    let h = start(serving_then(first, second)).await;
     let (plain, streamed) = both(&h, &ask("pay bob 3")).await;
     // Not streamed: the answer given is the re-prompt's, with its reasoning.
     let output = plain["output"].as_array().unwrap();
@@ -534,11 +537,7 @@ async fn a_reprompted_answer_streams_its_moved_reasoning_when_nothing_went_out()
     let second = response(json!([text_item(
         "<think>Now with the amount.</think><tool_call>{\"name\": \"send_money\", \"arguments\": {\"to\": \"bob\", \"amount\": 3}}</tool_call>"
     )]));
-    let h = start(move |seen: &Seen| {
-        let r = if seen.json()["input"].as_array().unwrap().len() == 1 { &first } else { &second };
-        if seen.json()["stream"] == true { Canned::Sse(vec![Bytes::from(responses_sse(r))]) } else { Canned::json(r) }
-    })
-    .await;
+    let h = start(serving_then(first, second)).await;
     let (plain, streamed) = both(&h, &ask("pay bob 3")).await;
     assert_eq!(plain["output"][0], own_reasoning("Now with the amount."), "{plain}");
     assert_eq!(plain["output"][1]["arguments"], "{\"to\": \"bob\", \"amount\": 3}");

@@ -37,6 +37,20 @@ where
     (Upstream::new(&Config::new(&url).unwrap()).unwrap(), count)
 }
 
+/// Read a request's head (and what came with it, 4 KiB at a time) and no more: `None`
+/// when the connection ends first.
+async fn read_head(socket: &mut TcpStream) -> Option<()> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        match socket.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(())
+}
+
 /// Read one request (head and body, by content-length or chunked) as text; `None` when
 /// the client closed the connection first.
 async fn read_request(socket: &mut TcpStream) -> Option<String> {
@@ -429,13 +443,8 @@ enum Early {
 /// ends as `how` says; every connection does the same.
 async fn answering_early(how: Early) -> (Upstream, Arc<AtomicUsize>) {
     serve(move |_, mut socket| async move {
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-            match socket.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-            }
+        if read_head(&mut socket).await.is_none() {
+            return;
         }
         if matches!(how, Early::Silent) {
             return;
@@ -540,13 +549,8 @@ async fn a_pooled_connection_that_answered_early_is_not_tried_again() {
         }
         read_request(&mut socket).await.unwrap();
         socket.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await.unwrap();
-        let mut got = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-            match socket.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-            }
+        if read_head(&mut socket).await.is_none() {
+            return;
         }
         let answer =
             format!("HTTP/1.1 413 Payload Too Large\r\ncontent-length: {}\r\n\r\n{TOO_LARGE}", TOO_LARGE.len());
