@@ -12,6 +12,7 @@ use super::lex::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::report::{Truncation, UncertainKind};
+use std::cell::Cell;
 
 /// What kind of container a frame is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +120,19 @@ pub(super) struct Parser<'a> {
     pub(super) keys_may_repeat: bool,
     /// How deep the value being parsed has nested so far.
     deepest: usize,
+    /// The plain key a string's look-ahead found ([`Parser::plain_key_ahead`]), so that
+    /// [`Parser::key`] takes it without reading it again.
+    key_ahead: Cell<Option<KeyAhead>>,
+}
+
+/// A plain key found ahead: its opening quote, its closing quote and its colon, in the
+/// region that ends at `end`.
+#[derive(Clone, Copy, Debug)]
+struct KeyAhead {
+    open: usize,
+    close: usize,
+    colon: usize,
+    end: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -141,6 +155,7 @@ impl<'a> Parser<'a> {
             keys: Vec::with_capacity(32),
             keys_may_repeat: false,
             deepest: 0,
+            key_ahead: Cell::new(None),
         }
     }
 
@@ -464,7 +479,12 @@ impl<'a> Parser<'a> {
         let c = self.b[i];
         let checkpoint = self.edits.checkpoint();
         let mut plain = false;
-        if self.plain_string(Ctx::Key).is_some() {
+        let ahead = self.key_ahead.get().filter(|k| k.open == i && k.end == self.end);
+        if let Some(k) = ahead {
+            // Read by the look-ahead of the string before: what `plain_string` returns.
+            self.pos = k.close + 1;
+            plain = true;
+        } else if self.plain_string(Ctx::Key).is_some() {
             // Read as `string` reads it, faster; its text is as written.
             plain = true;
         } else if open_quote(self.b, i).is_some() {
@@ -529,7 +549,7 @@ impl<'a> Parser<'a> {
         f.key_end = end;
         f.pending_comma = None;
         // The colon that follows (the common case) is taken here, as the next step would.
-        let k = skip_ws(self.b, end, self.end);
+        let k = ahead.map_or_else(|| skip_ws(self.b, end, self.end), |k| k.colon);
         if self.at(k) == Some(b':') {
             self.pos = k + 1;
             self.top().state = State::Value;
