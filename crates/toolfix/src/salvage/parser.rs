@@ -5,7 +5,7 @@
 //! [`LOOKAHEAD`](super::lex::LOOKAHEAD) bytes ahead, so the whole pass is linear.
 
 use super::FixKind as K;
-use super::edits::Edits;
+use super::edits::{Edit, Edits};
 use super::lex::{
     breaks_ident, ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_missing_open_quote,
     key_then_colon, memchr_in, open_quote, skip_layout, skip_ws, value_starts,
@@ -91,6 +91,27 @@ pub(super) struct ValueSpan {
     pub(super) depth: usize,
 }
 
+/// The vectors of a parse, kept between parses by a [`Salvager`](super::Salvager) (each
+/// parse empties them first).
+#[derive(Debug)]
+pub(super) struct Buffers {
+    pub(super) edits: Vec<Edit>,
+    stack: Vec<Frame>,
+    keys: Vec<(usize, usize, u64)>,
+}
+
+impl Default for Buffers {
+    fn default() -> Self {
+        Buffers {
+            edits: Vec::new(),
+            // Eight frames (a tool call rarely nests deeper) stay under glibc's per-thread
+            // cache size (1 KiB): sixteen took the slow path of malloc and free every call.
+            stack: Vec::with_capacity(8),
+            keys: Vec::with_capacity(32),
+        }
+    }
+}
+
 pub(super) struct Parser<'a> {
     src: &'a str,
     b: &'a [u8],
@@ -136,27 +157,38 @@ struct KeyAhead {
 }
 
 impl<'a> Parser<'a> {
-    pub(super) fn new(src: &'a str, max_depth: usize) -> Self {
+    /// A parser of `src` that works in the vectors of `buffers` (taken, and given back by
+    /// [`Parser::into_buffers`]).
+    pub(super) fn new(src: &'a str, max_depth: usize, buffers: &mut Buffers) -> Self {
+        let mut stack = std::mem::take(&mut buffers.stack);
+        stack.clear();
+        let mut keys = std::mem::take(&mut buffers.keys);
+        keys.clear();
         Parser {
             src,
             b: src.as_bytes(),
             pos: 0,
             end: src.len(),
-            edits: Edits::for_text(src.len()),
-            // Eight frames (a tool call rarely nests deeper) stay under glibc's per-thread
-            // cache size (1 KiB): sixteen took the slow path of malloc and free every call.
-            stack: Vec::with_capacity(8),
+            edits: Edits::for_text(src.len(), std::mem::take(&mut buffers.edits)),
+            stack,
             max_depth,
             last_closed: None,
             cut_token: None,
             cut: None,
             quoted_fence: None,
             fence_search: None,
-            keys: Vec::with_capacity(32),
+            keys,
             keys_may_repeat: false,
             deepest: 0,
             key_ahead: Cell::new(None),
         }
+    }
+
+    /// The edits made, and the parser's own vectors given back to `buffers`.
+    pub(super) fn into_buffers(self, buffers: &mut Buffers) -> Edits {
+        buffers.stack = self.stack;
+        buffers.keys = self.keys;
+        self.edits
     }
 
     /// The whole input, as bytes.
