@@ -624,7 +624,7 @@ impl<'a> Parser<'a> {
             self.keys_may_repeat = true;
             return;
         };
-        let fp = super::lex::fingerprint(t);
+        let fp = super::lex::fingerprint_at(self.b, from, to);
         let bit = 1u64 << (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
         let (first, bits) = self.stack.last().map_or((0, 0), |f| (f.keys_from, f.key_bits));
         let count = self.keys.len().saturating_sub(first);
