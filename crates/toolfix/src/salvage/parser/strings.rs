@@ -45,7 +45,10 @@ impl Parser<'_> {
         if next.is_none_or(|c| matches!(c, b'/' | b'#' | b'+') || c >= 0xC2) {
             return None;
         }
-        if !self.closes_string(open + 1, close, 1, ctx, false) {
+        // A key followed by its colon is closed there (what `closes_string` says of it,
+        // asked only about the rest).
+        let key_then_colon = ctx == Ctx::Key && next == Some(b':');
+        if !key_then_colon && !self.closes_string(open + 1, close, 1, ctx, false) {
             return None;
         }
         self.pos = close + 1;
