@@ -13,6 +13,10 @@
 //!   `StreamFixer`: every frame sent is an SSE event whose data is JSON (or `[DONE]`).
 //! - [`request`]: a client's request body, through each API's peek and history repair: a
 //!   request the peek forwards as its bytes is one the history repair leaves alone.
+//!
+//! The property tests below build answers, streams and requests from pieces that need every
+//! kind of handling and run them through the three; they also check that an answer
+//! streamed, in pieces of any size, is fixed as it is when not streamed.
 #![expect(clippy::panic, reason = "an invariant that does not hold is what a fuzzer looks for: a panic")]
 
 use crate::adapter::chat::ChatCompletions;
@@ -471,8 +475,65 @@ mod tests {
         assert_eq!(names_after_apply::<Responses>(&body(2, "Sure.", None, &calls, 1)), want);
     }
 
+    /// The replies a stream of API `A` ends with, fixed (`None`: it did not end whole).
+    fn streamed<A: Adapter>(chunk: usize, bytes: &[u8]) -> Option<Vec<Value>> {
+        let options = toolfix::FixOptions::default();
+        let mut fixer = A::stream(&super::TOOLS, None, &options, 1 << 16);
+        for piece in bytes.chunks(chunk) {
+            crate::adapter::StreamFixer::push(&mut fixer, piece).ok()?;
+        }
+        let ended = crate::adapter::StreamFixer::finish(&mut fixer);
+        ended.complete.then(|| ended.fixed.replies.iter().map(|f| super::seen(f.as_ref())).collect())
+    }
+
+    fn plain<A: Adapter>(body: &Value) -> Vec<Value> {
+        let mut out = Vec::new();
+        A::each_reply(body, &mut |r| out.push(super::seen(super::fix(r).as_ref())));
+        out
+    }
+
+    /// Regression (found by `a_stream_is_fixed_as_the_answer_is`): a Responses call whose
+    /// arguments stay empty (`""`) was read streamed as a call that sent none (`{}`,
+    /// untouched), and not streamed as `""` repaired to `{}`: the labels and the report
+    /// differed between the two.
+    #[test]
+    fn a_responses_call_with_empty_arguments_streams_as_it_reads() {
+        let calls = [("c1".to_owned(), "f".to_owned(), String::new())];
+        let v = body(2, "", None, &calls, 0);
+        let streamed = streamed::<Responses>(7, sse(2, &v).as_bytes()).expect("a whole stream");
+        assert_eq!(streamed, plain::<Responses>(&v));
+        assert_eq!(streamed[0]["tool_calls"][0]["status"], "repaired");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// An answer streamed, in pieces of any size, is fixed as it is when not streamed.
+        #[test]
+        fn a_stream_is_fixed_as_the_answer_is(
+            api in 0u8..3, text in text(), reasoning in prop::option::of(text()), calls in calls(),
+            extra in any::<u8>(), chunk in 1usize..80,
+        ) {
+            // Empty reasoning is no reasoning to a stream (nothing to send a delta for).
+            let v = body(api, &text, reasoning.as_deref().filter(|r| !r.is_empty()), &calls, extra & !8);
+            let bytes = sse(api, &v).into_bytes();
+            let (s, p) = match api {
+                0 => (streamed::<ChatCompletions>(chunk, &bytes), plain::<ChatCompletions>(&v)),
+                1 => (streamed::<Messages>(chunk, &bytes), plain::<Messages>(&v)),
+                _ => (streamed::<Responses>(chunk, &bytes), plain::<Responses>(&v)),
+            };
+            // A note's span counts native calls by their place in the stream (Messages
+            // numbers its text block too): the rest must be the same.
+            let spanless = |mut replies: Vec<Value>| {
+                for n in replies.iter_mut().filter_map(|r| r.get_mut("notes")).filter_map(Value::as_array_mut).flatten() {
+                    if let Some(n) = n.as_object_mut() {
+                        n.remove("span");
+                    }
+                }
+                replies
+            };
+            prop_assert_eq!(s.map(spanless), Some(spanless(p)));
+        }
 
         /// Streams of the same answers, pushed in pieces of any size, cut or flipped at a
         /// byte.
