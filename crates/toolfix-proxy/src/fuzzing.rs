@@ -11,7 +11,8 @@
 //!   splice must read as the value path's body; every body written must be JSON.
 //! - [`stream`]: an upstream's SSE bytes, cut in pieces, through each API's
 //!   `StreamFixer`: every frame sent is an SSE event whose data is JSON (or `[DONE]`).
-//! - [`request`]: a client's request body, through each API's peek and history repair: a
+//! - [`request`]: a client's request body, through each API's peek and history repair:
+//!   a history changed is a history reported, a repaired one needs no second pass, and a
 //!   request the peek forwards as its bytes is one the history repair leaves alone.
 //!
 //! The property tests below build answers, streams and requests from pieces that need every
@@ -234,6 +235,15 @@ fn request_as<A: Adapter>(body: &[u8]) {
     let plain = peek.plain;
     let before = value.clone();
     let changes = A::repair_history(&mut value, &Limits::default());
+    // A history left alone is forwarded byte for byte: unchanged means unreported.
+    if changes.is_empty() {
+        assert_eq!(value, before, "the history repair changed a request and reported nothing");
+    }
+    // A repaired history needs no second repair.
+    let repaired = value.clone();
+    let again = A::repair_history(&mut value, &Limits::default());
+    assert!(again.is_empty(), "the history repair is not done after one pass: {again:?}");
+    assert_eq!(value, repaired, "the history repair is not done after one pass");
     if let Some(n) = plain {
         assert!(changes.is_empty(), "a request forwarded as its bytes has history to repair");
         assert_eq!(value, before, "a request forwarded as its bytes has history to repair");
@@ -425,7 +435,23 @@ mod tests {
     /// arguments are broken, reasoning sent back.
     fn turn(api: u8, kind: u8) -> Value {
         let broken = "{\"city\": \"Paris\", \"days\": \"3\",}";
-        match (api % 3, kind % 5) {
+        match (api % 3, kind % 8) {
+            (0, 5) => json!({"role": "assistant", "content": "x", "tool_calls": []}),
+            (0, 6) => json!({"role": "assistant", "tool_calls": [{"id": "c3", "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]}),
+            (0, 7) => json!({"role": "tool", "tool_call_id": "nobody", "content": "orphan"}),
+            (1, 5) => json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "x",
+                "signature": "toolfix-unsigned"}, {"type": "text", "text": "ok"}]}),
+            (1, 6) => json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c3", "name": "get_weather",
+                "input": "{'city': 'Oslo',}"}]}),
+            (1, 7) => {
+                json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "nobody", "content": "x"}]})
+            }
+            (2, 5) => {
+                json!({"type": "function_call", "call_id": "c3", "name": "get_weather", "arguments": "{'city': 'Oslo'"})
+            }
+            (2, 6) => json!({"type": "function_call_output", "call_id": "nobody", "output": "x"}),
+            (2, 7) => json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "x"}]}),
             (_, 0) => json!({"role": "user", "content": "hi"}),
             (0, 1) => json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
                 "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}),
