@@ -450,8 +450,9 @@ impl<'r> Draft<'r> {
         // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once.
         let (strict, refused_strict) =
             if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-                if salvage::unclosed(raw) {
-                    // No strict JSON (an object or array ends with its closer): not read twice.
+                if salvage::unclosed(raw) || ends_with_trailing_comma(raw) {
+                    // No strict JSON (an object or array ends with its closer, with no comma
+                    // before it): not read twice.
                     (None, true)
                 } else {
                     match read_strict(raw) {
@@ -678,8 +679,8 @@ impl<'r> Draft<'r> {
             None => out.value.to_string(),
         };
         self.value = out.value;
-        self.repairs.extend(out.repairs);
-        self.notes.extend(out.notes);
+        append(&mut self.repairs, out.repairs);
+        append(&mut self.notes, out.notes);
         self.untouched = false;
         Ok(Step::Done)
     }
@@ -869,6 +870,25 @@ fn settle_duplicates(
     Ok(())
 }
 
+/// `list` extended with `more`: taken whole when `list` is empty (most calls), not copied.
+fn append<T>(list: &mut Vec<T>, more: Vec<T>) {
+    if list.is_empty() {
+        *list = more;
+    } else {
+        list.extend(more);
+    }
+}
+
+/// True when the text's last closer (`}` or `]`, whitespace after it aside) follows a comma,
+/// whitespace between aside: `{"a": 1,}`. That is never strict JSON (only whitespace lies
+/// between the two, so the comma is outside every string), and the strict read would
+/// refuse it only at its end, after reading everything.
+fn ends_with_trailing_comma(text: &str) -> bool {
+    let is_ws = |c: &&u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
+    let mut rev = text.as_bytes().iter().rev().skip_while(is_ws);
+    matches!(rev.next(), Some(b'}' | b']')) && rev.find(|c| !is_ws(c)) == Some(&b',')
+}
+
 /// Strict JSON text read in one pass with its index (what that pass leaves undecided
 /// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
 /// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
@@ -911,4 +931,21 @@ fn last_string_path(text: &str) -> Option<String> {
         }
     }
     last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_with_trailing_comma;
+
+    #[test]
+    fn a_comma_before_the_last_closer_is_no_strict_json() {
+        for text in ["{\"a\": 1,}", "{\"a\": [1, 2,] ,\n}\n", "[1,]", "{\"a\": \"x\" , \t}"] {
+            assert!(ends_with_trailing_comma(text), "{text}");
+            assert!(serde_json::from_str::<serde_json::Value>(text).is_err(), "{text}");
+        }
+        // A comma inside the last string, or before an inner closer only, is not one.
+        for text in ["{\"a\": \",}\"}", "{\"a\": [1,]}", "{\"a\": 1}", "{\"a\": 1,", "", ",", "}"] {
+            assert!(!ends_with_trailing_comma(text), "{text}");
+        }
+    }
 }

@@ -26,7 +26,8 @@ pub(super) fn repair_object<'a>(
     if !ov.has_properties() && ov.additional_allowed {
         return;
     }
-    let mut moved: Vec<String> = Vec::new();
+    // The members repair moved here (renamed to a property: borrowed from the schema).
+    let mut moved: Vec<Cow<'a, str>> = Vec::new();
     let mut ambiguous: Vec<String> = Vec::new();
     if !cx.strict() {
         nest_dot_keys(cx, &ov, map, path, &mut moved);
@@ -48,7 +49,7 @@ pub(super) fn repair_object<'a>(
         let Some(schema) = ov.property(k) else {
             continue;
         };
-        let forced = force || moved.contains(k);
+        let forced = force || moved.iter().any(|m| m == k);
         // Most members hold no failure: passed without building their path.
         if !forced && !cx.relevant_member(path, k) {
             continue;
@@ -61,12 +62,12 @@ pub(super) fn repair_object<'a>(
 
 /// `"config.retry.max": 3` into `{"config": {"retry": {"max": 3}}}` when each segment is a
 /// property of the schema's nesting.
-pub(super) fn nest_dot_keys(
-    cx: &mut Ctx<'_>,
-    ov: &ObjectView<'_>,
+pub(super) fn nest_dot_keys<'a>(
+    cx: &mut Ctx<'a>,
+    ov: &ObjectView<'a>,
     map: &mut Map<String, Value>,
     path: &str,
-    moved: &mut Vec<String>,
+    moved: &mut Vec<Cow<'a, str>>,
 ) {
     let root = cx.root;
     let dotted: Vec<String> =
@@ -138,7 +139,7 @@ pub(super) fn nest_dot_keys(
         cx.moves.record(new_path.clone(), pointer::join(path, &key));
         cx.record(RepairKind::DotKeysNested, &new_path, Some(Value::String(key.clone())), Some(leaf));
         if let Some(first) = parents.first() {
-            moved.push((*first).to_owned());
+            moved.push(Cow::Owned((*first).to_owned()));
         }
     }
 }
@@ -203,12 +204,12 @@ fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) 
     NameMatch::None
 }
 
-fn rename(
-    cx: &mut Ctx<'_>,
-    ov: &ObjectView<'_>,
+fn rename<'a>(
+    cx: &mut Ctx<'a>,
+    ov: &ObjectView<'a>,
     map: &mut Map<String, Value>,
     path: &str,
-    moved: &mut Vec<String>,
+    moved: &mut Vec<Cow<'a, str>>,
     ambiguous: &mut Vec<String>,
 ) {
     // Most objects name only declared properties: nothing to rename. The keys that are
@@ -282,7 +283,7 @@ fn rename(
         cx.moves.record(new_path.clone(), pointer::join(path, &from));
         map.shift_insert(at, to.to_owned(), v);
         cx.record(RepairKind::FieldRenamed, new_path, Some(Value::String(from)), Some(Value::String(to.to_owned())));
-        moved.push(to.to_owned());
+        moved.push(Cow::Borrowed(to));
     }
 }
 
