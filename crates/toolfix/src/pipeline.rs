@@ -37,6 +37,7 @@ use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};
 use crate::validate::{Detail, Violation, violations, violations_found};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// What became of one call: arguments the schema accepts, or a refusal; and the report.
@@ -376,8 +377,9 @@ struct Draft<'r> {
     /// The arguments as the model wrote them.
     raw: &'r str,
     limits: Limits,
-    /// The arguments as strict JSON text, copied as written wherever unchanged.
-    text: String,
+    /// The arguments as strict JSON text, copied as written wherever unchanged (the
+    /// model's own text, borrowed, until something changes it).
+    text: Cow<'r, str>,
     value: Value,
     /// The index of `text` as read, made by the same pass as `value` (dropped whenever
     /// `text` changes).
@@ -469,7 +471,7 @@ impl<'r> Draft<'r> {
             && tool.is_valid(value)
         {
             let value = strict.map(|(value, ..)| value).unwrap_or_default();
-            let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
+            let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
             draft.untouched = true;
             return Ok((draft, Step::Done));
         }
@@ -477,7 +479,7 @@ impl<'r> Draft<'r> {
         if let Some((value, dupes, index)) = strict {
             // Asked above unless the hints have checks or a string is tagged.
             let refused = !dupes && !tool.hints().has_checks() && !tool.has_tagged_strings();
-            let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
+            let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
             draft.index = index;
             draft.untouched = !dupes;
             draft.dupes = dupes;
@@ -522,7 +524,7 @@ impl<'r> Draft<'r> {
         } else {
             Ending::Complete
         };
-        let mut draft = Draft::new(tool, raw, *limits, salvaged.into_text().into_owned(), value, fixes);
+        let mut draft = Draft::new(tool, raw, *limits, salvaged.into_text(), value, fixes);
         draft.index = index;
         draft.untouched = untouched;
         draft.ending = ending;
@@ -531,7 +533,14 @@ impl<'r> Draft<'r> {
         Ok((draft, Step::Next))
     }
 
-    fn new(tool: &'r Tool, raw: &'r str, limits: Limits, text: String, value: Value, fixes: Vec<TextFix>) -> Self {
+    fn new(
+        tool: &'r Tool,
+        raw: &'r str,
+        limits: Limits,
+        text: Cow<'r, str>,
+        value: Value,
+        fixes: Vec<TextFix>,
+    ) -> Self {
         Draft {
             tool,
             raw,
@@ -562,7 +571,7 @@ impl<'r> Draft<'r> {
                     let after = arguments.pointer(&split.pointer).cloned();
                     self.repairs.push(Repair::new(RepairKind::MarkupSplit, split.pointer.clone(), before, after));
                 }
-                self.text = arguments.to_string();
+                self.text = Cow::Owned(arguments.to_string());
                 self.index = None;
                 self.value = arguments;
                 self.untouched = false;
@@ -587,7 +596,7 @@ impl<'r> Draft<'r> {
             }
             let before = self.value.clone();
             if drop_uncertain(tool, cut, &mut self.value, &mut self.notes)? {
-                self.text = render_text(&self.text, &self.value, &before, &Moves::default());
+                self.text = Cow::Owned(render_text(&self.text, &self.value, &before, &Moves::default()));
                 self.index = None;
                 self.untouched = false;
                 self.refused = false;
@@ -598,7 +607,7 @@ impl<'r> Draft<'r> {
         }
         if self.dupes {
             self.index = None;
-            settle_duplicates(tool, &mut self.text, &self.value, &mut self.notes)?;
+            settle_duplicates(tool, self.text.to_mut(), &self.value, &mut self.notes)?;
         }
         Ok(Step::Next)
     }
@@ -619,7 +628,7 @@ impl<'r> Draft<'r> {
             let inner_text = inner.text().to_owned();
             let before = std::mem::replace(&mut self.value, decoded);
             self.repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(before), None));
-            self.text = inner_text;
+            self.text = Cow::Owned(inner_text);
             self.index = None;
             self.untouched = false;
             self.refused = false;
@@ -669,7 +678,7 @@ impl<'r> Draft<'r> {
                 self.truncated(),
             ));
         }
-        self.text = match &index {
+        self.text = Cow::Owned(match &index {
             Some(idx) => {
                 // Every change repair made is recorded at or below where it was made: the
                 // members no record names are copied as written.
@@ -677,7 +686,7 @@ impl<'r> Draft<'r> {
                 render_changed(&out.value, Original::Text, idx, &out.moves, Some(&changed))
             }
             None => out.value.to_string(),
-        };
+        });
         self.value = out.value;
         append(&mut self.repairs, out.repairs);
         append(&mut self.notes, out.notes);
@@ -717,7 +726,7 @@ impl<'r> Draft<'r> {
             ));
         }
         self.repairs.extend(cx.repairs);
-        self.text = render_text(&self.text, &self.value, &original, &cx.moves);
+        self.text = Cow::Owned(render_text(&self.text, &self.value, &original, &cx.moves));
         self.notes.extend(cx.notes);
         self.untouched = false;
         Ok(Step::Done)
@@ -747,7 +756,7 @@ impl<'r> Draft<'r> {
             self.notes.extend(out.notes);
             value = out.value;
         }
-        self.text = value.to_string();
+        self.text = Cow::Owned(value.to_string());
         self.value = value;
         self.repairs.extend(repairs);
         self.untouched = false;
@@ -773,7 +782,7 @@ impl<'r> Draft<'r> {
                 let notes = self.notes.iter().map(feedback::note).collect();
                 CallOutcome {
                     report: Report::new(tool.name(), outcome, self.fixes, self.repairs, notes),
-                    result: Ok(Accepted { text: self.text, value: self.value }),
+                    result: Ok(Accepted { text: self.text.into_owned(), value: self.value }),
                     key: OnceLock::new(),
                 }
             }
