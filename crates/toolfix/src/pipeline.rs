@@ -496,9 +496,8 @@ impl<'r> Draft<'r> {
             Ok(s) => s,
             Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
         };
-        let fixes = salvaged.fixes().to_vec();
         if tool.policy() == Policy::Strict && salvaged.is_truncated() {
-            return Err(refuse(fixes, feedback::truncated(tool, None, true)));
+            return Err(refuse(salvaged.fixes().to_vec(), feedback::truncated(tool, None, true)));
         }
         let parsed = match parse_indexed(salvaged.text()) {
             Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
@@ -512,7 +511,7 @@ impl<'r> Draft<'r> {
                     crate::error::ErrorKind::Syntax,
                     format!("repaired JSON does not fit a value: {e}"),
                 );
-                return Err(refuse(fixes, feedback::unreadable(tool, &e, raw, limits)));
+                return Err(refuse(salvaged.fixes().to_vec(), feedback::unreadable(tool, &e, raw, limits)));
             }
         };
         let untouched = salvaged.is_untouched() && !empty && !dupes;
@@ -524,7 +523,8 @@ impl<'r> Draft<'r> {
         } else {
             Ending::Complete
         };
-        let mut draft = Draft::new(tool, raw, *limits, salvaged.into_text(), value, fixes);
+        let (text, fixes) = salvaged.into_text_and_fixes();
+        let mut draft = Draft::new(tool, raw, *limits, text, value, fixes);
         draft.index = index;
         draft.untouched = untouched;
         draft.ending = ending;
