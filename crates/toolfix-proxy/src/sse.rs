@@ -45,7 +45,10 @@ impl Parser {
         Ok(out)
     }
 
-    /// The input ended: the last event, when it lacked its blank line.
+    /// The input ended: the last event, when it lacked its blank line. Its raw bytes get
+    /// the blank line it lacked: passed on as they came, they would be an event a client
+    /// never dispatches (the format drops an unfinished event at the end of the stream),
+    /// or one it joins to the next frame the proxy sends (its error event, say).
     pub(crate) fn finish(mut self) -> Option<Event> {
         let mut out = Vec::new();
         self.lines(true, &mut out);
@@ -55,6 +58,10 @@ impl Parser {
             self.lines(true, &mut out);
         }
         let data = self.data.take()?;
+        // The buffer ends with a line end here; the blank line after it: after a lone
+        // `\r`, a `\r\n` (a `\n` would join the `\r` as one line end).
+        let end: &[u8] = if self.buf.ends_with(b"\n") { b"\n" } else { b"\r\n" };
+        self.buf.extend_from_slice(end);
         Some(Event { data, raw: Bytes::from(std::mem::take(&mut self.buf)) })
     }
 
@@ -159,6 +166,28 @@ mod tests {
         assert_eq!(whole[0].1, b"data: {\"a\":1}\n\n");
         for cut in 0..=input.len() {
             assert_eq!(all(input, cut), whole, "cut at {cut}");
+        }
+    }
+
+    /// Regression (found by the fuzzing property tests): an event the stream ended before
+    /// its blank line was given back without it, so passed on it merged with the proxy's
+    /// next frame (`data: {chunk}\ndata: {error}`: no JSON) or was never dispatched.
+    #[test]
+    fn an_event_cut_before_its_blank_line_gets_it() {
+        for (input, raw) in [
+            (&b"data: {\"a\":1}"[..], &b"data: {\"a\":1}\n\n"[..]),
+            (b"data: {\"a\":1}\n", b"data: {\"a\":1}\n\n"),
+            (b"data: {\"a\":1}\r\n", b"data: {\"a\":1}\r\n\n"),
+            (b"data: {\"a\":1}\r", b"data: {\"a\":1}\r\r\n"),
+        ] {
+            let mut p = Parser::new(1 << 20);
+            assert!(p.push(input).unwrap().is_empty());
+            let event = p.finish().expect("the event");
+            assert_eq!(event.data, "{\"a\":1}");
+            assert_eq!(event.raw.as_ref(), raw, "{input:?}");
+            // Read again, the raw bytes are one whole event.
+            let mut again = Parser::new(1 << 20);
+            assert_eq!(again.push(raw).unwrap().len(), 1, "{raw:?}");
         }
     }
 

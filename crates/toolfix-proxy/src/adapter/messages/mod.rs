@@ -492,13 +492,15 @@ pub(crate) fn is_proxy_thinking(block: &Value) -> bool {
 /// The `tool_use` block for a usable call; an untouched server call keeps its own block.
 fn tool_use(call: &FixedCall, old: &[Value]) -> Value {
     let input: Value = call.arguments_text().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_else(|| json!({}));
-    // An untouched server call keeps its block as sent: the one with its id *and* its
-    // input (two blocks may share an id; the other's input may be the one repaired).
+    // An untouched server call keeps its block as sent: the one with its id, its name
+    // *and* its input (two blocks may share an id; the other's input may be the one
+    // repaired, or the same input may go to another tool).
     if call.channel == Channel::ToolCalls
         && call.status == CallStatus::Untouched
         && let Some(o) = old.iter().find(|o| {
             kind(o) == "tool_use"
                 && o.get("id").and_then(Value::as_str) == Some(call.id.as_str())
+                && o.get("name").and_then(Value::as_str) == Some(call.name.as_str())
                 && o.get("input").is_some_and(|i| i.is_object() && *i == input)
         })
     {

@@ -70,8 +70,9 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
             return None;
         }
         let input = b.input.0?;
-        // For an untouched call `apply` copies the first block with its id, when that
-        // block's input is an object: kept when it is this one.
+        // For an untouched call `apply` copies the block with its id, name and input
+        // (an object): spliced only when this is the first block with its id (the value
+        // path takes the rest).
         if call.status == CallStatus::Untouched {
             let first = calls.iter().position(|o| o.id.as_str() == id)?;
             if calls.get(first)?.input.0.is_some_and(|r| r.get().starts_with('{')) {

@@ -457,12 +457,18 @@ impl<'a> Parts<'a> {
     }
 }
 
-/// The `function_call` item of a usable call; an untouched server call keeps its own.
+/// The `function_call` item of a usable call; an untouched server call keeps its own: the
+/// item with its call id, its name *and* its arguments (two items may share a call id,
+/// and the same arguments may go to another tool).
 fn function_call(call: &FixedCall, old: &[Value]) -> Value {
     if call.channel == Channel::ToolCalls
         && call.status == CallStatus::Untouched
-        && let Some(o) = find_call(old, &call.id)
-        && o.get("arguments").and_then(Value::as_str) == call.arguments_text()
+        && let Some(o) = old.iter().find(|o| {
+            kind(o) == "function_call"
+                && o.get("call_id").and_then(Value::as_str) == Some(call.id.as_str())
+                && o.get("name").and_then(Value::as_str) == Some(call.name.as_str())
+                && o.get("arguments").and_then(Value::as_str) == call.arguments_text()
+        })
     {
         return o.clone();
     }
