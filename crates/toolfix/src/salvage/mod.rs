@@ -181,7 +181,7 @@ pub fn salvage(input: &str) -> Result<Salvaged<'_>> {
 ///
 /// As [`salvage`].
 pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
-    if let Some(done) = checked(input, limits) {
+    if let Some(done) = checked(input, limits, &mut strict::Stacks::default()) {
         return done;
     }
     lenient(input, limits, &mut parser::Buffers::default())
@@ -202,6 +202,7 @@ pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>>
 /// ```
 #[derive(Debug, Default)]
 pub struct Salvager {
+    strict: strict::Stacks,
     buffers: parser::Buffers,
 }
 
@@ -218,7 +219,7 @@ impl Salvager {
     ///
     /// As [`salvage`].
     pub fn salvage<'a>(&mut self, input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
-        if let Some(done) = checked(input, limits) {
+        if let Some(done) = checked(input, limits, &mut self.strict) {
             return done;
         }
         lenient(input, limits, &mut self.buffers)
@@ -228,7 +229,7 @@ impl Salvager {
 /// The answer of [`salvage_with`] before the lenient parse: an error for input too large
 /// or empty, the input itself when it is strict JSON; `None` when the lenient parse is
 /// needed.
-fn checked<'a>(input: &'a str, limits: &Limits) -> Option<Result<Salvaged<'a>>> {
+fn checked<'a>(input: &'a str, limits: &Limits, stacks: &mut strict::Stacks) -> Option<Result<Salvaged<'a>>> {
     if input.len() > limits.max_input_bytes {
         return Some(Err(Error::new(
             ErrorKind::InputTooLarge,
@@ -244,7 +245,7 @@ fn checked<'a>(input: &'a str, limits: &Limits) -> Option<Result<Salvaged<'a>>> 
     }
     // Strict fast path: valid text comes back borrowed (a lone surrogate escape, which no
     // Rust string can hold, goes to the lenient parser, which replaces it).
-    if let Some(strict) = strict::check(input, limits.max_depth) {
+    if let Some(strict) = strict::check_in(input, limits.max_depth, stacks) {
         let keys_unique = !strict.keys_may_repeat;
         return Some(Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique }));
     }
