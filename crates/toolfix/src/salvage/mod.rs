@@ -101,6 +101,11 @@ impl<'a> Salvaged<'a> {
         self.text
     }
 
+    /// [`Salvaged::into_text`] and the fixes, taken (not copied).
+    pub(crate) fn into_text_and_fixes(self) -> (Cow<'a, str>, Vec<TextFix>) {
+        (self.text, self.fixes)
+    }
+
     /// Every fix made, in the order of their spans.
     #[must_use]
     pub fn fixes(&self) -> &[TextFix] {
