@@ -364,4 +364,82 @@ mod tests {
             assert_eq!(s, None, "{text}");
         }
     }
+
+    /// Output item `at` from a few choices each (for the property below): a message, a
+    /// call, the upstream's reasoning or another item, mostly in the shapes `apply` writes
+    /// (each choice's first value, three times in four), else in others.
+    fn item(at: usize, choice: [u8; 6]) -> Value {
+        let [kind, a, b, c, d, e] = choice;
+        let pick =
+            |i: u8, from: &[Value]| if i < 192 { from[0].clone() } else { from[usize::from(i) % from.len()].clone() };
+        let mut item = match kind % 5 {
+            0 => {
+                let text = pick(
+                    a,
+                    &[
+                        json!("Sure."),
+                        json!(""),
+                        json!("<think>Paris.</think>Sure."),
+                        json!(format!("<tool_call>{{\"name\": \"get_weather\", \"arguments\": {BROKEN}}}</tool_call>")),
+                    ],
+                );
+                let part = json!({"type": pick(b, &[json!("output_text"), json!("refusal")]),
+                                  "text": text, "annotations": pick(c, &[json!([]), json!([{"type": "x"}])])});
+                let content = if d == 255 { json!([part, part]) } else { json!([part]) };
+                json!({"type": "message", "id": pick(e, &[json!("msg_1"), Value::Null]),
+                       "status": pick(d, &[json!("completed"), json!("in_progress")]),
+                       "role": pick(c, &[json!("assistant"), json!("user")]), "content": content})
+            }
+            1..=3 => json!({"type": "function_call", "id": pick(e, &[json!(format!("fc_{at}")), json!(7)]),
+                "call_id": pick(a, &[json!(format!("c{at}")), json!("c1"), Value::Null]),
+                "name": pick(b, &[json!("get_weather"), json!("noop"), json!(3)]),
+                "arguments": pick(c, &[json!(BROKEN), json!(FINE), json!(r#"{"days": 2}"#),
+                                       serde_json::from_str(BROKEN).unwrap(), Value::Null, json!("not json")]),
+                "status": pick(d, &[json!("completed"), json!("in_progress"), Value::Null])}),
+            _ if a % 2 == 0 => {
+                json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Hmm."}]})
+            }
+            _ => json!({"type": "web_search_call", "id": "ws_1", "status": "completed"}),
+        };
+        // Another member, or one taken away.
+        match e {
+            0..=7 => item["phase"] = json!("final"),
+            8..=15 => {
+                if let Some(o) = item.as_object_mut() {
+                    o.remove(if kind % 5 == 0 { "id" } else { "status" });
+                }
+            }
+            _ => {}
+        }
+        item
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Any answer made of such items: a splice, where taken, gives what the value
+        /// path gives.
+        #[test]
+        fn a_splice_is_the_value_path_over_mixed_items(
+            choices in proptest::collection::vec(proptest::prelude::any::<[u8; 6]>(), 0..5),
+            report in 0..8u8,
+        ) {
+            let tools = ToolSet::new(&[
+                json!({"name": "get_weather", "parameters": {"type": "object",
+                    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}),
+                json!({"name": "noop", "parameters": {"type": "object"}}),
+            ])
+            .unwrap();
+            let mut output: Vec<Value> = choices.into_iter().enumerate().map(|(at, c)| item(at, c)).collect();
+            // Mostly in the order `apply` writes (the calls last).
+            if report > 1 {
+                output.sort_by_key(|i| i["type"] == "function_call");
+            }
+            let mut body = response(&Value::Array(output));
+            if report == 0 {
+                body["x_toolfix"] = json!(1);
+            }
+            Tally::default().check::<Responses>(&body, &tools);
+        }
+    }
 }
