@@ -1,8 +1,10 @@
 //! The few parts of a JSON-RPC message the wrapper reads, borrowed from the line.
 
 use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
+use std::fmt;
 
 /// A JSON-RPC message, parsed only as far as routing needs.
 #[derive(Debug, Deserialize)]
@@ -37,6 +39,52 @@ pub(crate) struct CallParams<'a> {
 /// A member that is present, `null` included.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A JSON object's members in order, a member given twice kept twice (a derived reader
+/// refuses the object, a `Value` keeps the last: neither says what was repeated).
+#[derive(Debug)]
+pub(crate) struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'a> Members<'a> {
+    /// The members of the object `text`, or `None` when it is not one.
+    pub(crate) fn parse(text: &'a str) -> Option<Members<'a>> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// Every value given for `key`, in order.
+    pub(crate) fn all<'k>(&'k self, key: &'k str) -> impl Iterator<Item = &'a RawValue> + 'k {
+        self.0.iter().filter(move |(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    /// The first member given more than once.
+    pub(crate) fn repeated(&self) -> Option<&str> {
+        self.0
+            .iter()
+            .enumerate()
+            .find(|(i, (k, _))| self.0.iter().skip(i + 1).any(|(o, _)| o == k))
+            .map(|(_, (k, _))| k.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Each;
+        impl<'de> Visitor<'de> for Each {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    out.push(entry);
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Each)
+    }
 }
 
 /// The result of `tools/list`.

@@ -12,6 +12,9 @@
 //!   that may have side effects, are not forwarded: the wrapper answers the request with
 //!   a tool result `{"content":[{"type":"text","text":"<refusal>"}],"isError":true}`, so
 //!   the model can correct itself;
+//! - a call that gives a member of the request or its parameters more than once (which
+//!   one a server reads depends on its JSON reader), or a batch holding a call, is not
+//!   forwarded: it is answered with an error;
 //! - a call to a tool not (yet) listed is forwarded unchanged;
 //! - repeated identical calls to a tool that may have side effects are answered with the
 //!   storm guard's message instead of being run again.

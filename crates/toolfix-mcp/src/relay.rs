@@ -190,6 +190,7 @@ async fn client_to_server<R, W>(
                     ClientAction::Forward => send_server(&server_in, &line).await,
                     ClientAction::Replace(new) => send_server(&server_in, &new).await,
                     ClientAction::Answer(answer) => send(&client_out, &answer).await,
+                    ClientAction::Drop => Ok(()),
                 };
             }
         }

@@ -2,7 +2,7 @@
 //! client and from the server.
 
 use crate::Config;
-use crate::envelope::{CallParams, Envelope, ListParams, ListResult, id_key, offset};
+use crate::envelope::{CallParams, Envelope, ListParams, ListResult, Members, id_key, offset};
 use crate::event::Event;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -24,6 +24,9 @@ pub(crate) enum ClientAction {
     Replace(Vec<u8>),
     /// Do not send it: answer the client with this line.
     Answer(Vec<u8>),
+    /// Neither send it nor answer it: a call that cannot be checked and has no id to
+    /// answer (a notification).
+    Drop,
 }
 
 /// What to do with a line from the server.
@@ -98,7 +101,7 @@ impl Session {
             return ClientAction::Forward;
         };
         let Some(msg) = Envelope::parse(text) else {
-            return ClientAction::Forward;
+            return unreadable(text, events);
         };
         let (Some(method), Some(id)) = (msg.method.as_deref(), msg.id) else {
             // Notifications and answers to the server's requests.
@@ -147,7 +150,7 @@ impl Session {
         events: &mut Vec<Event>,
     ) -> ClientAction {
         let Ok(call) = serde_json::from_str::<CallParams<'_>>(params.get()) else {
-            return ClientAction::Forward;
+            return unreadable(line, events);
         };
         let Ok(name) = serde_json::from_str::<String>(call.name.get()) else {
             return ClientAction::Forward;
@@ -286,6 +289,64 @@ impl Session {
             .drain()
             .map(|(_, p)| format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}\n", p.id.get()).into_bytes())
             .collect()
+    }
+}
+
+/// A line the envelope reader refused. When some reading of it is a `tools/call` and it
+/// gives a member of the request or of its parameters more than once, which one the server
+/// acts on depends on its JSON reader (most keep the last): it is not forwarded, but
+/// answered (a call with no id, dropped). Anything else goes to the server as it came.
+fn unreadable(text: &str, events: &mut Vec<Event>) -> ClientAction {
+    if let Ok(batch) = serde_json::from_str::<Vec<&RawValue>>(text) {
+        return batch_of(&batch, events);
+    }
+    let Some(top) = Members::parse(text) else { return ClientAction::Forward };
+    if !is_call(&top) {
+        return ClientAction::Forward;
+    }
+    let params: Vec<Members<'_>> = top.all("params").filter_map(|p| Members::parse(p.get())).collect();
+    let Some(member) = top.repeated().or_else(|| params.iter().find_map(Members::repeated)) else {
+        return ClientAction::Forward;
+    };
+    let message = toolfix::feedback::repeated_member(member);
+    // The id a server would answer: the last one given.
+    let id = top.all("id").last();
+    events.push(Event::Warning(format!(
+        "a tools/call giving `{member}` more than once was {} (not forwarded)",
+        if id.is_some() { "answered with an error" } else { "dropped (it has no id)" }
+    )));
+    id.map_or(ClientAction::Drop, |id| ClientAction::Answer(tool_error(id, &message)))
+}
+
+/// Whether some reading of a message is a `tools/call` (any `method` it gives).
+fn is_call(message: &Members<'_>) -> bool {
+    message.all("method").any(|m| serde_json::from_str::<String>(m.get()).is_ok_and(|m| m == "tools/call"))
+}
+
+/// A JSON-RPC batch (a line holding an array; MCP dropped batches in its 2025-06-18
+/// revision): relayed unread, unless it holds a `tools/call`, whose arguments would then
+/// reach the server unchecked. Such a batch is not forwarded: each request in it is
+/// answered with an error (in one batch answer), its notifications dropped.
+fn batch_of(batch: &[&RawValue], events: &mut Vec<Event>) -> ClientAction {
+    let messages: Vec<Members<'_>> = batch.iter().filter_map(|m| Members::parse(m.get())).collect();
+    if !messages.iter().any(is_call) {
+        return ClientAction::Forward;
+    }
+    let error = serde_json::json!({"code": -32600, "message": toolfix::feedback::batched_call()});
+    let answers: Vec<String> = messages
+        .iter()
+        .filter(|m| m.all("method").next().is_some())
+        .filter_map(|m| m.all("id").last())
+        .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{error}}}", id.get()))
+        .collect();
+    events.push(Event::Warning(format!(
+        "a batch holding a tools/call was not forwarded ({} of its requests answered with an error)",
+        answers.len()
+    )));
+    if answers.is_empty() {
+        ClientAction::Drop
+    } else {
+        ClientAction::Answer(format!("[{}]\n", answers.join(",")).into_bytes())
     }
 }
 

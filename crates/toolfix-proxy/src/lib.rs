@@ -28,6 +28,9 @@ mod error;
 #[cfg(feature = "fake")]
 pub mod fake;
 mod front;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 mod handlers;
 mod metrics;
 mod sse;

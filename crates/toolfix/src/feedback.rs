@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 
 mod front;
-pub use front::{call_result, gave_up, no_result, not_run, reprompt};
+pub use front::{batched_call, call_result, gave_up, no_result, not_run, repeated_member, reprompt};
 
 /// The longest refusal message, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 4096;

@@ -355,3 +355,78 @@ fn the_wrapper_stops_a_repeat_exactly_when_fix_does() {
         }
     }
 }
+
+/// Regression: a `tools/call` whose envelope or parameters give a member twice was
+/// forwarded unchecked (the envelope reader refuses such a line, and a line it cannot read
+/// went to the server as it came), while a server that keeps the last member runs the call
+/// with arguments nobody checked. Answered now; a call with no id is dropped; a repeat in a
+/// line that is no `tools/call` by any reading still passes.
+#[test]
+fn a_call_giving_a_member_twice_is_not_forwarded() {
+    let mut s = session();
+    for (line, member) in [
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"a"}},"params":{"name":"delete_file","arguments":{"path":7}}}"#,
+            "params",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","method":"tools/call","params":{"name":"delete_file","arguments":{"path":7}}}"#,
+            "method",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"a"},"arguments":{"path":7}}}"#,
+            "arguments",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search","name":"delete_file","arguments":{"path":7}}}"#,
+            "name",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":8,"id":9,"method":"tools/call","params":{"name":"delete_file","arguments":{}}}"#,
+            "id",
+        ),
+    ] {
+        let mut events = Vec::new();
+        let ClientAction::Answer(answer) = s.on_client(line.as_bytes(), &mut events) else {
+            panic!("forwarded: {line}")
+        };
+        let answer: Value = serde_json::from_slice(&answer).unwrap();
+        assert_eq!(answer["id"], 9, "{line}");
+        assert_eq!(answer["result"]["isError"], true, "{line}");
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains(&format!("`{member}` more than once")), "{line}: {text}");
+        assert_eq!(events.len(), 1, "{line}");
+    }
+    let notification =
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"delete_file","arguments":{}},"params":{}}"#;
+    assert!(matches!(client(&mut s, notification), ClientAction::Drop));
+    let other = r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"a","name":"b"},"params":{}}"#;
+    assert!(matches!(client(&mut s, other), ClientAction::Forward));
+}
+
+/// Regression: a JSON-RPC batch was relayed unread, a `tools/call` in it included, so its
+/// arguments reached the server unchecked. A batch holding a call is answered, each
+/// request with an error; one without a call still passes.
+#[test]
+fn a_batch_holding_a_call_is_not_forwarded() {
+    let mut s = session();
+    let line =
+        r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":7}}},
+                  {"jsonrpc":"2.0","method":"notifications/progress","params":{}},
+                  {"jsonrpc":"2.0","id":"b","method":"prompts/list"}]"#
+            .replace('\n', "");
+    let mut events = Vec::new();
+    let ClientAction::Answer(answer) = s.on_client(line.as_bytes(), &mut events) else { panic!("forwarded") };
+    assert!(answer.ends_with(b"]\n"));
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    let ids: Vec<&Value> = answer.as_array().unwrap().iter().map(|a| &a["id"]).collect();
+    assert_eq!(ids, [&json!(1), &json!("b")]);
+    assert!(answer[0]["error"]["message"].as_str().unwrap().contains("on a line of its own"));
+    assert_eq!(events.len(), 1);
+    let only_notifications =
+        r#"[{"jsonrpc":"2.0","method":"tools/call","params":{"name":"delete_file","arguments":{}}}]"#;
+    assert!(matches!(client(&mut s, only_notifications), ClientAction::Drop));
+    for line in [r#"[{"jsonrpc":"2.0","id":1,"method":"prompts/list"}]"#, "[]", "[1, 2]"] {
+        assert!(matches!(client(&mut s, line), ClientAction::Forward), "{line}");
+    }
+}

@@ -11,6 +11,10 @@ use std::fmt::Write as _;
 const NOT_RUN: &str = "This call was not run: another call in the same reply could not be used. \
                        Send it again together with the corrected calls.";
 
+/// The answer to the requests of a batch that holds a tool call.
+const BATCHED_CALL: &str = "This batch was not sent: it holds a tool call (`tools/call`), and calls are checked \
+                            one request at a time. Send each request on a line of its own.";
+
 /// The result added for a call the history has no result for.
 const NO_RESULT: &str = "No result was recorded for this call.";
 
@@ -74,6 +78,34 @@ pub fn reprompt<'a>(in_text: impl IntoIterator<Item = (&'a str, &'a str)>) -> St
 #[must_use]
 pub fn no_result() -> &'static str {
     NO_RESULT
+}
+
+/// The answer to a request that gives one of its members (`member`: `params`,
+/// `arguments`, ...) more than once: JSON readers disagree on which one counts (most keep
+/// the last, some the first, some refuse), so a front end that checks calls cannot know
+/// which one the receiver would act on, and does not pass it on.
+///
+/// ```
+/// let text = toolfix::feedback::repeated_member("arguments");
+/// assert!(text.contains("`arguments` more than once") && text.ends_with("once."));
+/// ```
+#[must_use]
+pub fn repeated_member(member: &str) -> String {
+    format!(
+        "This request was not sent: it gives `{member}` more than once, and JSON readers disagree on \
+         which one counts. Send it again with `{member}` given once."
+    )
+}
+
+/// The answer to each request of a JSON-RPC batch that holds a tool call: a front end that
+/// checks calls one request at a time does not pass the batch on.
+///
+/// ```
+/// assert!(toolfix::feedback::batched_call().contains("on a line of its own"));
+/// ```
+#[must_use]
+pub fn batched_call() -> &'static str {
+    BATCHED_CALL
 }
 
 /// The text of the turn a client gets when a reply's calls still could not be used after

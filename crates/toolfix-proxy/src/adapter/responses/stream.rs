@@ -416,8 +416,10 @@ impl ResponsesStream {
                         if let Some(n) = item.get("name").and_then(Value::as_str) {
                             d = d.with_name(n);
                         }
-                        let args = item.get("arguments").and_then(Value::as_str).filter(|a| !a.is_empty());
-                        if let Some(a) = args {
+                        // Empty arguments too: a call whose arguments stay empty reads as
+                        // the same call not streamed (`""`, repaired to `{}`), not as one
+                        // that sent none (`{}`, untouched).
+                        if let Some(a) = item.get("arguments").and_then(Value::as_str) {
                             d = d.with_arguments(a);
                         }
                         if let Some(s) = self.stream.as_mut() {
