@@ -12,7 +12,7 @@ SECONDS_EACH=${1:-300}
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-    TARGETS=(salvage repair extract proxy)
+    TARGETS=(salvage repair extract proxy mcp)
 fi
 
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
@@ -88,6 +88,16 @@ for mode, body in seeds:
     with open("fuzz/corpus/proxy/seed-" + hashlib.sha1(data).hexdigest(), "wb") as out:
         out.write(data)
 PY
+
+# Seed the MCP corpus: a session's lines (first byte: 0 from the client, 1 from the server).
+mkdir -p fuzz/corpus/mcp
+printf '%s\n' \
+    $'\x00{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"query":"rust","limit":"5"}}}' \
+    $'\x00{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"delete_file","arguments":"{\\"path\\": \\"a\\"}"}}' \
+    $'\x01{"jsonrpc":"2.0","id":3,"result":{"content":[]}}' \
+    $'\x01{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}' \
+    $'\x00[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"a"}}}]' \
+    > fuzz/corpus/mcp/seed-session
 
 SANITIZER=${SANITIZER:-none}
 status=0

@@ -45,6 +45,9 @@
 mod config;
 mod envelope;
 mod event;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 mod lines;
 mod relay;
 mod session;
