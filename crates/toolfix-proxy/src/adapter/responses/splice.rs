@@ -34,8 +34,8 @@ const OUTPUT_TEXT_KEYS: u64 = 0b111;
 /// the text left in one `message` item where the first was (`{"type", "id", "status":
 /// "completed", "role": "assistant", "content": [{"type": "output_text", "text",
 /// "annotations": []}]}`; none when empty), then each usable call: an untouched server
-/// call as its own item (the first with its call id, when its `arguments` are the same
-/// string), another as `{"type": "function_call", "id", "call_id", "name", "arguments",
+/// call as its own item (the one with its call id, name and the same `arguments` string),
+/// another as `{"type": "function_call", "id", "call_id", "name", "arguments",
 /// "status": "completed"}`. So a body is spliced when its calls come last, one item per
 /// fixed call in order (same call id and name, no call id twice), its one message item
 /// (if any) is that shape holding the text left, and a call written anew has exactly the
@@ -76,7 +76,8 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
         if item.dup || !is_call(item) || item.call_id.as_str() != id || item.name.as_str() != Some(call.name.as_str()) {
             return None;
         }
-        // `apply` reads the first item with the call's id: this one, or no splice.
+        // One item per call id (`apply` looks an untouched call's item up by it): this
+        // one, or no splice.
         if calls.iter().position(|o| o.call_id.as_str() == id) != Some(i) {
             return None;
         }
