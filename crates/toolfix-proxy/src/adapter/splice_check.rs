@@ -60,3 +60,36 @@ pub(crate) fn rows(path: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(format!("{dir}{path}")).unwrap();
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
+
+/// Every format case of the library's corpus (as `tests/formats.rs` sends it): its
+/// reasoning, its text, its server calls (id, name, arguments as text) and the tools it
+/// is read with (its own, one per expected call it lacks, and a tool of no use).
+pub(crate) fn for_each_format_case(mut f: impl FnMut(Option<&str>, &str, &[(&str, &str, &str)], &ToolSet)) {
+    for file in ["formats/cases.jsonl", "formats/own_cases.jsonl", "formats/own_markup_cases.jsonl"] {
+        for row in rows(file) {
+            let input = &row["input"];
+            let calls: Vec<(String, String, String)> = input["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    let f = &c["function"];
+                    let arguments = f["arguments"].as_str().map_or_else(|| f["arguments"].to_string(), str::to_owned);
+                    (c["id"].as_str().unwrap_or("").to_owned(), f["name"].as_str().unwrap_or("").to_owned(), arguments)
+                })
+                .collect();
+            let calls: Vec<(&str, &str, &str)> =
+                calls.iter().map(|(i, n, a)| (i.as_str(), n.as_str(), a.as_str())).collect();
+            let mut tools: Vec<Value> = row["tools"].as_array().cloned().unwrap_or_default();
+            for c in row["expected"]["tool_calls"].as_array().into_iter().flatten() {
+                let name = c["name"].as_str().unwrap_or("unnamed");
+                if !tools.iter().any(|t| t["function"]["name"] == name || t["name"] == name) {
+                    tools.push(json!({"name": name, "parameters": {"type": "object"}}));
+                }
+            }
+            tools.push(json!({"name": "toolfix_noop", "parameters": {"type": "object"}}));
+            let (tools, _) = ToolSet::new_partial(&tools);
+            f(input["reasoning_content"].as_str(), input["content"].as_str().unwrap_or(""), &calls, &tools);
+        }
+    }
+}

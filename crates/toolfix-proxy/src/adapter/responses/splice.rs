@@ -146,7 +146,7 @@ fn is_empty_list(raw: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::Responses;
-    use crate::adapter::splice_check::{Tally, rows};
+    use crate::adapter::splice_check::{Tally, for_each_format_case, rows};
     use serde_json::{Value, json};
     use toolfix::ToolSet;
 
@@ -192,40 +192,9 @@ mod tests {
     #[test]
     fn a_splice_is_the_value_path_over_the_format_corpus() {
         let mut tally = Tally::default();
-        for file in ["formats/cases.jsonl", "formats/own_cases.jsonl", "formats/own_markup_cases.jsonl"] {
-            for row in rows(file) {
-                let input = &row["input"];
-                let calls: Vec<(String, String, String)> = input["tool_calls"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|c| {
-                        let f = &c["function"];
-                        let arguments =
-                            f["arguments"].as_str().map_or_else(|| f["arguments"].to_string(), str::to_owned);
-                        (
-                            c["id"].as_str().unwrap_or("").to_owned(),
-                            f["name"].as_str().unwrap_or("").to_owned(),
-                            arguments,
-                        )
-                    })
-                    .collect();
-                let calls: Vec<(&str, &str, &str)> =
-                    calls.iter().map(|(i, n, a)| (i.as_str(), n.as_str(), a.as_str())).collect();
-                let mut tools: Vec<Value> = row["tools"].as_array().cloned().unwrap_or_default();
-                for c in row["expected"]["tool_calls"].as_array().into_iter().flatten() {
-                    let name = c["name"].as_str().unwrap_or("unnamed");
-                    if !tools.iter().any(|t| t["function"]["name"] == name || t["name"] == name) {
-                        tools.push(json!({"name": name, "parameters": {"type": "object"}}));
-                    }
-                }
-                tools.push(json!({"name": "toolfix_noop", "parameters": {"type": "object"}}));
-                let (tools, _) = ToolSet::new_partial(&tools);
-                let output =
-                    items(input["reasoning_content"].as_str(), input["content"].as_str().unwrap_or(""), &calls);
-                tally.check::<Responses>(&response(&output), &tools);
-            }
-        }
+        for_each_format_case(|reasoning, text, calls, tools| {
+            tally.check::<Responses>(&response(&items(reasoning, text, calls)), tools);
+        });
         // Its server calls are renamed, split or kept once, its calls found in text: each
         // is built (none spliced), and none may differ.
         println!("{tally:?}");
