@@ -194,7 +194,13 @@ fn apply<'e>(src: &str, start: usize, end: usize, edits: impl Iterator<Item = &'
             out.push_str(src.get(cursor..e.span.start).unwrap_or(""));
             cursor = e.span.start;
         }
-        out.push_str(&e.text);
+        // Most edits write one ASCII byte (a quote, a comma, a closer) or nothing: pushed
+        // as a character, not copied as a slice (a call to `memcpy` each).
+        match e.text.as_bytes() {
+            [] => {}
+            &[c] if c.is_ascii() => out.push(char::from(c)),
+            _ => out.push_str(&e.text),
+        }
         cursor = cursor.max(e.span.end.min(end));
     }
     out.push_str(src.get(cursor..end).unwrap_or(""));
