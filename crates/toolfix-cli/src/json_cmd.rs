@@ -8,8 +8,9 @@ use crate::out::{self, Stdout};
 use anyhow::Result;
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use std::cell::RefCell;
 use std::process::ExitCode;
-use toolfix::salvage::TextFix;
+use toolfix::salvage::{Salvager, TextFix};
 
 /// A batch line: `{"id"?, "input": "<text>"}`; other members are ignored.
 #[derive(Deserialize)]
@@ -25,6 +26,9 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
     if args.io.batch {
         let mut input = args.io.open()?;
         let mut scratch = Scratch::default();
+        // One salvager for every line (it keeps the parser's vectors), used by one line at
+        // a time.
+        let salvager = RefCell::new(Salvager::new());
         // The common line is read from its bytes (its id and text checked as UTF-8, the
         // rest is ASCII); any other is checked whole, then read by serde.
         batch::run_with(
@@ -32,12 +36,13 @@ pub(crate) fn run(args: &JsonArgs) -> Result<ExitCode> {
             batch::line_limit(limits.max_input_bytes),
             |bytes, answer| match batch::plain_id_and_text(bytes, &mut scratch.plain) {
                 Some((id, text)) => {
-                    salvage_answer(batch::answer_with_plain_id(answer, id), text, &limits);
+                    let obj = batch::answer_with_plain_id(answer, id);
+                    salvage_answer(obj, text, &mut salvager.borrow_mut(), &limits);
                     true
                 }
                 None => false,
             },
-            |line, answer| one(line, answer, &mut scratch.text, &limits),
+            |line, answer| one(line, answer, &mut scratch.text, &mut salvager.borrow_mut(), &limits),
         )?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -88,7 +93,7 @@ struct Scratch {
 }
 
 /// Answer one batch line that is not the common one: read by serde.
-fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolfix::Limits) {
+fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, salvager: &mut Salvager, limits: &toolfix::Limits) {
     let Some(envelope) = line.parse::<Envelope<'_>>(answer) else { return };
     let id = envelope.id.map(RawValue::get);
     let Some(raw) = envelope.input.map(RawValue::get) else {
@@ -107,13 +112,13 @@ fn one(line: Line<'_>, answer: &mut String, scratch: &mut String, limits: &toolf
         owned = text;
         &owned
     };
-    salvage_answer(batch::answer_with_id(answer, id), text, limits);
+    salvage_answer(batch::answer_with_id(answer, id), text, salvager, limits);
 }
 
 /// The answer to a line with this input text, its id written into `obj` already:
 /// `{"id","output":<value>,"fixes":[{"kind","span"}]}` or `{"id","error"}`.
-fn salvage_answer(mut obj: out::Obj<'_>, text: &str, limits: &toolfix::Limits) {
-    match toolfix::salvage::salvage_with(text, limits) {
+fn salvage_answer(mut obj: out::Obj<'_>, text: &str, salvager: &mut Salvager, limits: &toolfix::Limits) {
+    match salvager.salvage(text, limits) {
         Ok(s) => {
             obj.raw("output", s.text());
             push_fixes(obj.key("fixes"), s.fixes());

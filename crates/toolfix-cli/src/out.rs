@@ -174,7 +174,21 @@ pub(crate) fn json_str<'a>(raw: &'a str, scratch: &'a mut String) -> Option<&'a 
 
 /// `n` in decimal, appended to `out`.
 pub(crate) fn push_usize(out: &mut String, n: usize) {
-    out.push_str(itoa::Buffer::new().format(n));
+    // Spans of tool calls are short: up to three digits are pushed as characters (no
+    // formatting buffer, no copy of a slice of run-time length).
+    let digit = |d: usize| char::from(b'0' + (d % 10) as u8);
+    if n < 10 {
+        out.push(digit(n));
+    } else if n < 100 {
+        out.push(digit(n / 10));
+        out.push(digit(n));
+    } else if n < 1000 {
+        out.push(digit(n / 100));
+        out.push(digit(n / 10));
+        out.push(digit(n));
+    } else {
+        out.push_str(itoa::Buffer::new().format(n));
+    }
 }
 
 /// `s` as a JSON string literal, appended to `out`, with U+2028/U+2029 escaped so no line
@@ -311,6 +325,15 @@ fn stdout_is_file() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_usize_writes_what_display_writes() {
+        for n in (0..=2000).chain([9_999, 10_000, 123_456_789, usize::MAX]) {
+            let mut out = String::from("x");
+            push_usize(&mut out, n);
+            assert_eq!(out, format!("x{n}"));
+        }
+    }
 
     #[test]
     fn push_quoted_agrees_with_serde_and_escapes_line_separators() {

@@ -37,6 +37,7 @@ use crate::schema::{Extensions, NameError, Policy, Tool, ToolSet};
 use crate::validate::{Detail, Violation, violations, violations_found};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// What became of one call: arguments the schema accepts, or a refusal; and the report.
@@ -376,8 +377,9 @@ struct Draft<'r> {
     /// The arguments as the model wrote them.
     raw: &'r str,
     limits: Limits,
-    /// The arguments as strict JSON text, copied as written wherever unchanged.
-    text: String,
+    /// The arguments as strict JSON text, copied as written wherever unchanged (the
+    /// model's own text, borrowed, until something changes it).
+    text: Cow<'r, str>,
     value: Value,
     /// The index of `text` as read, made by the same pass as `value` (dropped whenever
     /// `text` changes).
@@ -450,8 +452,9 @@ impl<'r> Draft<'r> {
         // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once.
         let (strict, refused_strict) =
             if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-                if salvage::unclosed(raw) {
-                    // No strict JSON (an object or array ends with its closer): not read twice.
+                if salvage::unclosed(raw) || ends_with_trailing_comma(raw) {
+                    // No strict JSON (an object or array ends with its closer, with no comma
+                    // before it): not read twice.
                     (None, true)
                 } else {
                     match read_strict(raw) {
@@ -468,7 +471,7 @@ impl<'r> Draft<'r> {
             && tool.is_valid(value)
         {
             let value = strict.map(|(value, ..)| value).unwrap_or_default();
-            let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
+            let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
             draft.untouched = true;
             return Ok((draft, Step::Done));
         }
@@ -476,7 +479,7 @@ impl<'r> Draft<'r> {
         if let Some((value, dupes, index)) = strict {
             // Asked above unless the hints have checks or a string is tagged.
             let refused = !dupes && !tool.hints().has_checks() && !tool.has_tagged_strings();
-            let mut draft = Draft::new(tool, raw, *limits, raw.to_owned(), value, Vec::new());
+            let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
             draft.index = index;
             draft.untouched = !dupes;
             draft.dupes = dupes;
@@ -493,9 +496,8 @@ impl<'r> Draft<'r> {
             Ok(s) => s,
             Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
         };
-        let fixes = salvaged.fixes().to_vec();
         if tool.policy() == Policy::Strict && salvaged.is_truncated() {
-            return Err(refuse(fixes, feedback::truncated(tool, None, true)));
+            return Err(refuse(salvaged.fixes().to_vec(), feedback::truncated(tool, None, true)));
         }
         let parsed = match parse_indexed(salvaged.text()) {
             Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
@@ -509,7 +511,7 @@ impl<'r> Draft<'r> {
                     crate::error::ErrorKind::Syntax,
                     format!("repaired JSON does not fit a value: {e}"),
                 );
-                return Err(refuse(fixes, feedback::unreadable(tool, &e, raw, limits)));
+                return Err(refuse(salvaged.fixes().to_vec(), feedback::unreadable(tool, &e, raw, limits)));
             }
         };
         let untouched = salvaged.is_untouched() && !empty && !dupes;
@@ -521,7 +523,8 @@ impl<'r> Draft<'r> {
         } else {
             Ending::Complete
         };
-        let mut draft = Draft::new(tool, raw, *limits, salvaged.into_text().into_owned(), value, fixes);
+        let (text, fixes) = salvaged.into_text_and_fixes();
+        let mut draft = Draft::new(tool, raw, *limits, text, value, fixes);
         draft.index = index;
         draft.untouched = untouched;
         draft.ending = ending;
@@ -530,7 +533,14 @@ impl<'r> Draft<'r> {
         Ok((draft, Step::Next))
     }
 
-    fn new(tool: &'r Tool, raw: &'r str, limits: Limits, text: String, value: Value, fixes: Vec<TextFix>) -> Self {
+    fn new(
+        tool: &'r Tool,
+        raw: &'r str,
+        limits: Limits,
+        text: Cow<'r, str>,
+        value: Value,
+        fixes: Vec<TextFix>,
+    ) -> Self {
         Draft {
             tool,
             raw,
@@ -561,7 +571,7 @@ impl<'r> Draft<'r> {
                     let after = arguments.pointer(&split.pointer).cloned();
                     self.repairs.push(Repair::new(RepairKind::MarkupSplit, split.pointer.clone(), before, after));
                 }
-                self.text = arguments.to_string();
+                self.text = Cow::Owned(arguments.to_string());
                 self.index = None;
                 self.value = arguments;
                 self.untouched = false;
@@ -586,7 +596,7 @@ impl<'r> Draft<'r> {
             }
             let before = self.value.clone();
             if drop_uncertain(tool, cut, &mut self.value, &mut self.notes)? {
-                self.text = render_text(&self.text, &self.value, &before, &Moves::default());
+                self.text = Cow::Owned(render_text(&self.text, &self.value, &before, &Moves::default()));
                 self.index = None;
                 self.untouched = false;
                 self.refused = false;
@@ -597,7 +607,7 @@ impl<'r> Draft<'r> {
         }
         if self.dupes {
             self.index = None;
-            settle_duplicates(tool, &mut self.text, &self.value, &mut self.notes)?;
+            settle_duplicates(tool, self.text.to_mut(), &self.value, &mut self.notes)?;
         }
         Ok(Step::Next)
     }
@@ -618,7 +628,7 @@ impl<'r> Draft<'r> {
             let inner_text = inner.text().to_owned();
             let before = std::mem::replace(&mut self.value, decoded);
             self.repairs.push(Repair::new(RepairKind::DocumentDecoded, "", Some(before), None));
-            self.text = inner_text;
+            self.text = Cow::Owned(inner_text);
             self.index = None;
             self.untouched = false;
             self.refused = false;
@@ -668,7 +678,7 @@ impl<'r> Draft<'r> {
                 self.truncated(),
             ));
         }
-        self.text = match &index {
+        self.text = Cow::Owned(match &index {
             Some(idx) => {
                 // Every change repair made is recorded at or below where it was made: the
                 // members no record names are copied as written.
@@ -676,10 +686,10 @@ impl<'r> Draft<'r> {
                 render_changed(&out.value, Original::Text, idx, &out.moves, Some(&changed))
             }
             None => out.value.to_string(),
-        };
+        });
         self.value = out.value;
-        self.repairs.extend(out.repairs);
-        self.notes.extend(out.notes);
+        append(&mut self.repairs, out.repairs);
+        append(&mut self.notes, out.notes);
         self.untouched = false;
         Ok(Step::Done)
     }
@@ -716,7 +726,7 @@ impl<'r> Draft<'r> {
             ));
         }
         self.repairs.extend(cx.repairs);
-        self.text = render_text(&self.text, &self.value, &original, &cx.moves);
+        self.text = Cow::Owned(render_text(&self.text, &self.value, &original, &cx.moves));
         self.notes.extend(cx.notes);
         self.untouched = false;
         Ok(Step::Done)
@@ -746,7 +756,7 @@ impl<'r> Draft<'r> {
             self.notes.extend(out.notes);
             value = out.value;
         }
-        self.text = value.to_string();
+        self.text = Cow::Owned(value.to_string());
         self.value = value;
         self.repairs.extend(repairs);
         self.untouched = false;
@@ -772,7 +782,7 @@ impl<'r> Draft<'r> {
                 let notes = self.notes.iter().map(feedback::note).collect();
                 CallOutcome {
                     report: Report::new(tool.name(), outcome, self.fixes, self.repairs, notes),
-                    result: Ok(Accepted { text: self.text, value: self.value }),
+                    result: Ok(Accepted { text: self.text.into_owned(), value: self.value }),
                     key: OnceLock::new(),
                 }
             }
@@ -869,6 +879,25 @@ fn settle_duplicates(
     Ok(())
 }
 
+/// `list` extended with `more`: taken whole when `list` is empty (most calls), not copied.
+fn append<T>(list: &mut Vec<T>, more: Vec<T>) {
+    if list.is_empty() {
+        *list = more;
+    } else {
+        list.extend(more);
+    }
+}
+
+/// True when the text's last closer (`}` or `]`, whitespace after it aside) follows a comma,
+/// whitespace between aside: `{"a": 1,}`. That is never strict JSON (only whitespace lies
+/// between the two, so the comma is outside every string), and the strict read would
+/// refuse it only at its end, after reading everything.
+fn ends_with_trailing_comma(text: &str) -> bool {
+    let is_ws = |c: &&u8| matches!(c, b' ' | b'\n' | b'\r' | b'\t');
+    let mut rev = text.as_bytes().iter().rev().skip_while(is_ws);
+    matches!(rev.next(), Some(b'}' | b']')) && rev.find(|c| !is_ws(c)) == Some(&b',')
+}
+
 /// Strict JSON text read in one pass with its index (what that pass leaves undecided
 /// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
 /// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
@@ -911,4 +940,21 @@ fn last_string_path(text: &str) -> Option<String> {
         }
     }
     last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_with_trailing_comma;
+
+    #[test]
+    fn a_comma_before_the_last_closer_is_no_strict_json() {
+        for text in ["{\"a\": 1,}", "{\"a\": [1, 2,] ,\n}\n", "[1,]", "{\"a\": \"x\" , \t}"] {
+            assert!(ends_with_trailing_comma(text), "{text}");
+            assert!(serde_json::from_str::<serde_json::Value>(text).is_err(), "{text}");
+        }
+        // A comma inside the last string, or before an inner closer only, is not one.
+        for text in ["{\"a\": \",}\"}", "{\"a\": [1,]}", "{\"a\": 1}", "{\"a\": 1,", "", ",", "}"] {
+            assert!(!ends_with_trailing_comma(text), "{text}");
+        }
+    }
 }

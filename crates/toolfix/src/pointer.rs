@@ -347,6 +347,21 @@ impl TextIndex<'_> {
                     // A key given twice: the text decides as a parse would (the last wins).
                     return serde_json::from_str::<Value>(text).is_ok_and(|v| v == *value);
                 }
+                // Keys first: an object that differs mostly differs in a key (a rename),
+                // told without comparing a value.
+                let mut n = 0;
+                let mut keys = map.keys();
+                let same_keys = self.children(id).all(|c| {
+                    n += 1;
+                    let Some(key) = self.key_of(c) else { return false };
+                    match keys.next() {
+                        Some(k) if k == key => true,
+                        _ => map.contains_key(key),
+                    }
+                });
+                if !same_keys || n != map.len() {
+                    return false;
+                }
                 let mut n = 0;
                 let mut members = map.iter();
                 let all = self.children(id).all(|c| {

@@ -114,19 +114,15 @@ pub(crate) fn violations_found(tool: &Tool, instance: &Value, detail: Detail) ->
     let Some(plain) = tool.plain().filter(|_| detail == Detail::Paths) else {
         return violations_with(tool.validator(), instance, detail);
     };
-    let mut out: Vec<Violation> = plain
-        .failures(instance)
-        .into_iter()
-        .map(|(path, failure)| {
-            let kind = match failure {
-                Failure::Type => ViolationKind::Keyword("type"),
-                Failure::Enum => ViolationKind::Keyword("enum"),
-                Failure::Missing => ViolationKind::Missing,
-                Failure::Unexpected => ViolationKind::Unexpected,
-            };
-            Violation { path, kind, schema_path: None }
-        })
-        .collect();
+    let mut out: Vec<Violation> = plain.failures_as(instance, &|path, failure| {
+        let kind = match failure {
+            Failure::Type => ViolationKind::Keyword("type"),
+            Failure::Enum => ViolationKind::Keyword("enum"),
+            Failure::Missing => ViolationKind::Missing,
+            Failure::Unexpected => ViolationKind::Unexpected,
+        };
+        Violation { path, kind, schema_path: None }
+    });
     out.dedup_by(|a, b| a.path == b.path && a.kind == b.kind);
     out
 }

@@ -168,7 +168,7 @@ pub(crate) fn nest_root_dot_keys(tool: &Tool, value: &mut Value) -> Vec<Repair> 
     let root = cx.root;
     if let Value::Object(map) = value {
         let ov = view::object_view(root, root);
-        names::nest_dot_keys(&mut cx, &ov, map, "", &mut Vec::new());
+        names::nest_dot_keys(&mut cx, &ov, map, "", &mut Vec::new(), None);
     }
     cx.repairs
 }

@@ -26,11 +26,19 @@ pub(super) fn repair_object<'a>(
     if !ov.has_properties() && ov.additional_allowed {
         return;
     }
-    let mut moved: Vec<String> = Vec::new();
+    // The members repair moved here (renamed to a property: borrowed from the schema).
+    let mut moved: Vec<Cow<'a, str>> = Vec::new();
     let mut ambiguous: Vec<String> = Vec::new();
     if !cx.strict() {
-        nest_dot_keys(cx, &ov, map, path, &mut moved);
-        rename(cx, &ov, map, path, &mut moved, &mut ambiguous);
+        // Most objects name only declared properties: no dotted key to nest, nothing to
+        // rename (the keys are looked up once for both).
+        let mut unknown = unknown_keys(&ov, map);
+        if unknown != 0 {
+            if nest_dot_keys(cx, &ov, map, path, &mut moved, Some(unknown)) {
+                unknown = unknown_keys(&ov, map);
+            }
+            rename(cx, &ov, map, path, &mut moved, &mut ambiguous, unknown);
+        }
     }
     drop_nulls(cx, &ov, map, path);
     if cx.policy == Policy::Lenient && !ov.additional_allowed {
@@ -48,7 +56,7 @@ pub(super) fn repair_object<'a>(
         let Some(schema) = ov.property(k) else {
             continue;
         };
-        let forced = force || moved.contains(k);
+        let forced = force || moved.iter().any(|m| m == k);
         // Most members hold no failure: passed without building their path.
         if !forced && !cx.relevant_member(path, k) {
             continue;
@@ -59,18 +67,51 @@ pub(super) fn repair_object<'a>(
     }
 }
 
+/// The keys of `map` that are not properties, by position: a bit each; past 64 members,
+/// bit 63 says some key there may be one (each is asked again).
+fn unknown_keys(ov: &ObjectView<'_>, map: &Map<String, Value>) -> u64 {
+    // Members mostly come in the order the properties are declared: the property at the
+    // same position is tried first (a key equal to it is one), then the lookup.
+    let mut in_order = ov.own_properties().map(|m| m.keys());
+    let mut unknown: u64 = 0;
+    for (i, k) in map.keys().enumerate() {
+        let same = in_order.as_mut().and_then(Iterator::next).is_some_and(|p| p == k);
+        if !same && ov.property(k).is_none() {
+            unknown |= 1u64.checked_shl(u32::try_from(i).unwrap_or(u32::MAX)).unwrap_or(0);
+            if i >= 64 {
+                unknown |= 1 << 63;
+            }
+        }
+    }
+    unknown
+}
+
+/// True when the key at position `i` is no property, by [`unknown_keys`] (past 64 members,
+/// asked again).
+fn is_unknown(ov: &ObjectView<'_>, map: &Map<String, Value>, unknown: u64, i: usize, key: &str) -> bool {
+    if map.len() <= 64 { i < 64 && unknown & (1 << i) != 0 } else { ov.property(key).is_none() }
+}
+
 /// `"config.retry.max": 3` into `{"config": {"retry": {"max": 3}}}` when each segment is a
-/// property of the schema's nesting.
-pub(super) fn nest_dot_keys(
-    cx: &mut Ctx<'_>,
-    ov: &ObjectView<'_>,
+/// property of the schema's nesting. `unknown`: the keys that are no property, when known
+/// ([`unknown_keys`]). True when a key was nested.
+pub(super) fn nest_dot_keys<'a>(
+    cx: &mut Ctx<'a>,
+    ov: &ObjectView<'a>,
     map: &mut Map<String, Value>,
     path: &str,
-    moved: &mut Vec<String>,
-) {
+    moved: &mut Vec<Cow<'a, str>>,
+    unknown: Option<u64>,
+) -> bool {
     let root = cx.root;
-    let dotted: Vec<String> =
-        map.keys().filter(|k| k.bytes().any(|b| b == b'.') && ov.property(k).is_none()).cloned().collect();
+    let dotted: Vec<String> = map
+        .keys()
+        .enumerate()
+        .filter(|(i, k)| unknown.is_none_or(|u| is_unknown(ov, map, u, *i, k)))
+        .filter(|(_, k)| k.bytes().any(|b| b == b'.') && ov.property(k).is_none())
+        .map(|(_, k)| k.clone())
+        .collect();
+    let mut nested = false;
     for key in dotted {
         let segments: Vec<&str> = key.split('.').collect();
         let Some((last, parents)) = segments.split_last() else {
@@ -125,22 +166,24 @@ pub(super) fn nest_dot_keys(
         let Some(leaf) = map.shift_remove(&key) else {
             continue;
         };
+        nested = true;
         let mut cur: &mut Map<String, Value> = map;
         for seg in parents {
             let entry = cur.entry((*seg).to_owned()).or_insert_with(|| Value::Object(Map::new()));
             if !entry.is_object() {
                 *entry = Value::Object(Map::new());
             }
-            let Value::Object(m) = entry else { return };
+            let Value::Object(m) = entry else { return nested };
             cur = m;
         }
         cur.insert((*last).to_owned(), leaf.clone());
         cx.moves.record(new_path.clone(), pointer::join(path, &key));
         cx.record(RepairKind::DotKeysNested, &new_path, Some(Value::String(key.clone())), Some(leaf));
         if let Some(first) = parents.first() {
-            moved.push((*first).to_owned());
+            moved.push(Cow::Owned((*first).to_owned()));
         }
     }
+    nested
 }
 
 enum NameMatch<'a> {
@@ -203,25 +246,16 @@ fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) 
     NameMatch::None
 }
 
-fn rename(
-    cx: &mut Ctx<'_>,
-    ov: &ObjectView<'_>,
+fn rename<'a>(
+    cx: &mut Ctx<'a>,
+    ov: &ObjectView<'a>,
     map: &mut Map<String, Value>,
     path: &str,
-    moved: &mut Vec<String>,
+    moved: &mut Vec<Cow<'a, str>>,
     ambiguous: &mut Vec<String>,
+    unknown: u64,
 ) {
-    // Most objects name only declared properties: nothing to rename. The keys that are
-    // not properties, by position (a bit each; past 64 members they are asked again).
-    let mut unknown: u64 = 0;
-    for (i, k) in map.keys().enumerate() {
-        if ov.property(k).is_none() {
-            unknown |= 1u64.checked_shl(u32::try_from(i).unwrap_or(u32::MAX)).unwrap_or(0);
-            if i >= 64 {
-                unknown |= 1 << 63;
-            }
-        }
-    }
+    // The keys that are not properties: [`unknown_keys`].
     if unknown == 0 {
         return;
     }
@@ -229,14 +263,12 @@ fn rename(
     if ov.additional_allowed && !missing_required {
         return;
     }
-    let is_unknown = |i: usize, k: &str| {
-        if map.len() <= 64 { i < 64 && unknown & (1 << i) != 0 } else { ov.property(k).is_none() }
-    };
+    let unknown_at = |i: usize, k: &str| is_unknown(ov, map, unknown, i, k);
     // The keys to rename, by position, and the property each becomes.
     let mut plan: Vec<(usize, &str)> = Vec::new();
     let mut names: Option<Names<'_>> = None;
     let aliases = cx.names.has_aliases();
-    for (i, key) in map.keys().enumerate().filter(|(i, k)| is_unknown(*i, k)) {
+    for (i, key) in map.keys().enumerate().filter(|(i, k)| unknown_at(*i, k)) {
         let names = names.get_or_insert_with(|| Names::new(cx.names, ov));
         match match_name(cx.root, names, key, aliases) {
             NameMatch::One(target) => {
@@ -282,7 +314,7 @@ fn rename(
         cx.moves.record(new_path.clone(), pointer::join(path, &from));
         map.shift_insert(at, to.to_owned(), v);
         cx.record(RepairKind::FieldRenamed, new_path, Some(Value::String(from)), Some(Value::String(to.to_owned())));
-        moved.push(to.to_owned());
+        moved.push(Cow::Borrowed(to));
     }
 }
 

@@ -13,7 +13,7 @@ use super::FixKind as K;
 use super::edits::Edits;
 use super::lex::find;
 use super::lex::{fence_at, ident_then_colon, is_ident, is_ident_start, is_invisible, is_ws, open_quote, skip_ws};
-use super::parser::{Parser, ValueSpan};
+use super::parser::{Buffers, Parser, ValueSpan};
 use super::small::Small;
 use crate::error::{Error, ErrorKind, Result};
 use std::borrow::Cow;
@@ -22,10 +22,11 @@ use std::borrow::Cow;
 const START_ATTEMPTS: usize = 4;
 
 /// Parse the whole document; returns the edits that make it strict JSON.
-pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edits> {
+/// The parser works in the vectors of `buffers` and gives back the ones it does not return.
+pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool, buffers: &mut Buffers) -> Result<Edits> {
     let b = src.as_bytes();
     let regions = fence_regions(b);
-    let mut p = Parser::new(src, max_depth);
+    let mut p = Parser::new(src, max_depth, buffers);
     let mut values: Small<ValueSpan, 2> = Small::default();
     let mut jsonp = false;
     let mut first_error: Option<Error> = None;
@@ -111,9 +112,10 @@ pub(super) fn parse(src: &str, max_depth: usize, escaped_ok: bool) -> Result<Edi
         .with_hint("send one value, or flatten it"));
     }
     let keys_unique = !p.keys_may_repeat;
-    let mut edits = p.edits;
+    let cut = p.cut.take();
+    let mut edits = p.into_buffers(buffers);
     edits.deepest = deepest;
-    edits.cut = p.cut;
+    edits.cut = cut;
     edits.keys_unique = keys_unique;
     settle_values(src, &mut edits, values.as_slice(), jsonp);
     Ok(edits)
@@ -385,7 +387,7 @@ fn escaped(p: &mut Parser<'_>, src: &str, s: usize, end: usize, max_depth: usize
         i += ch_len.max(1);
     }
     map.push(end);
-    let mut inner = parse(&text, max_depth, false)?;
+    let mut inner = parse(&text, max_depth, false, &mut Buffers::default())?;
     // Keys read from unescaped text are not compared with the input's.
     p.keys_may_repeat = true;
     p.cut = inner.cut.take().map(|t| t.mapped(|x| map.get(x).copied().unwrap_or(end)));

@@ -34,8 +34,16 @@ impl Edits {
     /// Room for the edits of a text of `len` bytes: growing a vector of edits one
     /// reallocation at a time costs more than the parse of a small call. (Small inputs
     /// stay under 1 KiB, the size at which glibc's malloc consolidates its free lists.)
-    pub(super) fn for_text(len: usize) -> Self {
-        Edits { list: Vec::with_capacity((len / 16).clamp(12, 4096)), cut: None, keys_unique: false, deepest: 0 }
+    pub(super) fn for_text(len: usize, mut list: Vec<Edit>) -> Self {
+        list.clear();
+        list.reserve((len / 16).clamp(12, 4096));
+        Edits { list, cut: None, keys_unique: false, deepest: 0 }
+    }
+
+    /// The vector of edits, emptied, for the next parse.
+    pub(super) fn into_buffer(mut self) -> Vec<Edit> {
+        self.list.clear();
+        self.list
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -167,7 +175,7 @@ impl Edits {
     }
 
     /// The repaired text and the fixes, sorted by position.
-    pub(super) fn finish(self, src: &str) -> (String, Vec<TextFix>) {
+    pub(super) fn finish(&self, src: &str) -> (String, Vec<TextFix>) {
         let text = self.apply_range(src, 0, src.len());
         let mut fixes: Vec<TextFix> = Vec::with_capacity(self.list.len());
         fixes.extend(self.list.iter().filter_map(|e| e.fix));
@@ -186,7 +194,13 @@ fn apply<'e>(src: &str, start: usize, end: usize, edits: impl Iterator<Item = &'
             out.push_str(src.get(cursor..e.span.start).unwrap_or(""));
             cursor = e.span.start;
         }
-        out.push_str(&e.text);
+        // Most edits write one ASCII byte (a quote, a comma, a closer) or nothing: pushed
+        // as a character, not copied as a slice (a call to `memcpy` each).
+        match e.text.as_bytes() {
+            [] => {}
+            &[c] if c.is_ascii() => out.push(char::from(c)),
+            _ => out.push_str(&e.text),
+        }
         cursor = cursor.max(e.span.end.min(end));
     }
     out.push_str(src.get(cursor..end).unwrap_or(""));

@@ -122,6 +122,21 @@ pub(crate) fn fingerprint(key: &[u8]) -> u64 {
     u64::from_le_bytes(head) ^ (key.len() as u64).rotate_right(8)
 }
 
+/// [`fingerprint`] of the key `b[from..to]`: when eight bytes of `b` start at `from` (the
+/// common case, a key followed by its quote and colon), one load and a mask rather than a
+/// copy of a length known only at run time.
+#[inline]
+pub(crate) fn fingerprint_at(b: &[u8], from: usize, to: usize) -> u64 {
+    let len = to.saturating_sub(from);
+    match b.get(from..from + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        Some(word) if to <= b.len() => {
+            let mask = if len >= 8 { u64::MAX } else { (1u64 << (8 * len)) - 1 };
+            (u64::from_le_bytes(word) & mask) ^ (len as u64).rotate_right(8)
+        }
+        _ => fingerprint(b.get(from..to).unwrap_or_default()),
+    }
+}
+
 /// Index of the first byte at or after `i` that is not JSON whitespace.
 pub(super) fn skip_ws(b: &[u8], mut i: usize, end: usize) -> usize {
     while i < end && is_ws(b[i]) {
@@ -580,6 +595,16 @@ pub(crate) fn find(b: &[u8], needle: &[u8], from: usize, to: usize) -> Option<us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fingerprint_read_in_place_is_the_fingerprint_of_the_copy() {
+        let text = b"\"k\": 1, \"a longer key\": \"\xc3\xa9\"";
+        for from in 0..=text.len() {
+            for to in from..=text.len() {
+                assert_eq!(fingerprint_at(text, from, to), fingerprint(&text[from..to]), "{from}..{to}");
+            }
+        }
+    }
 
     #[test]
     fn json_numbers() {

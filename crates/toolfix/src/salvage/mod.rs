@@ -101,6 +101,11 @@ impl<'a> Salvaged<'a> {
         self.text
     }
 
+    /// [`Salvaged::into_text`] and the fixes, taken (not copied).
+    pub(crate) fn into_text_and_fixes(self) -> (Cow<'a, str>, Vec<TextFix>) {
+        (self.text, self.fixes)
+    }
+
     /// Every fix made, in the order of their spans.
     #[must_use]
     pub fn fixes(&self) -> &[TextFix] {
@@ -176,26 +181,75 @@ pub fn salvage(input: &str) -> Result<Salvaged<'_>> {
 ///
 /// As [`salvage`].
 pub fn salvage_with<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
+    if let Some(done) = checked(input, limits, &mut strict::Stacks::default()) {
+        return done;
+    }
+    lenient(input, limits, &mut parser::Buffers::default())
+}
+
+/// [`salvage_with`] for many texts in turn: the vectors of the lenient parse are kept
+/// between calls, so a batch allocates them once rather than for every text. Each call
+/// gives what [`salvage_with`] gives.
+///
+/// ```
+/// use toolfix::{Limits, salvage::Salvager};
+///
+/// let mut salvager = Salvager::new();
+/// for text in ["{'a': 1}", "[1, 2,]", "{\"b\": true"] {
+///     let out = salvager.salvage(text, &Limits::default()).unwrap();
+///     assert_eq!(out.text(), toolfix::salvage::salvage(text).unwrap().text());
+/// }
+/// ```
+#[derive(Debug, Default)]
+pub struct Salvager {
+    strict: strict::Stacks,
+    buffers: parser::Buffers,
+}
+
+impl Salvager {
+    /// A salvager with no buffers yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Salvager::default()
+    }
+
+    /// [`salvage_with`] `input` under `limits`, in this salvager's buffers.
+    ///
+    /// # Errors
+    ///
+    /// As [`salvage`].
+    pub fn salvage<'a>(&mut self, input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
+        if let Some(done) = checked(input, limits, &mut self.strict) {
+            return done;
+        }
+        lenient(input, limits, &mut self.buffers)
+    }
+}
+
+/// The answer of [`salvage_with`] before the lenient parse: an error for input too large
+/// or empty, the input itself when it is strict JSON; `None` when the lenient parse is
+/// needed.
+fn checked<'a>(input: &'a str, limits: &Limits, stacks: &mut strict::Stacks) -> Option<Result<Salvaged<'a>>> {
     if input.len() > limits.max_input_bytes {
-        return Err(Error::new(
+        return Some(Err(Error::new(
             ErrorKind::InputTooLarge,
             format!(
                 "input is too large ({} bytes, limit {}, raise `--max-input-bytes`)",
                 input.len(),
                 limits.max_input_bytes
             ),
-        ));
+        )));
     }
     if input.trim().is_empty() {
-        return Err(Error::new(ErrorKind::EmptyInput, "input is empty"));
+        return Some(Err(Error::new(ErrorKind::EmptyInput, "input is empty")));
     }
     // Strict fast path: valid text comes back borrowed (a lone surrogate escape, which no
     // Rust string can hold, goes to the lenient parser, which replaces it).
-    if let Some(strict) = strict::check(input, limits.max_depth) {
+    if let Some(strict) = strict::check_in(input, limits.max_depth, stacks) {
         let keys_unique = !strict.keys_may_repeat;
-        return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique });
+        return Some(Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique }));
     }
-    lenient(input, limits)
+    None
 }
 
 /// [`salvage_with`] for text a strict parse has just refused (the call pipeline's first
@@ -205,18 +259,21 @@ pub(crate) fn salvage_refused<'a>(input: &'a str, limits: &Limits) -> Result<Sal
     if input.len() > limits.max_input_bytes || input.trim().is_empty() {
         return salvage_with(input, limits);
     }
-    lenient(input, limits)
+    lenient(input, limits, &mut parser::Buffers::default())
 }
 
-/// The lenient parse of [`salvage_with`], past its size and strict checks.
-fn lenient<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
-    let mut edits = document::parse(input, limits.max_depth, true)?;
+/// The lenient parse of [`salvage_with`], past its size and strict checks, in the vectors
+/// of `buffers`.
+fn lenient<'a>(input: &'a str, limits: &Limits, buffers: &mut parser::Buffers) -> Result<Salvaged<'a>> {
+    let mut edits = document::parse(input, limits.max_depth, true, buffers)?;
     if edits.is_empty() {
+        buffers.edits = edits.into_buffer();
         return Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique: false });
     }
     let truncation = edits.cut.take();
     let keys_unique = edits.keys_unique;
     let (text, fixes) = edits.finish(input);
+    buffers.edits = edits.into_buffer();
     if text.trim().is_empty() {
         return Err(Error::new(ErrorKind::NoJson, "no JSON value found"));
     }

@@ -5,13 +5,14 @@
 //! [`LOOKAHEAD`](super::lex::LOOKAHEAD) bytes ahead, so the whole pass is linear.
 
 use super::FixKind as K;
-use super::edits::Edits;
+use super::edits::{Edit, Edits};
 use super::lex::{
     breaks_ident, ellipsis_len, hex4, ident_then_colon, is_ident, is_ident_start, key_missing_open_quote,
     key_then_colon, memchr_in, open_quote, skip_layout, skip_ws, value_starts,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::report::{Truncation, UncertainKind};
+use std::cell::Cell;
 
 /// What kind of container a frame is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +91,27 @@ pub(super) struct ValueSpan {
     pub(super) depth: usize,
 }
 
+/// The vectors of a parse, kept between parses by a [`Salvager`](super::Salvager) (each
+/// parse empties them first).
+#[derive(Debug)]
+pub(super) struct Buffers {
+    pub(super) edits: Vec<Edit>,
+    stack: Vec<Frame>,
+    keys: Vec<(usize, usize, u64)>,
+}
+
+impl Default for Buffers {
+    fn default() -> Self {
+        Buffers {
+            edits: Vec::new(),
+            // Eight frames (a tool call rarely nests deeper) stay under glibc's per-thread
+            // cache size (1 KiB): sixteen took the slow path of malloc and free every call.
+            stack: Vec::with_capacity(8),
+            keys: Vec::with_capacity(32),
+        }
+    }
+}
+
 pub(super) struct Parser<'a> {
     src: &'a str,
     b: &'a [u8],
@@ -119,29 +141,54 @@ pub(super) struct Parser<'a> {
     pub(super) keys_may_repeat: bool,
     /// How deep the value being parsed has nested so far.
     deepest: usize,
+    /// The plain key a string's look-ahead found ([`Parser::plain_key_ahead`]), so that
+    /// [`Parser::key`] takes it without reading it again.
+    key_ahead: Cell<Option<KeyAhead>>,
+}
+
+/// A plain key found ahead: its opening quote, its closing quote and its colon, in the
+/// region that ends at `end`.
+#[derive(Clone, Copy, Debug)]
+struct KeyAhead {
+    open: usize,
+    close: usize,
+    colon: usize,
+    end: usize,
 }
 
 impl<'a> Parser<'a> {
-    pub(super) fn new(src: &'a str, max_depth: usize) -> Self {
+    /// A parser of `src` that works in the vectors of `buffers` (taken, and given back by
+    /// [`Parser::into_buffers`]).
+    pub(super) fn new(src: &'a str, max_depth: usize, buffers: &mut Buffers) -> Self {
+        let mut stack = std::mem::take(&mut buffers.stack);
+        stack.clear();
+        let mut keys = std::mem::take(&mut buffers.keys);
+        keys.clear();
         Parser {
             src,
             b: src.as_bytes(),
             pos: 0,
             end: src.len(),
-            edits: Edits::for_text(src.len()),
-            // Eight frames (a tool call rarely nests deeper) stay under glibc's per-thread
-            // cache size (1 KiB): sixteen took the slow path of malloc and free every call.
-            stack: Vec::with_capacity(8),
+            edits: Edits::for_text(src.len(), std::mem::take(&mut buffers.edits)),
+            stack,
             max_depth,
             last_closed: None,
             cut_token: None,
             cut: None,
             quoted_fence: None,
             fence_search: None,
-            keys: Vec::with_capacity(32),
+            keys,
             keys_may_repeat: false,
             deepest: 0,
+            key_ahead: Cell::new(None),
         }
+    }
+
+    /// The edits made, and the parser's own vectors given back to `buffers`.
+    pub(super) fn into_buffers(self, buffers: &mut Buffers) -> Edits {
+        buffers.stack = self.stack;
+        buffers.keys = self.keys;
+        self.edits
     }
 
     /// The whole input, as bytes.
@@ -464,7 +511,12 @@ impl<'a> Parser<'a> {
         let c = self.b[i];
         let checkpoint = self.edits.checkpoint();
         let mut plain = false;
-        if self.plain_string(Ctx::Key).is_some() {
+        let ahead = self.key_ahead.get().filter(|k| k.open == i && k.end == self.end);
+        if let Some(k) = ahead {
+            // Read by the look-ahead of the string before: what `plain_string` returns.
+            self.pos = k.close + 1;
+            plain = true;
+        } else if self.plain_string(Ctx::Key).is_some() {
             // Read as `string` reads it, faster; its text is as written.
             plain = true;
         } else if open_quote(self.b, i).is_some() {
@@ -529,7 +581,7 @@ impl<'a> Parser<'a> {
         f.key_end = end;
         f.pending_comma = None;
         // The colon that follows (the common case) is taken here, as the next step would.
-        let k = skip_ws(self.b, end, self.end);
+        let k = ahead.map_or_else(|| skip_ws(self.b, end, self.end), |k| k.colon);
         if self.at(k) == Some(b':') {
             self.pos = k + 1;
             self.top().state = State::Value;
@@ -572,7 +624,7 @@ impl<'a> Parser<'a> {
             self.keys_may_repeat = true;
             return;
         };
-        let fp = super::lex::fingerprint(t);
+        let fp = super::lex::fingerprint_at(self.b, from, to);
         let bit = 1u64 << (fp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58);
         let (first, bits) = self.stack.last().map_or((0, 0), |f| (f.keys_from, f.key_bits));
         let count = self.keys.len().saturating_sub(first);

@@ -31,9 +31,24 @@ pub(crate) fn unclosed(text: &str) -> bool {
     b.iter().rev().find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t')) != Some(&closer)
 }
 
+/// [`check_in`] with stacks of its own.
+#[cfg(test)]
+fn check(text: &str, max_depth: usize) -> Option<Strict> {
+    check_in(text, max_depth, &mut Stacks::default())
+}
+
+/// The stacks of the strict pass (open containers, keys of the open objects), kept between
+/// texts by a [`Salvager`](super::Salvager); each pass empties them first.
+#[derive(Debug, Default)]
+pub(super) struct Stacks {
+    open: Vec<(u8, usize)>,
+    keys: Vec<Key>,
+}
+
 /// `Some` when `text` is strict JSON nested at most `max_depth` deep, with no lone UTF-16
 /// surrogate escape (which no Rust string can hold: the lenient parser replaces it).
-pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
+/// Works in the vectors of `stacks`.
+pub(super) fn check_in(text: &str, max_depth: usize, stacks: &mut Stacks) -> Option<Strict> {
     let b = text.as_bytes();
     let mut i = ws(b, 0);
     // Text that starts with no value (prose before the JSON, a fence: half the damaged
@@ -47,8 +62,12 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
         return None;
     }
     // Open containers: `{` or `[`, and for objects where their keys start in `keys`.
-    let mut open: Vec<(u8, usize)> = Vec::with_capacity(16);
-    let mut keys: Vec<Key<'_>> = Vec::with_capacity(32);
+    // (Room is made only here: text that fails above allocates nothing.)
+    let Stacks { open, keys } = stacks;
+    open.clear();
+    open.reserve(16);
+    keys.clear();
+    keys.reserve(32);
     let mut keys_may_repeat = false;
     'value: loop {
         // A value starts at `i`.
@@ -62,7 +81,7 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
                     i += 1;
                 } else {
                     open.push((b'{', keys.len()));
-                    i = key(b, i, &mut keys, &mut keys_may_repeat)?;
+                    i = key(b, i, keys, &mut keys_may_repeat)?;
                     continue 'value;
                 }
             }
@@ -92,7 +111,7 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
             };
             match (kind, *b.get(i)?) {
                 (b'{', b',') => {
-                    i = key(b, ws(b, i + 1), &mut keys, &mut keys_may_repeat)?;
+                    i = key(b, ws(b, i + 1), keys, &mut keys_may_repeat)?;
                     continue 'value;
                 }
                 (b'[', b',') => {
@@ -101,7 +120,7 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
                 }
                 (b'{', b'}') => {
                     if !keys_may_repeat {
-                        keys_may_repeat = repeats(keys.get_mut(first..).unwrap_or_default());
+                        keys_may_repeat = repeats(b, keys.get_mut(first..).unwrap_or_default());
                     }
                     keys.truncate(first);
                     open.pop();
@@ -118,7 +137,7 @@ pub(super) fn check(text: &str, max_depth: usize) -> Option<Strict> {
 }
 
 /// A key at `i`, then `:` and the whitespace after it: where its value starts.
-fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<Key<'t>>, may_repeat: &mut bool) -> Option<usize> {
+fn key(b: &[u8], i: usize, keys: &mut Vec<Key>, may_repeat: &mut bool) -> Option<usize> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
@@ -126,8 +145,8 @@ fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<Key<'t>>, may_repeat: &mut bool
     if escaped {
         *may_repeat = true;
     } else if !*may_repeat {
-        let text = b.get(i + 1..end - 1)?;
-        keys.push((text, super::lex::fingerprint(text)));
+        let (from, to) = (i + 1, end - 1);
+        keys.push((from, to, super::lex::fingerprint_at(b, from, to)));
     }
     let colon = ws(b, end);
     (b.get(colon) == Some(&b':')).then(|| ws(b, colon + 1))
@@ -136,19 +155,22 @@ fn key<'t>(b: &'t [u8], i: usize, keys: &mut Vec<Key<'t>>, may_repeat: &mut bool
 /// Up to this many keys, an object's keys are compared pair by pair; more are sorted.
 const PAIRWISE: usize = 16;
 
-/// A key's text and [fingerprint](super::lex::fingerprint).
-type Key<'t> = (&'t [u8], u64);
+/// A key's text (a range of the text) and [fingerprint](super::lex::fingerprint).
+type Key = (usize, usize, u64);
 
-/// True when two of `keys` are equal (fingerprints first, text where they agree).
-fn repeats(keys: &mut [Key<'_>]) -> bool {
+/// True when two of `keys` (ranges of `b`) are equal (fingerprints first, text where they
+/// agree).
+fn repeats(b: &[u8], keys: &mut [Key]) -> bool {
+    let text = |k: &Key| b.get(k.0..k.1).unwrap_or_default();
+    let same = |x: &Key, y: &Key| x.2 == y.2 && text(x) == text(y);
     if keys.len() <= PAIRWISE {
         return keys
             .iter()
             .enumerate()
-            .any(|(n, k)| keys.get(..n).is_some_and(|before| before.iter().any(|p| p.1 == k.1 && p.0 == k.0)));
+            .any(|(n, k)| keys.get(..n).is_some_and(|before| before.iter().any(|p| same(p, k))));
     }
-    keys.sort_unstable_by(|x, y| x.1.cmp(&y.1).then_with(|| x.0.cmp(y.0)));
-    keys.windows(2).any(|w| matches!(w, [x, y] if x == y))
+    keys.sort_unstable_by(|x, y| x.2.cmp(&y.2).then_with(|| text(x).cmp(text(y))));
+    keys.windows(2).any(|w| matches!(w, [x, y] if same(x, y)))
 }
 
 /// Past JSON whitespace from `i`.

@@ -111,34 +111,42 @@ impl Plain {
     }
 
     /// Every place where `value` fails the schema, with what failed there, in the order of
-    /// the walk (no place and kind twice).
-    pub(crate) fn failures(&self, value: &Value) -> Vec<(String, Failure)> {
+    /// the walk (no place and kind twice), each made into a `T` by `make` as it is found
+    /// (no list of pairs to convert afterwards).
+    pub(crate) fn failures_as<T>(&self, value: &Value, make: &impl Fn(String, Failure) -> T) -> Vec<T> {
         let mut out = Vec::new();
         let mut path = String::with_capacity(PATH_CAPACITY);
-        self.walk(0, value, &mut path, &mut out);
+        self.walk(0, value, &mut path, &mut out, make);
         out
     }
 
     /// The failures of `value` under node `id`. Recursion follows the schema's nesting,
     /// which compiling capped at [`MAX_DEPTH`], never the value's.
-    fn walk(&self, id: usize, value: &Value, path: &mut String, out: &mut Vec<(String, Failure)>) {
+    fn walk<T>(
+        &self,
+        id: usize,
+        value: &Value,
+        path: &mut String,
+        out: &mut Vec<T>,
+        make: &impl Fn(String, Failure) -> T,
+    ) {
         let Some(node) = self.nodes.get(id) else { return };
         if node.types.is_some_and(|t| !t.accepts(value)) {
-            out.push((path.clone(), Failure::Type));
+            out.push(make(path.clone(), Failure::Type));
         }
         if let Some(strings) = &node.strings
             && !value.as_str().is_some_and(|s| strings.iter().any(|e| e == s))
         {
-            out.push((path.clone(), Failure::Enum));
+            out.push(make(path.clone(), Failure::Enum));
         }
         match value {
-            Value::Object(map) => self.object(node, map, path, out),
+            Value::Object(map) => self.object(node, map, path, out, make),
             Value::Array(list) => {
                 if let Some(items) = node.items {
                     let len = path.len();
                     for (i, item) in list.iter().enumerate() {
                         pointer::push_index(path, i);
-                        self.walk(items, item, path, out);
+                        self.walk(items, item, path, out, make);
                         path.truncate(len);
                     }
                 }
@@ -147,7 +155,14 @@ impl Plain {
         }
     }
 
-    fn object(&self, node: &Node, map: &Map<String, Value>, path: &mut String, out: &mut Vec<(String, Failure)>) {
+    fn object<T>(
+        &self,
+        node: &Node,
+        map: &Map<String, Value>,
+        path: &mut String,
+        out: &mut Vec<T>,
+        make: &impl Fn(String, Failure) -> T,
+    ) {
         let len = path.len();
         // Members mostly come in the order the properties are declared: the next property
         // is tried first.
@@ -164,11 +179,11 @@ impl Plain {
                     next = at + 1;
                     given |= 1u64.checked_shl(u32::try_from(at).unwrap_or(u32::MAX)).unwrap_or(0);
                     path.push_str(segment);
-                    self.walk(*child, v, path, out);
+                    self.walk(*child, v, path, out, make);
                     path.truncate(len);
                 }
                 None if node.additional_false => {
-                    out.push((pointer::join(path, k), Failure::Unexpected));
+                    out.push(make(pointer::join(path, k), Failure::Unexpected));
                 }
                 None => {}
             }
@@ -180,7 +195,7 @@ impl Plain {
                 None => map.contains_key(name),
             };
             if !present {
-                out.push((pointer::join(path, name), Failure::Missing));
+                out.push(make(pointer::join(path, name), Failure::Missing));
             }
         }
     }

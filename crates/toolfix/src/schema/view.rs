@@ -474,12 +474,11 @@ pub(crate) fn node_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
 
 pub(crate) fn normalise(name: &str) -> String {
     if name.is_ascii() {
-        // The same, byte by byte (an ASCII letter lowercases to one ASCII letter).
-        let mut out = String::with_capacity(name.len());
-        for b in name.bytes().filter(|b| !matches!(b, b'_' | b'-' | b' ')) {
-            out.push(char::from(b.to_ascii_lowercase()));
-        }
-        return out;
+        // The same, byte by byte (an ASCII letter lowercases to one ASCII letter), written
+        // as bytes: ASCII in, ASCII out.
+        let mut out = Vec::with_capacity(name.len());
+        out.extend(name.bytes().filter(|b| !matches!(b, b'_' | b'-' | b' ')).map(|b| b.to_ascii_lowercase()));
+        return String::from_utf8(out).unwrap_or_default();
     }
     name.chars().filter(|c| !matches!(c, '_' | '-' | ' ')).flat_map(char::to_lowercase).collect()
 }

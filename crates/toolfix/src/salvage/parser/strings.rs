@@ -3,7 +3,7 @@
 //! by the end of input.
 
 use super::closers::closes;
-use super::{Ctx, Kind, Parser};
+use super::{Ctx, KeyAhead, Kind, Parser};
 use crate::error::{ErrorKind, Result};
 use crate::pointer::scan::first_in;
 use crate::report::UncertainKind;
@@ -45,11 +45,35 @@ impl Parser<'_> {
         if next.is_none_or(|c| matches!(c, b'/' | b'#' | b'+') || c >= 0xC2) {
             return None;
         }
-        if !self.closes_string(open + 1, close, 1, ctx, false) {
+        // A key followed by its colon is closed there (what `closes_string` says of it,
+        // asked only about the rest).
+        let key_then_colon = ctx == Ctx::Key && next == Some(b':');
+        if !key_then_colon && !self.closes_string(open + 1, close, 1, ctx, false) {
             return None;
         }
         self.pos = close + 1;
         Some(close + 1)
+    }
+
+    /// True when a plain key starts at `m`: a `"`, text with nothing [`STOP`] marks, its
+    /// closing `"`, then `:` after JSON whitespace. That is a key to [`key_or_cut_key`],
+    /// and [`Parser::plain_string`] would take it as one; it is noted, so that
+    /// [`Parser::key`] takes it from here without reading it again. (The scan stops no
+    /// later than the one of `key_or_cut_key`.)
+    fn plain_key_ahead(&self, m: usize) -> bool {
+        if self.at(m) != Some(b'"') {
+            return false;
+        }
+        let close = skip_plain(self.b, m + 1, self.end);
+        if self.at(close) != Some(b'"') {
+            return false;
+        }
+        let colon = skip_ws(self.b, close + 1, self.end);
+        if self.at(colon) != Some(b':') {
+            return false;
+        }
+        self.key_ahead.set(Some(KeyAhead { open: m, close, colon, end: self.end }));
+        true
     }
 
     /// A quoted string at `self.pos`. Returns the end of the string in the source, or
@@ -297,7 +321,7 @@ impl Parser<'_> {
                     match self.at(m) {
                         None | Some(b'}') => true,
                         Some(_) if comment_starts(self.b, m) => true,
-                        Some(_) => key_or_cut_key(self.b, m, self.end),
+                        Some(_) => self.plain_key_ahead(m) || key_or_cut_key(self.b, m, self.end),
                     }
                 }
                 b'}' | b']' | b')' => !self.closes_own_bracket(content, q, c, k) && self.closer_fits(c, k),
