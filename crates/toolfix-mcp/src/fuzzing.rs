@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use std::sync::LazyLock;
 use toolfix::{Outcome, ToolSet};
 
-/// The tools the session learns, as the server lists them.
-fn listing() -> Value {
+/// The tools the session learns, as the server lists them (the unit tests' too).
+pub(crate) fn listing() -> Value {
     json!({"tools": [
         {"name": "search", "inputSchema": {"type": "object", "properties": {
             "query": {"type": "string"}, "limit": {"type": "integer"},

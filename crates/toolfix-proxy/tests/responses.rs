@@ -226,6 +226,35 @@ async fn an_untouched_response_is_the_upstreams_bytes() {
     assert_eq!(body, bytes.as_bytes());
 }
 
+/// A repaired answer goes out as the upstream's bytes (its formatting, its members the
+/// proxy does not read, a float as written) with the call's `arguments` replaced and the
+/// report added as the last member.
+#[tokio::test]
+async fn a_repaired_response_is_the_upstreams_bytes_with_the_arguments_replaced() {
+    let mut r = response(json!([
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+        text_item("Sure \u{e9}."),
+        call_item("call_1", "get_weather", "{\"city\": \"Paris\", \"days\": \"3\"}"),
+    ]));
+    r["usage"]["cost"] = json!(1.0e-3);
+    let pretty = serde_json::to_string_pretty(&r).unwrap();
+    let sent = pretty.clone();
+    let h = start(move |_: &Seen| Canned::status(200, &[("content-type", "application/json")], &sent)).await;
+    let (status, _, body) = h.post_bytes("/v1/responses", ask("weather").to_string()).await;
+    assert_eq!(status, 200);
+    let body = String::from_utf8(body.to_vec()).unwrap();
+    let broken = r#""{\"city\": \"Paris\", \"days\": \"3\"}""#;
+    let repaired = r#""{\"city\": \"Paris\", \"days\": 3}""#;
+    assert!(pretty.contains(broken), "{pretty}");
+    let want = pretty.replace(broken, repaired);
+    let kept = want.trim_end().strip_suffix('}').unwrap();
+    assert!(body.starts_with(kept), "{body}");
+    assert!(body[kept.len()..].starts_with(",\"x_toolfix\":"), "{body}");
+    let value: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(value["x_toolfix"]["calls"][0]["outcome"], "repaired");
+    assert_eq!(value["output"][2]["arguments"], "{\"city\": \"Paris\", \"days\": 3}");
+}
+
 #[tokio::test]
 async fn an_incomplete_response_cuts_unclosed_calls() {
     let mut r = response(json!([text_item(

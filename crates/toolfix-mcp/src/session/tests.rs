@@ -2,15 +2,7 @@ use super::*;
 use serde_json::json;
 
 fn tools_page() -> Value {
-    json!({"tools": [
-        {"name": "search", "inputSchema": {"type": "object", "properties": {
-            "query": {"type": "string"}, "limit": {"type": "integer"},
-            "tags": {"type": "array", "items": {"type": "string"}}},
-            "required": ["query"], "additionalProperties": false},
-         "annotations": {"readOnlyHint": true}},
-        {"name": "delete_file", "inputSchema": {"type": "object", "properties": {
-            "path": {"type": "string"}}, "required": ["path"], "additionalProperties": false}}
-    ]})
+    crate::fuzzing::listing()
 }
 
 fn session() -> Session {

@@ -12,6 +12,8 @@ pub(crate) mod messages;
 mod moved;
 pub(crate) mod responses;
 mod served;
+#[cfg(test)]
+mod splice_check;
 pub(crate) mod view;
 
 use crate::summary::Summary;

@@ -70,9 +70,13 @@ pub(super) fn repair_object<'a>(
 /// The keys of `map` that are not properties, by position: a bit each; past 64 members,
 /// bit 63 says some key there may be one (each is asked again).
 fn unknown_keys(ov: &ObjectView<'_>, map: &Map<String, Value>) -> u64 {
+    // Members mostly come in the order the properties are declared: the property at the
+    // same position is tried first (a key equal to it is one), then the lookup.
+    let mut in_order = ov.own_properties().map(|m| m.keys());
     let mut unknown: u64 = 0;
     for (i, k) in map.keys().enumerate() {
-        if ov.property(k).is_none() {
+        let same = in_order.as_mut().and_then(Iterator::next).is_some_and(|p| p == k);
+        if !same && ov.property(k).is_none() {
             unknown |= 1u64.checked_shl(u32::try_from(i).unwrap_or(u32::MAX)).unwrap_or(0);
             if i >= 64 {
                 unknown |= 1 << 63;

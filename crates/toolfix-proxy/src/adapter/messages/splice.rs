@@ -123,57 +123,12 @@ fn input_text(call: &FixedCall) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::Messages;
-    use crate::adapter::{Adapter, Unusable, spliced};
+    use crate::adapter::splice_check::{Tally, for_each_format_case, rows};
     use serde_json::{Value, json};
-    use toolfix::{FixOptions, ToolSet};
+    use toolfix::ToolSet;
 
-    /// What one body gives: the spliced body (when the splice is taken) and the value
-    /// path's (`apply`, then the report), both as values; `None` when nothing changes.
     fn both_ways(body: &str, tools: &ToolSet) -> Option<(Option<Value>, Value)> {
-        let options = FixOptions::default();
-        let lazy =
-            Messages::fix_body(body.as_bytes(), &mut |r| toolfix::fix_reply(r, Some(tools), None, &options).ok())
-                .expect("a Messages body");
-        if !lazy.read.changed {
-            assert!(lazy.read.edits.is_none(), "{body}");
-            return None;
-        }
-        let report = json!({"summary": "s", "calls": [{"outcome": "repaired"}]});
-        let spliced = lazy.read.edits.map(|edits| {
-            let bytes = spliced(body.as_bytes(), edits, &report.to_string()).expect("the body ends its object");
-            serde_json::from_slice::<Value>(&bytes).expect("a spliced body is JSON")
-        });
-        let mut value: Value = serde_json::from_str(body).unwrap();
-        if let Some(f) = &lazy.replies[0] {
-            Messages::apply(&mut value, 0, f, Unusable::Explain);
-        }
-        Messages::report(&mut value, report);
-        Some((spliced, value))
-    }
-
-    /// The tally of a run over many bodies.
-    #[derive(Default, Debug)]
-    struct Tally {
-        unchanged: usize,
-        spliced: usize,
-        built: usize,
-    }
-
-    impl Tally {
-        /// Check `body` compact and pretty-printed: a splice, when taken, reads as the value
-        /// path's response.
-        fn check(&mut self, body: &Value, tools: &ToolSet) {
-            for text in [body.to_string(), serde_json::to_string_pretty(body).unwrap()] {
-                match both_ways(&text, tools) {
-                    None => self.unchanged += 1,
-                    Some((Some(s), v)) => {
-                        assert_eq!(s, v, "{text}");
-                        self.spliced += 1;
-                    }
-                    Some((None, _)) => self.built += 1,
-                }
-            }
-        }
+        crate::adapter::splice_check::both_ways::<Messages>(body, tools)
     }
 
     fn message(content: &Value, stop: &str) -> Value {
@@ -202,52 +157,15 @@ mod tests {
         Value::Array(out)
     }
 
-    fn rows(path: &str) -> Vec<Value> {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../toolfix/tests/fixtures/");
-        let text = std::fs::read_to_string(format!("{dir}{path}")).unwrap();
-        text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
-    }
-
     /// Every format case of the library's corpus (as `tests/formats.rs` sends it), as a
     /// Messages answer: a splice, where taken, gives what the value path gives.
     #[test]
     fn a_splice_is_the_value_path_over_the_format_corpus() {
         let mut tally = Tally::default();
-        for file in ["formats/cases.jsonl", "formats/own_cases.jsonl", "formats/own_markup_cases.jsonl"] {
-            for row in rows(file) {
-                let input = &row["input"];
-                let calls: Vec<(String, String, String)> = input["tool_calls"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|c| {
-                        let f = &c["function"];
-                        let arguments =
-                            f["arguments"].as_str().map_or_else(|| f["arguments"].to_string(), str::to_owned);
-                        (
-                            c["id"].as_str().unwrap_or("").to_owned(),
-                            f["name"].as_str().unwrap_or("").to_owned(),
-                            arguments,
-                        )
-                    })
-                    .collect();
-                let calls: Vec<(&str, &str, &str)> =
-                    calls.iter().map(|(i, n, a)| (i.as_str(), n.as_str(), a.as_str())).collect();
-                let mut tools: Vec<Value> = row["tools"].as_array().cloned().unwrap_or_default();
-                for c in row["expected"]["tool_calls"].as_array().into_iter().flatten() {
-                    let name = c["name"].as_str().unwrap_or("unnamed");
-                    if !tools.iter().any(|t| t["function"]["name"] == name || t["name"] == name) {
-                        tools.push(json!({"name": name, "parameters": {"type": "object"}}));
-                    }
-                }
-                tools.push(json!({"name": "toolfix_noop", "parameters": {"type": "object"}}));
-                let (tools, _) = ToolSet::new_partial(&tools);
-                let content =
-                    blocks(input["reasoning_content"].as_str(), input["content"].as_str().unwrap_or(""), &calls);
-                let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
-                tally.check(&message(&content, stop), &tools);
-            }
-        }
+        for_each_format_case(|reasoning, text, calls, tools| {
+            let stop = if calls.is_empty() { "end_turn" } else { "tool_use" };
+            tally.check::<Messages>(&message(&blocks(reasoning, text, calls), stop), tools);
+        });
         // Its server calls are renamed, split or kept once, its calls found in text: each
         // is built (none spliced), and none may differ.
         println!("{tally:?}");
@@ -266,13 +184,13 @@ mod tests {
             let arguments = row["arguments"].as_str().map_or_else(|| row["arguments"].to_string(), str::to_owned);
             let call = [("toolu_1", name, arguments.as_str())];
             for (reasoning, text) in [(None, "Sure."), (Some("Let me see."), "Sure."), (None, "")] {
-                tally.check(&message(&blocks(reasoning, text, &call), "tool_use"), &tools);
+                tally.check::<Messages>(&message(&blocks(reasoning, text, &call), "tool_use"), &tools);
             }
             // The input as a string (a local server's habit), and a stop reason that says
             // otherwise.
             let as_text = json!([{"type": "text", "text": "x"},
                                  {"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments}]);
-            tally.check(&message(&as_text, "end_turn"), &tools);
+            tally.check::<Messages>(&message(&as_text, "end_turn"), &tools);
         }
         println!("{tally:?}");
         assert!(tally.spliced >= 300, "{tally:?}");

@@ -24,14 +24,16 @@
 //! `proxy_reasoning_dropped`), so a strict upstream never sees a reasoning item it did not
 //! write.
 
+mod splice;
 mod stream;
 
 pub(crate) use stream::ResponsesStream;
 
 use super::moved::moved;
 use super::served::{Calls, Sent};
-use super::view::{Field, Prose, Text, object_view};
+use super::view::{Field, Present, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
@@ -130,8 +132,8 @@ impl Adapter for Responses {
         // A borrowed read in one pass; a body it cannot take (duplicate members, items
         // that are not objects, ...) is read as a value.
         let value: Value;
-        let parts = match super::view::read::<ResponseView<'_>>(body) {
-            Ok(view) if view.object.as_str() == Some("response") => Parts::of_view(&view),
+        let (parts, view) = match super::view::read::<ResponseView<'_>>(body) {
+            Ok(view) if view.object.as_str() == Some("response") => (Parts::of_view(&view), Some(view)),
             Ok(_) => return None,
             Err(_) => {
                 value = serde_json::from_slice(body).ok()?;
@@ -139,13 +141,19 @@ impl Adapter for Responses {
                 if response.get("object").and_then(Value::as_str) != Some("response") {
                     return None;
                 }
-                Parts::of(response)
+                (Parts::of(response), None)
             }
         };
         let natives = parts.natives();
         let fixed = fix(&parts.reply(&natives));
         let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
-        let read = Read { finish_reason: Some(parts.finish.to_owned()), replies: 1, changed, edits: None };
+        // A body that changes: the edits that write the fixed reply back into it, when
+        // each is one a splice makes (see `splice`).
+        let edits = match (&view, &fixed) {
+            (Some(view), Some(f)) if changed => splice::edits(body, view, &parts, f),
+            _ => None,
+        };
+        let read = Read { finish_reason: Some(parts.finish.to_owned()), replies: 1, changed, edits };
         Some(Lazy { replies: vec![fixed], read })
     }
 
@@ -301,20 +309,24 @@ impl Adapter for Responses {
     }
 }
 
-/// A Responses response read without copying: what [`Parts`] is made of.
-#[derive(Default)]
+/// A Responses response read without copying: what [`Parts`] is made of, and whether its
+/// members repeat (for a splice).
 struct ResponseView<'a> {
+    dup: bool,
     object: Text<'a>,
-    output: Vec<ItemView<'a>>,
+    output: Present<Vec<ItemView<'a>>>,
     status: Text<'a>,
     incomplete_details: Option<Details<'a>>,
+    /// A report already there (a splice then does not add one).
+    report: Present<IgnoredAny>,
 }
 
-object_view!(ResponseView {
+object_view!(counted ResponseView {
     object: "object",
     output: "output",
     status: "status",
-    incomplete_details: "incomplete_details"
+    incomplete_details: "incomplete_details",
+    report: "x_toolfix"
 });
 
 #[derive(Default)]
@@ -324,32 +336,47 @@ struct Details<'a> {
 
 object_view!(Details { reason: "reason" });
 
-#[derive(Default)]
 struct ItemView<'a> {
+    dup: bool,
+    /// Which of the keys below are present (bit `i` for the `i`-th).
+    seen: u64,
+    /// A key not listed below is present.
+    other: bool,
     kind: Text<'a>,
+    id: Text<'a>,
     call_id: Text<'a>,
     name: Text<'a>,
     arguments: Field<'a>,
+    status: Text<'a>,
+    role: Text<'a>,
     content: Vec<PartView<'a>>,
     summary: Vec<PartView<'a>>,
 }
 
-object_view!(ItemView {
+object_view!(tracked ItemView {
     kind: "type",
+    id: "id",
     call_id: "call_id",
     name: "name",
     arguments: "arguments",
+    status: "status",
+    role: "role",
     content: "content",
     summary: "summary",
 });
 
-#[derive(Default)]
 struct PartView<'a> {
+    dup: bool,
+    /// Which of the keys below are present (bit `i` for the `i`-th).
+    seen: u64,
+    /// A key not listed below is present.
+    other: bool,
     kind: Text<'a>,
     text: Prose<'a>,
+    annotations: Field<'a>,
 }
 
-object_view!(PartView { kind: "type", text: "text" });
+object_view!(tracked PartView { kind: "type", text: "text", annotations: "annotations" });
 
 /// The reply's parts, joined.
 #[derive(Debug, Default)]
@@ -386,7 +413,7 @@ impl<'a> Parts<'a> {
         // As `reasoning_of`: each reasoning item's content parts, then its summary parts;
         // the non-empty ones joined by a newline.
         let mut reasoning: Option<String> = None;
-        for item in &view.output {
+        for item in view.output.0.iter().flatten() {
             match item.kind.as_str().unwrap_or("") {
                 "message" => {
                     for part in &item.content {
@@ -411,7 +438,7 @@ impl<'a> Parts<'a> {
             }
         }
         let mut calls = Calls::default();
-        for i in view.output.iter().filter(|i| i.kind.as_str() == Some("function_call")) {
+        for i in view.output.0.iter().flatten().filter(|i| i.kind.as_str() == Some("function_call")) {
             calls.push(i.call_id.0.clone(), i.name.0.clone(), i.arguments.0.map(Sent::Raw), "null");
         }
         let incomplete = view.status.as_str() == Some("incomplete")
