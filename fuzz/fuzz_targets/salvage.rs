@@ -2,7 +2,8 @@
 //! output must be strict JSON (serde_json parses it) and salvaging it again finds nothing
 //! to fix. Differential: input comes back untouched exactly when serde_json reads it (the
 //! strict pass agrees with serde_json), and the duplicate-key report of a salvage is the
-//! one of its text. A `Salvager` kept across inputs answers what `salvage` answers.
+//! one of its text. A `Salvager` kept across inputs (each answer handed back to it)
+//! answers what `salvage` answers.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -28,6 +29,10 @@ fuzz_target!(|data: &[u8]| {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "a reused salvager differs on {text:?}"),
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "a reused salvager differs on {text:?}"),
             _ => panic!("a reused salvager differs on {text:?}: {reused:?} / {salvaged:?}"),
+        }
+        // Its answer handed back: the next input's text and fixes are written in its room.
+        if let Ok(answer) = reused {
+            s.borrow_mut().recycle(answer);
         }
     });
     let untouched = salvaged.as_ref().is_ok_and(|o| o.is_untouched() && o.text() == text);

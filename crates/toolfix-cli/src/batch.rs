@@ -68,11 +68,31 @@ pub(crate) fn answer_with_id<'b>(answer: &'b mut String, id: Option<&str>) -> Ob
     obj
 }
 
-/// [`answer_with_id`], for an id as [`plain_id_and_text`] reads it (a string or an
-/// integer: nothing to compact).
-pub(crate) fn answer_with_plain_id<'b>(answer: &'b mut String, id: &str) -> Obj<'b> {
+/// The id of the common batch line, as [`plain_id_and_text`] reads it (nothing to
+/// compact either way).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PlainId<'a> {
+    /// A JSON string: its raw text, quotes and escapes as written (checked as UTF-8).
+    Str(&'a str),
+    /// A JSON integer: its bytes, an optional `-` and digits (ASCII, so not run through
+    /// a UTF-8 check: that call cost more than writing the few digits one by one).
+    Integer(&'a [u8]),
+}
+
+/// [`answer_with_id`], for an id as [`plain_id_and_text`] reads it.
+pub(crate) fn answer_with_plain_id<'b>(answer: &'b mut String, id: PlainId<'_>) -> Obj<'b> {
     let mut obj = Obj::new(answer);
-    obj.raw_line("id", id);
+    match id {
+        PlainId::Str(id) => {
+            obj.raw_line("id", id);
+        }
+        PlainId::Integer(digits) => {
+            let text = obj.key("id");
+            for &d in digits {
+                text.push(char::from(d));
+            }
+        }
+    }
     obj
 }
 
@@ -84,14 +104,19 @@ pub(crate) fn answer_with_plain_id<'b>(answer: &'b mut String, id: &str) -> Obj<
 /// on) as before; so is a string with a control character or an escape other than a
 /// two-byte one, which serde may reject, and a line whose id or text is not UTF-8 (the
 /// only bytes of the shape that may be other than ASCII: the line is UTF-8 when they are).
-pub(crate) fn plain_id_and_text<'a>(line: &'a [u8], scratch: &'a mut Vec<u8>) -> Option<(&'a str, &'a str)> {
+pub(crate) fn plain_id_and_text<'a>(line: &'a [u8], scratch: &'a mut Vec<u8>) -> Option<(PlainId<'a>, &'a str)> {
     let b = line;
     let i = expect(b, 0, b"{")?;
     let i = expect(b, i, b"\"id\"")?;
     let i = expect(b, i, b":")?;
-    let id_end = plain_string_end(b, i).or_else(|| plain_integer_end(b, i))?;
-    // The id and the text are the only bytes of the line that may be other than ASCII.
-    let id = std::str::from_utf8(b.get(i..id_end)?).ok()?;
+    // The id and the text are the only bytes of the line that may be other than ASCII
+    // (an integer id is ASCII).
+    let (id, id_end) = if let Some(end) = plain_string_end(b, i) {
+        (PlainId::Str(std::str::from_utf8(b.get(i..end)?).ok()?), end)
+    } else {
+        let end = plain_integer_end(b, i)?;
+        (PlainId::Integer(b.get(i..end)?), end)
+    };
     let i = expect(b, id_end, b",")?;
     let i = expect(b, i, b"\"input\"")?;
     let i = expect(b, i, b":")?;
@@ -321,6 +346,28 @@ mod tests {
     use super::*;
     use crate::json_cmd::Envelope;
 
+    /// The raw JSON text of a plain id.
+    fn id_text(id: PlainId<'_>) -> String {
+        match id {
+            PlainId::Str(s) => s.to_owned(),
+            PlainId::Integer(digits) => String::from_utf8(digits.to_vec()).unwrap(),
+        }
+    }
+
+    /// An integer id is written as its digits, a string id as written.
+    #[test]
+    fn plain_ids_are_written_as_read() {
+        for (id, written) in [
+            (PlainId::Integer(b"-120"), r#"{"id":-120}"#),
+            (PlainId::Integer(b"0"), r#"{"id":0}"#),
+            (PlainId::Str(r#""a\"é""#), r#"{"id":"a\"é"}"#),
+        ] {
+            let mut answer = String::new();
+            answer_with_plain_id(&mut answer, id).finish();
+            assert_eq!(answer, written);
+        }
+    }
+
     #[test]
     fn plain_lines_read_as_serde_reads_them() {
         let plain = [
@@ -335,15 +382,19 @@ mod tests {
         for line in plain.into_iter().chain(integer_ids) {
             let serde: Envelope<'_> = serde_json::from_str(line).unwrap();
             let text: String = serde_json::from_str(serde.input.unwrap().get()).unwrap();
-            let fast = plain_id_and_text(line.as_bytes(), &mut scratch);
-            assert_eq!(fast, Some((serde.id.unwrap().get(), text.as_str())), "{line}");
+            let fast = plain_id_and_text(line.as_bytes(), &mut scratch).map(|(id, text)| (id_text(id), text));
+            assert_eq!(fast, Some((serde.id.unwrap().get().to_owned(), text.as_str())), "{line}");
         }
         // Longer texts (read a word at a time), with escapes at every place in a word.
         for n in 0..24usize {
             let text = format!("{}\"{}\\é\n{}/", "a".repeat(n), "b".repeat(n % 9), "🚀".repeat(n % 3));
             let line = format!("{{\"id\": {n}, \"input\": {}}}", serde_json::to_string(&text).unwrap());
             let id = n.to_string();
-            assert_eq!(plain_id_and_text(line.as_bytes(), &mut scratch), Some((id.as_str(), text.as_str())), "{line}");
+            assert_eq!(
+                plain_id_and_text(line.as_bytes(), &mut scratch),
+                Some((PlainId::Integer(id.as_bytes()), text.as_str())),
+                "{line}"
+            );
         }
         let other = [
             r#"{"input": "x", "id": "a"}"#,

@@ -123,6 +123,8 @@ fn salvage_answer(mut obj: out::Obj<'_>, text: &str, salvager: &mut Salvager, li
             obj.raw("output", s.text());
             push_fixes(obj.key("fixes"), s.fixes());
             push_duplicates(&mut obj, &s);
+            // Its text and fixes buffers are the room for the next line's.
+            salvager.recycle(s);
         }
         Err(e) => {
             obj.str("error", &e.to_string());

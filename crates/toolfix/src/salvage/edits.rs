@@ -141,15 +141,21 @@ impl Edits {
 
     /// Apply the edits to `src[start..end]`, the region they were made in.
     pub(super) fn apply_range(&self, src: &str, start: usize, end: usize) -> String {
-        let order = |e: &&Edit| (e.span.start, !e.span.is_empty());
         let mut out = String::with_capacity(end.saturating_sub(start) + 32);
+        self.apply_range_into(src, start, end, &mut out);
+        out
+    }
+
+    /// [`Edits::apply_range`], appended to `out`.
+    fn apply_range_into(&self, src: &str, start: usize, end: usize, out: &mut String) {
+        let order = |e: &&Edit| (e.span.start, !e.span.is_empty());
         let inside = |e: &&Edit| e.span.start >= start && e.span.start <= end;
         // Where the edits stop being in order (the parser records them in order almost
         // always; the text around a value is settled last, so its edits come after).
         let run = self.list.windows(2).position(|w| order(&&w[0]) > order(&&w[1])).map(|p| p + 1);
         let (first, second) = self.list.split_at(run.unwrap_or(self.list.len()));
         if run.is_none() {
-            apply(src, start, end, self.list.iter().filter(inside), &mut out);
+            apply(src, start, end, self.list.iter().filter(inside), out);
         } else if second.is_sorted_by_key(|e| order(&e)) {
             // Two runs in order: merged as they are read (no copy, no sort). On equal keys
             // the earlier run's edit goes first, as the stable sort below would put it.
@@ -160,7 +166,7 @@ impl Edits {
                 (Some(_), _) => a.next(),
                 (None, _) => b.next(),
             });
-            apply(src, start, end, merged, &mut out);
+            apply(src, start, end, merged, out);
         } else {
             // Room for all at once (a collect from a filter grows from four, a reallocation
             // at a time).
@@ -169,20 +175,29 @@ impl Edits {
             // Insertions at a position go before a replacement that starts there (the `[`
             // that gathers values precedes the requoting of the first one).
             sorted.sort_by_key(order);
-            apply(src, start, end, sorted.into_iter(), &mut out);
+            apply(src, start, end, sorted.into_iter(), out);
         }
-        out
     }
 
     /// The repaired text and the fixes, sorted by position.
     pub(super) fn finish(&self, src: &str) -> (String, Vec<TextFix>) {
-        let text = self.apply_range(src, 0, src.len());
-        let mut fixes: Vec<TextFix> = Vec::with_capacity(self.list.len());
+        let (mut text, mut fixes) = (String::new(), Vec::new());
+        self.finish_into(src, &mut text, &mut fixes);
+        (text, fixes)
+    }
+
+    /// [`Edits::finish`], written into `text` and `fixes` (emptied first, their room kept:
+    /// a [`Salvager`](super::Salvager) hands back the buffers of its last answer).
+    pub(super) fn finish_into(&self, src: &str, text: &mut String, fixes: &mut Vec<TextFix>) {
+        text.clear();
+        text.reserve(src.len() + 32);
+        self.apply_range_into(src, 0, src.len(), text);
+        fixes.clear();
+        fixes.reserve(self.list.len());
         fixes.extend(self.list.iter().filter_map(|e| e.fix));
         if !fixes.is_sorted_by_key(|f| (f.span.start, f.span.end)) {
             fixes.sort_by_key(|f| (f.span.start, f.span.end));
         }
-        (text, fixes)
     }
 }
 

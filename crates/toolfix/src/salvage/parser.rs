@@ -11,7 +11,7 @@ use super::lex::{
     key_then_colon, memchr_in, open_quote, skip_layout, skip_ws, value_starts,
 };
 use crate::error::{Error, ErrorKind, Result};
-use crate::report::{Truncation, UncertainKind};
+use crate::report::{TextFix, Truncation, UncertainKind};
 use std::cell::Cell;
 
 /// What kind of container a frame is.
@@ -98,6 +98,10 @@ pub(super) struct Buffers {
     pub(super) edits: Vec<Edit>,
     stack: Vec<Frame>,
     keys: Vec<(usize, usize, u64)>,
+    /// Room for the repaired text and the fixes of the next answer (what
+    /// [`Salvager::recycle`](super::Salvager::recycle) handed back; empty otherwise).
+    pub(super) text: String,
+    pub(super) fixes: Vec<TextFix>,
 }
 
 impl Default for Buffers {
@@ -108,6 +112,8 @@ impl Default for Buffers {
             // cache size (1 KiB): sixteen took the slow path of malloc and free every call.
             stack: Vec::with_capacity(8),
             keys: Vec::with_capacity(32),
+            text: String::new(),
+            fixes: Vec::new(),
         }
     }
 }
