@@ -169,15 +169,12 @@ fn unescape_plain(b: &[u8], i: usize, scratch: &mut Vec<u8>) -> Option<(usize, O
         match c {
             b'"' => return Some((j + 1, escaped.then_some(w))),
             b'\\' => {
-                let unescaped = match b.get(j + 1)? {
-                    c @ (b'"' | b'\\' | b'/') => *c,
-                    b'b' => 0x08,
-                    b'f' => 0x0c,
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b't' => b'\t',
-                    _ => return None,
-                };
+                // A table, not a match: one load (the escapes of a tool call are mostly
+                // `\"`, about twenty a line).
+                let unescaped = UNESCAPE[usize::from(*b.get(j + 1)?)];
+                if unescaped == 0 {
+                    return None;
+                }
                 *scratch.get_mut(w)? = unescaped;
                 w += 1;
                 j += 2;
@@ -192,6 +189,20 @@ fn unescape_plain(b: &[u8], i: usize, scratch: &mut Vec<u8>) -> Option<(usize, O
         }
     }
 }
+
+/// The byte a two-byte escape `\c` stands for, at index `c`; 0 for any other `c`.
+const UNESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0c;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
 
 /// The end of the JSON integer at `i` (`0`, `-12`; no fraction or exponent, which serde
 /// reads).
@@ -275,36 +286,63 @@ where
     let mut answer = String::with_capacity(4096);
     let mut number = 0;
     loop {
-        buf.clear();
-        let Some(length) = read_line(input, &mut buf, limit)? else { break };
-        number += 1;
         answer.clear();
-        if length > limit {
-            let message =
-                format!("line {number} is too large ({length} bytes, limit {limit} bytes; raise `--max-input-bytes`)");
-            error_line(&mut answer, number, &message);
+        // A whole line already in the reader's buffer is answered from there (not copied
+        // into `buf` first); any other (at the end of the buffer, or longer than it) is
+        // read into `buf`.
+        let buffered = memchr::memchr(b'\n', input.buffer()).filter(|&n| n <= limit);
+        let answered = if let Some(n) = buffered {
+            number += 1;
+            let answered =
+                answer_line(input.buffer().get(..n).unwrap_or_default(), number, &mut answer, &mut plain, &mut handle);
+            input.consume(n + 1);
+            answered
         } else {
-            let bytes = buf.strip_suffix(b"\r").unwrap_or(&buf);
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            if plain(bytes, &mut answer) {
-                // Answered.
+            buf.clear();
+            let Some(length) = read_line(input, &mut buf, limit)? else { break };
+            number += 1;
+            if length > limit {
+                let message = format!(
+                    "line {number} is too large ({length} bytes, limit {limit} bytes; raise `--max-input-bytes`)"
+                );
+                error_line(&mut answer, number, &message);
+                true
             } else {
-                match std::str::from_utf8(bytes) {
-                    Ok(text) => handle(Line { text, number }, &mut answer),
-                    Err(e) => {
-                        let message = format!("line {number} is not valid UTF-8 (at byte {})", e.valid_up_to());
-                        error_line(&mut answer, number, &message);
-                    }
-                }
+                answer_line(&buf, number, &mut answer, &mut plain, &mut handle)
             }
+        };
+        if answered {
+            out.line(&answer)?;
+            out.answered(|| has_line(input))?;
         }
-        out.line(&answer)?;
-        out.answered(|| has_line(input))?;
     }
     out.finish()?;
     Ok(())
+}
+
+/// Answer line `number` (its bytes, without the newline) into `answer`, as
+/// [`run_with`] says; false for a blank line, which gets no answer.
+fn answer_line<P, F>(line: &[u8], number: usize, answer: &mut String, plain: &mut P, handle: &mut F) -> bool
+where
+    P: FnMut(&[u8], &mut String) -> bool,
+    F: FnMut(Line<'_>, &mut String),
+{
+    let bytes = line.strip_suffix(b"\r").unwrap_or(line);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return false;
+    }
+    if plain(bytes, answer) {
+        // Answered.
+    } else {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => handle(Line { text, number }, answer),
+            Err(e) => {
+                let message = format!("line {number} is not valid UTF-8 (at byte {})", e.valid_up_to());
+                error_line(answer, number, &message);
+            }
+        }
+    }
+    true
 }
 
 /// True when a whole next line is already buffered (reading it will not block).
