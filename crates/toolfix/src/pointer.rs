@@ -293,6 +293,22 @@ impl<'t> TextIndex<'t> {
         (next < self.nodes.get(id)?.after).then_some(next)
     }
 
+    /// The span from `from` to where member `id`'s value starts, when its text is `, ` (past
+    /// the first member), the key as written with no escape, and `": "`: what render
+    /// writes before that value (a raw key of strict JSON holds no quote, backslash or
+    /// control character, so written as a JSON string it is itself in quotes). Bytes are
+    /// compared one by one: slices of a length not known here would each cost a `memcmp`.
+    fn member_lead(&self, from: usize, first: bool, id: NodeId) -> Option<(usize, usize)> {
+        let node = self.nodes.get(id)?;
+        let Key::Raw(s, e) = node.key else { return None };
+        let b = self.text.as_bytes();
+        let at = |i: usize, c: u8| b.get(i) == Some(&c);
+        let sep = if first { true } else { at(from, b',') && at(from + 1, b' ') };
+        let fits =
+            sep && s == from + if first { 1 } else { 3 } && node.start == e + 3 && at(e + 1, b':') && at(e + 2, b' ');
+        fits.then_some((from, node.start))
+    }
+
     fn key_is(&self, id: NodeId, key: &str) -> bool {
         match self.nodes.get(id).map(|n| n.key) {
             Some(Key::Raw(s, e)) => self.text.get(s..e) == Some(key),
@@ -672,12 +688,11 @@ impl<'r> Render<'r, '_> {
         match value {
             Value::Object(map) => {
                 self.out.push('{');
+                // Where the original text that may lead to the next member's key starts:
+                // just past the object's `{`, then the end of the last member's text.
+                let mut lead_from = node.and_then(|id| self.index.nodes.get(id)).map(|n| n.start + 1);
+                let mut run: Option<(usize, usize)> = None;
                 for (n, (k, v)) in map.iter().enumerate() {
-                    if n > 0 {
-                        self.out.push_str(", ");
-                    }
-                    push_quoted(self.out, k);
-                    self.out.push_str(": ");
                     let (child, text, same_key) = if !moved {
                         let (child, text) = children.member(self.index, k);
                         (child, text, true)
@@ -703,29 +718,48 @@ impl<'r> Render<'r, '_> {
                             (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here), false)
                         }
                     };
+                    // The separator and key as written, when they are what is written here
+                    // (`, "key": `, `"key": ` first); otherwise written out.
+                    // Runs of the original text written here as they are (leads, untouched
+                    // members) are gathered and copied in one piece.
+                    let lead = match (lead_from, text) {
+                        (Some(from), Some(t)) if same_key => self.index.member_lead(from, n == 0, t),
+                        _ => None,
+                    };
+                    match lead {
+                        Some(span) => self.extend_run(&mut run, span),
+                        None => {
+                            self.flush_run(&mut run);
+                            push_lead(self.out, n, k);
+                        }
+                    }
+                    let span =
+                        text.filter(|_| same_key).and_then(|t| self.index.nodes.get(t)).map(|n| (n.start, n.end));
+                    lead_from = span.map(|(_, end)| end);
                     // An untouched top-level member is copied as written, not compared.
-                    let copied = match text {
-                        Some(t) if depth == 0 && same_key && self.untouched_member(k) => match self.index.text_of(t) {
-                            Some(written) => {
-                                debug_assert!(
-                                    match self.original {
-                                        None => self.index.same_as(v, t),
-                                        Some(_) => child.is_some_and(|c| same(c, v)),
-                                    },
-                                    "member {k} changed without a record of the change"
-                                );
-                                self.out.push_str(written);
-                                true
-                            }
-                            None => false,
-                        },
+                    let copied = match (text, span) {
+                        (Some(t), Some(span)) if depth == 0 && self.untouched_member(k) => {
+                            debug_assert!(
+                                match self.original {
+                                    None => self.index.same_as(v, t),
+                                    Some(_) => child.is_some_and(|c| same(c, v)),
+                                },
+                                "member {k} changed without a record of the change"
+                            );
+                            self.extend_run(&mut run, span);
+                            true
+                        }
                         _ => false,
                     };
+                    if !copied {
+                        self.flush_run(&mut run);
+                    }
                     let unchanged = copied || self.value(v, path, &here, child, text, depth + 1);
                     changed |= same_key && !unchanged;
                     elsewhere |= !same_key;
                     path.truncate(len);
                 }
+                self.flush_run(&mut run);
                 self.out.push('}');
             }
             Value::Array(list) => {
@@ -781,6 +815,27 @@ impl<'r> Render<'r, '_> {
             self.out.push_str(text);
         }
         unchanged
+    }
+
+    /// Add the original text's `span` to `run` (pending text to copy), which it follows
+    /// or, when it does not, is written first.
+    fn extend_run(&mut self, run: &mut Option<(usize, usize)>, span: (usize, usize)) {
+        match run {
+            Some((_, end)) if *end == span.0 => *end = span.1,
+            _ => {
+                self.flush_run(run);
+                *run = Some(span);
+            }
+        }
+    }
+
+    /// Write the pending original text of `run`.
+    fn flush_run(&mut self, run: &mut Option<(usize, usize)>) {
+        if let Some((start, end)) = run.take()
+            && let Some(text) = self.index.text.get(start..end)
+        {
+            self.out.push_str(text);
+        }
     }
 
     /// True when `value` equals the original (`before`, or the text at `node`).
@@ -919,6 +974,16 @@ pub(crate) fn same(a: &Value, b: &Value) -> bool {
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w)),
         _ => a == b,
     }
+}
+
+/// What render writes before member `n`'s value: `, ` (past the first), the key as a
+/// JSON string, `: `.
+fn push_lead(out: &mut String, n: usize, key: &str) {
+    if n > 0 {
+        out.push_str(", ");
+    }
+    push_quoted(out, key);
+    out.push_str(": ");
 }
 
 /// `key` as a JSON string.
