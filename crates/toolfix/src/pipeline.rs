@@ -683,8 +683,7 @@ impl<'r> Draft<'r> {
             Some(idx) => {
                 // Every change repair made is recorded at or below where it was made: the
                 // members no record names are copied as written.
-                let changed: Vec<&str> = out.repairs.iter().map(|r| r.path.as_str()).collect();
-                render_changed(&out.value, Original::Text, idx, &out.moves, Some(&changed))
+                render_changed(&out.value, Original::Text, idx, &out.moves, Some(&out.repairs))
             }
             None => out.value.to_string(),
         });

@@ -564,7 +564,7 @@ const MAX_RENDER_DEPTH: usize = 256;
 /// Serialise `value`, copying the original text of every subtree that is unchanged
 /// since `original` (so numbers and escapes stay as written).
 pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_>, moves: &Moves) -> String {
-    render_changed(value, original, index, moves, None)
+    render_changed::<&str>(value, original, index, moves, None)
 }
 
 /// [`render`], told where every change to the value was made (`changed`: the pointers of
@@ -572,12 +572,12 @@ pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_
 /// or took one from; `None`: not known). A top-level member no change lies in or below,
 /// read from the same key of the original, is the original's text: copied without
 /// comparing it.
-pub(crate) fn render_changed(
+pub(crate) fn render_changed<C: ChangedAt>(
     value: &Value,
     original: Original<'_>,
     index: &TextIndex<'_>,
     moves: &Moves,
-    changed: Option<&[&str]>,
+    changed: Option<&[C]>,
 ) -> String {
     let original = match original {
         Original::Value(v) => Some(v),
@@ -586,7 +586,7 @@ pub(crate) fn render_changed(
     let mut out = String::with_capacity(index.text.len() + 16);
     let landings = moves.landings();
     // A change to the whole value leaves no member untouched.
-    let changed = changed.filter(|c| !c.contains(&""));
+    let changed = changed.filter(|c| !c.iter().any(|c| c.changed_at().is_empty()));
     let mut cx = Render { out: &mut out, original, index, moves, landings: &landings, changed };
     // Paths are built only when something moved.
     let mut path = if moves.0.is_empty() { String::new() } else { String::with_capacity(64) };
@@ -596,6 +596,24 @@ pub(crate) fn render_changed(
     let node = index.node_at(&origin);
     cx.value(value, &mut path, &origin, before, node, 0);
     out
+}
+
+/// A record of where a change was made, as [`render_changed`] is told it: a pointer, or
+/// a repair (its path), read in place.
+pub(crate) trait ChangedAt {
+    fn changed_at(&self) -> &str;
+}
+
+impl ChangedAt for &str {
+    fn changed_at(&self) -> &str {
+        self
+    }
+}
+
+impl ChangedAt for crate::report::Repair {
+    fn changed_at(&self) -> &str {
+        &self.path
+    }
 }
 
 /// What render compares a value with to tell whether it changed.
@@ -609,7 +627,7 @@ pub(crate) enum Original<'v> {
     Text,
 }
 
-struct Render<'r, 't> {
+struct Render<'r, 't, C> {
     out: &'r mut String,
     /// `None`: compared with the text.
     original: Option<&'r Value>,
@@ -618,10 +636,10 @@ struct Render<'r, 't> {
     /// [`Moves::landings`].
     landings: &'r [&'r str],
     /// Where every change was made, when known (see [`render_changed`]).
-    changed: Option<&'r [&'r str]>,
+    changed: Option<&'r [C]>,
 }
 
-impl<'r> Render<'r, '_> {
+impl<'r, C: ChangedAt> Render<'r, '_, C> {
     /// True when some move may end at a member named `key` (then its origin is not simply
     /// one step below its object's: see [`Moves::origin`]).
     fn may_land_on(&self, key: &str) -> bool {
@@ -642,7 +660,7 @@ impl<'r> Render<'r, '_> {
         }
         // The first segment of each change's pointer (`/key` or `/key/...`).
         !changed.iter().any(|c| {
-            let c = c.as_bytes();
+            let c = c.changed_at().as_bytes();
             c.first() == Some(&b'/')
                 && c.get(1..=key.len()) == Some(key.as_bytes())
                 && matches!(c.get(key.len() + 1), None | Some(b'/'))
