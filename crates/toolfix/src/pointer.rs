@@ -41,7 +41,14 @@ pub(crate) fn push(path: &mut String, key: &str) {
 /// Append array index `index` to `path`.
 pub(crate) fn push_index(path: &mut String, index: usize) {
     use std::fmt::Write as _;
-    let _ = write!(path, "/{index}");
+    path.push('/');
+    // Most arrays are short: one digit without the formatting machinery.
+    match u8::try_from(index) {
+        Ok(digit @ 0..=9) => path.push(char::from(b'0' + digit)),
+        _ => {
+            let _ = write!(path, "{index}");
+        }
+    }
 }
 
 /// `path` with `key` appended.
