@@ -2,10 +2,16 @@
 //! output must be strict JSON (serde_json parses it) and salvaging it again finds nothing
 //! to fix. Differential: input comes back untouched exactly when serde_json reads it (the
 //! strict pass agrees with serde_json), and the duplicate-key report of a salvage is the
-//! one of its text.
+//! one of its text. A `Salvager` kept across inputs answers what `salvage` answers.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use std::cell::RefCell;
+
+thread_local! {
+    /// One salvager for every input of the run: its buffers carry over.
+    static SALVAGER: RefCell<toolfix::salvage::Salvager> = RefCell::new(toolfix::salvage::Salvager::new());
+}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -16,6 +22,14 @@ fuzz_target!(|data: &[u8]| {
     });
     let serde_ok = serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() && !lone;
     let salvaged = toolfix::salvage::salvage(text);
+    SALVAGER.with(|s| {
+        let reused = s.borrow_mut().salvage(text, &toolfix::Limits::default());
+        match (&reused, &salvaged) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "a reused salvager differs on {text:?}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "a reused salvager differs on {text:?}"),
+            _ => panic!("a reused salvager differs on {text:?}: {reused:?} / {salvaged:?}"),
+        }
+    });
     let untouched = salvaged.as_ref().is_ok_and(|o| o.is_untouched() && o.text() == text);
     // serde_json stops at 127 levels of nesting; salvage reads 128.
     let deep = text.bytes().filter(|&c| c == b'[' || c == b'{').count() >= 127;
