@@ -751,12 +751,11 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
                         (Some(from), Some(t)) if same_key => self.index.member_lead(from, n == 0, t),
                         _ => None,
                     };
-                    match lead {
-                        Some(span) => self.extend_run(&mut run, span),
-                        None => {
-                            self.flush_run(&mut run);
-                            push_lead(self.out, n, k);
-                        }
+                    if let Some(span) = lead {
+                        self.extend_run(&mut run, span);
+                    } else {
+                        self.flush_run(&mut run);
+                        push_lead(self.out, n, k);
                     }
                     let span =
                         text.filter(|_| same_key).and_then(|t| self.index.nodes.get(t)).map(|n| (n.start, n.end));
