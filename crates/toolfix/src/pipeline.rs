@@ -899,25 +899,20 @@ fn ends_with_trailing_comma(text: &str) -> bool {
 }
 
 /// True when the text is evidently no strict JSON, found by a look cheaper than the strict
-/// read that would fail part-way: a `'` outside every string (a single-quoted key or string)
-/// or a comma before a closer (`[1,]`, `{"a": 1,}`), whitespace between aside. Where the
-/// strings are is found by following double quotes and backslashes from the start: in
-/// strict JSON that is exactly where they are, so a byte this places outside every string
-/// is outside in fact, or the text is no strict JSON anyway. Most strict texts hold neither
-/// byte pattern anywhere, which is looked at first without following strings.
+/// read that would fail part-way: a `'` outside every string (a single-quoted key or
+/// string), or before the last `'` a comma before a closer (`[1,]`), whitespace between
+/// aside. Where the strings are is found by following double quotes and backslashes from
+/// the start: in strict JSON that is exactly where they are, so a byte this places outside
+/// every string is outside in fact, or the text is no strict JSON anyway. Text with no `'`
+/// costs one `memrchr`; the look stops at the last `'`.
 fn evidently_no_strict_json(text: &str) -> bool {
     let b = text.as_bytes();
-    let comma_before = |at: usize| {
-        let before = b.get(..at).unwrap_or_default();
-        before.iter().rev().find(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t')) == Some(&b',')
-    };
-    if !memchr::memchr3_iter(b'\'', b'}', b']', b).any(|at| b.get(at) == Some(&b'\'') || comma_before(at)) {
-        return false;
-    }
+    let Some(last) = memchr::memrchr(b'\'', b) else { return false };
     let mut i = 0;
     // The last byte outside strings that is no whitespace (a string counts as its quote).
-    let mut last = 0u8;
-    while let Some(&c) = b.get(i) {
+    let mut before = 0u8;
+    while i <= last {
+        let Some(&c) = b.get(i) else { return false };
         match c {
             b'"' => {
                 // To the closing quote, over escapes.
@@ -935,14 +930,14 @@ fn evidently_no_strict_json(text: &str) -> bool {
                 }
             }
             b'\'' => return true,
-            b'}' | b']' if last == b',' => return true,
+            b'}' | b']' if before == b',' => return true,
             b' ' | b'\n' | b'\r' | b'\t' => {
                 i += 1;
                 continue;
             }
             _ => {}
         }
-        last = c;
+        before = c;
         i += 1;
     }
     false
@@ -1009,12 +1004,12 @@ mod tests {
     }
 
     #[test]
-    fn a_quote_or_comma_before_a_closer_outside_strings_is_no_strict_json() {
+    fn a_quote_outside_strings_or_a_comma_before_a_closer_before_it_is_no_strict_json() {
         for text in [
             "{'a': 1}",
             "{\"a\": 'x'}",
-            "{\"a\": [1, 2,], \"b\": 1}",
-            "{\"a\": {\"b\": 1 ,\n}, \"c\": 2}",
+            "{\"a\": [1, 2,], 'b': 1}",
+            "{\"a\": {\"b\": 1 ,\n}, \"c\": \"it's\"}",
             "{\"a\": \"it's\", 'b': 1}",
             "{\"a\": \"x\\\"',\", \"b\": 'y'}",
         ] {
@@ -1027,6 +1022,7 @@ mod tests {
             "{\"a\": \",}\", \"b\": \",]\"}",
             "{\"a\": \"\\\"',]\"}",
             "{\"a\": [1, 2], \"b\": {}}",
+            "{\"a\": \"it's\", \"b\": [1,]}",
             "",
             "{\"a\": \"x",
         ] {
