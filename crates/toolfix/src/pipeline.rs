@@ -452,9 +452,10 @@ impl<'r> Draft<'r> {
         // Strict JSON (serde_json refuses lone surrogates, as salvage does) is parsed once.
         let (strict, refused_strict) =
             if !empty && raw.len() <= limits.max_input_bytes && limits.max_depth >= Limits::DEFAULT_MAX_DEPTH {
-                if salvage::unclosed(raw) || ends_with_trailing_comma(raw) {
+                if salvage::unclosed(raw) || ends_with_trailing_comma(raw) || evidently_no_strict_json(raw) {
                     // No strict JSON (an object or array ends with its closer, with no comma
-                    // before it): not read twice.
+                    // before it; no `'` or comma before a closer outside strings): not read
+                    // twice.
                     (None, true)
                 } else {
                     match read_strict(raw) {
@@ -682,8 +683,7 @@ impl<'r> Draft<'r> {
             Some(idx) => {
                 // Every change repair made is recorded at or below where it was made: the
                 // members no record names are copied as written.
-                let changed: Vec<&str> = out.repairs.iter().map(|r| r.path.as_str()).collect();
-                render_changed(&out.value, Original::Text, idx, &out.moves, Some(&changed))
+                render_changed(&out.value, Original::Text, idx, &out.moves, Some(&out.repairs))
             }
             None => out.value.to_string(),
         });
@@ -898,6 +898,51 @@ fn ends_with_trailing_comma(text: &str) -> bool {
     matches!(rev.next(), Some(b'}' | b']')) && rev.find(|c| !is_ws(c)) == Some(&b',')
 }
 
+/// True when the text is evidently no strict JSON, found by a look cheaper than the strict
+/// read that would fail part-way: a `'` outside every string (a single-quoted key or
+/// string), or before the last `'` a comma before a closer (`[1,]`), whitespace between
+/// aside. Where the strings are is found by following double quotes and backslashes from
+/// the start: in strict JSON that is exactly where they are, so a byte this places outside
+/// every string is outside in fact, or the text is no strict JSON anyway. Text with no `'`
+/// costs one `memrchr`; the look stops at the last `'`.
+fn evidently_no_strict_json(text: &str) -> bool {
+    let b = text.as_bytes();
+    let Some(last) = memchr::memrchr(b'\'', b) else { return false };
+    let mut i = 0;
+    // The last byte outside strings that is no whitespace (a string counts as its quote).
+    let mut before = 0u8;
+    while i <= last {
+        let Some(&c) = b.get(i) else { return false };
+        match c {
+            b'"' => {
+                // To the closing quote, over escapes.
+                let mut j = i + 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', b.get(j..).unwrap_or_default()) {
+                        Some(k) if b.get(j + k) == Some(&b'"') => {
+                            i = j + k;
+                            break;
+                        }
+                        Some(k) => j += k + 2,
+                        // Unclosed string: no strict JSON, but `unclosed` tells that.
+                        None => return false,
+                    }
+                }
+            }
+            b'\'' => return true,
+            b'}' | b']' if before == b',' => return true,
+            b' ' | b'\n' | b'\r' | b'\t' => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        before = c;
+        i += 1;
+    }
+    false
+}
+
 /// Strict JSON text read in one pass with its index (what that pass leaves undecided
 /// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
 /// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
@@ -944,7 +989,7 @@ fn last_string_path(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::ends_with_trailing_comma;
+    use super::{ends_with_trailing_comma, evidently_no_strict_json};
 
     #[test]
     fn a_comma_before_the_last_closer_is_no_strict_json() {
@@ -955,6 +1000,71 @@ mod tests {
         // A comma inside the last string, or before an inner closer only, is not one.
         for text in ["{\"a\": \",}\"}", "{\"a\": [1,]}", "{\"a\": 1}", "{\"a\": 1,", "", ",", "}"] {
             assert!(!ends_with_trailing_comma(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_quote_outside_strings_or_a_comma_before_a_closer_before_it_is_no_strict_json() {
+        for text in [
+            "{'a': 1}",
+            "{\"a\": 'x'}",
+            "{\"a\": [1, 2,], 'b': 1}",
+            "{\"a\": {\"b\": 1 ,\n}, \"c\": \"it's\"}",
+            "{\"a\": \"it's\", 'b': 1}",
+            "{\"a\": \"x\\\"',\", \"b\": 'y'}",
+        ] {
+            assert!(evidently_no_strict_json(text), "{text}");
+            assert!(serde_json::from_str::<serde_json::Value>(text).is_err(), "{text}");
+        }
+        // Inside strings, either is text.
+        for text in [
+            "{\"a\": \"it's\"}",
+            "{\"a\": \",}\", \"b\": \",]\"}",
+            "{\"a\": \"\\\"',]\"}",
+            "{\"a\": [1, 2], \"b\": {}}",
+            "{\"a\": \"it's\", \"b\": [1,]}",
+            "",
+            "{\"a\": \"x",
+        ] {
+            assert!(!evidently_no_strict_json(text), "{text}");
+        }
+    }
+
+    /// Values whose strings hold the bytes the look above stops at.
+    fn arb_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<i64>().prop_map(Value::from),
+            "[',}\\]\\\\\" a]{0,5}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(("[',}\\]\\\\\" a]{0,3}", inner), 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn evident_only_where_serde_json_refuses(
+            value in arb_value(),
+            pretty: bool,
+            at: proptest::sample::Index,
+            byte in proptest::sample::select(vec![b'\'', b',', b'}', b']', b'"', b'\\', b' ']),
+        ) {
+            let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) };
+            let text = text.unwrap();
+            proptest::prop_assert!(!evidently_no_strict_json(&text), "{}", text);
+            let mut damaged = text.into_bytes();
+            damaged.insert(at.index(damaged.len() + 1), byte);
+            let damaged = String::from_utf8(damaged).unwrap();
+            if evidently_no_strict_json(&damaged) {
+                proptest::prop_assert!(serde_json::from_str::<serde_json::Value>(&damaged).is_err(), "{}", damaged);
+            }
         }
     }
 }

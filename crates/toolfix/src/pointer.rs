@@ -41,7 +41,14 @@ pub(crate) fn push(path: &mut String, key: &str) {
 /// Append array index `index` to `path`.
 pub(crate) fn push_index(path: &mut String, index: usize) {
     use std::fmt::Write as _;
-    let _ = write!(path, "/{index}");
+    path.push('/');
+    // Most arrays are short: one digit without the formatting machinery.
+    match u8::try_from(index) {
+        Ok(digit @ 0..=9) => path.push(char::from(b'0' + digit)),
+        _ => {
+            let _ = write!(path, "{index}");
+        }
+    }
 }
 
 /// `path` with `key` appended.
@@ -291,6 +298,22 @@ impl<'t> TextIndex<'t> {
     fn next_sibling(&self, id: NodeId, child: NodeId) -> Option<NodeId> {
         let next = self.nodes.get(child)?.after;
         (next < self.nodes.get(id)?.after).then_some(next)
+    }
+
+    /// The span from `from` to where member `id`'s value starts, when its text is `, ` (past
+    /// the first member), the key as written with no escape, and `": "`: what render
+    /// writes before that value (a raw key of strict JSON holds no quote, backslash or
+    /// control character, so written as a JSON string it is itself in quotes). Bytes are
+    /// compared one by one: slices of a length not known here would each cost a `memcmp`.
+    fn member_lead(&self, from: usize, first: bool, id: NodeId) -> Option<(usize, usize)> {
+        let node = self.nodes.get(id)?;
+        let Key::Raw(s, e) = node.key else { return None };
+        let b = self.text.as_bytes();
+        let at = |i: usize, c: u8| b.get(i) == Some(&c);
+        let sep = if first { true } else { at(from, b',') && at(from + 1, b' ') };
+        let fits =
+            sep && s == from + if first { 1 } else { 3 } && node.start == e + 3 && at(e + 1, b':') && at(e + 2, b' ');
+        fits.then_some((from, node.start))
     }
 
     fn key_is(&self, id: NodeId, key: &str) -> bool {
@@ -548,7 +571,7 @@ const MAX_RENDER_DEPTH: usize = 256;
 /// Serialise `value`, copying the original text of every subtree that is unchanged
 /// since `original` (so numbers and escapes stay as written).
 pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_>, moves: &Moves) -> String {
-    render_changed(value, original, index, moves, None)
+    render_changed::<&str>(value, original, index, moves, None)
 }
 
 /// [`render`], told where every change to the value was made (`changed`: the pointers of
@@ -556,12 +579,12 @@ pub(crate) fn render(value: &Value, original: Original<'_>, index: &TextIndex<'_
 /// or took one from; `None`: not known). A top-level member no change lies in or below,
 /// read from the same key of the original, is the original's text: copied without
 /// comparing it.
-pub(crate) fn render_changed(
+pub(crate) fn render_changed<C: ChangedAt>(
     value: &Value,
     original: Original<'_>,
     index: &TextIndex<'_>,
     moves: &Moves,
-    changed: Option<&[&str]>,
+    changed: Option<&[C]>,
 ) -> String {
     let original = match original {
         Original::Value(v) => Some(v),
@@ -570,7 +593,7 @@ pub(crate) fn render_changed(
     let mut out = String::with_capacity(index.text.len() + 16);
     let landings = moves.landings();
     // A change to the whole value leaves no member untouched.
-    let changed = changed.filter(|c| !c.contains(&""));
+    let changed = changed.filter(|c| !c.iter().any(|c| c.changed_at().is_empty()));
     let mut cx = Render { out: &mut out, original, index, moves, landings: &landings, changed };
     // Paths are built only when something moved.
     let mut path = if moves.0.is_empty() { String::new() } else { String::with_capacity(64) };
@@ -580,6 +603,24 @@ pub(crate) fn render_changed(
     let node = index.node_at(&origin);
     cx.value(value, &mut path, &origin, before, node, 0);
     out
+}
+
+/// A record of where a change was made, as [`render_changed`] is told it: a pointer, or
+/// a repair (its path), read in place.
+pub(crate) trait ChangedAt {
+    fn changed_at(&self) -> &str;
+}
+
+impl ChangedAt for &str {
+    fn changed_at(&self) -> &str {
+        self
+    }
+}
+
+impl ChangedAt for crate::report::Repair {
+    fn changed_at(&self) -> &str {
+        &self.path
+    }
 }
 
 /// What render compares a value with to tell whether it changed.
@@ -593,7 +634,7 @@ pub(crate) enum Original<'v> {
     Text,
 }
 
-struct Render<'r, 't> {
+struct Render<'r, 't, C> {
     out: &'r mut String,
     /// `None`: compared with the text.
     original: Option<&'r Value>,
@@ -602,10 +643,10 @@ struct Render<'r, 't> {
     /// [`Moves::landings`].
     landings: &'r [&'r str],
     /// Where every change was made, when known (see [`render_changed`]).
-    changed: Option<&'r [&'r str]>,
+    changed: Option<&'r [C]>,
 }
 
-impl<'r> Render<'r, '_> {
+impl<'r, C: ChangedAt> Render<'r, '_, C> {
     /// True when some move may end at a member named `key` (then its origin is not simply
     /// one step below its object's: see [`Moves::origin`]).
     fn may_land_on(&self, key: &str) -> bool {
@@ -626,7 +667,7 @@ impl<'r> Render<'r, '_> {
         }
         // The first segment of each change's pointer (`/key` or `/key/...`).
         !changed.iter().any(|c| {
-            let c = c.as_bytes();
+            let c = c.changed_at().as_bytes();
             c.first() == Some(&b'/')
                 && c.get(1..=key.len()) == Some(key.as_bytes())
                 && matches!(c.get(key.len() + 1), None | Some(b'/'))
@@ -672,12 +713,11 @@ impl<'r> Render<'r, '_> {
         match value {
             Value::Object(map) => {
                 self.out.push('{');
+                // Where the original text that may lead to the next member's key starts:
+                // just past the object's `{`, then the end of the last member's text.
+                let mut lead_from = node.and_then(|id| self.index.nodes.get(id)).map(|n| n.start + 1);
+                let mut run: Option<(usize, usize)> = None;
                 for (n, (k, v)) in map.iter().enumerate() {
-                    if n > 0 {
-                        self.out.push_str(", ");
-                    }
-                    push_quoted(self.out, k);
-                    self.out.push_str(": ");
                     let (child, text, same_key) = if !moved {
                         let (child, text) = children.member(self.index, k);
                         (child, text, true)
@@ -703,29 +743,47 @@ impl<'r> Render<'r, '_> {
                             (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here), false)
                         }
                     };
+                    // The separator and key as written, when they are what is written here
+                    // (`, "key": `, `"key": ` first); otherwise written out.
+                    // Runs of the original text written here as they are (leads, untouched
+                    // members) are gathered and copied in one piece.
+                    let lead = match (lead_from, text) {
+                        (Some(from), Some(t)) if same_key => self.index.member_lead(from, n == 0, t),
+                        _ => None,
+                    };
+                    if let Some(span) = lead {
+                        self.extend_run(&mut run, span);
+                    } else {
+                        self.flush_run(&mut run);
+                        push_lead(self.out, n, k);
+                    }
+                    let span =
+                        text.filter(|_| same_key).and_then(|t| self.index.nodes.get(t)).map(|n| (n.start, n.end));
+                    lead_from = span.map(|(_, end)| end);
                     // An untouched top-level member is copied as written, not compared.
-                    let copied = match text {
-                        Some(t) if depth == 0 && same_key && self.untouched_member(k) => match self.index.text_of(t) {
-                            Some(written) => {
-                                debug_assert!(
-                                    match self.original {
-                                        None => self.index.same_as(v, t),
-                                        Some(_) => child.is_some_and(|c| same(c, v)),
-                                    },
-                                    "member {k} changed without a record of the change"
-                                );
-                                self.out.push_str(written);
-                                true
-                            }
-                            None => false,
-                        },
+                    let copied = match (text, span) {
+                        (Some(t), Some(span)) if depth == 0 && self.untouched_member(k) => {
+                            debug_assert!(
+                                match self.original {
+                                    None => self.index.same_as(v, t),
+                                    Some(_) => child.is_some_and(|c| same(c, v)),
+                                },
+                                "member {k} changed without a record of the change"
+                            );
+                            self.extend_run(&mut run, span);
+                            true
+                        }
                         _ => false,
                     };
+                    if !copied {
+                        self.flush_run(&mut run);
+                    }
                     let unchanged = copied || self.value(v, path, &here, child, text, depth + 1);
                     changed |= same_key && !unchanged;
                     elsewhere |= !same_key;
                     path.truncate(len);
                 }
+                self.flush_run(&mut run);
                 self.out.push('}');
             }
             Value::Array(list) => {
@@ -781,6 +839,27 @@ impl<'r> Render<'r, '_> {
             self.out.push_str(text);
         }
         unchanged
+    }
+
+    /// Add the original text's `span` to `run` (pending text to copy), which it follows
+    /// or, when it does not, is written first.
+    fn extend_run(&mut self, run: &mut Option<(usize, usize)>, span: (usize, usize)) {
+        match run {
+            Some((_, end)) if *end == span.0 => *end = span.1,
+            _ => {
+                self.flush_run(run);
+                *run = Some(span);
+            }
+        }
+    }
+
+    /// Write the pending original text of `run`.
+    fn flush_run(&mut self, run: &mut Option<(usize, usize)>) {
+        if let Some((start, end)) = run.take()
+            && let Some(text) = self.index.text.get(start..end)
+        {
+            self.out.push_str(text);
+        }
     }
 
     /// True when `value` equals the original (`before`, or the text at `node`).
@@ -919,6 +998,16 @@ pub(crate) fn same(a: &Value, b: &Value) -> bool {
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w)),
         _ => a == b,
     }
+}
+
+/// What render writes before member `n`'s value: `, ` (past the first), the key as a
+/// JSON string, `: `.
+fn push_lead(out: &mut String, n: usize, key: &str) {
+    if n > 0 {
+        out.push_str(", ");
+    }
+    push_quoted(out, key);
+    out.push_str(": ");
 }
 
 /// `key` as a JSON string.

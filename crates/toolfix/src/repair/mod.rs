@@ -214,7 +214,7 @@ pub(crate) fn repair_value<'a>(
                 };
                 let len = path.len();
                 for (i, item) in list.iter_mut().enumerate() {
-                    pointer::push(path, &i.to_string());
+                    pointer::push_index(path, i);
                     repair_value(cx, items, item, path, depth + 1, force);
                     path.truncate(len);
                 }
