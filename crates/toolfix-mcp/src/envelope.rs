@@ -57,13 +57,11 @@ impl<'a> Members<'a> {
         self.0.iter().filter(move |(k, _)| k == key).map(|(_, v)| *v)
     }
 
-    /// The first member given more than once.
+    /// The first member given again (in line order). One pass with a set: a line may hold
+    /// millions of members, and comparing each with every other would not end.
     pub(crate) fn repeated(&self) -> Option<&str> {
-        self.0
-            .iter()
-            .enumerate()
-            .find(|(i, (k, _))| self.0.iter().skip(i + 1).any(|(o, _)| o == k))
-            .map(|(_, (k, _))| k.as_str())
+        let mut seen = std::collections::HashSet::with_capacity(self.0.len());
+        self.0.iter().map(|(k, _)| k.as_str()).find(|k| !seen.insert(*k))
     }
 }
 

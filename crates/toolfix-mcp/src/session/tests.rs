@@ -422,3 +422,18 @@ fn a_batch_holding_a_call_is_not_forwarded() {
         assert!(matches!(client(&mut s, line), ClientAction::Forward), "{line}");
     }
 }
+
+/// Regression: the repeat check compared each member with every later one, so a line of
+/// many members (a 16 MiB line holds millions) with a repeated `params` took quadratic
+/// time (100,000 members: ~5·10⁹ comparisons, minutes; this test then does not finish in
+/// CI's time). One pass now.
+#[test]
+fn a_repeat_among_many_members_is_found_in_one_pass() {
+    let mut s = session();
+    let mut line = String::from(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"search"}"#);
+    for i in 0..100_000 {
+        let _ = std::fmt::Write::write_fmt(&mut line, format_args!(",\"k{i}\":0"));
+    }
+    line.push_str(r#","params":{"name":"delete_file"}}"#);
+    assert!(matches!(client(&mut s, &line), ClientAction::Answer(_)));
+}
