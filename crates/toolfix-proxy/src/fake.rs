@@ -480,12 +480,20 @@ pub fn messages_sse(m: &Value) -> String {
     out += &named_event("ping", &json!({"type": "ping"}));
     for (i, b) in m["content"].as_array().into_iter().flatten().enumerate() {
         let kind = b["type"].as_str().unwrap_or("");
-        let start = match kind {
-            "text" => json!({"type": "text", "text": ""}),
-            "thinking" => json!({"type": "thinking", "thinking": ""}),
-            "tool_use" => json!({"type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}),
-            _ => b.clone(),
-        };
+        // A block's other members on its start (as the API sends them), but a text
+        // block's `citations`: those come as `citations_delta`s after its text.
+        let mut start = b.clone();
+        match kind {
+            "text" => {
+                start["text"] = json!("");
+                if let Some(o) = start.as_object_mut() {
+                    o.remove("citations");
+                }
+            }
+            "thinking" => start = json!({"type": "thinking", "thinking": ""}),
+            "tool_use" => start["input"] = json!({}),
+            _ => {}
+        }
         out += &named_event(
             "content_block_start",
             &json!({"type": "content_block_start", "index": i, "content_block": start}),
@@ -510,6 +518,13 @@ pub fn messages_sse(m: &Value) -> String {
                         "content_block_delta",
                         &json!({"type": "content_block_delta", "index": i,
                         "delta": {"type": "text_delta", "text": p}}),
+                    );
+                }
+                for c in b["citations"].as_array().into_iter().flatten() {
+                    out += &named_event(
+                        "content_block_delta",
+                        &json!({"type": "content_block_delta", "index": i,
+                        "delta": {"type": "citations_delta", "citation": c}}),
                     );
                 }
             }

@@ -64,6 +64,10 @@ fn assemble(body: &[u8]) -> Value {
                             json!(format!("{}{}", b["thinking"].as_str().unwrap(), d["thinking"].as_str().unwrap()));
                     }
                     "signature_delta" => b["signature"] = d["signature"].clone(),
+                    "citations_delta" => match b["citations"].as_array_mut() {
+                        Some(list) => list.push(d["citation"].clone()),
+                        None => b["citations"] = json!([d["citation"]]),
+                    },
                     "input_json_delta" => {
                         let p = d["partial_json"].as_str().unwrap();
                         assert!(!p.is_empty(), "the proxy sends no empty partial_json");
@@ -537,4 +541,84 @@ async fn a_reprompted_answer_streams_its_moved_reasoning_when_nothing_went_out()
     assert_eq!(plain["content"][0], thinking, "{plain}");
     assert_eq!(plain["content"][1]["input"], json!({"to": "bob", "amount": 3}));
     assert_eq!(essence(&streamed), essence(&plain));
+}
+
+/// A citation of a text block (docs.anthropic.com, "Citations": a plain text document's
+/// `char_location`).
+fn citation(text: &str) -> Value {
+    json!({"type": "char_location", "cited_text": text, "document_index": 0, "document_title": "Forecast",
+           "start_char_index": 0, "end_char_index": text.len()})
+}
+
+/// Regression (issue 21): a repaired call's block and a text block kept as it was keep
+/// every member the upstream gave (`caller`, `cache_control`, `citations`), streamed and
+/// not; nothing is reported dropped.
+#[tokio::test]
+async fn members_of_a_repaired_answer_are_kept_streamed_and_not() {
+    let m = message(
+        json!([{"type": "text", "text": "Checking.", "citations": [citation("Paris is sunny")]},
+               {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": "{\"city\": \"Paris\", \"days\": \"3\"}",
+                "caller": {"type": "direct"}, "cache_control": {"type": "ephemeral"}}]),
+        "tool_use",
+    );
+    let h = start(serving(m.clone())).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let mut want = m["content"].clone();
+    want[1]["input"] = json!({"city": "Paris", "days": 3});
+    assert_eq!(plain["content"], want);
+    assert_eq!(streamed["content"], want);
+    assert_eq!(plain["x_toolfix"]["calls"][0]["outcome"], "repaired");
+    assert!(plain["x_toolfix"].get("dropped").is_none(), "{plain}");
+    assert!(streamed["x_toolfix"].get("dropped").is_none(), "{streamed}");
+}
+
+/// Regression (issue 21): a text block whose text the proxy changes (a call taken out of
+/// it) keeps its members but its `citations`, which point at the text as it was: dropped
+/// and reported (`x_toolfix.dropped`), streamed and not.
+#[tokio::test]
+async fn citations_of_text_that_changed_are_dropped_and_reported() {
+    let text =
+        "Let me check.\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let m = message(
+        json!([{"type": "text", "text": text, "citations": [citation("Paris")], "x_label": "kept"}]),
+        "end_turn",
+    );
+    let h = start(serving(m)).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(plain["content"][0], json!({"type": "text", "text": "Let me check.\n", "x_label": "kept"}));
+    assert_eq!(plain["content"][1]["type"], "tool_use");
+    let dropped = json!([{"block": 0, "member": "citations", "reason": "text_changed"}]);
+    assert_eq!(plain["x_toolfix"]["dropped"], dropped);
+    assert_eq!(streamed["content"][0], plain["content"][0]);
+    assert_eq!(essence(&streamed), essence(&plain));
+    assert_eq!(streamed["x_toolfix"]["dropped"], dropped);
+}
+
+/// Regression (issue 21): text blocks joined into one (the first keeps its members, its
+/// citations dropped: its text changed; the second's have no block left) and a call whose
+/// name was resolved (its `toolset_name`, the family of the name as written, dropped; its
+/// `caller` kept): each member dropped is reported, streamed and not.
+#[tokio::test]
+async fn members_of_joined_blocks_and_of_a_renamed_call_are_reported() {
+    let m = message(
+        json!([{"type": "text", "text": "Part one. ", "citations": [citation("one")]},
+               {"type": "text", "text": "Part two.", "citations": [citation("two")]},
+               {"type": "tool_use", "id": "toolu_01", "name": "GetWeather", "input": {"city": "Paris"},
+                "toolset_name": "weather", "caller": {"type": "direct"}}]),
+        "tool_use",
+    );
+    let h = start(serving(m)).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(
+        plain["content"],
+        json!([{"type": "text", "text": "Part one. Part two."},
+               {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Paris"},
+                "caller": {"type": "direct"}}])
+    );
+    let dropped = json!([{"block": 0, "member": "citations", "reason": "text_changed"},
+                         {"block": 1, "member": "citations", "reason": "merged"},
+                         {"block": 2, "member": "toolset_name", "reason": "renamed"}]);
+    assert_eq!(plain["x_toolfix"]["dropped"], dropped);
+    assert_eq!(streamed["content"], plain["content"]);
+    assert_eq!(streamed["x_toolfix"]["dropped"], dropped);
 }

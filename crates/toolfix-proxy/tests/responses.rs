@@ -611,3 +611,95 @@ async fn a_reply_too_large_to_fix_keeps_its_moved_reasoning_and_passes_the_rest(
         assert!(got["x_toolfix"]["unfixed"].is_array(), "{got}");
     }
 }
+
+/// A URL citation of an `output_text` part, over bytes `start..end` of its text
+/// (platform.openai.com, "Responses": `annotations`).
+fn url_citation(start: usize, end: usize) -> Value {
+    json!({"type": "url_citation", "start_index": start, "end_index": end, "title": "Forecast",
+           "url": "https://example.com/forecast"})
+}
+
+/// Regression (issue 21): a repaired call's item and a message item kept as it was keep
+/// every member the upstream gave (the message's `phase`, its part's `annotations` and
+/// `logprobs`, the call's `caller` and `namespace`), streamed and not; nothing is
+/// reported dropped.
+#[tokio::test]
+async fn members_of_a_repaired_answer_are_kept_streamed_and_not() {
+    let mut message = text_item("Checking Paris.");
+    message["phase"] = json!("commentary");
+    message["content"][0]["annotations"] = json!([url_citation(9, 14)]);
+    message["content"][0]["logprobs"] =
+        json!([{"token": "Checking", "bytes": [67], "logprob": -0.5, "top_logprobs": []}]);
+    let mut call = call_item("call_1", "get_weather", "{\"city\": \"Paris\", \"days\": \"3\"}");
+    call["caller"] = json!({"type": "direct"});
+    call["namespace"] = json!("weather");
+    let r = response(json!([message, call]));
+    let h = start(serving(r.clone())).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    let mut want = r["output"].clone();
+    want[1]["arguments"] = json!("{\"city\": \"Paris\", \"days\": 3}");
+    assert_eq!(plain["output"], want);
+    assert_eq!(streamed["output"], want);
+    assert_eq!(plain["x_toolfix"]["calls"][0]["outcome"], "repaired");
+    assert!(plain["x_toolfix"].get("dropped").is_none(), "{plain}");
+    assert!(streamed["x_toolfix"].get("dropped").is_none(), "{streamed}");
+}
+
+/// Regression (issue 21): a message whose text the proxy changes (a call taken out of it)
+/// keeps its members (`phase`) and its part's, but the part's `annotations` (offsets into
+/// the text as it was) and `logprobs` (its tokens): dropped and reported
+/// (`x_toolfix.dropped`), streamed and not.
+#[tokio::test]
+async fn annotations_of_text_that_changed_are_dropped_and_reported() {
+    let text =
+        "Checking Paris.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let mut message = text_item(text);
+    message["phase"] = json!("commentary");
+    message["content"][0]["annotations"] = json!([url_citation(9, 14)]);
+    message["content"][0]["logprobs"] =
+        json!([{"token": "Checking", "bytes": [67], "logprob": -0.5, "top_logprobs": []}]);
+    let h = start(serving(response(json!([message])))).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(
+        plain["output"][0],
+        json!({"type": "message", "id": "msg_1", "status": "completed", "role": "assistant", "phase": "commentary",
+               "content": [{"type": "output_text", "text": "Checking Paris.", "annotations": []}]})
+    );
+    assert_eq!(plain["output"][1]["type"], "function_call");
+    let dropped = json!([{"output": 0, "content": 0, "member": "annotations", "reason": "text_changed"},
+                         {"output": 0, "content": 0, "member": "logprobs", "reason": "text_changed"}]);
+    assert_eq!(plain["x_toolfix"]["dropped"], dropped);
+    assert_eq!(streamed["output"][0], plain["output"][0]);
+    assert_eq!(essence(&streamed), essence(&plain));
+    assert_eq!(streamed["x_toolfix"]["dropped"], dropped);
+}
+
+/// Regression (issue 21): message items joined into one (the second's id and members have
+/// no item left) and a call whose name was resolved (its `namespace`, that of the name as
+/// written, dropped; its `caller` kept): each member dropped is reported, streamed and not.
+#[tokio::test]
+async fn members_of_joined_items_and_of_a_renamed_call_are_reported() {
+    let mut second = text_item("Part two.");
+    second["id"] = json!("msg_2");
+    second["content"][0]["annotations"] = json!([url_citation(0, 4)]);
+    let mut call = call_item("call_1", "GetWeather", "{\"city\": \"Paris\"}");
+    call["caller"] = json!({"type": "direct"});
+    call["namespace"] = json!("weather");
+    let r = response(json!([text_item("Part one. "), second, call]));
+    let h = start(serving(r)).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(
+        plain["output"],
+        json!([{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                "content": [{"type": "output_text", "text": "Part one. Part two.", "annotations": []}]},
+               {"type": "function_call", "id": "fc_call_1", "call_id": "call_1", "name": "get_weather",
+                "arguments": "{\"city\": \"Paris\"}", "status": "completed", "caller": {"type": "direct"}}])
+    );
+    let dropped = json!([{"output": 1, "member": "id", "reason": "merged"},
+                         {"output": 1, "content": 0, "member": "annotations", "reason": "merged"},
+                         {"output": 2, "member": "namespace", "reason": "renamed"}]);
+    assert_eq!(plain["x_toolfix"]["dropped"], dropped);
+    assert_eq!(streamed["output"][1], plain["output"][1]);
+    assert_eq!(essence(&streamed), essence(&plain));
+    assert_eq!(streamed["x_toolfix"]["dropped"], dropped);
+}

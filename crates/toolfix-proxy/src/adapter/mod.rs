@@ -8,6 +8,7 @@
 pub(crate) mod chat;
 pub(crate) mod compact;
 pub(crate) mod history;
+mod kept;
 pub(crate) mod messages;
 mod moved;
 pub(crate) mod responses;

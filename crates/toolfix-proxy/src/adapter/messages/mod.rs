@@ -21,6 +21,7 @@ mod stream;
 
 pub(crate) use stream::MessagesStream;
 
+use super::kept::{self, Dropped, Why};
 use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
@@ -168,16 +169,24 @@ impl Adapter for Messages {
         // proxy's own (not when the text goes out as sent: it is still in there).
         let moved = if text_as_sent { None } else { moved(thinking.as_deref(), fixed.reasoning_content.as_deref()) };
         let mut content = Vec::with_capacity(old.len() + fixed.calls.len() + 1);
+        let mut dropped = Dropped::default();
         let mut text_placed = false;
-        for b in &old {
+        for (i, b) in old.iter().enumerate() {
             match kind(b) {
                 "text" => {
-                    if !text_placed {
-                        text_placed = true;
-                        content.extend(moved.map(thinking_block));
-                        if !text.is_empty() {
-                            content.push(json!({"type": "text", "text": text}));
-                        }
+                    let at = json!({"block": i});
+                    if text_placed {
+                        // Its text is joined to the first text block's: its members have
+                        // no block left to go on.
+                        dropped.note_all(b, &at, TEXT_MEMBERS, Why::Merged);
+                        continue;
+                    }
+                    text_placed = true;
+                    content.extend(moved.map(thinking_block));
+                    if text.is_empty() {
+                        dropped.note_all(b, &at, TEXT_MEMBERS, Why::NoText);
+                    } else {
+                        content.push(text_block(b, &text, &at, &mut dropped));
                     }
                 }
                 "tool_use" => {}
@@ -191,9 +200,9 @@ impl Adapter for Messages {
             }
         }
         let mut calls = 0;
-        for c in &fixed.calls {
+        for (n, c) in fixed.calls.iter().enumerate() {
             if c.status.is_usable() && !(text_as_sent && c.channel != Channel::ToolCalls) {
-                content.push(tool_use(c, &old));
+                content.push(tool_use(c, source(&old, &fixed.calls, n), &old, &mut dropped));
                 calls += 1;
             } else if unusable == Unusable::AsSent
                 && c.channel == Channel::ToolCalls
@@ -205,6 +214,7 @@ impl Adapter for Messages {
                 calls += 1;
             }
         }
+        dropped.leave_in(obj);
         let stop = obj.get("stop_reason").and_then(Value::as_str).map(str::to_owned);
         obj.insert("content".to_owned(), Value::Array(content));
         if calls > 0 {
@@ -215,9 +225,8 @@ impl Adapter for Messages {
     }
 
     fn report(response: &mut Value, report: Value) {
-        if let Some(obj) = response.as_object_mut() {
-            obj.insert("x_toolfix".to_owned(), report);
-        }
+        // With the members `apply` dropped (see `kept`).
+        kept::into_report(response, report);
     }
 
     fn original(response: &Value, _index: usize) -> Value {
@@ -489,8 +498,53 @@ pub(crate) fn is_proxy_thinking(block: &Value) -> bool {
     kind(block) == "thinking" && block.get("signature").and_then(Value::as_str) == Some(PROXY_SIGNATURE)
 }
 
-/// The `tool_use` block for a usable call; an untouched server call keeps its own block.
-fn tool_use(call: &FixedCall, old: &[Value]) -> Value {
+/// The members of a `text` block the proxy writes itself.
+const TEXT_MEMBERS: &[&str] = &["type", "text"];
+
+/// The text block the proxy writes where the first was (`first`, at `at`), holding `text`:
+/// the first block's members kept, but its `citations` (the sources of its text, as the
+/// API reference says) when its text changed, which are dropped and noted.
+fn text_block(first: &Value, text: &str, at: &Value, dropped: &mut Dropped) -> Value {
+    let Some(members) = first.as_object() else { return json!({"type": "text", "text": text}) };
+    let mut block = members.clone();
+    if first.get("text").and_then(Value::as_str) != Some(text)
+        && let Some(citations) = block.remove("citations")
+        && kept::says_something(&citations)
+    {
+        dropped.note(at, "citations", Why::TextChanged);
+    }
+    block.insert("text".to_owned(), json!(text));
+    Value::Object(block)
+}
+
+/// The server's block of `calls[n]` (a call the server parsed), with its place: the
+/// `j`-th `tool_use` block with the call's id and the name as the model wrote it, for the
+/// `j`-th such call (two blocks may share an id).
+fn source<'v>(old: &'v [Value], calls: &[FixedCall], n: usize) -> Option<(usize, &'v Value)> {
+    let call = calls.get(n)?;
+    if call.channel != Channel::ToolCalls {
+        return None;
+    }
+    let same =
+        |id: Option<&str>, name: Option<&str>| id == Some(call.id.as_str()) && name == Some(call.written_name.as_str());
+    let j = calls
+        .get(..n)?
+        .iter()
+        .filter(|c| c.channel == Channel::ToolCalls && same(Some(c.id.as_str()), Some(c.written_name.as_str())))
+        .count();
+    old.iter()
+        .enumerate()
+        .filter(|(_, o)| {
+            kind(o) == "tool_use" && same(o.get("id").and_then(Value::as_str), o.get("name").and_then(Value::as_str))
+        })
+        .nth(j)
+}
+
+/// The `tool_use` block for a usable call; an untouched server call keeps its own block,
+/// a repaired one its block's members but `input` (and `name` when it was resolved; then
+/// `toolset_name`, the family of the name as written, is dropped and noted). A call found
+/// in text has no block of the server's: `{"type", "id", "name", "input"}`.
+fn tool_use(call: &FixedCall, source: Option<(usize, &Value)>, old: &[Value], dropped: &mut Dropped) -> Value {
     let input: Value = call.arguments_text().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_else(|| json!({}));
     // An untouched server call keeps its block as sent: the one with its id, its name
     // *and* its input (two blocks may share an id; the other's input may be the one
@@ -505,6 +559,18 @@ fn tool_use(call: &FixedCall, old: &[Value]) -> Value {
         })
     {
         return o.clone();
+    }
+    if let Some((i, Value::Object(members))) = source {
+        let mut block = members.clone();
+        if call.name != call.written_name
+            && let Some(family) = block.remove("toolset_name")
+            && kept::says_something(&family)
+        {
+            dropped.note(&json!({"block": i}), "toolset_name", Why::Renamed);
+        }
+        block.insert("name".to_owned(), json!(call.name));
+        block.insert("input".to_owned(), input);
+        return Value::Object(block);
     }
     json!({"type": "tool_use", "id": block_id(call), "name": call.name, "input": input})
 }

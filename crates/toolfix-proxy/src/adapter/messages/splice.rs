@@ -54,7 +54,8 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
         }
         if b.kind.as_str() == Some("text") {
             texts += 1;
-            let kept = b.seen == TEXT_KEYS && !b.other && b.text.as_str() == Some(fixed.content.as_str());
+            // Its other members `apply` keeps (its text is unchanged).
+            let kept = b.seen & TEXT_KEYS == TEXT_KEYS && b.text.as_str() == Some(fixed.content.as_str());
             if texts > 1 || !kept || fixed.content.is_empty() {
                 return None;
             }
@@ -82,7 +83,8 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
                 return None;
             }
         }
-        if b.seen != TOOL_USE_KEYS || b.other {
+        // Its other members `apply` keeps (its name is unchanged).
+        if b.seen & TOOL_USE_KEYS != TOOL_USE_KEYS {
             return None;
         }
         let (start, end) = span_of(body, Raw(input.get()))?;
@@ -232,6 +234,11 @@ mod tests {
         let fine = json!({"city": "Oslo"});
         let text = json!({"type": "text", "text": "Sure \u{e9} \"quoted\"\n"});
         let thinking = json!({"type": "thinking", "thinking": "Hmm.", "signature": "sig"});
+        let with_key = |block: &Value, key: &str, value: Value| {
+            let mut b = block.clone();
+            b[key] = value;
+            b
+        };
         let taken = [
             // The load example's answer; with a thinking block, a block the proxy does not
             // read, an untouched call beside, no text.
@@ -248,6 +255,23 @@ mod tests {
             // otherwise (a float elsewhere: the rest is the upstream's bytes).
             message(&json!([text, call("toolu_1", &json!(BROKEN))]), "end_turn"),
             json!({"type": "message", "content": [call("toolu_1", &broken)], "stop_reason": "max_tokens", "usage": {"n": 1.0e2}}),
+            // Members `apply` keeps: on the text block (its text unchanged: its citations
+            // too), on a call (its name unchanged).
+            message(
+                &json!([
+                    with_key(&text, "citations", json!([{"type": "char_location", "cited_text": "Sure"}])),
+                    call("toolu_1", &broken)
+                ]),
+                "tool_use",
+            ),
+            message(
+                &json!([text, with_key(&call("toolu_1", &broken), "cache_control", json!({"type": "ephemeral"}))]),
+                "tool_use",
+            ),
+            message(
+                &json!([text, with_key(&call("toolu_1", &broken), "caller", json!({"type": "direct"}))]),
+                "tool_use",
+            ),
         ];
         for body in &taken {
             for text in [body.to_string(), serde_json::to_string_pretty(body).unwrap()] {
@@ -255,11 +279,6 @@ mod tests {
                 assert_eq!(s.as_ref(), Some(&v), "{text}");
             }
         }
-        let with_key = |block: &Value, key: &str, value: Value| {
-            let mut b = block.clone();
-            b[key] = value;
-            b
-        };
         let built = [
             // A call moved out of the text, reasoning moved out of it.
             message(
@@ -272,14 +291,11 @@ mod tests {
             ),
             // A call given up (no city).
             message(&json!([text, call("toolu_1", &json!({"days": 2}))]), "tool_use"),
-            // Blocks `apply` writes anew or drops: a text block with another member, two
-            // text blocks, text after a call, an empty text block, a call with another
-            // member or no input.
-            message(&json!([with_key(&text, "citations", Value::Null), call("toolu_1", &broken)]), "tool_use"),
+            // Blocks `apply` writes anew or drops: two text blocks, text after a call, an
+            // empty text block, a call with no input.
             message(&json!([text, text, call("toolu_1", &broken)]), "tool_use"),
             message(&json!([call("toolu_1", &broken), text]), "tool_use"),
             message(&json!([{"type": "text", "text": ""}, call("toolu_1", &broken)]), "tool_use"),
-            message(&json!([text, with_key(&call("toolu_1", &broken), "cache_control", json!({}))]), "tool_use"),
             message(
                 &json!([text, {"type": "tool_use", "id": "toolu_1", "name": "get_weather"}, call("toolu_2", &broken)]),
                 "tool_use",

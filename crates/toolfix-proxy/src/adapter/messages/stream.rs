@@ -18,6 +18,7 @@
 //! before the `tool_use` blocks. Text that went out before it turned out to be reasoning
 //! (`content_was_reasoning`) is not sent again, as for Chat Completions.
 
+use super::super::kept;
 use super::super::moved::MovedSoFar;
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
 use super::{Messages, PROXY_SIGNATURE, is_proxy_thinking};
@@ -64,6 +65,12 @@ pub(crate) struct MessagesStream {
     message: Map<String, Value>,
     /// Thinking blocks as received (text and signature), for the non-streamed form.
     thinking: Vec<(String, String)>,
+    /// Text blocks as received (their start's members, `citations` from their
+    /// `citations_delta`s, and their text), for the non-streamed form.
+    texts: Vec<Map<String, Value>>,
+    /// The members of the server's `tool_use` blocks' starts, by upstream index, for the
+    /// non-streamed form.
+    call_members: Vec<(u64, Map<String, Value>)>,
     stop_reason: Option<String>,
     stop_sequence: Value,
     usage: Option<Value>,
@@ -91,6 +98,8 @@ impl MessagesStream {
             thinking_new_block: false,
             message: Map::new(),
             thinking: Vec::new(),
+            texts: Vec::new(),
+            call_members: Vec::new(),
             stop_reason: None,
             stop_sequence: Value::Null,
             usage: None,
@@ -156,9 +165,15 @@ impl MessagesStream {
             k
         } else {
             let k = self.next_block(out);
+            // The first text block carries the upstream's first one's members (as `apply`
+            // keeps them); its citations come at the end, when it is known they are kept.
+            let start = match self.texts.first() {
+                Some(first) if self.sent_text.is_empty() => start_members(first),
+                _ => start_members(&Map::new()),
+            };
             out.push(event(
                 "content_block_start",
-                &json!({"type": "content_block_start", "index": k, "content_block": {"type": "text", "text": ""}}),
+                &json!({"type": "content_block_start", "index": k, "content_block": start}),
             ));
             self.open_text = Some(k);
             k
@@ -217,7 +232,8 @@ impl MessagesStream {
                 let k = self.next_block(out);
                 let input: Value =
                     c.arguments_text().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_else(|| json!({}));
-                out.extend(tool_use_events(k, &super::block_id(c), &c.name, &input));
+                let block = json!({"type": "tool_use", "id": super::block_id(c), "name": c.name, "input": input});
+                out.extend(tool_use_events(k, &block));
             }
         }
         self.through = true;
@@ -243,10 +259,12 @@ impl MessagesStream {
                     "text" => {
                         self.blocks.push((index, Block::Text));
                         let t = block.get("text").and_then(Value::as_str).unwrap_or("");
+                        self.texts.push(block.as_object().cloned().unwrap_or_default());
                         self.push_text(t, out);
                     }
                     "tool_use" if !self.through => {
                         self.blocks.push((index, Block::ToolUse));
+                        self.call_members.push((index, block.as_object().cloned().unwrap_or_default()));
                         let i = usize::try_from(index).unwrap_or(usize::MAX);
                         let mut d = ToolCallDelta::new(i);
                         if let Some(id) = block.get("id").and_then(Value::as_str) {
@@ -284,6 +302,12 @@ impl MessagesStream {
                 match self.block(index) {
                     Some(Block::Text) => {
                         let t = delta.get("text").and_then(Value::as_str).unwrap_or("");
+                        if let Some(b) = self.texts.last_mut() {
+                            append_text(b, t);
+                            if let Some(c) = delta.get("citation") {
+                                push_citation(b, c);
+                            }
+                        }
                         self.push_text(t, out);
                     }
                     Some(Block::ToolUse) => {
@@ -384,14 +408,30 @@ impl MessagesStream {
         for (t, sig) in &self.thinking {
             content.push(json!({"type": "thinking", "thinking": t, "signature": sig}));
         }
-        if !received.content.is_empty() {
+        // The text blocks as they came (their members, their citations), when they hold
+        // the text the library read; else the text in one block.
+        let joined: String = self.texts.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect();
+        if joined == received.content {
+            content.extend(self.texts.iter().map(|b| Value::Object(b.clone())));
+        } else if !received.content.is_empty() {
             content.push(json!({"type": "text", "text": received.content}));
         }
         for c in &received.tool_calls {
             let input: Value = serde_json::from_str(&c.arguments).unwrap_or_else(|_| {
                 if c.arguments.is_empty() { json!({}) } else { Value::String(c.arguments.clone()) }
             });
-            content.push(json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}));
+            // The block's start with its members (as the API sent it).
+            let mut block = self
+                .call_members
+                .iter()
+                .find(|(i, _)| usize::try_from(*i).ok() == Some(c.index))
+                .map(|(_, m)| m.clone())
+                .unwrap_or_default();
+            block.insert("type".to_owned(), json!("tool_use"));
+            block.insert("id".to_owned(), json!(c.id));
+            block.insert("name".to_owned(), json!(c.name));
+            block.insert("input".to_owned(), input);
+            content.push(Value::Object(block));
         }
         m.insert("type".to_owned(), json!("message"));
         m.insert("role".to_owned(), json!("assistant"));
@@ -455,6 +495,7 @@ impl StreamFixer<'_> for MessagesStream {
 
     fn closing(&self, answer: &Fixed, later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes> {
         let mut me = Closer {
+            start: start_members(&Map::new()),
             open_text: self.open_text,
             open_thinking: self.open_thinking,
             next_out: self.next_out,
@@ -465,6 +506,7 @@ impl StreamFixer<'_> for MessagesStream {
         if let Some(f) = fixed.filter(|f| !self.through && Messages::changes(&answer.response, 0, f)) {
             Messages::apply(&mut response, 0, f, unusable);
         }
+        let mut dropped = kept::take(&mut response);
         if !self.through {
             let blocks = response.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
             let text: String = blocks
@@ -487,32 +529,58 @@ impl StreamFixer<'_> for MessagesStream {
             };
             // Moved reasoning: a later attempt's only when nothing was sent (as its text),
             // before its text; this attempt's held part after the text.
-            if later {
-                if self.sent_text.is_empty() && !self.sent_thinking {
-                    for b in blocks.iter().filter(|b| is_proxy_thinking(b)) {
-                        me.thinking(b.get("thinking").and_then(Value::as_str).unwrap_or(""));
+            if later && self.sent_text.is_empty() && !self.sent_thinking {
+                for b in blocks.iter().filter(|b| is_proxy_thinking(b)) {
+                    me.thinking(b.get("thinking").and_then(Value::as_str).unwrap_or(""));
+                }
+            }
+            let first_text = blocks.iter().position(|b| b.get("type").and_then(Value::as_str) == Some("text"));
+            // A text block opened now, the first: with the first text block's members.
+            if self.sent_text.is_empty()
+                && let Some(Value::Object(first)) = first_text.and_then(|i| blocks.get(i))
+            {
+                me.start = start_members(first);
+            }
+            me.text(&unseen);
+            // The first text block's citations, as `apply` kept them: in the text block
+            // still open (one closed before cannot take them: dropped, and noted).
+            let citations = first_text.and_then(|i| blocks.get(i)).and_then(|b| b.get("citations"));
+            if let Some(Value::Array(list)) = citations.filter(|c| kept::says_something(c)) {
+                if let Some(k) = me.open_text {
+                    for c in list {
+                        me.out.push(event(
+                            "content_block_delta",
+                            &json!({"type": "content_block_delta", "index": k,
+                                    "delta": {"type": "citations_delta", "citation": c}}),
+                        ));
+                    }
+                } else {
+                    let note = json!({"block": first_text, "member": "citations", "reason": "streamed"});
+                    match dropped.as_mut().and_then(Value::as_array_mut) {
+                        Some(d) => d.push(note),
+                        None => dropped = Some(json!([note])),
                     }
                 }
-                me.text(&unseen);
-            } else {
-                me.text(&unseen);
+            }
+            if !later {
                 me.thinking(&self.pending_thinking);
             }
             me.close_text();
             for b in blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")) {
                 let k = me.next_out;
                 me.next_out += 1;
-                let input = b.get("input").cloned().unwrap_or_else(|| json!({}));
-                let id = b.get("id").and_then(Value::as_str).unwrap_or("");
-                let name = b.get("name").and_then(Value::as_str).unwrap_or("");
-                me.out.extend(tool_use_events(k, id, name, &input));
+                me.out.extend(tool_use_events(k, b));
             }
         }
         let stop = response.get("stop_reason").cloned().unwrap_or(Value::Null);
         let mut delta = json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": self.stop_sequence},
             "usage": self.usage.clone().unwrap_or_else(|| json!({"output_tokens": 0}))});
         if let Some(o) = delta.as_object_mut() {
-            o.insert("x_toolfix".to_owned(), summary.to_value());
+            let mut report = summary.to_value();
+            if let (Some(d), Some(r)) = (dropped, report.as_object_mut()) {
+                r.insert("dropped".to_owned(), d);
+            }
+            o.insert("x_toolfix".to_owned(), report);
         }
         me.out.push(event("message_delta", &delta));
         me.out.push(event("message_stop", &json!({"type": "message_stop"})));
@@ -531,6 +599,8 @@ impl StreamFixer<'_> for MessagesStream {
 
 /// Builds the closing events.
 struct Closer {
+    /// The start of a text block it opens.
+    start: Map<String, Value>,
     open_text: Option<usize>,
     open_thinking: Option<usize>,
     next_out: usize,
@@ -563,7 +633,7 @@ impl Closer {
             self.next_out += 1;
             self.out.push(event(
                 "content_block_start",
-                &json!({"type": "content_block_start", "index": k, "content_block": {"type": "text", "text": ""}}),
+                &json!({"type": "content_block_start", "index": k, "content_block": self.start}),
             ));
             self.open_text = Some(k);
             k
@@ -618,6 +688,39 @@ fn thinking_events(k: usize, text: &str) -> [Bytes; 4] {
     [thinking_start(k), thinking_delta(k, text), sig, stop]
 }
 
+/// The start of the proxy's text block that holds the text of `first` (a text block): its
+/// members, empty text, no citations (they come in `citations_delta`s at the end).
+fn start_members(first: &Map<String, Value>) -> Map<String, Value> {
+    let mut start: Map<String, Value> =
+        first.iter().filter(|(k, _)| k.as_str() != "citations").map(|(k, v)| (k.clone(), v.clone())).collect();
+    start.insert("type".to_owned(), json!("text"));
+    start.insert("text".to_owned(), json!(""));
+    start
+}
+
+/// Add a text delta to a text block as received.
+fn append_text(block: &mut Map<String, Value>, t: &str) {
+    if t.is_empty() {
+        return;
+    }
+    match block.get_mut("text") {
+        Some(Value::String(text)) => text.push_str(t),
+        _ => {
+            block.insert("text".to_owned(), json!(t));
+        }
+    }
+}
+
+/// Add a `citations_delta`'s citation to a text block as received.
+fn push_citation(block: &mut Map<String, Value>, citation: &Value) {
+    match block.get_mut("citations") {
+        Some(Value::Array(list)) => list.push(citation.clone()),
+        _ => {
+            block.insert("citations".to_owned(), json!([citation]));
+        }
+    }
+}
+
 /// An SSE event with its `event:` line (the SDK ignores events without one).
 fn event(name: &str, data: &Value) -> Bytes {
     sse::named(name, &data.to_string())
@@ -632,11 +735,13 @@ fn with_index(data: &Map<String, Value>, e: &Event, k: usize) -> Bytes {
     event(&name, &Value::Object(d))
 }
 
-/// The three events of one `tool_use` block: start (empty input), one `input_json_delta`
-/// with the whole input, stop.
-fn tool_use_events(k: usize, id: &str, name: &str, input: &Value) -> [Bytes; 3] {
-    let start = json!({"type": "content_block_start", "index": k, "content_block":
-        {"type": "tool_use", "id": id, "name": name, "input": {}}});
+/// The three events of one `tool_use` block: start (the block's members, its input
+/// empty), one `input_json_delta` with the whole input, stop.
+fn tool_use_events(k: usize, block: &Value) -> [Bytes; 3] {
+    let input = block.get("input").cloned().unwrap_or_else(|| json!({}));
+    let mut members = block.as_object().cloned().unwrap_or_default();
+    members.insert("input".to_owned(), json!({}));
+    let start = json!({"type": "content_block_start", "index": k, "content_block": members});
     let delta = json!({"type": "content_block_delta", "index": k,
         "delta": {"type": "input_json_delta", "partial_json": input.to_string()}});
     [

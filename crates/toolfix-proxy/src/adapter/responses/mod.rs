@@ -29,13 +29,14 @@ mod stream;
 
 pub(crate) use stream::ResponsesStream;
 
+use super::kept::{self, Dropped, Why};
 use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::borrow::Cow;
 use toolfix::extract::Channel;
 use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, NativeCall, Reply, ToolSet, feedback};
@@ -188,19 +189,23 @@ impl Adapter for Responses {
         let moved = if text_as_sent { None } else { moved(reasoning.as_deref(), fixed.reasoning_content.as_deref()) };
         let own = moved.map(|r| reasoning_item(&own_id, r));
         let mut output = Vec::with_capacity(old.len() + fixed.calls.len() + 1);
+        let mut dropped = Dropped::default();
         let mut placed = false;
-        for item in &old {
+        for (i, item) in old.iter().enumerate() {
             match kind(item) {
                 "message" => {
-                    if !placed {
-                        placed = true;
-                        output.extend(own.clone());
-                        if !text.is_empty() {
-                            output.push(message_item(
-                                item.get("id").and_then(Value::as_str).unwrap_or("msg_toolfix"),
-                                &text,
-                            ));
-                        }
+                    if placed {
+                        // Its text is joined to the first message item's: its members and
+                        // its parts' have no item left to go on.
+                        note_message(item, i, Why::Merged, &mut dropped);
+                        continue;
+                    }
+                    placed = true;
+                    output.extend(own.clone());
+                    if text.is_empty() {
+                        note_message(item, i, Why::NoText, &mut dropped);
+                    } else {
+                        output.push(first_message(item, i, &text, &mut dropped));
                     }
                 }
                 "function_call" => {}
@@ -213,9 +218,9 @@ impl Adapter for Responses {
                 output.push(message_item("msg_toolfix", &text));
             }
         }
-        for c in &fixed.calls {
+        for (n, c) in fixed.calls.iter().enumerate() {
             if c.status.is_usable() && !(text_as_sent && c.channel != Channel::ToolCalls) {
-                output.push(function_call(c, &old));
+                output.push(function_call(c, source(&old, &fixed.calls, n), &old, &mut dropped));
             } else if unusable == Unusable::AsSent
                 && c.channel == Channel::ToolCalls
                 && let Some(o) = find_call(&old, &c.id)
@@ -223,13 +228,13 @@ impl Adapter for Responses {
                 output.push(o.clone());
             }
         }
+        dropped.leave_in(obj);
         obj.insert("output".to_owned(), Value::Array(output));
     }
 
     fn report(response: &mut Value, report: Value) {
-        if let Some(obj) = response.as_object_mut() {
-            obj.insert("x_toolfix".to_owned(), report);
-        }
+        // With the members `apply` dropped (see `kept`).
+        kept::into_report(response, report);
     }
 
     fn original(response: &Value, _index: usize) -> Value {
@@ -484,10 +489,106 @@ impl<'a> Parts<'a> {
     }
 }
 
+/// The members of a `message` item the proxy writes itself, and of its `output_text` part.
+const MESSAGE_MEMBERS: &[&str] = &["type", "id", "status", "role", "content"];
+const PART_MEMBERS: &[&str] = &["type", "text"];
+
+/// The `message` item the proxy writes where the first was (`first`, output item `i`),
+/// holding `text`: the item's members kept (`status` written `completed`, `role`
+/// `assistant`), its content one `output_text` part: the item's first such part's members
+/// kept, but its `annotations` (offsets into its text) and `logprobs` (its tokens) when
+/// its text changed, which are dropped and noted. The item's other parts (their text is
+/// joined into it) are noted as dropped.
+fn first_message(first: &Value, i: usize, text: &str, dropped: &mut Dropped) -> Value {
+    let Some(members) = first.as_object() else { return message_item("msg_toolfix", text) };
+    let mut item = members.clone();
+    let parts = first.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let kept_part = parts.iter().position(|p| kind(p) == "output_text");
+    let mut part = Map::new();
+    for (j, p) in parts.iter().enumerate() {
+        let at = json!({"output": i, "content": j});
+        if Some(j) != kept_part {
+            note_part(p, &at, Why::Merged, dropped);
+            continue;
+        }
+        let Some(members) = p.as_object() else { continue };
+        part.clone_from(members);
+        if p.get("text").and_then(Value::as_str) != Some(text) {
+            if part.get("annotations").is_some_and(kept::says_something) {
+                dropped.note(&at, "annotations", Why::TextChanged);
+                part.insert("annotations".to_owned(), json!([]));
+            }
+            if part.remove("logprobs").is_some_and(|l| kept::says_something(&l)) {
+                dropped.note(&at, "logprobs", Why::TextChanged);
+            }
+        }
+    }
+    part.insert("type".to_owned(), json!("output_text"));
+    part.insert("text".to_owned(), json!(text));
+    part.entry("annotations").or_insert_with(|| json!([]));
+    if !item.get("id").is_some_and(Value::is_string) {
+        item.insert("id".to_owned(), json!("msg_toolfix"));
+    }
+    item.insert("status".to_owned(), json!("completed"));
+    item.insert("role".to_owned(), json!("assistant"));
+    item.insert("content".to_owned(), json!([part]));
+    Value::Object(item)
+}
+
+/// Note a `message` item written nowhere (output item `i`): its own members (but the ones
+/// the proxy writes itself) and its parts' members.
+fn note_message(item: &Value, i: usize, why: Why, dropped: &mut Dropped) {
+    let at = json!({"output": i});
+    dropped.note_all(item, &at, MESSAGE_MEMBERS, why);
+    if item.get("id").is_some_and(Value::is_string) {
+        dropped.note(&at, "id", why);
+    }
+    for (j, p) in item.get("content").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        note_part(p, &json!({"output": i, "content": j}), why, dropped);
+    }
+}
+
+/// Note a part whose text is joined elsewhere (or gone): its members but `type`, `text`
+/// and what says nothing.
+fn note_part(part: &Value, at: &Value, why: Why, dropped: &mut Dropped) {
+    for (key, v) in part.as_object().into_iter().flatten() {
+        if !PART_MEMBERS.contains(&key.as_str()) && kept::says_something(v) {
+            dropped.note(at, key, why);
+        }
+    }
+}
+
+/// The server's item of `calls[n]` (a call the server parsed), with its place: the
+/// `j`-th `function_call` item with the call's call id and the name as the model wrote
+/// it, for the `j`-th such call (two items may share a call id).
+fn source<'v>(old: &'v [Value], calls: &[FixedCall], n: usize) -> Option<(usize, &'v Value)> {
+    let call = calls.get(n)?;
+    if call.channel != Channel::ToolCalls {
+        return None;
+    }
+    let same =
+        |id: Option<&str>, name: Option<&str>| id == Some(call.id.as_str()) && name == Some(call.written_name.as_str());
+    let j = calls
+        .get(..n)?
+        .iter()
+        .filter(|c| c.channel == Channel::ToolCalls && same(Some(c.id.as_str()), Some(c.written_name.as_str())))
+        .count();
+    old.iter()
+        .enumerate()
+        .filter(|(_, o)| {
+            kind(o) == "function_call"
+                && same(o.get("call_id").and_then(Value::as_str), o.get("name").and_then(Value::as_str))
+        })
+        .nth(j)
+}
+
 /// The `function_call` item of a usable call; an untouched server call keeps its own: the
 /// item with its call id, its name *and* its arguments (two items may share a call id,
-/// and the same arguments may go to another tool).
-fn function_call(call: &FixedCall, old: &[Value]) -> Value {
+/// and the same arguments may go to another tool). A repaired one keeps its item's
+/// members but `arguments` and `status` (`completed`), and `name` when it was resolved:
+/// then its `namespace` (that of the name as written) is dropped and noted. A call found
+/// in text has no item of the server's.
+fn function_call(call: &FixedCall, source: Option<(usize, &Value)>, old: &[Value], dropped: &mut Dropped) -> Value {
     if call.channel == Channel::ToolCalls
         && call.status == CallStatus::Untouched
         && let Some(o) = old.iter().find(|o| {
@@ -503,8 +604,28 @@ fn function_call(call: &FixedCall, old: &[Value]) -> Value {
         .and_then(|o| o.get("id"))
         .and_then(Value::as_str)
         .map_or_else(|| item_id(call), str::to_owned);
-    json!({"type": "function_call", "id": item_id, "call_id": call.id, "name": call.name,
-           "arguments": call.arguments_text().unwrap_or("{}"), "status": "completed"})
+    let mut item = match source {
+        Some((i, Value::Object(members))) => {
+            let mut item = members.clone();
+            if call.name != call.written_name
+                && let Some(namespace) = item.remove("namespace")
+                && kept::says_something(&namespace)
+            {
+                dropped.note(&json!({"output": i}), "namespace", Why::Renamed);
+            }
+            item
+        }
+        _ => Map::new(),
+    };
+    item.insert("type".to_owned(), json!("function_call"));
+    if !item.get("id").is_some_and(Value::is_string) {
+        item.insert("id".to_owned(), json!(item_id));
+    }
+    item.insert("call_id".to_owned(), json!(call.id));
+    item.insert("name".to_owned(), json!(call.name));
+    item.insert("arguments".to_owned(), json!(call.arguments_text().unwrap_or("{}")));
+    item.insert("status".to_owned(), json!("completed"));
+    Value::Object(item)
 }
 
 /// The item id of a call found in text.

@@ -84,7 +84,8 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
         if call.status == CallStatus::Untouched && same_string(item, call) {
             continue;
         }
-        if item.seen != FUNCTION_CALL_KEYS || item.other || item.id.as_str().is_none() {
+        // Its other members `apply` keeps (its name is unchanged).
+        if item.seen & FUNCTION_CALL_KEYS != FUNCTION_CALL_KEYS || item.id.as_str().is_none() {
             return None;
         }
         let (start, end) = span_of(body, Raw(item.arguments.0?.get()))?;
@@ -99,18 +100,17 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
 /// The edits that make the `message` item what `apply` writes for `text`; `None` when it
 /// cannot be made so by editing a value in place.
 fn message_edits(body: &[u8], item: &ItemView<'_>, text: &str, edits: &mut Vec<Edit>) -> Option<()> {
-    if item.seen != MESSAGE_KEYS || item.other || item.id.as_str().is_none() || item.role.as_str() != Some("assistant")
+    // Its other members, and its part's, `apply` keeps (the text is unchanged).
+    if item.seen & MESSAGE_KEYS != MESSAGE_KEYS || item.id.as_str().is_none() || item.role.as_str() != Some("assistant")
     {
         return None;
     }
     let [part] = item.content.as_slice() else { return None };
     let kept = |p: &PartView<'_>| {
         !p.dup
-            && p.seen == OUTPUT_TEXT_KEYS
-            && !p.other
+            && p.seen & OUTPUT_TEXT_KEYS == OUTPUT_TEXT_KEYS
             && p.kind.as_str() == Some("output_text")
             && p.text.as_str() == Some(text)
-            && p.annotations.0.is_some_and(|a| is_empty_list(a.get()))
     };
     if !kept(part) {
         return None;
@@ -134,13 +134,6 @@ fn same_string(item: &ItemView<'_>, call: &FixedCall) -> bool {
     let Some(raw) = item.arguments.0 else { return false };
     raw.get().starts_with('"')
         && serde_json::from_str::<Text<'_>>(raw.get()).is_ok_and(|t| t.as_str() == call.arguments_text())
-}
-
-/// True for `[]` (with any whitespace inside).
-fn is_empty_list(raw: &str) -> bool {
-    raw.strip_prefix('[')
-        .and_then(|r| r.strip_suffix(']'))
-        .is_some_and(|r| r.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')))
 }
 
 #[cfg(test)]
@@ -250,6 +243,11 @@ mod tests {
         let text = message("Sure \u{e9} \"quoted\"\n");
         let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Hmm."}],
                                "encrypted_content": "gAAA"});
+        let part = |key: &str, value: Value| {
+            let mut m = text.clone();
+            m["content"][0][key] = value;
+            m
+        };
         let taken = [
             // The load example's answer; with the upstream's reasoning and an item the
             // proxy does not read, an untouched call beside, no text.
@@ -266,6 +264,16 @@ mod tests {
             ])),
             response(&json!([text, with_key(&call("call_1", ""), "arguments", serde_json::from_str(BROKEN).unwrap())])),
             json!({"object": "response", "output": [call("call_1", BROKEN)], "usage": {"n": 1.0e2}}),
+            // Members `apply` keeps: on the message, on its part (its text unchanged: its
+            // annotations and logprobs too), on a call (its name unchanged).
+            response(&json!([with_key(&text, "phase", json!("final")), call("call_1", BROKEN)])),
+            response(&json!([
+                part("annotations", json!([{"type": "url_citation", "start_index": 0, "end_index": 4}])),
+                call("call_1", BROKEN)
+            ])),
+            response(&json!([part("logprobs", json!([{"token": "S", "logprob": -0.1}])), call("call_1", BROKEN)])),
+            response(&json!([text, with_key(&call("call_1", BROKEN), "namespace", json!("x"))])),
+            response(&json!([text, with_key(&call("call_1", BROKEN), "caller", json!({"type": "direct"}))])),
         ];
         for body in &taken {
             for text in [body.to_string(), serde_json::to_string_pretty(body).unwrap()] {
@@ -273,11 +281,6 @@ mod tests {
                 assert_eq!(s.as_ref(), Some(&v), "{text}");
             }
         }
-        let part = |key: &str, value: Value| {
-            let mut m = text.clone();
-            m["content"][0][key] = value;
-            m
-        };
         let built = [
             // A call moved out of the text, reasoning moved out of it.
             response(&json!([message(&format!(
@@ -286,23 +289,22 @@ mod tests {
             response(&json!([message("<think>Paris.</think>Sure."), call("call_1", BROKEN)])),
             // A call given up (no city).
             response(&json!([text, call("call_1", r#"{"days": 2}"#)])),
-            // Items `apply` writes anew or drops: a message with another member, without an
-            // id, not the assistant's, with two parts, a part with annotations or another
-            // member; two messages, text after a call, an empty text; a call with another
-            // member, no id, no status or one that is no string.
-            response(&json!([with_key(&text, "phase", json!("final")), call("call_1", BROKEN)])),
+            // Items `apply` writes anew or drops: a message without an id, not the
+            // assistant's, with two parts, a part without annotations; two messages, text
+            // after a call, an empty text; a call with no id, no status or one that is no
+            // string.
             response(&json!([with_key(&text, "id", Value::Null), call("call_1", BROKEN)])),
             response(&json!([with_key(&text, "role", json!("user")), call("call_1", BROKEN)])),
             response(&json!([{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
                               "content": [{"type": "output_text", "text": "Su", "annotations": []},
                                           {"type": "output_text", "text": "re.", "annotations": []}]},
                              call("call_1", BROKEN)])),
-            response(&json!([part("annotations", json!([{"type": "url_citation"}])), call("call_1", BROKEN)])),
-            response(&json!([part("logprobs", json!([])), call("call_1", BROKEN)])),
+            response(&json!([{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+                              "content": [{"type": "output_text", "text": "Sure \u{e9} \"quoted\"\n"}]},
+                             call("call_1", BROKEN)])),
             response(&json!([text, text, call("call_1", BROKEN)])),
             response(&json!([call("call_1", BROKEN), text])),
             response(&json!([message(""), call("call_1", BROKEN)])),
-            response(&json!([text, with_key(&call("call_1", BROKEN), "namespace", json!("x"))])),
             response(&json!([text, with_key(&call("call_1", BROKEN), "id", json!(7))])),
             response(&json!([text, with_key(&call("call_1", BROKEN), "status", Value::Null)])),
             // Two calls with one call id; a report already there.

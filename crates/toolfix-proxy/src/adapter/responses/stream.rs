@@ -25,9 +25,10 @@
 //! before it turned out to be reasoning (`content_was_reasoning`) is not sent again, as for
 //! Chat Completions.
 
+use super::super::kept;
 use super::super::moved::MovedSoFar;
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
-use super::{Responses, is_proxy_reasoning, message_item, proxy_reasoning_id, reasoning_item, reasoning_parts};
+use super::{Responses, is_proxy_reasoning, proxy_reasoning_id, reasoning_item, reasoning_parts};
 use crate::sse::{self, Event};
 use crate::summary::Summary;
 use bytes::Bytes;
@@ -61,6 +62,15 @@ pub(crate) struct ResponsesStream {
     passed: Vec<(usize, Value)>,
     /// The item ids of the server's calls, by upstream output index.
     call_items: Vec<(u64, String)>,
+    /// The server's `function_call` items as added (their members), by upstream output
+    /// index, for the non-streamed form.
+    call_added: Vec<(u64, Map<String, Value>)>,
+    /// The first `message` item as added (its members go on the proxy's), the number of
+    /// message items added, and each as its `output_item.done` gave it (with its parts'
+    /// `annotations` and `logprobs`), for the non-streamed form.
+    message_added: Option<Map<String, Value>>,
+    messages: usize,
+    messages_done: Vec<Value>,
     /// The upstream's last `response` object (`created`, then `completed` / ...).
     response: Map<String, Value>,
     /// The last event's type (`response.completed`, `.incomplete`, `.failed`).
@@ -101,6 +111,10 @@ impl ResponsesStream {
             message_id: "msg_toolfix".to_owned(),
             passed: Vec::new(),
             call_items: Vec::new(),
+            call_added: Vec::new(),
+            message_added: None,
+            messages: 0,
+            messages_done: Vec::new(),
             response: Map::new(),
             end: None,
             seq: AtomicU64::new(0),
@@ -135,7 +149,8 @@ impl ResponsesStream {
     fn close_message(&mut self, out: &mut Vec<Bytes>) {
         if let Some((k, id)) = self.open.take() {
             let text = std::mem::take(&mut self.open_text);
-            out.extend(self.message_end(k, &id, &text));
+            let item = self.final_message(None, &id, &text);
+            out.extend(self.message_end(k, &id, &item));
         }
         self.close_own(out);
     }
@@ -219,17 +234,61 @@ impl ResponsesStream {
         out.push(self.own_delta(k, &id, r));
     }
 
-    fn message_end(&self, k: usize, id: &str, text: &str) -> [Bytes; 3] {
-        let part = json!({"type": "output_text", "text": text, "annotations": []});
+    /// The last events of the proxy's message item `item` (one `output_text` part).
+    fn message_end(&self, k: usize, id: &str, item: &Value) -> [Bytes; 3] {
+        let part = item.get("content").and_then(|c| c.get(0)).cloned().unwrap_or(Value::Null);
+        let text = part.get("text").cloned().unwrap_or_else(|| json!(""));
         [
             self.emit(json!({"type": "response.output_text.done", "item_id": id, "output_index": k, "content_index": 0, "text": text})),
             self.emit(json!({"type": "response.content_part.done", "item_id": id, "output_index": k, "content_index": 0, "part": part})),
-            self.emit(json!({"type": "response.output_item.done", "output_index": k, "item": message_item(id, text)})),
+            self.emit(json!({"type": "response.output_item.done", "output_index": k, "item": item})),
         ]
     }
 
+    /// The proxy's message item `id` holding `text`, done: `template` (the first message
+    /// item of the answer as `apply` wrote it, with the members it kept) holding it, or a
+    /// `message` item with the members of the first one the upstream added.
+    fn final_message(&self, template: Option<&Value>, id: &str, text: &str) -> Value {
+        let mut item = match template {
+            Some(Value::Object(t)) => t.clone(),
+            _ => self.message_added.clone().unwrap_or_default(),
+        };
+        let mut part = item
+            .get("content")
+            .and_then(Value::as_array)
+            .and_then(|parts| parts.iter().find(|p| p.get("type").and_then(Value::as_str) == Some("output_text")))
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        // What points into the text fits only the text it came with (the text sent may
+        // differ from the answer's, when some went out before it changed).
+        if part.get("text").and_then(Value::as_str) != Some(text) {
+            part.remove("logprobs");
+            part.insert("annotations".to_owned(), json!([]));
+        }
+        part.insert("type".to_owned(), json!("output_text"));
+        part.insert("text".to_owned(), json!(text));
+        part.entry("annotations").or_insert_with(|| json!([]));
+        item.insert("type".to_owned(), json!("message"));
+        item.insert("id".to_owned(), json!(id));
+        item.insert("status".to_owned(), json!("completed"));
+        item.insert("role".to_owned(), json!("assistant"));
+        item.insert("content".to_owned(), json!([part]));
+        Value::Object(item)
+    }
+
     fn message_start(&self, k: usize, id: &str) -> [Bytes; 2] {
-        let item = json!({"type": "message", "id": id, "status": "in_progress", "role": "assistant", "content": []});
+        // With the members of the first message item the upstream added.
+        let mut item = self.message_added.clone().unwrap_or_default();
+        for (key, value) in [
+            ("type", json!("message")),
+            ("id", json!(id)),
+            ("status", json!("in_progress")),
+            ("role", json!("assistant")),
+            ("content", json!([])),
+        ] {
+            item.insert(key.to_owned(), value);
+        }
         [
             self.emit(json!({"type": "response.output_item.added", "output_index": k, "item": item})),
             self.emit(
@@ -400,6 +459,10 @@ impl ResponsesStream {
                 match item.get("type").and_then(Value::as_str).unwrap_or("") {
                     "message" => {
                         self.items.push((index, Item::Message));
+                        self.messages += 1;
+                        if self.message_added.is_none() {
+                            self.message_added = item.as_object().cloned();
+                        }
                         if let Some(id) = item.get("id").and_then(Value::as_str) {
                             id.clone_into(&mut self.message_id);
                         }
@@ -409,6 +472,7 @@ impl ResponsesStream {
                         if let Some(id) = item.get("id").and_then(Value::as_str) {
                             self.call_items.push((index, id.to_owned()));
                         }
+                        self.call_added.push((index, item.as_object().cloned().unwrap_or_default()));
                         let mut d = ToolCallDelta::new(usize::try_from(index).unwrap_or(usize::MAX));
                         if let Some(id) = item.get("call_id").and_then(Value::as_str) {
                             d = d.with_id(id);
@@ -463,8 +527,16 @@ impl ResponsesStream {
                 out.push(e.raw.clone());
             }
             _ => match self.item(index) {
-                // The message's and calls' own events: the proxy sends its own.
-                Some(Item::Message | Item::Call) if kind.starts_with("response.") => {}
+                // The message's and calls' own events: the proxy sends its own (a message
+                // item done is kept, for its parts' members).
+                Some(Item::Message | Item::Call) if kind.starts_with("response.") => {
+                    if kind == "response.output_item.done"
+                        && let Some(item) =
+                            data.get("item").filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
+                    {
+                        self.messages_done.push(item.clone());
+                    }
+                }
                 Some(Item::Passed { out: k }) => {
                     if kind == "response.output_item.done"
                         && let Some(item) = data.get("item")
@@ -483,8 +555,19 @@ impl ResponsesStream {
     fn assembled(&self, received: &toolfix::reply::Received) -> Value {
         let mut r = self.response.clone();
         let mut output: Vec<Value> = self.passed.iter().map(|(_, i)| i.clone()).collect();
-        if !received.content.is_empty() {
-            output.push(message_item(&self.message_id, &received.content));
+        // The message items as done (their members, their parts'), when each came whole
+        // and they hold the text the library read; else the text in one item.
+        let joined: String = self
+            .messages_done
+            .iter()
+            .flat_map(|i| i.get("content").and_then(Value::as_array).into_iter().flatten())
+            .filter(|p| p.get("type").and_then(Value::as_str) == Some("output_text"))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect();
+        if self.messages > 0 && self.messages_done.len() == self.messages && joined == received.content {
+            output.extend(self.messages_done.iter().cloned());
+        } else if !received.content.is_empty() {
+            output.push(self.final_message(None, &self.message_id, &received.content));
         }
         for c in &received.tool_calls {
             let id = self
@@ -492,8 +575,24 @@ impl ResponsesStream {
                 .iter()
                 .find(|(i, _)| usize::try_from(*i).ok() == Some(c.index))
                 .map_or_else(|| format!("fc_{}", c.index), |(_, id)| id.clone());
-            output.push(json!({"type": "function_call", "id": id, "call_id": c.id,
-                               "name": c.name, "arguments": c.arguments, "status": "completed"}));
+            // The item as added, with its members.
+            let mut item = self
+                .call_added
+                .iter()
+                .find(|(i, _)| usize::try_from(*i).ok() == Some(c.index))
+                .map(|(_, m)| m.clone())
+                .unwrap_or_default();
+            for (key, value) in [
+                ("type", json!("function_call")),
+                ("id", json!(id)),
+                ("call_id", json!(c.id)),
+                ("name", json!(c.name)),
+                ("arguments", json!(c.arguments)),
+                ("status", json!("completed")),
+            ] {
+                item.insert(key.to_owned(), value);
+            }
+            output.push(Value::Object(item));
         }
         r.insert("object".to_owned(), json!("response"));
         r.insert("output".to_owned(), Value::Array(output));
@@ -556,7 +655,10 @@ impl StreamFixer<'_> for ResponsesStream {
         if let Some(f) = fixed.filter(|f| Responses::changes(&answer.response, 0, f)) {
             Responses::apply(&mut response, 0, f, unusable);
         }
+        let mut dropped = kept::take(&mut response);
         let items = response.get("output").and_then(Value::as_array).cloned().unwrap_or_default();
+        // The first message item as `apply` wrote it: the proxy's is that (its members).
+        let template = items.iter().find(|i| i.get("type").and_then(Value::as_str) == Some("message"));
         let text: String = items
             .iter()
             .filter(|i| i.get("type").and_then(Value::as_str) == Some("message"))
@@ -617,8 +719,23 @@ impl StreamFixer<'_> for ResponsesStream {
             open = Some((k, id));
         }
         if let Some((k, id)) = open {
-            out.extend(self.message_end(k, &id, &message_text));
-            final_output.push((k, message_item(&id, &message_text)));
+            let item = self.final_message(template, &id, &message_text);
+            // Members the template kept that the text sent does not fit: noted.
+            let part = |i: &Value| i.get("content").and_then(|c| c.get(0)).cloned().unwrap_or(Value::Null);
+            if let Some(t) = template {
+                let (was, is) = (part(t), part(&item));
+                for key in ["annotations", "logprobs"] {
+                    if was.get(key).is_some_and(kept::says_something) && was.get(key) != is.get(key) {
+                        let note = json!({"item": "message", "member": key, "reason": "streamed"});
+                        match dropped.as_mut().and_then(Value::as_array_mut) {
+                            Some(d) => d.push(note),
+                            None => dropped = Some(json!([note])),
+                        }
+                    }
+                }
+            }
+            out.extend(self.message_end(k, &id, &item));
+            final_output.push((k, item));
         }
         close_own(&mut out, &mut final_output);
         // This attempt's moved reasoning held for after the text.
@@ -648,7 +765,11 @@ impl StreamFixer<'_> for ResponsesStream {
         final_output.sort_by_key(|(k, _)| *k);
         let mut r = self.response.clone();
         r.insert("output".to_owned(), Value::Array(final_output.into_iter().map(|(_, i)| i).collect()));
-        r.insert("x_toolfix".to_owned(), summary.to_value());
+        let mut report = summary.to_value();
+        if let (Some(d), Some(o)) = (dropped, report.as_object_mut()) {
+            o.insert("dropped".to_owned(), d);
+        }
+        r.insert("x_toolfix".to_owned(), report);
         let end = self.end.clone().unwrap_or_else(|| "response.completed".to_owned());
         out.push(self.emit(json!({"type": end, "response": r})));
         out
