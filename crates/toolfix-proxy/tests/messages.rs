@@ -622,3 +622,30 @@ async fn members_of_joined_blocks_and_of_a_renamed_call_are_reported() {
     assert_eq!(streamed["content"], plain["content"]);
     assert_eq!(streamed["x_toolfix"]["dropped"], dropped);
 }
+
+/// Regression (issue 21): streamed, the citations of an untouched answer's text block
+/// were dropped without a word (the proxy sends the text in a block of its own); they come
+/// as `citations_delta`s now. Several text blocks go out as one block in a stream: their
+/// citations, which belong to each block's own text, are dropped then, and reported.
+#[tokio::test]
+async fn a_stream_keeps_the_citations_of_its_one_text_block_and_reports_those_it_joins() {
+    let one =
+        message(json!([{"type": "text", "text": "Paris is sunny.", "citations": [citation("sunny")]}]), "end_turn");
+    let h = start(serving(one.clone())).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(plain["content"], one["content"]);
+    assert_eq!(streamed["content"], one["content"]);
+    assert!(streamed["x_toolfix"].get("dropped").is_none(), "{streamed}");
+
+    let two = message(
+        json!([{"type": "text", "text": "Part one. ", "citations": [citation("one")]},
+               {"type": "text", "text": "Part two.", "citations": [citation("two")]}]),
+        "end_turn",
+    );
+    let h = start(serving(two.clone())).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(plain["content"], two["content"]);
+    assert_eq!(streamed["content"], json!([{"type": "text", "text": "Part one. Part two."}]));
+    let note = json!({"member": "citations", "reason": "streamed"});
+    assert_eq!(streamed["x_toolfix"]["dropped"], json!([note, note]));
+}

@@ -703,3 +703,34 @@ async fn members_of_joined_items_and_of_a_renamed_call_are_reported() {
     assert_eq!(essence(&streamed), essence(&plain));
     assert_eq!(streamed["x_toolfix"]["dropped"], dropped);
 }
+
+/// Regression (issue 21): streamed, an untouched answer's message item went out with
+/// neither its members (`phase`) nor its part's `annotations`; both are kept now. Several
+/// message items go out as one item in a stream: the members that belong to each item's
+/// own text are dropped then, and reported.
+#[tokio::test]
+async fn a_stream_keeps_the_members_of_its_one_message_item_and_reports_those_it_joins() {
+    let mut one = text_item("Paris is sunny.");
+    one["phase"] = json!("final_answer");
+    one["content"][0]["annotations"] = json!([url_citation(9, 14)]);
+    let r = response(json!([one]));
+    let h = start(serving(r.clone())).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(plain["output"], r["output"]);
+    assert_eq!(streamed["output"], r["output"]);
+    assert!(streamed["x_toolfix"].get("dropped").is_none(), "{streamed}");
+
+    let mut second = text_item("Part two.");
+    second["id"] = json!("msg_2");
+    second["content"][0]["annotations"] = json!([url_citation(0, 4)]);
+    let mut first = text_item("Part one. ");
+    first["content"][0]["annotations"] = json!([url_citation(0, 4)]);
+    let r = response(json!([first, second]));
+    let h = start(serving(r.clone())).await;
+    let (plain, streamed) = both(&h, &ask("weather")).await;
+    assert_eq!(plain["output"], r["output"]);
+    assert_eq!(essence(&streamed)["output"], json!([{"text": "Part one. Part two."}]));
+    let dropped = json!([{"member": "annotations", "reason": "streamed"}, {"member": "id", "reason": "streamed"},
+                         {"member": "annotations", "reason": "streamed"}]);
+    assert_eq!(streamed["x_toolfix"]["dropped"], dropped);
+}

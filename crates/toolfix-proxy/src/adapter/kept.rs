@@ -26,6 +26,9 @@ pub(crate) enum Why {
     NoText,
     /// It names the call's tool family, and the call's name was resolved to another tool.
     Renamed,
+    /// A stream could not carry it (the proxy sends its text in one block or item: the
+    /// text it went with is not that block's).
+    Streamed,
 }
 
 impl Why {
@@ -35,6 +38,7 @@ impl Why {
             Why::Merged => "merged",
             Why::NoText => "no_text",
             Why::Renamed => "renamed",
+            Why::Streamed => "streamed",
         }
     }
 }
@@ -54,13 +58,23 @@ impl Dropped {
     }
 
     /// Note every member of `block` but those in `standard` (the ones the proxy writes
-    /// itself) as dropped.
+    /// itself) and those that say nothing as dropped.
     pub(crate) fn note_all(&mut self, block: &Value, at: &Value, standard: &[&str], why: Why) {
-        for key in block.as_object().into_iter().flat_map(Map::keys) {
-            if !standard.contains(&key.as_str()) {
+        for (key, v) in block.as_object().into_iter().flatten() {
+            if !standard.contains(&key.as_str()) && says_something(v) {
                 self.note(at, key, why);
             }
         }
+    }
+
+    /// The notes as a list (`None` without any), after `before` (notes taken earlier).
+    pub(crate) fn after(self, before: Option<Value>) -> Option<Value> {
+        let mut all = match before {
+            Some(Value::Array(list)) => list,
+            _ => Vec::new(),
+        };
+        all.extend(self.0);
+        (!all.is_empty()).then_some(Value::Array(all))
     }
 
     /// Leave the notes in `response` for the report (none: no member is left there, so a

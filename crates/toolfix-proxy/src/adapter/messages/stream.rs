@@ -18,7 +18,7 @@
 //! before the `tool_use` blocks. Text that went out before it turned out to be reasoning
 //! (`content_was_reasoning`) is not sent again, as for Chat Completions.
 
-use super::super::kept;
+use super::super::kept::{self, Dropped, Why};
 use super::super::moved::MovedSoFar;
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
 use super::{Messages, PROXY_SIGNATURE, is_proxy_thinking};
@@ -57,6 +57,8 @@ pub(crate) struct MessagesStream {
     pending_thinking: String,
     /// A thinking block of the proxy's own went out.
     sent_thinking: bool,
+    /// The text blocks of the proxy's own opened so far.
+    text_blocks: usize,
     /// The upstream's thinking text fed so far, and whether a new block began since: the
     /// blocks' texts are fed joined by a newline, as the non-streamed side joins them.
     thinking_fed: bool,
@@ -94,6 +96,7 @@ impl MessagesStream {
             moved: MovedSoFar::default(),
             pending_thinking: String::new(),
             sent_thinking: false,
+            text_blocks: 0,
             thinking_fed: false,
             thinking_new_block: false,
             message: Map::new(),
@@ -175,6 +178,7 @@ impl MessagesStream {
                 "content_block_start",
                 &json!({"type": "content_block_start", "index": k, "content_block": start}),
             ));
+            self.text_blocks += 1;
             self.open_text = Some(k);
             k
         };
@@ -496,6 +500,7 @@ impl StreamFixer<'_> for MessagesStream {
     fn closing(&self, answer: &Fixed, later: bool, summary: &Summary, unusable: Unusable) -> Vec<Bytes> {
         let mut me = Closer {
             start: start_members(&Map::new()),
+            opened: false,
             open_text: self.open_text,
             open_thinking: self.open_thinking,
             next_out: self.next_out,
@@ -534,34 +539,41 @@ impl StreamFixer<'_> for MessagesStream {
                     me.thinking(b.get("thinking").and_then(Value::as_str).unwrap_or(""));
                 }
             }
-            let first_text = blocks.iter().position(|b| b.get("type").and_then(Value::as_str) == Some("text"));
             // A text block opened now, the first: with the first text block's members.
             if self.sent_text.is_empty()
-                && let Some(Value::Object(first)) = first_text.and_then(|i| blocks.get(i))
+                && let Some(Value::Object(first)) =
+                    blocks.iter().find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
             {
                 me.start = start_members(first);
             }
             me.text(&unseen);
-            // The first text block's citations, as `apply` kept them: in the text block
-            // still open (one closed before cannot take them: dropped, and noted).
-            let citations = first_text.and_then(|i| blocks.get(i)).and_then(|b| b.get("citations"));
-            if let Some(Value::Array(list)) = citations.filter(|c| kept::says_something(c)) {
-                if let Some(k) = me.open_text {
-                    for c in list {
-                        me.out.push(event(
-                            "content_block_delta",
-                            &json!({"type": "content_block_delta", "index": k,
-                                    "delta": {"type": "citations_delta", "citation": c}}),
-                        ));
+            // The first text block's citations, as `apply` kept them: in the proxy's text
+            // block, when it is the one block that went out and holds that block's text;
+            // otherwise (and the members of text blocks after the first, which a stream
+            // sends in that one block) dropped, and noted.
+            let mut notes = Dropped::default();
+            let streamed_text = format!("{}{unseen}", self.sent_text);
+            let one_block = self.text_blocks + usize::from(me.opened) == 1;
+            for (n, b) in blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("text")).enumerate() {
+                if n > 0 {
+                    notes.note_all(b, &json!({}), &["type", "text"], Why::Streamed);
+                    continue;
+                }
+                let Some(Value::Array(list)) = b.get("citations").filter(|c| kept::says_something(c)) else { continue };
+                match me.open_text {
+                    Some(k) if one_block && b.get("text").and_then(Value::as_str) == Some(streamed_text.as_str()) => {
+                        for c in list {
+                            me.out.push(event(
+                                "content_block_delta",
+                                &json!({"type": "content_block_delta", "index": k,
+                                        "delta": {"type": "citations_delta", "citation": c}}),
+                            ));
+                        }
                     }
-                } else {
-                    let note = json!({"block": first_text, "member": "citations", "reason": "streamed"});
-                    match dropped.as_mut().and_then(Value::as_array_mut) {
-                        Some(d) => d.push(note),
-                        None => dropped = Some(json!([note])),
-                    }
+                    _ => notes.note(&json!({}), "citations", Why::Streamed),
                 }
             }
+            dropped = notes.after(dropped);
             if !later {
                 me.thinking(&self.pending_thinking);
             }
@@ -601,6 +613,8 @@ impl StreamFixer<'_> for MessagesStream {
 struct Closer {
     /// The start of a text block it opens.
     start: Map<String, Value>,
+    /// It opened a text block.
+    opened: bool,
     open_text: Option<usize>,
     open_thinking: Option<usize>,
     next_out: usize,
@@ -635,6 +649,7 @@ impl Closer {
                 "content_block_start",
                 &json!({"type": "content_block_start", "index": k, "content_block": self.start}),
             ));
+            self.opened = true;
             self.open_text = Some(k);
             k
         };

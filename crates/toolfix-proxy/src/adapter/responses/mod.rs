@@ -197,13 +197,13 @@ impl Adapter for Responses {
                     if placed {
                         // Its text is joined to the first message item's: its members and
                         // its parts' have no item left to go on.
-                        note_message(item, i, Why::Merged, &mut dropped);
+                        note_message(item, &json!({"output": i}), Why::Merged, &mut dropped);
                         continue;
                     }
                     placed = true;
                     output.extend(own.clone());
                     if text.is_empty() {
-                        note_message(item, i, Why::NoText, &mut dropped);
+                        note_message(item, &json!({"output": i}), Why::NoText, &mut dropped);
                     } else {
                         output.push(first_message(item, i, &text, &mut dropped));
                     }
@@ -535,16 +535,21 @@ fn first_message(first: &Value, i: usize, text: &str, dropped: &mut Dropped) -> 
     Value::Object(item)
 }
 
-/// Note a `message` item written nowhere (output item `i`): its own members (but the ones
-/// the proxy writes itself) and its parts' members.
-fn note_message(item: &Value, i: usize, why: Why, dropped: &mut Dropped) {
-    let at = json!({"output": i});
-    dropped.note_all(item, &at, MESSAGE_MEMBERS, why);
+/// Note a `message` item written nowhere (at `at`: `{"output": i}`, or nowhere said): its
+/// own members (but the ones the proxy writes itself) and its parts' members.
+fn note_message(item: &Value, at: &Value, why: Why, dropped: &mut Dropped) {
+    dropped.note_all(item, at, MESSAGE_MEMBERS, why);
     if item.get("id").is_some_and(Value::is_string) {
-        dropped.note(&at, "id", why);
+        dropped.note(at, "id", why);
     }
     for (j, p) in item.get("content").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        note_part(p, &json!({"output": i, "content": j}), why, dropped);
+        let mut at = at.clone();
+        if let Some(o) = at.as_object_mut()
+            && o.contains_key("output")
+        {
+            o.insert("content".to_owned(), json!(j));
+        }
+        note_part(p, &at, why, dropped);
     }
 }
 

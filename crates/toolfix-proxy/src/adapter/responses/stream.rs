@@ -25,7 +25,7 @@
 //! before it turned out to be reasoning (`content_was_reasoning`) is not sent again, as for
 //! Chat Completions.
 
-use super::super::kept;
+use super::super::kept::{self, Dropped, Why};
 use super::super::moved::MovedSoFar;
 use super::super::{Adapter, Ended, Fault, Fixed, StreamFixer, Unusable};
 use super::{Responses, is_proxy_reasoning, proxy_reasoning_id, reasoning_item, reasoning_parts};
@@ -720,20 +720,23 @@ impl StreamFixer<'_> for ResponsesStream {
         }
         if let Some((k, id)) = open {
             let item = self.final_message(template, &id, &message_text);
-            // Members the template kept that the text sent does not fit: noted.
+            // Members the template kept that the text sent does not fit, and the members of
+            // message items after the first (a stream sends their text in this one):
+            // dropped, and noted.
+            let mut notes = Dropped::default();
             let part = |i: &Value| i.get("content").and_then(|c| c.get(0)).cloned().unwrap_or(Value::Null);
             if let Some(t) = template {
                 let (was, is) = (part(t), part(&item));
                 for key in ["annotations", "logprobs"] {
                     if was.get(key).is_some_and(kept::says_something) && was.get(key) != is.get(key) {
-                        let note = json!({"item": "message", "member": key, "reason": "streamed"});
-                        match dropped.as_mut().and_then(Value::as_array_mut) {
-                            Some(d) => d.push(note),
-                            None => dropped = Some(json!([note])),
-                        }
+                        notes.note(&json!({}), key, Why::Streamed);
                     }
                 }
             }
+            for later in items.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("message")).skip(1) {
+                super::note_message(later, &json!({}), Why::Streamed, &mut notes);
+            }
+            dropped = notes.after(dropped);
             out.extend(self.message_end(k, &id, &item));
             final_output.push((k, item));
         }
