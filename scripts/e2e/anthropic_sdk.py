@@ -86,6 +86,19 @@ def main(base_url):
     m2 = client.messages.create(model="fake-thinking", max_tokens=256, messages=history, tools=TOOLS)
     check("sent back, the proxy's thinking block is dropped (the strict upstream answers)",
           "sunny" in m2.content[0].text, m2.content)
+    # Members of blocks the proxy writes anew are kept: a text block's citations, a
+    # repaired call's caller (issue 21).
+    m = client.messages.create(model="fake-cited", max_tokens=256, messages=MESSAGES, tools=TOOLS)
+    check("cited: text, tool_use", [b.type for b in m.content] == ["text", "tool_use"], m.content)
+    cites = m.content[0].citations or []
+    check("cited: the citation kept", [c.cited_text for c in cites] == ["Sunny in Paris all week."], m.content[0])
+    check("cited: the call repaired, its caller kept",
+          (m.content[1].input, m.content[1].caller and m.content[1].caller.type) == ({"city": "Paris", "days": 3}, "direct"),
+          m.content[1])
+    with client.messages.stream(model="fake-cited", max_tokens=256, messages=MESSAGES, tools=TOOLS) as stream:
+        final = stream.get_final_message()
+    check("cited, streamed: the same blocks", [b.model_dump() for b in final.content] == [b.model_dump() for b in m.content],
+          (final.content, m.content))
     print("all checks passed")
 
 

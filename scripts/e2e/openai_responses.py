@@ -46,6 +46,18 @@ def essence(items):
              [c.text for c in (getattr(i, "content", None) or [])]) for i in items]
 
 
+def unparsed(items):
+    """The items as plain data, without what the SDK's stream helper adds (`parsed`,
+    `parsed_arguments`)."""
+    def strip(v):
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items() if k not in ("parsed", "parsed_arguments")}
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        return v
+    return [strip(i.model_dump()) for i in items]
+
+
 def main(base_url):
     client = openai.OpenAI(base_url=base_url, api_key="sk-not-checked", max_retries=0)
 
@@ -126,6 +138,27 @@ def main(base_url):
     check("sent back, the proxy's reasoning item is dropped (the strict upstream answers)",
           "sunny" in r2.output_text and raw.headers.get("x-toolfix", "").endswith("history=1"),
           (r2, raw.headers.get("x-toolfix")))
+
+    # Members of items the proxy writes anew are kept: a message's phase, its part's
+    # annotations, a repaired call's caller (issue 21).
+    r = client.responses.create(model="fake-cited", input=INPUT, tools=TOOLS)
+    check("cited: message, function_call", [i.type for i in r.output] == ["message", "function_call"], r.output)
+    message, call = r.output
+    check("cited: the phase kept", message.phase == "commentary", message)
+    check("cited: the annotation kept", [a.url for a in message.content[0].annotations] == ["https://example.com/paris"],
+          message.content[0])
+    check("cited: the call repaired, its caller kept",
+          (json.loads(call.arguments), call.caller and call.caller.type) == ({"city": "Paris", "days": 3}, "direct"), call)
+    final = None
+    for event in client.responses.create(model="fake-cited", input=INPUT, tools=TOOLS, stream=True):
+        if event.type == "response.completed":
+            final = event.response
+    same = [i.model_dump() for i in final.output] == [i.model_dump() for i in r.output]
+    check("cited, streamed: the same output", same, (final.output, r.output))
+    with client.responses.stream(model="fake-cited", input=INPUT, tools=TOOLS) as stream:
+        accumulated = stream.get_final_response()
+    check("cited, streamed through the SDK's helper: the same output",
+          unparsed(accumulated.output) == unparsed(r.output), (accumulated.output, r.output))
     print("all checks passed")
 
 

@@ -840,6 +840,17 @@ fn demo_messages(request: &Value, stream: bool) -> Canned {
     } else if thinking {
         let text = "<think>The user wants Paris, 3 days.</think>Let me check the weather.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call>";
         (json!([{"type": "text", "text": text}]), "end_turn")
+    } else if request.get("model").and_then(Value::as_str) == Some("fake-cited") {
+        // Members the proxy keeps on blocks it writes anew: a text block's citations, a
+        // call's caller.
+        (
+            json!([{"type": "text", "text": "Paris will be sunny.", "citations": [{"type": "char_location",
+                     "cited_text": "Sunny in Paris all week.", "document_index": 0, "document_title": "Forecast",
+                     "start_char_index": 0, "end_char_index": 24}]},
+                   {"type": "tool_use", "id": "toolu_fake1", "name": "get_weather", "caller": {"type": "direct"},
+                    "input": "{\"city\": \"Paris\", \"days\": \"3\"}"}]),
+            "tool_use",
+        )
     } else {
         (
             json!([{"type": "text", "text": "Let me check the weather."},
@@ -877,6 +888,14 @@ fn demo_responses(request: &Value, stream: bool) -> Canned {
         let text = "<think>The user wants Paris, 3 days.</think>Let me check the weather.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call>";
         json!([{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant",
                 "content": [{"type": "output_text", "text": text, "annotations": []}]}])
+    } else if model == Some("fake-cited") {
+        // Members the proxy keeps on items it writes anew: a message's phase, its part's
+        // annotations, a call's caller.
+        json!([{"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant", "phase": "commentary",
+                "content": [{"type": "output_text", "text": "Paris will be sunny.", "annotations": [{"type": "url_citation",
+                             "start_index": 0, "end_index": 5, "title": "Forecast", "url": "https://example.com/paris"}]}]},
+               {"type": "function_call", "id": "fc_fake1", "call_id": "call_fake1", "name": "get_weather",
+                "caller": {"type": "direct"}, "arguments": "{\"city\": \"Paris\", \"days\": \"3\",}", "status": "completed"}])
     } else if thinking {
         let text = "The user wants Paris. <tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}</tool_call>";
         json!([{"type": "reasoning", "id": "rs_fake1", "summary": [],

@@ -597,18 +597,24 @@ async fn citations_of_text_that_changed_are_dropped_and_reported() {
 /// Regression (issue 21): text blocks joined into one (the first keeps its members, its
 /// citations dropped: its text changed; the second's have no block left) and a call whose
 /// name was resolved (its `toolset_name`, the family of the name as written, dropped; its
-/// `caller` kept): each member dropped is reported, streamed and not.
+/// `caller` kept): each member dropped is reported, streamed and not. The message's own
+/// members (its id, usage, one the proxy does not know) are kept.
 #[tokio::test]
 async fn members_of_joined_blocks_and_of_a_renamed_call_are_reported() {
-    let m = message(
+    let mut m = message(
         json!([{"type": "text", "text": "Part one. ", "citations": [citation("one")]},
                {"type": "text", "text": "Part two.", "citations": [citation("two")]},
                {"type": "tool_use", "id": "toolu_01", "name": "GetWeather", "input": {"city": "Paris"},
                 "toolset_name": "weather", "caller": {"type": "direct"}}]),
         "tool_use",
     );
-    let h = start(serving(m)).await;
+    m["container"] = json!({"id": "container_1"});
+    let h = start(serving(m.clone())).await;
     let (plain, streamed) = both(&h, &ask("weather")).await;
+    for key in ["id", "model", "usage", "container"] {
+        assert_eq!(plain[key], m[key], "{key}");
+    }
+    assert_eq!(streamed["container"], m["container"]);
     assert_eq!(
         plain["content"],
         json!([{"type": "text", "text": "Part one. Part two."},

@@ -677,6 +677,7 @@ async fn annotations_of_text_that_changed_are_dropped_and_reported() {
 /// Regression (issue 21): message items joined into one (the second's id and members have
 /// no item left) and a call whose name was resolved (its `namespace`, that of the name as
 /// written, dropped; its `caller` kept): each member dropped is reported, streamed and not.
+/// The response's own members (its id, usage, metadata) are kept.
 #[tokio::test]
 async fn members_of_joined_items_and_of_a_renamed_call_are_reported() {
     let mut second = text_item("Part two.");
@@ -685,9 +686,14 @@ async fn members_of_joined_items_and_of_a_renamed_call_are_reported() {
     let mut call = call_item("call_1", "GetWeather", "{\"city\": \"Paris\"}");
     call["caller"] = json!({"type": "direct"});
     call["namespace"] = json!("weather");
-    let r = response(json!([text_item("Part one. "), second, call]));
-    let h = start(serving(r)).await;
+    let mut r = response(json!([text_item("Part one. "), second, call]));
+    r["metadata"] = json!({"run": "7"});
+    let h = start(serving(r.clone())).await;
     let (plain, streamed) = both(&h, &ask("weather")).await;
+    for key in ["id", "created_at", "model", "usage", "metadata"] {
+        assert_eq!(plain[key], r[key], "{key}");
+        assert_eq!(streamed[key], r[key], "{key}");
+    }
     assert_eq!(
         plain["output"],
         json!([{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
