@@ -489,8 +489,10 @@ impl<'a> Parser<'a> {
             }
         };
         // The key's own fixes (requoting, the quote inserted before an unquoted key, a
-        // missing colon) go with it.
-        self.edits.clear_value(start, end);
+        // missing colon) go with it; what was inserted before the key stays with what
+        // precedes (the `{` opening `["k": ...` as an object).
+        self.edits.rollback(frame.key_edits, start);
+        self.edits.clear_range(start, end);
         self.edits.delete(start, end, Some(K::Ellipsis));
         let f = self.top();
         f.state = State::Open;
