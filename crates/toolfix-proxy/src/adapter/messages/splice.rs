@@ -193,6 +193,12 @@ mod tests {
             let as_text = json!([{"type": "text", "text": "x"},
                                  {"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments}]);
             tally.check::<Messages>(&message(&as_text, "end_turn"), &tools);
+            // Members `apply` keeps: a text block's citations, a call's caller and
+            // cache_control.
+            let with_members = json!([{"type": "text", "text": "x", "citations": [{"type": "char_location", "cited_text": "x"}]},
+                                      {"type": "tool_use", "id": "toolu_1", "name": name, "input": arguments,
+                                       "caller": {"type": "direct"}, "cache_control": {"type": "ephemeral"}}]);
+            tally.check::<Messages>(&message(&with_members, "tool_use"), &tools);
         }
         println!("{tally:?}");
         assert!(tally.spliced >= 300, "{tally:?}");

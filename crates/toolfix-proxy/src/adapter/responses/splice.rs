@@ -215,6 +215,16 @@ mod tests {
             as_value[1]["status"] = json!("in_progress");
             as_value[1]["arguments"] = serde_json::from_str(&arguments).unwrap_or_else(|_| json!(arguments));
             tally.check::<Responses>(&response(&as_value), &tools);
+            // Members `apply` keeps: a message's phase, its part's annotations and
+            // logprobs, a call's caller and namespace.
+            let mut with_members = items(None, "x", &call);
+            with_members[0]["phase"] = json!("commentary");
+            with_members[0]["content"][0]["annotations"] =
+                json!([{"type": "url_citation", "start_index": 0, "end_index": 1}]);
+            with_members[0]["content"][0]["logprobs"] = json!([{"token": "x", "logprob": -0.1}]);
+            with_members[1]["caller"] = json!({"type": "direct"});
+            with_members[1]["namespace"] = json!("tools");
+            tally.check::<Responses>(&response(&with_members), &tools);
         }
         println!("{tally:?}");
         assert!(tally.spliced >= 300, "{tally:?}");
