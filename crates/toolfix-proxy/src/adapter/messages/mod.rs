@@ -16,6 +16,7 @@
 //! such a block back in the conversation, the history repair drops it (reported as
 //! `proxy_thinking_dropped`), so a strict upstream that checks signatures never sees it.
 
+mod blocks;
 mod splice;
 mod stream;
 
@@ -26,6 +27,7 @@ use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
+use blocks::{TEXT_MEMBERS, source, text_block, tool_use};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -496,83 +498,6 @@ pub(crate) fn thinking_block(text: &str) -> Value {
 /// True for a `thinking` block the proxy wrote.
 pub(crate) fn is_proxy_thinking(block: &Value) -> bool {
     kind(block) == "thinking" && block.get("signature").and_then(Value::as_str) == Some(PROXY_SIGNATURE)
-}
-
-/// The members of a `text` block the proxy writes itself.
-const TEXT_MEMBERS: &[&str] = &["type", "text"];
-
-/// The text block the proxy writes where the first was (`first`, at `at`), holding `text`:
-/// the first block's members kept, but its `citations` (the sources of its text, as the
-/// API reference says) when its text changed, which are dropped and noted.
-fn text_block(first: &Value, text: &str, at: &Value, dropped: &mut Dropped) -> Value {
-    let Some(members) = first.as_object() else { return json!({"type": "text", "text": text}) };
-    let mut block = members.clone();
-    if first.get("text").and_then(Value::as_str) != Some(text)
-        && let Some(citations) = block.remove("citations")
-        && kept::says_something(&citations)
-    {
-        dropped.note(at, "citations", Why::TextChanged);
-    }
-    block.insert("text".to_owned(), json!(text));
-    Value::Object(block)
-}
-
-/// The server's block of `calls[n]` (a call the server parsed), with its place: the
-/// `j`-th `tool_use` block with the call's id and the name as the model wrote it, for the
-/// `j`-th such call (two blocks may share an id).
-fn source<'v>(old: &'v [Value], calls: &[FixedCall], n: usize) -> Option<(usize, &'v Value)> {
-    let call = calls.get(n)?;
-    if call.channel != Channel::ToolCalls {
-        return None;
-    }
-    let same =
-        |id: Option<&str>, name: Option<&str>| id == Some(call.id.as_str()) && name == Some(call.written_name.as_str());
-    let j = calls
-        .get(..n)?
-        .iter()
-        .filter(|c| c.channel == Channel::ToolCalls && same(Some(c.id.as_str()), Some(c.written_name.as_str())))
-        .count();
-    old.iter()
-        .enumerate()
-        .filter(|(_, o)| {
-            kind(o) == "tool_use" && same(o.get("id").and_then(Value::as_str), o.get("name").and_then(Value::as_str))
-        })
-        .nth(j)
-}
-
-/// The `tool_use` block for a usable call; an untouched server call keeps its own block,
-/// a repaired one its block's members but `input` (and `name` when it was resolved; then
-/// `toolset_name`, the family of the name as written, is dropped and noted). A call found
-/// in text has no block of the server's: `{"type", "id", "name", "input"}`.
-fn tool_use(call: &FixedCall, source: Option<(usize, &Value)>, old: &[Value], dropped: &mut Dropped) -> Value {
-    let input: Value = call.arguments_text().and_then(|t| serde_json::from_str(t).ok()).unwrap_or_else(|| json!({}));
-    // An untouched server call keeps its block as sent: the one with its id, its name
-    // *and* its input (two blocks may share an id; the other's input may be the one
-    // repaired, or the same input may go to another tool).
-    if call.channel == Channel::ToolCalls
-        && call.status == CallStatus::Untouched
-        && let Some(o) = old.iter().find(|o| {
-            kind(o) == "tool_use"
-                && o.get("id").and_then(Value::as_str) == Some(call.id.as_str())
-                && o.get("name").and_then(Value::as_str) == Some(call.name.as_str())
-                && o.get("input").is_some_and(|i| i.is_object() && *i == input)
-        })
-    {
-        return o.clone();
-    }
-    if let Some((i, Value::Object(members))) = source {
-        let mut block = members.clone();
-        if call.name != call.written_name
-            && let Some(family) = block.remove("toolset_name")
-            && kept::says_something(&family)
-        {
-            dropped.note(&json!({"block": i}), "toolset_name", Why::Renamed);
-        }
-        block.insert("name".to_owned(), json!(call.name));
-        block.insert("input".to_owned(), input);
-        return Value::Object(block);
-    }
-    json!({"type": "tool_use", "id": block_id(call), "name": call.name, "input": input})
 }
 
 /// A call's block id: the server's, or `toolu_` for a call found in text.

@@ -24,6 +24,7 @@
 //! `proxy_reasoning_dropped`), so a strict upstream never sees a reasoning item it did not
 //! write.
 
+mod items;
 mod splice;
 mod stream;
 
@@ -34,9 +35,10 @@ use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
 use super::{Adapter, Lazy, Peek, Read, Unusable, history};
+use items::{first_message, function_call, note_message, source};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::borrow::Cow;
 use toolfix::extract::Channel;
 use toolfix::{CallStatus, FixOptions, FixedCall, FixedReply, Limits, NativeCall, Reply, ToolSet, feedback};
@@ -487,150 +489,6 @@ impl<'a> Parts<'a> {
             || self.text != fixed.content
             || moved(self.reasoning.as_deref(), fixed.reasoning_content.as_deref()).is_some()
     }
-}
-
-/// The members of a `message` item the proxy writes itself, and of its `output_text` part.
-const MESSAGE_MEMBERS: &[&str] = &["type", "id", "status", "role", "content"];
-const PART_MEMBERS: &[&str] = &["type", "text"];
-
-/// The `message` item the proxy writes where the first was (`first`, output item `i`),
-/// holding `text`: the item's members kept (`status` written `completed`, `role`
-/// `assistant`), its content one `output_text` part: the item's first such part's members
-/// kept, but its `annotations` (offsets into its text) and `logprobs` (its tokens) when
-/// its text changed, which are dropped and noted. The item's other parts (their text is
-/// joined into it) are noted as dropped.
-fn first_message(first: &Value, i: usize, text: &str, dropped: &mut Dropped) -> Value {
-    let Some(members) = first.as_object() else { return message_item("msg_toolfix", text) };
-    let mut item = members.clone();
-    let parts = first.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let kept_part = parts.iter().position(|p| kind(p) == "output_text");
-    let mut part = Map::new();
-    for (j, p) in parts.iter().enumerate() {
-        let at = json!({"output": i, "content": j});
-        if Some(j) != kept_part {
-            note_part(p, &at, Why::Merged, dropped);
-            continue;
-        }
-        let Some(members) = p.as_object() else { continue };
-        part.clone_from(members);
-        if p.get("text").and_then(Value::as_str) != Some(text) {
-            if part.get("annotations").is_some_and(kept::says_something) {
-                dropped.note(&at, "annotations", Why::TextChanged);
-                part.insert("annotations".to_owned(), json!([]));
-            }
-            if part.remove("logprobs").is_some_and(|l| kept::says_something(&l)) {
-                dropped.note(&at, "logprobs", Why::TextChanged);
-            }
-        }
-    }
-    part.insert("type".to_owned(), json!("output_text"));
-    part.insert("text".to_owned(), json!(text));
-    part.entry("annotations").or_insert_with(|| json!([]));
-    if !item.get("id").is_some_and(Value::is_string) {
-        item.insert("id".to_owned(), json!("msg_toolfix"));
-    }
-    item.insert("status".to_owned(), json!("completed"));
-    item.insert("role".to_owned(), json!("assistant"));
-    item.insert("content".to_owned(), json!([part]));
-    Value::Object(item)
-}
-
-/// Note a `message` item written nowhere (at `at`: `{"output": i}`, or nowhere said): its
-/// own members (but the ones the proxy writes itself) and its parts' members.
-fn note_message(item: &Value, at: &Value, why: Why, dropped: &mut Dropped) {
-    dropped.note_all(item, at, MESSAGE_MEMBERS, why);
-    if item.get("id").is_some_and(Value::is_string) {
-        dropped.note(at, "id", why);
-    }
-    for (j, p) in item.get("content").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        let mut at = at.clone();
-        if let Some(o) = at.as_object_mut()
-            && o.contains_key("output")
-        {
-            o.insert("content".to_owned(), json!(j));
-        }
-        note_part(p, &at, why, dropped);
-    }
-}
-
-/// Note a part whose text is joined elsewhere (or gone): its members but `type`, `text`
-/// and what says nothing.
-fn note_part(part: &Value, at: &Value, why: Why, dropped: &mut Dropped) {
-    for (key, v) in part.as_object().into_iter().flatten() {
-        if !PART_MEMBERS.contains(&key.as_str()) && kept::says_something(v) {
-            dropped.note(at, key, why);
-        }
-    }
-}
-
-/// The server's item of `calls[n]` (a call the server parsed), with its place: the
-/// `j`-th `function_call` item with the call's call id and the name as the model wrote
-/// it, for the `j`-th such call (two items may share a call id).
-fn source<'v>(old: &'v [Value], calls: &[FixedCall], n: usize) -> Option<(usize, &'v Value)> {
-    let call = calls.get(n)?;
-    if call.channel != Channel::ToolCalls {
-        return None;
-    }
-    let same =
-        |id: Option<&str>, name: Option<&str>| id == Some(call.id.as_str()) && name == Some(call.written_name.as_str());
-    let j = calls
-        .get(..n)?
-        .iter()
-        .filter(|c| c.channel == Channel::ToolCalls && same(Some(c.id.as_str()), Some(c.written_name.as_str())))
-        .count();
-    old.iter()
-        .enumerate()
-        .filter(|(_, o)| {
-            kind(o) == "function_call"
-                && same(o.get("call_id").and_then(Value::as_str), o.get("name").and_then(Value::as_str))
-        })
-        .nth(j)
-}
-
-/// The `function_call` item of a usable call; an untouched server call keeps its own: the
-/// item with its call id, its name *and* its arguments (two items may share a call id,
-/// and the same arguments may go to another tool). A repaired one keeps its item's
-/// members but `arguments` and `status` (`completed`), and `name` when it was resolved:
-/// then its `namespace` (that of the name as written) is dropped and noted. A call found
-/// in text has no item of the server's.
-fn function_call(call: &FixedCall, source: Option<(usize, &Value)>, old: &[Value], dropped: &mut Dropped) -> Value {
-    if call.channel == Channel::ToolCalls
-        && call.status == CallStatus::Untouched
-        && let Some(o) = old.iter().find(|o| {
-            kind(o) == "function_call"
-                && o.get("call_id").and_then(Value::as_str) == Some(call.id.as_str())
-                && o.get("name").and_then(Value::as_str) == Some(call.name.as_str())
-                && o.get("arguments").and_then(Value::as_str) == call.arguments_text()
-        })
-    {
-        return o.clone();
-    }
-    let item_id = find_call(old, &call.id)
-        .and_then(|o| o.get("id"))
-        .and_then(Value::as_str)
-        .map_or_else(|| item_id(call), str::to_owned);
-    let mut item = match source {
-        Some((i, Value::Object(members))) => {
-            let mut item = members.clone();
-            if call.name != call.written_name
-                && let Some(namespace) = item.remove("namespace")
-                && kept::says_something(&namespace)
-            {
-                dropped.note(&json!({"output": i}), "namespace", Why::Renamed);
-            }
-            item
-        }
-        _ => Map::new(),
-    };
-    item.insert("type".to_owned(), json!("function_call"));
-    if !item.get("id").is_some_and(Value::is_string) {
-        item.insert("id".to_owned(), json!(item_id));
-    }
-    item.insert("call_id".to_owned(), json!(call.id));
-    item.insert("name".to_owned(), json!(call.name));
-    item.insert("arguments".to_owned(), json!(call.arguments_text().unwrap_or("{}")));
-    item.insert("status".to_owned(), json!("completed"));
-    Value::Object(item)
 }
 
 /// The item id of a call found in text.

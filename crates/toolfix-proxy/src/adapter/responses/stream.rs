@@ -734,7 +734,7 @@ impl StreamFixer<'_> for ResponsesStream {
                 }
             }
             for later in items.iter().filter(|i| i.get("type").and_then(Value::as_str) == Some("message")).skip(1) {
-                super::note_message(later, &json!({}), Why::Streamed, &mut notes);
+                super::items::note_message(later, &json!({}), Why::Streamed, &mut notes);
             }
             dropped = notes.after(dropped);
             out.extend(self.message_end(k, &id, &item));
