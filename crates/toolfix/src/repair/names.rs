@@ -13,6 +13,9 @@ use std::borrow::Cow;
 /// Shortest normalised key that may match by prefix or suffix.
 const MIN_DERIVED: usize = 3;
 
+/// Longest key normalised on the stack when matched to a property name.
+const KEY_ON_STACK: usize = 64;
+
 pub(super) fn repair_object<'a>(
     cx: &mut Ctx<'a>,
     node: &'a Value,
@@ -225,12 +228,24 @@ impl<'a> Names<'a> {
 /// The property `key` means: a declared alias (when the schema declares any), then the same
 /// name up to case and separators, then a unique prefix or suffix.
 fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) -> NameMatch<'a> {
-    let nk = view::normalise(key);
-    let derived = nk.chars().count() >= MIN_DERIVED;
-    let hit = |level: usize, schema: &Value, np: &str| match level {
-        0 => view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
-        1 => np == nk,
-        _ => derived && np != nk && (np.starts_with(nk.as_str()) || np.ends_with(nk.as_str())),
+    // The key normalised: written on the stack when it is short ASCII (most keys), made
+    // otherwise.
+    let mut buf = [0u8; KEY_ON_STACK];
+    let made: String;
+    let nk: &[u8] = if let Some(nk) = view::normalise_into(key, &mut buf) {
+        nk
+    } else {
+        made = view::normalise(key);
+        made.as_bytes()
+    };
+    let derived = std::str::from_utf8(nk).map_or(0, |s| s.chars().count()) >= MIN_DERIVED;
+    let hit = |level: usize, schema: &Value, np: &str| {
+        let np = np.as_bytes();
+        match level {
+            0 => view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a).as_bytes() == nk),
+            1 => np == nk,
+            _ => derived && np != nk && (np.starts_with(nk) || np.ends_with(nk)),
+        }
     };
     // Level 0 (aliases) only when the schema declares some.
     for level in usize::from(!aliases)..3 {
@@ -259,8 +274,8 @@ fn rename<'a>(
     if unknown == 0 {
         return;
     }
-    let missing_required = ov.required().any(|r| !has_key(map, r));
-    if ov.additional_allowed && !missing_required {
+    // Where other properties are allowed, a key is renamed only to give a required one.
+    if ov.additional_allowed && !ov.required().any(|r| !has_key(map, r)) {
         return;
     }
     let unknown_at = |i: usize, k: &str| is_unknown(ov, map, unknown, i, k);
