@@ -186,9 +186,15 @@ impl Plain {
                 Some((at, (_, segment, child))) => {
                     next = at + 1;
                     given |= 1u64.checked_shl(u32::try_from(at).unwrap_or(u32::MAX)).unwrap_or(0);
-                    path.push_str(segment);
-                    self.walk(*child, v, path, top.then_some(segment.as_str()), out, make);
-                    path.truncate(len);
+                    if top && !(v.is_object() || v.is_array()) {
+                        // A scalar at the top: its place is its segment, and nothing below
+                        // it reads the path.
+                        self.walk(*child, v, path, Some(segment.as_str()), out, make);
+                    } else {
+                        path.push_str(segment);
+                        self.walk(*child, v, path, top.then_some(segment.as_str()), out, make);
+                        path.truncate(len);
+                    }
                 }
                 None if node.additional_false => {
                     out.push(make(Cow::Owned(pointer::join(path, k)), Failure::Unexpected));
