@@ -81,6 +81,34 @@ fn rendered() -> impl Strategy<Value = String> {
     })
 }
 
+/// Places between the tokens of valid JSON `text`: next to a structural byte outside
+/// strings, and both ends.
+fn between_tokens(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut places = vec![0, b.len()];
+    let mut in_string = false;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => {
+                if in_string {
+                    places.push(i + 1);
+                } else {
+                    places.push(i);
+                }
+                in_string = !in_string;
+            }
+            b'{' | b'}' | b'[' | b']' | b',' | b':' if !in_string => places.extend([i, i + 1]),
+            _ => {}
+        }
+        i += 1;
+    }
+    places.sort_unstable();
+    places.dedup();
+    places
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
@@ -123,6 +151,42 @@ proptest! {
         }
         if let Ok(out) = salvage(&s) {
             prop_assert!(serde_json::from_str::<Value>(out.text()).is_ok(), "not strict JSON: {:?} from {:?}", out.text(), s);
+            let again = salvage(out.text()).unwrap();
+            prop_assert!(again.is_untouched(), "second pass fixed {:?} in {:?}", again.fixes(), out.text());
+        }
+    }
+
+    /// Comments holding commas and brackets between the tokens, the text then cut
+    /// anywhere (a cut key or a placeholder drops its member, and the comma before it
+    /// must be the one outside the comments): the output is strict JSON, idempotent.
+    #[test]
+    fn comments_holding_commas_then_a_cut_give_strict_json(
+        text in rendered(),
+        picks in prop::collection::vec((any::<prop::sample::Index>(), 0usize..6), 1..5),
+        cut in any::<prop::sample::Index>(),
+        tail in prop::sample::select(vec!["", "\"k", "k", "\"k\": ...", "...", ", \"k\": ...}"]),
+    ) {
+        const COMMENTS: [&str; 6] = ["#,\n", "// a, b\n", "/* , */", "# }, ]\n", "/*,*/,", " // x,\n,"];
+        let places = between_tokens(&text);
+        let mut chosen: Vec<(usize, &str)> =
+            picks.iter().map(|(at, c)| (places[at.index(places.len())], COMMENTS[*c])).collect();
+        chosen.sort_unstable();
+        let mut damaged = String::new();
+        let mut copied = 0;
+        for (at, c) in chosen {
+            damaged.push_str(&text[copied..at]);
+            damaged.push_str(c);
+            copied = at;
+        }
+        damaged.push_str(&text[copied..]);
+        let mut at = cut.index(damaged.len() + 1);
+        while !damaged.is_char_boundary(at) {
+            at -= 1;
+        }
+        damaged.truncate(at);
+        damaged.push_str(tail);
+        if let Ok(out) = salvage(&damaged) {
+            prop_assert!(serde_json::from_str::<Value>(out.text()).is_ok(), "not strict JSON: {:?} from {:?}", out.text(), damaged);
             let again = salvage(out.text()).unwrap();
             prop_assert!(again.is_untouched(), "second pass fixed {:?} in {:?}", again.fixes(), out.text());
         }
@@ -217,29 +281,7 @@ proptest! {
             '\u{a0}', '\u{200b}', '\u{feff}', '\u{2060}', '\u{180e}', '\u{3000}', '\u{202f}', '\u{ad}',
             '\u{2028}', '\u{200e}', '\u{1680}', '\u{e0020}',
         ];
-        // Places between tokens: next to a structural byte outside strings.
-        let b = text.as_bytes();
-        let mut places = vec![0, b.len()];
-        let mut in_string = false;
-        let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                b'\\' if in_string => i += 1,
-                b'"' => {
-                    if in_string {
-                        places.push(i + 1);
-                    } else {
-                        places.push(i);
-                    }
-                    in_string = !in_string;
-                }
-                b'{' | b'}' | b'[' | b']' | b',' | b':' if !in_string => places.extend([i, i + 1]),
-                _ => {}
-            }
-            i += 1;
-        }
-        places.sort_unstable();
-        places.dedup();
+        let places = between_tokens(&text);
         let mut chosen: Vec<(usize, char)> =
             picks.iter().map(|(at, c)| (places[at.index(places.len())], INVISIBLE[*c])).collect();
         chosen.sort_unstable();

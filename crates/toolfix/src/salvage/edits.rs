@@ -115,6 +115,19 @@ impl Edits {
         self.list.get(checkpoint..).is_some_and(|l| l.iter().any(|e| e.span.start > from && e.span.start < to))
     }
 
+    /// The spans deleted or replaced by edits that start inside `from..to`, in order of
+    /// position (comments, odd spaces: what the parser took out between two tokens).
+    pub(super) fn removed_in(&self, from: usize, to: usize) -> Vec<Span> {
+        let mut spans: Vec<Span> = self
+            .list
+            .iter()
+            .filter(|e| !e.span.is_empty() && e.span.start >= from && e.span.start < to)
+            .map(|e| e.span)
+            .collect();
+        spans.sort_unstable_by_key(|s| s.start);
+        spans
+    }
+
     /// Drop the last edit if it is an insertion of `text` at `at` reporting `kind`.
     pub(super) fn pop_insertion(&mut self, at: usize, kind: FixKind) {
         let last = self.list.last().is_some_and(|e| e.span == Span::at(at) && e.fix.is_some_and(|f| f.kind == kind));

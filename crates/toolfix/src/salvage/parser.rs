@@ -483,20 +483,40 @@ impl<'a> Parser<'a> {
         let comma = if frame.count == 0 {
             None
         } else {
-            match memchr_in(self.b, b',', frame.last_end, start) {
+            match self.comma_between(frame.last_end, start) {
                 Some(c) => Some(c),
                 None => return false,
             }
         };
         // The key's own fixes (requoting, the quote inserted before an unquoted key, a
-        // missing colon) go with it.
-        self.edits.clear_value(start, end);
+        // missing colon) go with it; what was inserted before the key stays with what
+        // precedes (the `{` opening `["k": ...` as an object).
+        self.edits.rollback(frame.key_edits, start);
+        self.edits.clear_range(start, end);
         self.edits.delete(start, end, Some(K::Ellipsis));
         let f = self.top();
         f.state = State::Open;
         f.pending_comma = comma;
         self.pos = end;
         true
+    }
+
+    /// The comma the parser took between a member ending at `from` and the next starting
+    /// at `to`: the first comma there that no comment (or other trivia taken out) holds,
+    /// as in `1 # a, b` + newline + `, "c"`.
+    #[cold]
+    pub(super) fn comma_between(&self, from: usize, to: usize) -> Option<usize> {
+        let removed = self.edits.removed_in(from, to);
+        let mut gone = removed.iter().peekable();
+        let mut i = from;
+        while let Some(c) = memchr_in(self.b, b',', i, to) {
+            while gone.next_if(|s| s.end <= c).is_some() {}
+            match gone.peek() {
+                Some(s) if s.start <= c => i = s.end,
+                _ => return Some(c),
+            }
+        }
+        None
     }
 
     fn ellipsis(&mut self) {

@@ -195,10 +195,13 @@ impl Parser<'_> {
         // An object with no member yet (`{a b}, "k": 1}` drops `a b`) takes the comma as a
         // leading one; a dangling key (`{"e"}, "k": 1`) got `null` and is a member.
         let state = if frame.count == 0 && frame.state == State::Open { State::Open } else { State::Next };
+        // A dangling key's `null` made it a member, counted as one (a member dropped later
+        // leaves the comma before it pending, as after any member).
+        let count = frame.count + usize::from(matches!(frame.state, State::Colon | State::Value));
         // Its keys before the `}` were compared and forgotten: the rest are not compared
         // with them.
         self.keys_may_repeat = true;
-        self.stack.push(Frame { state, last_end: end - 1, keys_from: self.keys.len(), ..frame });
+        self.stack.push(Frame { state, count, last_end: end - 1, keys_from: self.keys.len(), ..frame });
         true
     }
 }

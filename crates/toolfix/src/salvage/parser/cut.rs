@@ -82,7 +82,7 @@ impl Parser<'_> {
         // The comma after the member before it is pending again (no member before: none; a
         // leading comma was already dropped).
         let after_member = f.count > 0 || f.last_end > f.open + 1;
-        let comma = if after_member { crate::salvage::lex::memchr_in(self.b, b',', f.last_end, start) } else { None };
+        let comma = if after_member { self.comma_between(f.last_end, start) } else { None };
         self.edits.delete(start, end, Some(K::TruncatedKey));
         let top = self.top();
         top.state = State::Open;
