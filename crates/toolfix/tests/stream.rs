@@ -489,3 +489,26 @@ fn a_look_back_window_starting_inside_a_character() {
         assert_eq!(streamed(&chunks, Some(&tools), options), whole(crash, Some(&tools), options), "chunks of {chunk}");
     }
 }
+
+/// The budget of failed parses running out inside a reasoning block (hundreds of `>>>`
+/// starts, each read and refused as Functionary's marker) ends no more than the markup
+/// reading: the block still ends where it closes, or with the text, and moves, as the
+/// stream (which sent its text as reasoning) reads it. Found by the `extract` fuzz target:
+/// the whole-text read left the block in `content`.
+#[test]
+fn a_budget_spent_inside_reasoning_still_ends_the_block() {
+    let mut rng = Rng(0x5eed);
+    for open in ["[THINK]", "<think>"] {
+        let close = if open == "[THINK]" { "[/THINK]" } else { "</think>" };
+        let unclosed = format!("{open}{}", ">".repeat(300));
+        let closed = format!("{open}{}{close} The answer.", ">".repeat(300));
+        let after =
+            format!("{open}{}{close} <tool_call>{{\"name\": \"f\", \"arguments\": {{}}}}</tool_call>", ">".repeat(300));
+        for text in [&unclosed, &closed, &after] {
+            let x = whole(text, None, Options::default());
+            assert!(!x.content.contains(">>>"), "{text}: {x:?}");
+            assert!(x.reasoning.as_deref().is_some_and(|r| r.starts_with(">>>")), "{text}: {x:?}");
+            check(open, text, None, &mut rng);
+        }
+    }
+}

@@ -171,7 +171,9 @@ impl<'c, 't> Read<'c, 't> {
 pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Option<Step<'a>> {
     let d = registry::dispatch()?;
     let len = text.len();
-    if st.exhausted {
+    // Once the budget ran out no more markup is read; a reasoning block open then still
+    // ends where it closes (below), as the stream, which sent its text as reasoning, reads it.
+    if st.exhausted && st.block.is_none() {
         if st.pos >= len {
             return r.is_final.then_some(Step::End);
         }
@@ -187,7 +189,7 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
     }
     // Past the text cap, the rest is prose.
     let cap = r.cap;
-    if len > cap && st.pos >= cap {
+    if !st.exhausted && len > cap && st.pos >= cap {
         return Some(past_cap(st, r));
     }
     // Inside a block: find its close marker (once).
@@ -216,6 +218,18 @@ pub(crate) fn step<'a>(text: &'a str, st: &mut State, r: &Read<'_, '_>) -> Optio
             return Some(end_block(text, st, b, r));
         }
         return r.is_final.then_some(Step::End);
+    }
+    if st.exhausted {
+        // The block's text up to its close, or up to where a close marker could begin.
+        let to = match block {
+            Some(b) if limit_is_end && !r.is_final => b.search_from,
+            _ => limit,
+        };
+        if to <= st.pos {
+            return None;
+        }
+        st.pos = to;
+        return Some(Step::Prose);
     }
     // Markers are looked for before the text cap only.
     let search_end = limit.min(cap.max(st.pos));

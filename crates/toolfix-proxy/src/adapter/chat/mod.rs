@@ -1,7 +1,7 @@
 //! OpenAI Chat Completions (`POST /v1/chat/completions`): the request and response side;
 //! `stream` is its SSE.
 
-mod scan;
+pub(crate) mod scan;
 mod stream;
 
 pub(crate) use stream::ChatStream;

@@ -70,21 +70,45 @@ pub(super) fn read(body: &[u8]) -> Option<(ResponseView<'_>, Vec<Served<'_>>)> {
     (r.at == body.len()).then_some((view, served))
 }
 
+/// Which API's request [`peek_as`] reads: the member that holds the conversation and how
+/// its plainness is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Api {
+    /// `messages`, as the chat adapter's `plain_history` reads it.
+    Chat,
+    /// `messages`, as the Messages adapter's `plain_history` reads it.
+    Messages,
+    /// `input`, as the Responses adapter's `plain_history` reads it.
+    Responses,
+}
+
 /// The request's envelope as `ChatCompletions::peek` reads it with serde_json (the
 /// tool definitions' text, the stream flag, the model, and whether the conversation is
 /// plain); `None` when this reader cannot decide.
 pub(super) fn peek(body: &[u8]) -> Option<Peek<'_>> {
+    let mut peek = peek_as(body, Api::Chat)?;
+    // `null` is no member; an empty list is no tools.
+    peek.tools = peek.tools.filter(|raw| raw.starts_with('[') && raw.trim_start_matches('[').trim_start() != "]");
+    Some(peek)
+}
+
+/// The request's envelope as API `api`'s envelope view reads it with serde_json: the
+/// `tools` member's text (any value but `null`, for the caller's filter), the stream flag,
+/// the model, and whether the conversation is plain; `None` when this reader cannot
+/// decide.
+pub(crate) fn peek_as(body: &[u8], api: Api) -> Option<Peek<'_>> {
     let text = std::str::from_utf8(body).ok()?;
     let mut r = Reader { text, bytes: body, at: 0 };
     let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None };
     let mut seen = [false; 4];
+    let conversation = if api == Api::Responses { "input" } else { "messages" };
     r.ws();
     r.object(|r, key| {
         let slot = match key {
             "tools" => 0,
             "stream" => 1,
             "model" => 2,
-            "messages" => 3,
+            _ if key == conversation => 3,
             _ => return r.skip(1),
         };
         if std::mem::replace(seen.get_mut(slot)?, true) {
@@ -95,8 +119,7 @@ pub(super) fn peek(body: &[u8]) -> Option<Peek<'_>> {
                 let from = r.at;
                 r.skip(1)?;
                 let raw = r.text.get(from..r.at)?;
-                // `null` is no member; an empty list is no tools.
-                peek.tools = (raw.starts_with('[') && raw.trim_start_matches('[').trim_start() != "]").then_some(raw);
+                peek.tools = (raw != "null").then_some(raw);
             }
             1 => match r.peek()? {
                 b't' => {
@@ -107,7 +130,11 @@ pub(super) fn peek(body: &[u8]) -> Option<Peek<'_>> {
                 _ => r.word(b"null")?,
             },
             2 => peek.model = r.text()?,
-            _ => r.messages(&mut peek.plain)?,
+            _ => match api {
+                Api::Chat => r.messages(&mut peek.plain)?,
+                Api::Messages => r.blocks_free(&mut peek.plain)?,
+                Api::Responses => r.input(&mut peek.plain)?,
+            },
         }
         Some(())
     })?;
@@ -418,6 +445,71 @@ impl<'a> Reader<'a> {
         Some(())
     }
 
+    /// A Messages `messages` member as that adapter's `plain_history` reads it, into `out`:
+    /// the number of messages when it is a list of objects none of whose `content` is a
+    /// list of blocks.
+    fn blocks_free(&mut self, out: &mut Option<usize>) -> Option<()> {
+        if self.peek()? != b'[' {
+            *out = None;
+            return self.skip(1);
+        }
+        self.at += 1;
+        let (mut count, mut plain) = (0usize, true);
+        self.list(|r| {
+            let mut seen = false;
+            r.object(|r, key| {
+                if key != "content" {
+                    return r.skip(2);
+                }
+                if std::mem::replace(&mut seen, true) {
+                    return None;
+                }
+                plain &= r.peek()? != b'[';
+                r.skip(2)
+            })?;
+            count += 1;
+            Some(())
+        })?;
+        *out = plain.then_some(count);
+        Some(())
+    }
+
+    /// A Responses `input` member as that adapter's `plain_history` reads it, into `out`:
+    /// one message for a string, the number of items for a list of objects each of whose
+    /// `type` is `message` or not a string.
+    fn input(&mut self, out: &mut Option<usize>) -> Option<()> {
+        match self.peek()? {
+            b'"' => {
+                *out = Some(1);
+                return self.skip(1);
+            }
+            b'[' => {}
+            _ => {
+                *out = None;
+                return self.skip(1);
+            }
+        }
+        self.at += 1;
+        let (mut count, mut plain) = (0usize, true);
+        self.list(|r| {
+            let mut seen = false;
+            r.object(|r, key| {
+                if key != "type" {
+                    return r.skip(2);
+                }
+                if std::mem::replace(&mut seen, true) {
+                    return None;
+                }
+                plain &= matches!(r.text()?.as_str(), None | Some("message"));
+                Some(())
+            })?;
+            count += 1;
+            Some(())
+        })?;
+        *out = plain.then_some(count);
+        Some(())
+    }
+
     /// A choice object and its server calls.
     fn choice(&mut self) -> Option<(ChoiceView<'a>, Served<'a>)> {
         let mut choice = ChoiceView { dup: false, message: None, delta: None, finish_reason: RawText::default() };
@@ -548,6 +640,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::super::{ResponseView, Served, served};
+    use super::Api;
     use proptest::prelude::*;
     use serde_json::{Value, json};
 
@@ -667,11 +760,93 @@ mod tests {
     fn peeks_alike(body: &[u8]) -> bool {
         let Some(fast) = super::peek(body) else { return false };
         let checked = super::super::checked_peek(body).ok();
-        let show = |p: &crate::adapter::Peek<'_>| {
-            (p.tools.map(str::to_owned), p.stream, p.model.as_str().map(str::to_owned), p.plain)
-        };
         assert_eq!(Some(show(&fast)), checked.as_ref().map(show), "{}", String::from_utf8_lossy(body));
         true
+    }
+
+    type Shown = (Option<String>, bool, Option<String>, Option<usize>);
+
+    fn show(p: &crate::adapter::Peek<'_>) -> Shown {
+        (p.tools.map(str::to_owned), p.stream, p.model.as_str().map(str::to_owned), p.plain)
+    }
+
+    /// When the hand-written peek decides a Messages or Responses request, it reads it as
+    /// that adapter's serde_json peek.
+    fn other_peeks_alike(body: &[u8], api: Api) -> bool {
+        use crate::adapter::Adapter as _;
+        let (via_adapter, checked) = match api {
+            Api::Messages => (
+                crate::adapter::messages::Messages::peek(body).ok().map(|p| show(&p)),
+                crate::adapter::messages::checked_peek(body).ok().map(|p| show(&p)),
+            ),
+            Api::Responses => (
+                crate::adapter::responses::Responses::peek(body).ok().map(|p| show(&p)),
+                crate::adapter::responses::checked_peek(body).ok().map(|p| show(&p)),
+            ),
+            Api::Chat => (
+                crate::adapter::chat::ChatCompletions::peek(body).ok().map(|p| show(&p)),
+                super::super::checked_peek(body).ok().map(|p| show(&p)),
+            ),
+        };
+        // The adapter's peek (the hand-written read when it decides) is serde_json's.
+        assert_eq!(via_adapter, checked, "{api:?}: {}", String::from_utf8_lossy(body));
+        super::peek_as(body, api).is_some()
+    }
+
+    /// Requests of the Messages (`false`) or Responses (`true`) API.
+    fn other_requests(responses: bool) -> Vec<String> {
+        let values = if responses {
+            let tool = json!({"type": "function", "name": "f", "parameters": {"type": "object"}});
+            [
+                json!({"model": "m\u{e9}", "input": "Weather?", "tools": [tool], "stream": false, "temperature": 0.5}),
+                json!({"model": null, "input": [{"role": "user", "content": "u"}, {"type": "message", "role": "assistant",
+                    "content": [{"type": "output_text", "text": "a"}]}, {"type": 3}], "tools": [], "stream": true}),
+                json!({"input": [{"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+                    {"type": "function_call_output", "call_id": "a", "output": "x"}], "tools": [{"type": "web_search"}], "stream": null}),
+                json!({"input": {"role": "user"}, "tools": {"a": 1}, "model": 3, "messages": [1]}),
+                json!({"input": null, "tools": null}),
+            ]
+        } else {
+            let tool = json!({"name": "f", "description": "d", "input_schema": {"type": "object"}});
+            [
+                json!({"model": "m\u{e9}", "max_tokens": 10, "system": "s", "messages": [{"role": "user", "content": "Weather?"}],
+                    "tools": [tool], "stream": false}),
+                json!({"model": null, "messages": [{"role": "assistant", "content": null},
+                    {"role": "user", "content": [{"type": "text", "text": "u"}]}], "tools": [], "stream": true}),
+                json!({"messages": [{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]}],
+                    "tools": [{"type": "web_search_20250305", "name": "web_search"}], "stream": null}),
+                json!({"messages": {"role": "user"}, "tools": {"input_schema": 1}, "model": 3, "input": "x"}),
+                json!({"messages": null, "tools": null}),
+            ]
+        };
+        let mut out = Vec::new();
+        for v in values {
+            out.push(v.to_string());
+            out.push(serde_json::to_string_pretty(&v).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn the_hand_written_peek_decides_messages_and_responses_requests_as_serde_json_reads_them() {
+        for (api, responses) in [(Api::Messages, false), (Api::Responses, true)] {
+            for body in other_requests(responses) {
+                assert!(other_peeks_alike(body.as_bytes(), api), "not decided: {body}");
+            }
+        }
+        for body in [
+            &br#"{"stream": 1}"#[..],
+            br#"{"messages": ["hi"], "input": ["hi"]}"#,
+            br#"{"model": "a", "model": "b"}"#,
+            br#"{"messages": [{"content": "a", "content": []}], "input": [{"type": "a", "type": "message"}]}"#,
+            br#"{"messages": [{"con\u0074ent": []}], "input": [{"typ\u0065": "x"}]}"#,
+            b"[[], true]",
+        ] {
+            for api in [Api::Messages, Api::Responses] {
+                assert!(!other_peeks_alike(body, api), "{api:?}: {}", String::from_utf8_lossy(body));
+            }
+        }
     }
 
     fn requests() -> Vec<String> {
@@ -730,6 +905,18 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Damaged Messages and Responses requests: the adapter's peek is serde_json's.
+        #[test]
+        fn damaged_other_requests_peek_as_serde_json_peeks(
+            which in 0usize..10,
+            responses in any::<bool>(),
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
+                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+        ) {
+            let body = damaged(other_requests(responses)[which].clone().into_bytes(), edits);
+            other_peeks_alike(&body, if responses { Api::Responses } else { Api::Messages });
+        }
 
         /// Damaged requests: where the hand-written peek decides, serde_json's agrees.
         #[test]

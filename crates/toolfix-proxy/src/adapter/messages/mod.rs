@@ -65,17 +65,30 @@ fn plain_history(messages: Option<&RawValue>) -> Option<usize> {
     list.iter().all(|m| m.content.is_none_or(|c| !c.get().starts_with('['))).then_some(list.len())
 }
 
+/// The request's envelope, read with serde_json (what [`super::chat::scan::peek_as`]
+/// reads when it can decide).
+pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    // Only client tools (with an `input_schema`) are repaired; server tools alone
+    // leave nothing to fix.
+    let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+}
+
 impl Adapter for Messages {
     const API: &'static str = "messages";
     const PATH: &'static str = "/v1/messages";
     type Stream<'t> = MessagesStream;
 
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
-        let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-        // Only client tools (with an `input_schema`) are repaired; server tools alone
-        // leave nothing to fix.
-        let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+        // The hand-written read when it can decide, else serde_json's (the same result).
+        match super::chat::scan::peek_as(body, super::chat::scan::Api::Messages) {
+            Some(mut peek) => {
+                peek.tools = peek.tools.filter(|t| t.contains("input_schema"));
+                Ok(peek)
+            }
+            None => checked_peek(body),
+        }
     }
 
     fn definitions(request: &Value) -> Vec<Value> {

@@ -77,15 +77,28 @@ fn plain_history(input: Option<&RawValue>) -> Option<usize> {
     list.iter().all(|i| matches!(i.kind.as_str(), None | Some("message"))).then_some(list.len())
 }
 
+/// The request's envelope, read with serde_json (what [`super::chat::scan::peek_as`]
+/// reads when it can decide).
+pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input) })
+}
+
 impl Adapter for Responses {
     const API: &'static str = "responses";
     const PATH: &'static str = "/v1/responses";
     type Stream<'t> = ResponsesStream;
 
     fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
-        let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-        let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
-        Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input) })
+        // The hand-written read when it can decide, else serde_json's (the same result).
+        match super::chat::scan::peek_as(body, super::chat::scan::Api::Responses) {
+            Some(mut peek) => {
+                peek.tools = peek.tools.filter(|t| t.contains("\"function\""));
+                Ok(peek)
+            }
+            None => checked_peek(body),
+        }
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
