@@ -59,7 +59,7 @@ pub(crate) fn refusal(
         };
         let received = if v.kind == ViolationKind::Missing { None } else { received_at(&v.path) };
         let hint = hint_for(root, v, node, value.pointer(&v.path), &parent_missing(root, &v.path, value));
-        issues.push(Issue { path: v.path.clone(), expected, received, hint });
+        issues.push(Issue { path: v.path.as_ref().to_owned(), expected, received, hint });
     }
     for p in problems {
         let hint = problem_hint(&p.kind);

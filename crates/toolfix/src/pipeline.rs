@@ -488,11 +488,9 @@ impl<'r> Draft<'r> {
             return Ok((draft, Step::Next));
         }
         // Text the strict read found no strict JSON skips salvage's own strict pass.
-        let salvaged = if refused_strict {
-            salvage::salvage_refused(source, limits)
-        } else {
-            salvage::salvage_with(source, limits)
-        };
+        let salvaged = tool.with_salvager(|salvager| {
+            if refused_strict { salvager.salvage_refused(source, limits) } else { salvager.salvage(source, limits) }
+        });
         let salvaged = match salvaged {
             Ok(s) => s,
             Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),

@@ -535,11 +535,14 @@ fn scan_scalar(b: &[u8], mut i: usize) -> usize {
 
 /// Moves made by repairs (renames, unwrapping, re-nesting): new prefix to old prefix.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Moves(Vec<(String, String)>);
+pub(crate) struct Moves(Vec<(String, String, Option<usize>)>);
 
 impl Moves {
     pub(crate) fn record(&mut self, new: String, old: String) {
-        self.0.push((new, old));
+        // Where the new path's last segment starts (`None` for the root), read once here
+        // rather than by every member render asks about.
+        let last = new.rfind('/').map(|i| i + 1);
+        self.0.push((new, old, last));
     }
 
     /// Where the value now at `path` was in the original.
@@ -550,15 +553,15 @@ impl Moves {
     }
 
     /// The last segment of every move's new path: where a move may end.
-    fn landings(&self) -> Vec<&str> {
-        self.0.iter().filter_map(|(new, _)| new.rsplit_once('/').map(|(_, last)| last)).collect()
+    fn landings(&self) -> impl Iterator<Item = &str> + '_ {
+        self.0.iter().filter_map(|(new, _, last)| new.get((*last)?..))
     }
 
     /// [`Moves::origin`], written into `out`.
     fn origin_into(&self, path: &str, out: &mut String) {
         out.clear();
         out.push_str(path);
-        for (new, old) in self.0.iter().rev() {
+        for (new, old, _) in self.0.iter().rev() {
             if is_within(out, new) {
                 out.replace_range(..new.len(), old);
             }
@@ -591,10 +594,9 @@ pub(crate) fn render_changed<C: ChangedAt>(
         Original::Text => None,
     };
     let mut out = String::with_capacity(index.text.len() + 16);
-    let landings = moves.landings();
     // A change to the whole value leaves no member untouched.
     let changed = changed.filter(|c| !c.iter().any(|c| c.changed_at().is_empty()));
-    let mut cx = Render { out: &mut out, original, index, moves, landings: &landings, changed };
+    let mut cx = Render { out: &mut out, original, index, moves, changed };
     // Paths are built only when something moved.
     let mut path = if moves.0.is_empty() { String::new() } else { String::with_capacity(64) };
     let mut origin = String::new();
@@ -640,8 +642,6 @@ struct Render<'r, 't, C> {
     original: Option<&'r Value>,
     index: &'r TextIndex<'t>,
     moves: &'r Moves,
-    /// [`Moves::landings`].
-    landings: &'r [&'r str],
     /// Where every change was made, when known (see [`render_changed`]).
     changed: Option<&'r [C]>,
 }
@@ -650,12 +650,12 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
     /// True when some move may end at a member named `key` (then its origin is not simply
     /// one step below its object's: see [`Moves::origin`]).
     fn may_land_on(&self, key: &str) -> bool {
-        needs_escape(key) || self.landings.contains(&key)
+        needs_escape(key) || self.moves.landings().any(|last| last == key)
     }
 
     /// As [`Render::may_land_on`], for element `index` of an array.
     fn may_land_on_index(&self, index: usize) -> bool {
-        self.landings.iter().any(|last| index_segment(last) == Some(index))
+        self.moves.landings().any(|last| index_segment(last) == Some(index))
     }
 
     /// True when top-level member `key` is known to be untouched: no change lies at or

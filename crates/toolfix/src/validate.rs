@@ -6,12 +6,14 @@ use crate::pointer;
 use crate::schema::Tool;
 use crate::schema::plain::Failure;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// What a validator error says, before feedback turns it into words.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Violation {
-    /// Where in the instance (for `required` and `additionalProperties`: the property).
-    pub(crate) path: String,
+pub(crate) struct Violation<'t> {
+    /// Where in the instance (for `required` and `additionalProperties`: the property);
+    /// borrowed from the tool's plain schema where it can be.
+    pub(crate) path: Cow<'t, str>,
     pub(crate) kind: ViolationKind,
     /// JSON pointer into the schema of the node that failed, when known.
     pub(crate) schema_path: Option<String>,
@@ -102,7 +104,7 @@ pub(crate) enum Detail {
 }
 
 /// Every violation of `instance` under `validator`, one per path and kind.
-pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<Violation> {
+pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<Violation<'static>> {
     violations_with(validator, instance, Detail::Full)
 }
 
@@ -110,7 +112,7 @@ pub(crate) fn violations(validator: &jsonschema::Validator, instance: &Value) ->
 /// schema ([`Plain`](crate::schema::plain::Plain)) and paths alone, found by its one walk
 /// (the places and kinds `jsonschema` names, without building its errors); otherwise as
 /// [`violations_with`] finds them.
-pub(crate) fn violations_found(tool: &Tool, instance: &Value, detail: Detail) -> Vec<Violation> {
+pub(crate) fn violations_found<'t>(tool: &'t Tool, instance: &Value, detail: Detail) -> Vec<Violation<'t>> {
     let Some(plain) = tool.plain().filter(|_| detail == Detail::Paths) else {
         return violations_with(tool.validator(), instance, detail);
     };
@@ -128,7 +130,11 @@ pub(crate) fn violations_found(tool: &Tool, instance: &Value, detail: Detail) ->
 }
 
 /// [`violations`], saying as much as `detail` asks.
-pub(crate) fn violations_with(validator: &jsonschema::Validator, instance: &Value, detail: Detail) -> Vec<Violation> {
+pub(crate) fn violations_with(
+    validator: &jsonschema::Validator,
+    instance: &Value,
+    detail: Detail,
+) -> Vec<Violation<'static>> {
     use jsonschema::error::ValidationErrorKind as K;
     let full = detail == Detail::Full;
     let mut out: Vec<Violation> = Vec::new();
@@ -149,12 +155,12 @@ pub(crate) fn violations_with(validator: &jsonschema::Validator, instance: &Valu
                     pointer::push(&mut sp, name);
                     sp
                 });
-                out.push(Violation { path: pointer::join(at, name), kind: ViolationKind::Missing, schema_path });
+                out.push(Violation { path: pointer::join(at, name).into(), kind: ViolationKind::Missing, schema_path });
             }
             K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
                 for name in unexpected {
                     out.push(Violation {
-                        path: pointer::join(at, name),
+                        path: pointer::join(at, name).into(),
                         kind: ViolationKind::Unexpected,
                         schema_path: None,
                     });
@@ -162,14 +168,14 @@ pub(crate) fn violations_with(validator: &jsonschema::Validator, instance: &Valu
             }
             K::AnyOf { .. } | K::OneOfNotValid { .. } | K::OneOfMultipleValid { .. } | K::Not { .. } => {
                 out.push(Violation {
-                    path: at.to_owned(),
+                    path: at.to_owned().into(),
                     kind: ViolationKind::Alternatives,
                     schema_path: schema_node().filter(|_| full).map(str::to_owned),
                 });
             }
             other => {
                 out.push(Violation {
-                    path: at.to_owned(),
+                    path: at.to_owned().into(),
                     kind: ViolationKind::Keyword(keyword_name(other)),
                     schema_path: schema_node().filter(|_| full).map(str::to_owned),
                 });
@@ -190,7 +196,7 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["b"], "additionalProperties": false});
         let v = crate::schema::compile(&schema).unwrap();
         let got = violations(&v, &json!({"a": "x", "c": 1}));
-        let paths: Vec<_> = got.iter().map(|v| (v.path.as_str(), v.kind.clone())).collect();
+        let paths: Vec<_> = got.iter().map(|v| (v.path.as_ref(), v.kind.clone())).collect();
         assert!(paths.contains(&("/a", ViolationKind::Keyword("type"))));
         assert!(paths.contains(&("/b", ViolationKind::Missing)));
         assert!(paths.contains(&("/c", ViolationKind::Unexpected)));

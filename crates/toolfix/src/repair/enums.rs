@@ -13,24 +13,36 @@ pub(super) fn match_enum<'a>(cx: &mut Ctx<'a>, node: &'a Value, value: &mut Valu
     if options.iter().any(|o| o.as_str() == Some(s.as_str())) {
         return;
     }
-    let strings: Vec<&str> = options.iter().filter_map(|o| o.as_str()).collect();
-    let by_case: Vec<&str> = strings.iter().copied().filter(|o| o.eq_ignore_ascii_case(s)).collect();
-    let matches = if by_case.is_empty() {
-        let key = view::normalise(s);
-        strings.iter().copied().filter(|o| view::normalise(o) == key).collect()
+    // The options equal to `s` up to case; when none, up to case and separators. Told
+    // without gathering them: a list is made only when several match (rare).
+    let strings = || options.iter().filter_map(|o| o.as_str());
+    let by_case = |o: &&str| o.eq_ignore_ascii_case(s);
+    let by_name = |o: &&str| view::same_normalised(o, s);
+    let found = if strings().any(|o| by_case(&o)) {
+        unique(strings().filter(by_case))
     } else {
-        by_case
+        unique(strings().filter(by_name))
     };
-    match matches.as_slice() {
-        [one] => {
-            let after = Value::String((*one).to_owned());
+    match found {
+        Ok(Some(one)) => {
+            let after = Value::String(one.to_owned());
             let before = std::mem::replace(value, after.clone());
             cx.record(RepairKind::EnumMatched, path, Some(before), Some(after));
         }
-        [] => {}
-        many => {
+        Ok(None) => {}
+        Err(many) => {
             let names = many.iter().map(|m| (*m).to_owned()).collect();
             cx.problem(path, ProblemKind::AmbiguousEnum(names));
         }
+    }
+}
+
+/// The one item of `items`, `None` when there is none, or all of them when there are
+/// several.
+fn unique<'o>(mut items: impl Iterator<Item = &'o str>) -> Result<Option<&'o str>, Vec<&'o str>> {
+    let Some(first) = items.next() else { return Ok(None) };
+    match items.next() {
+        None => Ok(Some(first)),
+        Some(second) => Err([first, second].into_iter().chain(items).collect()),
     }
 }

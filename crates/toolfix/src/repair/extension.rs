@@ -36,7 +36,7 @@ pub(crate) fn apply(tool: &Tool, ext: &Extensions, value: &mut Value, found: &[V
                     && let Some((kind, new)) = convert(ext, root, node, slot)
                 {
                     let before = std::mem::replace(slot, new.clone());
-                    repairs.push(Repair::new(kind, &v.path, Some(before), Some(new)));
+                    repairs.push(Repair::new(kind, v.path.as_ref(), Some(before), Some(new)));
                 }
             }
             ViolationKind::Alternatives => {}

@@ -27,7 +27,7 @@ pub(crate) struct Ctx<'a> {
     /// The property names of the schema, normalised once.
     pub(crate) names: &'a PropertyNames,
     /// Where validation failed.
-    found: &'a [Violation],
+    found: &'a [Violation<'a>],
     pub(crate) repairs: Vec<Repair>,
     pub(crate) problems: Vec<Problem>,
     pub(crate) moves: Moves,

@@ -13,6 +13,9 @@ use std::borrow::Cow;
 /// Shortest normalised key that may match by prefix or suffix.
 const MIN_DERIVED: usize = 3;
 
+/// Longest key normalised on the stack when matched to a property name.
+const KEY_ON_STACK: usize = 64;
+
 pub(super) fn repair_object<'a>(
     cx: &mut Ctx<'a>,
     node: &'a Value,
@@ -26,7 +29,9 @@ pub(super) fn repair_object<'a>(
     if !ov.has_properties() && ov.additional_allowed {
         return;
     }
-    // The members repair moved here (renamed to a property: borrowed from the schema).
+    // The members repair moved here: renamed to a property (borrowed from the schema), or
+    // made by nesting dotted keys.
+    let mut renamed: Few<&'a str> = Few::new("");
     let mut moved: Vec<Cow<'a, str>> = Vec::new();
     let mut ambiguous: Vec<String> = Vec::new();
     if !cx.strict() {
@@ -37,7 +42,7 @@ pub(super) fn repair_object<'a>(
             if nest_dot_keys(cx, &ov, map, path, &mut moved, Some(unknown)) {
                 unknown = unknown_keys(&ov, map);
             }
-            rename(cx, &ov, map, path, &mut moved, &mut ambiguous, unknown);
+            rename(cx, &ov, map, path, &mut renamed, &mut ambiguous, unknown);
         }
     }
     drop_nulls(cx, &ov, map, path);
@@ -56,7 +61,7 @@ pub(super) fn repair_object<'a>(
         let Some(schema) = ov.property(k) else {
             continue;
         };
-        let forced = force || moved.iter().any(|m| m == k);
+        let forced = force || renamed.iter().any(|m| m == k) || moved.iter().any(|m| m == k);
         // Most members hold no failure: passed without building their path.
         if !forced && !cx.relevant_member(path, k) {
             continue;
@@ -225,12 +230,24 @@ impl<'a> Names<'a> {
 /// The property `key` means: a declared alias (when the schema declares any), then the same
 /// name up to case and separators, then a unique prefix or suffix.
 fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) -> NameMatch<'a> {
-    let nk = view::normalise(key);
-    let derived = nk.chars().count() >= MIN_DERIVED;
-    let hit = |level: usize, schema: &Value, np: &str| match level {
-        0 => view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a) == nk),
-        1 => np == nk,
-        _ => derived && np != nk && (np.starts_with(nk.as_str()) || np.ends_with(nk.as_str())),
+    // The key normalised: written on the stack when it is short ASCII (most keys), made
+    // otherwise.
+    let mut buf = [0u8; KEY_ON_STACK];
+    let made: String;
+    let nk: &[u8] = if let Some(nk) = view::normalise_into(key, &mut buf) {
+        nk
+    } else {
+        made = view::normalise(key);
+        made.as_bytes()
+    };
+    let derived = std::str::from_utf8(nk).map_or(0, |s| s.chars().count()) >= MIN_DERIVED;
+    let hit = |level: usize, schema: &Value, np: &str| {
+        let np = np.as_bytes();
+        match level {
+            0 => view::aliases(root, schema).iter().any(|a| *a == key || view::normalise(a).as_bytes() == nk),
+            1 => np == nk,
+            _ => derived && np != nk && (np.starts_with(nk) || np.ends_with(nk)),
+        }
     };
     // Level 0 (aliases) only when the schema declares some.
     for level in usize::from(!aliases)..3 {
@@ -251,7 +268,7 @@ fn rename<'a>(
     ov: &ObjectView<'a>,
     map: &mut Map<String, Value>,
     path: &str,
-    moved: &mut Vec<Cow<'a, str>>,
+    renamed: &mut Few<&'a str>,
     ambiguous: &mut Vec<String>,
     unknown: u64,
 ) {
@@ -259,13 +276,13 @@ fn rename<'a>(
     if unknown == 0 {
         return;
     }
-    let missing_required = ov.required().any(|r| !has_key(map, r));
-    if ov.additional_allowed && !missing_required {
+    // Where other properties are allowed, a key is renamed only to give a required one.
+    if ov.additional_allowed && !ov.required().any(|r| !has_key(map, r)) {
         return;
     }
     let unknown_at = |i: usize, k: &str| is_unknown(ov, map, unknown, i, k);
     // The keys to rename, by position, and the property each becomes.
-    let mut plan: Vec<(usize, &str)> = Vec::new();
+    let mut plan: Few<(usize, &str)> = Few::new((0, ""));
     let mut names: Option<Names<'_>> = None;
     let aliases = cx.names.has_aliases();
     for (i, key) in map.keys().enumerate().filter(|(i, k)| unknown_at(*i, k)) {
@@ -302,19 +319,50 @@ fn rename<'a>(
         ambiguous.extend(keys.iter().cloned());
         cx.problem(&pointer::join(path, target), ProblemKind::AmbiguousName(keys));
     }
-    plan.retain(|(_, t)| !clashes.contains(t));
-    if plan.is_empty() {
-        return;
-    }
     // Each key renamed in its place (the plan is in the map's order; no target is given, so
     // every key keeps its position).
-    for (at, to) in plan {
+    for &(at, to) in plan.iter().filter(|(_, t)| !clashes.contains(t)) {
         let Some((from, v)) = map.shift_remove_entry(&key_at(map, at)) else { continue };
         let new_path = pointer::join(path, to);
         cx.moves.record(new_path.clone(), pointer::join(path, &from));
         map.shift_insert(at, to.to_owned(), v);
         cx.record(RepairKind::FieldRenamed, new_path, Some(Value::String(from)), Some(Value::String(to.to_owned())));
-        moved.push(Cow::Borrowed(to));
+        renamed.push(to);
+    }
+}
+
+/// Up to [`FEW`] items held inline (no allocation), any more in a vector: an object's
+/// renames are few.
+struct Few<T> {
+    inline: [T; FEW],
+    len: usize,
+    more: Vec<T>,
+}
+
+/// Items a [`Few`] holds inline.
+const FEW: usize = 4;
+
+impl<T: Copy> Few<T> {
+    /// Empty (`fill` stands in the unused slots).
+    fn new(fill: T) -> Self {
+        Few { inline: [fill; FEW], len: 0, more: Vec::new() }
+    }
+
+    fn push(&mut self, item: T) {
+        if let Some(slot) = self.inline.get_mut(self.len) {
+            *slot = item;
+            self.len += 1;
+        } else {
+            self.more.push(item);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        self.inline.iter().take(self.len).chain(&self.more)
     }
 }
 

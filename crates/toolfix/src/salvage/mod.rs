@@ -252,6 +252,26 @@ impl Salvager {
     }
 }
 
+impl Salvager {
+    /// [`Salvager::salvage`] for text a strict parse has just refused (the call pipeline's
+    /// first read of the arguments): the strict fast path, which would refuse it again, is
+    /// skipped. The result is the one [`salvage_with`] gives.
+    pub(crate) fn salvage_refused<'a>(&mut self, input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
+        if input.len() > limits.max_input_bytes || input.trim().is_empty() {
+            return self.salvage(input, limits);
+        }
+        lenient(input, limits, &mut self.buffers)
+    }
+
+    /// Let go of the buffers when together they hold more than `bytes` (a salvager kept for
+    /// many texts holds the room of the largest one otherwise).
+    pub(crate) fn keep_at_most(&mut self, bytes: usize) {
+        if self.strict.footprint() + self.buffers.footprint() > bytes {
+            *self = Salvager::default();
+        }
+    }
+}
+
 /// The answer of [`salvage_with`] before the lenient parse: an error for input too large
 /// or empty, the input itself when it is strict JSON; `None` when the lenient parse is
 /// needed.
@@ -276,16 +296,6 @@ fn checked<'a>(input: &'a str, limits: &Limits, stacks: &mut strict::Stacks) -> 
         return Some(Ok(Salvaged { text: Cow::Borrowed(input), fixes: Vec::new(), truncation: None, keys_unique }));
     }
     None
-}
-
-/// [`salvage_with`] for text a strict parse has just refused (the call pipeline's first
-/// read of the arguments): the strict fast path, which would refuse it again, is skipped.
-/// The result is the one [`salvage_with`] gives.
-pub(crate) fn salvage_refused<'a>(input: &'a str, limits: &Limits) -> Result<Salvaged<'a>> {
-    if input.len() > limits.max_input_bytes || input.trim().is_empty() {
-        return salvage_with(input, limits);
-    }
-    lenient(input, limits, &mut parser::Buffers::default())
 }
 
 /// The lenient parse of [`salvage_with`], past its size and strict checks, in the vectors

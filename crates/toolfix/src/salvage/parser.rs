@@ -118,6 +118,17 @@ impl Default for Buffers {
     }
 }
 
+impl Buffers {
+    /// The bytes the buffers hold.
+    pub(super) fn footprint(&self) -> usize {
+        self.edits.capacity() * size_of::<Edit>()
+            + self.stack.capacity() * size_of::<Frame>()
+            + self.keys.capacity() * size_of::<(usize, usize, u64)>()
+            + self.text.capacity()
+            + self.fixes.capacity() * size_of::<TextFix>()
+    }
+}
+
 pub(super) struct Parser<'a> {
     src: &'a str,
     b: &'a [u8],

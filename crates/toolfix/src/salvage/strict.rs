@@ -45,6 +45,13 @@ pub(super) struct Stacks {
     keys: Vec<Key>,
 }
 
+impl Stacks {
+    /// The bytes the stacks hold.
+    pub(super) fn footprint(&self) -> usize {
+        self.open.capacity() * size_of::<(u8, usize)>() + self.keys.capacity() * size_of::<Key>()
+    }
+}
+
 /// `Some` when `text` is strict JSON nested at most `max_depth` deep, with no lone UTF-16
 /// surrogate escape (which no Rust string can hold: the lenient parser replaces it).
 /// Works in the vectors of `stacks`.

@@ -26,9 +26,14 @@ pub use hints::{Effect, LeakedCalls, Policy, strip_hints};
 pub(crate) use names::PropertyNames;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::salvage::Salvager;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+/// The most room a tool keeps for salvaging its next call (the buffers of a larger call
+/// are let go).
+const KEPT_SALVAGE_BYTES: usize = 64 * 1024;
 
 /// One compiled tool.
 #[derive(Clone, Debug)]
@@ -53,6 +58,9 @@ struct Compiled {
     names: PropertyNames,
     /// The schema compiled for finding where a value fails it, when it is plain enough.
     plain: Option<plain::Plain>,
+    /// The buffers of the lenient parse, kept between calls to this tool (a call that
+    /// finds them in use by another thread salvages in buffers of its own).
+    salvager: Mutex<Salvager>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -115,6 +123,7 @@ impl Tool {
                 has_tagged_strings,
                 names,
                 plain,
+                salvager: Mutex::new(Salvager::new()),
             }),
             policy,
             effect,
@@ -208,6 +217,20 @@ impl Tool {
     /// The schema compiled as [`plain::Plain`], when it is plain.
     pub(crate) fn plain(&self) -> Option<&plain::Plain> {
         self.compiled.plain.as_ref()
+    }
+
+    /// `f` run with this tool's salvager (its buffers kept from the last call), or with a
+    /// new one while another thread holds it. What a salvager answers does not depend on
+    /// its buffers.
+    pub(crate) fn with_salvager<R>(&self, f: impl FnOnce(&mut Salvager) -> R) -> R {
+        match self.compiled.salvager.try_lock() {
+            Ok(mut salvager) => {
+                let answer = f(&mut salvager);
+                salvager.keep_at_most(KEPT_SALVAGE_BYTES);
+                answer
+            }
+            Err(_) => f(&mut Salvager::new()),
+        }
     }
 
     /// The schema's property names, normalised once.

@@ -12,6 +12,7 @@
 use super::view::Types;
 use crate::pointer;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// Schema nesting followed at most; a deeper schema is left to `jsonschema`.
 const MAX_DEPTH: usize = 32;
@@ -112,32 +113,37 @@ impl Plain {
 
     /// Every place where `value` fails the schema, with what failed there, in the order of
     /// the walk (no place and kind twice), each made into a `T` by `make` as it is found
-    /// (no list of pairs to convert afterwards).
-    pub(crate) fn failures_as<T>(&self, value: &Value, make: &impl Fn(String, Failure) -> T) -> Vec<T> {
+    /// (no list of pairs to convert afterwards). A place that is a top-level property's
+    /// pointer is borrowed from the schema (no string made for it).
+    pub(crate) fn failures_as<'p, T>(&'p self, value: &Value, make: &impl Fn(Cow<'p, str>, Failure) -> T) -> Vec<T> {
         let mut out = Vec::new();
         let mut path = String::with_capacity(PATH_CAPACITY);
-        self.walk(0, value, &mut path, &mut out, make);
+        self.walk(0, value, &mut path, Some(""), &mut out, make);
         out
     }
 
     /// The failures of `value` under node `id`. Recursion follows the schema's nesting,
     /// which compiling capped at [`MAX_DEPTH`], never the value's.
-    fn walk<T>(
-        &self,
+    /// `here`: `path` itself, borrowed from the schema, when it is the root's or a top-level
+    /// property's.
+    fn walk<'p, T>(
+        &'p self,
         id: usize,
         value: &Value,
         path: &mut String,
+        here: Option<&'p str>,
         out: &mut Vec<T>,
-        make: &impl Fn(String, Failure) -> T,
+        make: &impl Fn(Cow<'p, str>, Failure) -> T,
     ) {
         let Some(node) = self.nodes.get(id) else { return };
+        let at = |path: &String| here.map_or_else(|| Cow::Owned(path.clone()), Cow::Borrowed);
         if node.types.is_some_and(|t| !t.accepts(value)) {
-            out.push(make(path.clone(), Failure::Type));
+            out.push(make(at(path), Failure::Type));
         }
         if let Some(strings) = &node.strings
             && !value.as_str().is_some_and(|s| strings.iter().any(|e| e == s))
         {
-            out.push(make(path.clone(), Failure::Enum));
+            out.push(make(at(path), Failure::Enum));
         }
         match value {
             Value::Object(map) => self.object(node, map, path, out, make),
@@ -146,7 +152,7 @@ impl Plain {
                     let len = path.len();
                     for (i, item) in list.iter().enumerate() {
                         pointer::push_index(path, i);
-                        self.walk(items, item, path, out, make);
+                        self.walk(items, item, path, None, out, make);
                         path.truncate(len);
                     }
                 }
@@ -155,15 +161,17 @@ impl Plain {
         }
     }
 
-    fn object<T>(
-        &self,
-        node: &Node,
+    fn object<'p, T>(
+        &'p self,
+        node: &'p Node,
         map: &Map<String, Value>,
         path: &mut String,
         out: &mut Vec<T>,
-        make: &impl Fn(String, Failure) -> T,
+        make: &impl Fn(Cow<'p, str>, Failure) -> T,
     ) {
         let len = path.len();
+        // At the root, a property's pointer is its segment.
+        let top = len == 0;
         // Members mostly come in the order the properties are declared: the next property
         // is tried first.
         let mut next = 0;
@@ -178,12 +186,18 @@ impl Plain {
                 Some((at, (_, segment, child))) => {
                     next = at + 1;
                     given |= 1u64.checked_shl(u32::try_from(at).unwrap_or(u32::MAX)).unwrap_or(0);
-                    path.push_str(segment);
-                    self.walk(*child, v, path, out, make);
-                    path.truncate(len);
+                    if top && !(v.is_object() || v.is_array()) {
+                        // A scalar at the top: its place is its segment, and nothing below
+                        // it reads the path.
+                        self.walk(*child, v, path, Some(segment.as_str()), out, make);
+                    } else {
+                        path.push_str(segment);
+                        self.walk(*child, v, path, top.then_some(segment.as_str()), out, make);
+                        path.truncate(len);
+                    }
                 }
                 None if node.additional_false => {
-                    out.push(make(pointer::join(path, k), Failure::Unexpected));
+                    out.push(make(Cow::Owned(pointer::join(path, k)), Failure::Unexpected));
                 }
                 None => {}
             }
@@ -195,7 +209,12 @@ impl Plain {
                 None => map.contains_key(name),
             };
             if !present {
-                out.push(make(pointer::join(path, name), Failure::Missing));
+                let segment = at.and_then(|i| node.properties.get(i as usize)).map(|p| p.1.as_str());
+                let place = match segment {
+                    Some(segment) if top => Cow::Borrowed(segment),
+                    _ => Cow::Owned(pointer::join(path, name)),
+                };
+                out.push(make(place, Failure::Missing));
             }
         }
     }
@@ -241,7 +260,7 @@ mod tests {
 
     /// The places and kinds, in a fixed order.
     fn sorted(found: Vec<Violation>) -> Vec<(String, crate::validate::ViolationKind)> {
-        let mut out: Vec<_> = found.into_iter().map(|v| (v.path, v.kind)).collect();
+        let mut out: Vec<_> = found.into_iter().map(|v| (v.path.into_owned(), v.kind)).collect();
         out.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| format!("{:?}", a.1).cmp(&format!("{:?}", b.1))));
         out.dedup();
         out

@@ -472,6 +472,34 @@ pub(crate) fn node_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
     Some(resolve(root, node))
 }
 
+/// `normalise(name)` written into `buf`, for an ASCII `name` that fits (no string made);
+/// `None` otherwise.
+pub(crate) fn normalise_into<'b>(name: &str, buf: &'b mut [u8]) -> Option<&'b [u8]> {
+    if !name.is_ascii() || name.len() > buf.len() {
+        return None;
+    }
+    let mut n = 0;
+    for (slot, b) in buf.iter_mut().zip(kept_ascii(name)) {
+        *slot = b;
+        n += 1;
+    }
+    buf.get(..n)
+}
+
+/// The bytes of ASCII `name` normalised.
+fn kept_ascii(name: &str) -> impl Iterator<Item = u8> + '_ {
+    name.bytes().filter(|b| !matches!(b, b'_' | b'-' | b' ')).map(|b| b.to_ascii_lowercase())
+}
+
+/// True when `normalise(a) == normalise(b)`, told in place (no string made) when both are
+/// ASCII.
+pub(crate) fn same_normalised(a: &str, b: &str) -> bool {
+    if !(a.is_ascii() && b.is_ascii()) {
+        return normalise(a) == normalise(b);
+    }
+    kept_ascii(a).eq(kept_ascii(b))
+}
+
 pub(crate) fn normalise(name: &str) -> String {
     if name.is_ascii() {
         // The same, byte by byte (an ASCII letter lowercases to one ASCII letter), written
