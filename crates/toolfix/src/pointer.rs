@@ -7,25 +7,34 @@ pub(crate) mod scan;
 
 pub(crate) use parse::{NotParsed, parse_indexed};
 
-/// The bytes a pointer segment escapes: `~` and `/`.
-static SEGMENT_ESCAPE: [bool; 256] = {
-    let mut t = [false; 256];
-    t[b'~' as usize] = true;
-    t[b'/' as usize] = true;
-    t
-};
-
-/// True when `key` holds a byte a pointer segment escapes.
+/// True when `key` holds a byte a pointer segment escapes (`~`, `/`): eight bytes at a
+/// time (keys are short; a byte loop over a table cost twice as much per key), the last
+/// few in a word padded with zeros.
 pub(crate) fn needs_escape(key: &str) -> bool {
-    key.bytes().any(|b| SEGMENT_ESCAPE[usize::from(b)])
+    // A lane is flagged only when some lane truly holds the byte (a false flag lies above
+    // a true one), so "any lane flagged" is exact.
+    let hit = |word: [u8; 8]| {
+        let x = u64::from_le_bytes(word);
+        scan::lanes_equal(x, b'~') | scan::lanes_equal(x, b'/') != 0
+    };
+    let mut chunks = key.as_bytes().chunks_exact(8);
+    let whole = chunks.by_ref().any(|chunk| {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        hit(word)
+    });
+    let rest = chunks.remainder();
+    whole || {
+        let mut word = [0u8; 8];
+        word.get_mut(..rest.len()).into_iter().for_each(|w| w.copy_from_slice(rest));
+        hit(word)
+    }
 }
 
 /// Append `key` to `path` as one escaped segment.
 pub(crate) fn push(path: &mut String, key: &str) {
     if !needs_escape(key) {
-        path.reserve(key.len() + 1);
-        path.push('/');
-        path.push_str(key);
+        push_plain(path, key);
         return;
     }
     path.push('/');
@@ -36,6 +45,13 @@ pub(crate) fn push(path: &mut String, key: &str) {
             c => path.push(c),
         }
     }
+}
+
+/// Append `key`, which needs no escaping (not checked here), to `path`.
+fn push_plain(path: &mut String, key: &str) {
+    path.reserve(key.len() + 1);
+    path.push('/');
+    path.push_str(key);
 }
 
 /// Append array index `index` to `path`.
@@ -649,8 +665,8 @@ struct Render<'r, 't, C> {
 impl<'r, C: ChangedAt> Render<'r, '_, C> {
     /// True when some move may end at a member named `key` (then its origin is not simply
     /// one step below its object's: see [`Moves::origin`]).
-    fn may_land_on(&self, key: &str) -> bool {
-        needs_escape(key) || self.moves.landings().any(|last| last == key)
+    fn may_land_on(&self, key: &str, plain: bool) -> bool {
+        !plain || self.moves.landings().any(|last| last == key)
     }
 
     /// As [`Render::may_land_on`], for element `index` of an array.
@@ -659,10 +675,10 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
     }
 
     /// True when top-level member `key` is known to be untouched: no change lies at or
-    /// below it (a key that needs escaping in a pointer is not looked up).
-    fn untouched_member(&self, key: &str) -> bool {
+    /// below it (a key that needs escaping in a pointer, not `plain`, is not looked up).
+    fn untouched_member(&self, key: &str, plain: bool) -> bool {
         let Some(changed) = self.changed else { return false };
-        if needs_escape(key) {
+        if !plain {
             return false;
         }
         // The first segment of each change's pointer (`/key` or `/key/...`).
@@ -718,18 +734,19 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
                 let mut lead_from = node.and_then(|id| self.index.nodes.get(id)).map(|n| n.start + 1);
                 let mut run: Option<(usize, usize)> = None;
                 for (n, (k, v)) in map.iter().enumerate() {
+                    // The key holds no byte a pointer escapes (asked once per member, and
+                    // only where it is read: with moves, or at the top level).
+                    let plain = !(moved || depth == 0) || !needs_escape(k);
+                    // Below a member whose origin is one step below this object's, the
+                    // paths are written only when it is not copied as written.
+                    let mut one_step = false;
                     let (child, text, same_key) = if !moved {
                         let (child, text) = children.member(self.index, k);
                         (child, text, true)
-                    } else if !self.may_land_on(k) {
+                    } else if !self.may_land_on(k, plain) {
                         // No move ends at a key `k`: the member's origin is one step below
                         // this object's (paths are needed only below it).
-                        if v.is_object() || v.is_array() {
-                            push(path, k);
-                            here.clear();
-                            here.push_str(origin);
-                            push(&mut here, k);
-                        }
+                        one_step = v.is_object() || v.is_array();
                         let (child, text) = children.member(self.index, k);
                         (child, text, true)
                     } else {
@@ -762,7 +779,7 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
                     lead_from = span.map(|(_, end)| end);
                     // An untouched top-level member is copied as written, not compared.
                     let copied = match (text, span) {
-                        (Some(t), Some(span)) if depth == 0 && self.untouched_member(k) => {
+                        (Some(t), Some(span)) if depth == 0 && self.untouched_member(k, plain) => {
                             debug_assert!(
                                 match self.original {
                                     None => self.index.same_as(v, t),
@@ -777,6 +794,12 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
                     };
                     if !copied {
                         self.flush_run(&mut run);
+                        if one_step {
+                            push_plain(path, k);
+                            here.clear();
+                            here.push_str(origin);
+                            push_plain(&mut here, k);
+                        }
                     }
                     let unchanged = copied || self.value(v, path, &here, child, text, depth + 1);
                     changed |= same_key && !unchanged;
@@ -1154,6 +1177,13 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The word-at-a-time test finds a `~` or `/` wherever a byte loop finds one (keys
+        /// of every length around a word, the bytes near the two anywhere in them).
+        #[test]
+        fn needs_escape_reads_every_byte(key in "[a-z0./~}\\x{7f}é]{0,20}") {
+            proptest::prop_assert_eq!(needs_escape(&key), key.bytes().any(|b| b == b'~' || b == b'/'));
+        }
+
         /// Each value's text is found at its pointer; the text compares equal to the value
         /// and unequal to another; render by text and by value agree.
         #[test]
