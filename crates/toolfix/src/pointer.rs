@@ -334,7 +334,8 @@ impl<'t> TextIndex<'t> {
 
     fn key_is(&self, id: NodeId, key: &str) -> bool {
         match self.nodes.get(id).map(|n| n.key) {
-            Some(Key::Raw(s, e)) => self.text.get(s..e) == Some(key),
+            // Bytes: a raw key's span lies between its quotes, no char boundary to check.
+            Some(Key::Raw(s, e)) => self.text.as_bytes().get(s..e) == Some(key.as_bytes()),
             Some(Key::Decoded(d)) => self.decoded.get(d).is_some_and(|k| k == key),
             _ => false,
         }
