@@ -558,7 +558,8 @@ impl Moves {
     pub(crate) fn record(&mut self, new: String, old: String) {
         // Where the new path's last segment starts (`None` for the root), read once here
         // rather than by every member render asks about.
-        let last = new.rfind('/').map(|i| i + 1);
+        // A byte loop from the end: paths are short (no `memrchr` set-up).
+        let last = new.bytes().rposition(|c| c == b'/').map(|i| i + 1);
         self.0.push((new, old, last));
     }
 
