@@ -234,13 +234,14 @@ fn match_name<'a>(root: &'a Value, names: &Names<'a>, key: &str, aliases: bool) 
     // otherwise.
     let mut buf = [0u8; KEY_ON_STACK];
     let made: String;
-    let nk: &[u8] = if let Some(nk) = view::normalise_into(key, &mut buf) {
-        nk
+    // Its length in characters: its bytes, when written on the stack (ASCII).
+    let (nk, chars): (&[u8], usize) = if let Some(nk) = view::normalise_into(key, &mut buf) {
+        (nk, nk.len())
     } else {
         made = view::normalise(key);
-        made.as_bytes()
+        (made.as_bytes(), made.chars().count())
     };
-    let derived = std::str::from_utf8(nk).map_or(0, |s| s.chars().count()) >= MIN_DERIVED;
+    let derived = chars >= MIN_DERIVED;
     let hit = |level: usize, schema: &Value, np: &str| {
         let np = np.as_bytes();
         match level {
