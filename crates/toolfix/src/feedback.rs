@@ -119,6 +119,9 @@ pub(crate) enum CutRefusal<'a> {
     MayChangeThings,
     /// A read-only tool, but the value at this pointer is required (or named by a hint).
     Required(&'a str),
+    /// A read-only tool, but the string at this pointer never closed and was read as
+    /// ending before `, key:` inside it: the members after it may not be the model's.
+    Split(&'a str),
 }
 
 /// A refusal for a call whose text was cut off (issue 9 §1): says that the output was cut
@@ -144,6 +147,13 @@ pub(crate) fn cut_off(tool: &Tool, cut: &Truncation, why: CutRefusal<'_>) -> Ref
             "the complete value (required)".to_owned(),
             format!(
                 "your output was cut off {place}; a required value that touches the cut is never passed on: send the call again with this value complete{shorter}"
+            ),
+        ),
+        CutRefusal::Split(pointer) => (
+            pointer.to_owned(),
+            "a closed string".to_owned(),
+            format!(
+                "the string at {pointer} never closes: either your output was cut off {place}, or its closing quote is missing before a `, key:` inside it, so the members after it may not be the ones you meant; send the call again with every string closed"
             ),
         ),
     };

@@ -801,6 +801,12 @@ fn drop_uncertain(
     value: &mut Value,
     notes: &mut Vec<CallNote>,
 ) -> std::result::Result<bool, Refusal> {
+    // The arguments' own members may not be the model's (`{"a": "x, b: 1}` read as two
+    // members, or as `"x, b: 1}` cut short): nothing can be dropped to leave only what
+    // was written.
+    if cut.uncertain().iter().any(|u| u.pointer.is_empty() && u.kind == UncertainKind::Object) {
+        return Err(feedback::cut_off(tool, cut, feedback::CutRefusal::Split(cut.pointer())));
+    }
     // The outermost value at the cut: kept (and dropped here when optional), or a member
     // salvage already left out (`{"a":`, `{"a": tr`), which must not be required either.
     let Some(u) = cut.uncertain().iter().find(|u| !u.pointer.is_empty() && (u.kept || u.kind != UncertainKind::Key))

@@ -98,3 +98,20 @@ fn over_the_limits_is_said_so_never_not_json() {
     let prose = tools.repair_call("save", "I will save it now.");
     assert!(prose.refusal().unwrap().message.contains("not JSON"));
 }
+
+/// A string that never closes, read as ending before `, key:` inside it, may as well be
+/// cut there: a tool that may change things refuses it as cut off, and a read-only tool
+/// too, since the members after it may not be the model's (no member can be dropped to
+/// leave only what was written).
+#[test]
+fn a_string_read_as_split_before_a_key_is_refused() {
+    let tools = ToolSet::new(&[
+        json!({"name": "write_note", "parameters": {"type": "object", "properties": {"text": {"type": "string"}, "n": {"type": "integer"}}}}),
+        json!({"name": "search", "parameters": {"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}}, "x-toolfix": {"read_only": true}}}),
+    ])
+    .unwrap();
+    let write = tools.repair_call("write_note", r#"{"text": "first, n: 1}"#);
+    insta::assert_snapshot!("split_string_may_change_things", write.refusal().unwrap().message);
+    let read = tools.repair_call("search", r#"{"q": "rust, n: 1}"#);
+    insta::assert_snapshot!("split_string_read_only", read.refusal().unwrap().message);
+}

@@ -9,6 +9,8 @@
 //! that member, and takes the notes in: see [`into_report`]).
 
 use serde_json::{Map, Value, json};
+use toolfix::FixedCall;
+use toolfix::extract::Channel;
 
 /// The member under which `apply` leaves its notes, and the report's own.
 const KEY: &str = "x_toolfix";
@@ -116,4 +118,34 @@ pub(crate) fn into_report(response: &mut Value, mut report: Value) {
     if let Some(obj) = response.as_object_mut() {
         obj.insert(KEY.to_owned(), report);
     }
+}
+
+/// The upstream's block or item (of type `kind`, its id under `id_key`) of `calls[n]`, a
+/// call the server parsed, with its place: the `j`-th one with the call's id and the name
+/// as the model wrote it, for the `j`-th such call (two may share an id).
+pub(crate) fn served<'v>(
+    old: &'v [Value],
+    calls: &[FixedCall],
+    n: usize,
+    kind: &str,
+    id_key: &str,
+) -> Option<(usize, &'v Value)> {
+    let call = calls.get(n)?;
+    if call.channel != Channel::ToolCalls {
+        return None;
+    }
+    let same =
+        |id: Option<&str>, name: Option<&str>| id == Some(call.id.as_str()) && name == Some(call.written_name.as_str());
+    let j = calls
+        .get(..n)?
+        .iter()
+        .filter(|c| c.channel == Channel::ToolCalls && same(Some(c.id.as_str()), Some(c.written_name.as_str())))
+        .count();
+    old.iter()
+        .enumerate()
+        .filter(|(_, o)| {
+            o.get("type").and_then(Value::as_str) == Some(kind)
+                && same(o.get(id_key).and_then(Value::as_str), o.get("name").and_then(Value::as_str))
+        })
+        .nth(j)
 }

@@ -411,44 +411,52 @@ impl<'a> Reader<'a> {
     /// when it is a list of objects none of which is a `tool` result or has calls (`null`
     /// for none).
     fn messages(&mut self, out: &mut Option<usize>) -> Option<()> {
-        if self.peek()? != b'[' {
-            *out = None;
-            return self.skip(1);
-        }
-        self.at += 1;
-        let (mut count, mut plain) = (0usize, true);
-        self.list(|r| {
-            let mut seen = [false; 2];
-            r.object(|r, key| {
-                let slot = match key {
-                    "role" => 0,
-                    "tool_calls" => 1,
-                    _ => return r.skip(2),
-                };
-                if std::mem::replace(seen.get_mut(slot)?, true) {
-                    return None;
-                }
-                if slot == 0 {
-                    plain &= r.text()?.as_str() != Some("tool");
-                } else if r.peek()? == b'n' {
-                    r.word(b"null")?;
-                } else {
-                    r.skip(2)?;
-                    plain = false;
-                }
-                Some(())
-            })?;
-            count += 1;
-            Some(())
-        })?;
-        *out = plain.then_some(count);
-        Some(())
+        self.plain_objects(["role", "tool_calls"], out, |r, slot| {
+            if slot == 0 {
+                return Some(r.text()?.as_str() != Some("tool"));
+            }
+            if r.peek()? == b'n' {
+                r.word(b"null")?;
+                Some(true)
+            } else {
+                r.skip(2)?;
+                Some(false)
+            }
+        })
     }
 
     /// A Messages `messages` member as that adapter's `plain_history` reads it, into `out`:
     /// the number of messages when it is a list of objects none of whose `content` is a
     /// list of blocks.
     fn blocks_free(&mut self, out: &mut Option<usize>) -> Option<()> {
+        self.plain_objects(["content"], out, |r, _| {
+            let plain = r.peek()? != b'[';
+            r.skip(2)?;
+            Some(plain)
+        })
+    }
+
+    /// A Responses `input` member as that adapter's `plain_history` reads it, into `out`:
+    /// one message for a string, the number of items for a list of objects each of whose
+    /// `type` is `message` or not a string.
+    fn input(&mut self, out: &mut Option<usize>) -> Option<()> {
+        if self.peek()? == b'"' {
+            *out = Some(1);
+            return self.skip(1);
+        }
+        self.plain_objects(["type"], out, |r, _| Some(matches!(r.text()?.as_str(), None | Some("message"))))
+    }
+
+    /// A list of objects, into `out`: their number when each member named in `keys` (given
+    /// once at most) is plain by `plain` (called with the key's index in `keys`), `None`
+    /// otherwise and for a value that is no list. `None` back when the reader cannot decide
+    /// (a key given twice).
+    fn plain_objects<const N: usize>(
+        &mut self,
+        keys: [&str; N],
+        out: &mut Option<usize>,
+        mut plain_member: impl FnMut(&mut Self, usize) -> Option<bool>,
+    ) -> Option<()> {
         if self.peek()? != b'[' {
             *out = None;
             return self.skip(1);
@@ -456,51 +464,13 @@ impl<'a> Reader<'a> {
         self.at += 1;
         let (mut count, mut plain) = (0usize, true);
         self.list(|r| {
-            let mut seen = false;
+            let mut seen = [false; N];
             r.object(|r, key| {
-                if key != "content" {
-                    return r.skip(2);
-                }
-                if std::mem::replace(&mut seen, true) {
+                let Some(slot) = keys.iter().position(|k| *k == key) else { return r.skip(2) };
+                if std::mem::replace(seen.get_mut(slot)?, true) {
                     return None;
                 }
-                plain &= r.peek()? != b'[';
-                r.skip(2)
-            })?;
-            count += 1;
-            Some(())
-        })?;
-        *out = plain.then_some(count);
-        Some(())
-    }
-
-    /// A Responses `input` member as that adapter's `plain_history` reads it, into `out`:
-    /// one message for a string, the number of items for a list of objects each of whose
-    /// `type` is `message` or not a string.
-    fn input(&mut self, out: &mut Option<usize>) -> Option<()> {
-        match self.peek()? {
-            b'"' => {
-                *out = Some(1);
-                return self.skip(1);
-            }
-            b'[' => {}
-            _ => {
-                *out = None;
-                return self.skip(1);
-            }
-        }
-        self.at += 1;
-        let (mut count, mut plain) = (0usize, true);
-        self.list(|r| {
-            let mut seen = false;
-            r.object(|r, key| {
-                if key != "type" {
-                    return r.skip(2);
-                }
-                if std::mem::replace(&mut seen, true) {
-                    return None;
-                }
-                plain &= matches!(r.text()?.as_str(), None | Some("message"));
+                plain &= plain_member(r, slot)?;
                 Some(())
             })?;
             count += 1;

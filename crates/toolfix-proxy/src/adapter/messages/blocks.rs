@@ -31,23 +31,7 @@ pub(super) fn text_block(first: &Value, text: &str, at: &Value, dropped: &mut Dr
 /// `j`-th `tool_use` block with the call's id and the name as the model wrote it, for the
 /// `j`-th such call (two blocks may share an id).
 pub(super) fn source<'v>(old: &'v [Value], calls: &[FixedCall], n: usize) -> Option<(usize, &'v Value)> {
-    let call = calls.get(n)?;
-    if call.channel != Channel::ToolCalls {
-        return None;
-    }
-    let same =
-        |id: Option<&str>, name: Option<&str>| id == Some(call.id.as_str()) && name == Some(call.written_name.as_str());
-    let j = calls
-        .get(..n)?
-        .iter()
-        .filter(|c| c.channel == Channel::ToolCalls && same(Some(c.id.as_str()), Some(c.written_name.as_str())))
-        .count();
-    old.iter()
-        .enumerate()
-        .filter(|(_, o)| {
-            kind(o) == "tool_use" && same(o.get("id").and_then(Value::as_str), o.get("name").and_then(Value::as_str))
-        })
-        .nth(j)
+    kept::served(old, calls, n, "tool_use", "id")
 }
 
 /// The `tool_use` block for a usable call; an untouched server call keeps its own block,

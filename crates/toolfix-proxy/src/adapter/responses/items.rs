@@ -86,24 +86,7 @@ pub(super) fn note_part(part: &Value, at: &Value, why: Why, dropped: &mut Droppe
 /// `j`-th `function_call` item with the call's call id and the name as the model wrote
 /// it, for the `j`-th such call (two items may share a call id).
 pub(super) fn source<'v>(old: &'v [Value], calls: &[FixedCall], n: usize) -> Option<(usize, &'v Value)> {
-    let call = calls.get(n)?;
-    if call.channel != Channel::ToolCalls {
-        return None;
-    }
-    let same =
-        |id: Option<&str>, name: Option<&str>| id == Some(call.id.as_str()) && name == Some(call.written_name.as_str());
-    let j = calls
-        .get(..n)?
-        .iter()
-        .filter(|c| c.channel == Channel::ToolCalls && same(Some(c.id.as_str()), Some(c.written_name.as_str())))
-        .count();
-    old.iter()
-        .enumerate()
-        .filter(|(_, o)| {
-            kind(o) == "function_call"
-                && same(o.get("call_id").and_then(Value::as_str), o.get("name").and_then(Value::as_str))
-        })
-        .nth(j)
+    kept::served(old, calls, n, "function_call", "call_id")
 }
 
 /// The `function_call` item of a usable call; an untouched server call keeps its own: the

@@ -139,6 +139,30 @@ impl Parser<'_> {
         self.cut = Some(Truncation { at: end, evident, uncertain });
     }
 
+    /// A string that never closed was read as ending before `, key:` inside it (a closing
+    /// quote lost), at `open`: the text may as well have been cut inside that string, so
+    /// the string is uncertain, and so is the object holding it, whose members after the
+    /// string may be no members the model wrote (listed first: the outermost value).
+    #[cold]
+    pub(super) fn record_split(&mut self, open: usize) {
+        self.record_cut_with(Some((UncertainKind::String, open, true)), false);
+        let Some(&top) = self.stack.last() else { return };
+        let mut path = String::new();
+        let n = self.stack.len();
+        for idx in 0..n.saturating_sub(1) {
+            let f = self.stack[idx];
+            self.push_segment(&mut path, f, f.count);
+        }
+        // A nested object is listed already (every container open at a cut is).
+        let Some(cut) = self.cut.as_mut() else { return };
+        if cut.uncertain.iter().any(|u| u.kind == UncertainKind::Object && u.pointer == path) {
+            return;
+        }
+        let span = Span::new(top.open, self.end);
+        cut.uncertain.insert(0, Uncertain { kind: UncertainKind::Object, span, pointer: path, kept: true });
+        self.edits.note(span.start, span.end, UncertainKind::Object.fix_kind());
+    }
+
     /// The input ended inside a top-level string: the whole value is uncertain.
     #[cold]
     pub(super) fn record_top_cut(&mut self, open: usize) {

@@ -488,10 +488,10 @@ impl Parser<'_> {
             // `{"a": "first, b: 1}`: the string never closes, the text ends with the
             // object's closer, and `, b:` inside reads as the next member: the closing
             // quote is missing before the comma, as when `"b"` is quoted. Or the text was
-            // cut inside `"first, b: 1}"` (code such as `{x: 1, y: 2}` in a string): the
-            // string is uncertain, as in the case below.
+            // cut inside `"first, b: 1}"`: then the string is cut short and `b` is no
+            // member the model wrote. Both are reported uncertain (see `record_split`).
             let end = self.close_before(piece, comma, checkpoint);
-            self.record_cut_with(Some((UncertainKind::String, open, true)), false);
+            self.record_split(open);
             return Ok(Some(end));
         }
         if let Some(end) = self.closers_at_tail(piece) {
