@@ -670,6 +670,11 @@ mod tests {
         true
     }
 
+    /// Each value written compact and pretty.
+    fn both_layouts(values: &[Value]) -> Vec<String> {
+        values.iter().flat_map(|v| [v.to_string(), serde_json::to_string_pretty(v).unwrap()]).collect()
+    }
+
     fn fixtures() -> Vec<String> {
         let call = |id: &str, args: &str| json!({"id": id, "type": "function", "function": {"name": "get_weather", "arguments": args}});
         let values = [
@@ -687,12 +692,7 @@ mod tests {
             json!({"choices": []}),
             json!({"object": "chat.completion"}),
         ];
-        let mut out = Vec::new();
-        for v in values {
-            out.push(v.to_string());
-            out.push(serde_json::to_string_pretty(&v).unwrap());
-        }
-        out
+        both_layouts(&values)
     }
 
     #[test]
@@ -790,12 +790,7 @@ mod tests {
                 json!({"messages": null, "tools": null}),
             ]
         };
-        let mut out = Vec::new();
-        for v in values {
-            out.push(v.to_string());
-            out.push(serde_json::to_string_pretty(&v).unwrap());
-        }
-        out
+        both_layouts(&values)
     }
 
     #[test]
@@ -831,11 +826,7 @@ mod tests {
             json!({"messages": {"role": "user"}, "tools": {"a": 1}, "model": 3}),
             json!({}),
         ];
-        let mut out = Vec::new();
-        for v in values {
-            out.push(v.to_string());
-            out.push(serde_json::to_string_pretty(&v).unwrap());
-        }
+        let mut out = both_layouts(&values);
         out.push("{\"tools\": [ ], \"messages\": []}".to_owned());
         out
     }
