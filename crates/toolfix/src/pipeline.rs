@@ -28,7 +28,7 @@ use crate::error::Result;
 use crate::extract::Leak;
 use crate::feedback;
 use crate::limits::Limits;
-use crate::pointer::{Moves, Nodes, NotParsed, Original, TextIndex, parse_indexed, render, render_changed};
+use crate::pointer::{Moves, Nodes, NotParsed, Original, Scratch, TextIndex, parse_indexed, render, render_changed};
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
 use crate::salvage::{self, TextFix, Truncation, UncertainKind};
@@ -458,7 +458,7 @@ impl<'r> Draft<'r> {
                     // twice.
                     (None, true)
                 } else {
-                    match read_strict(raw) {
+                    match tool.with_buffers(|buffers| read_strict(raw, &mut buffers.parse)) {
                         Ok(read) => (Some(read).filter(|(value, ..)| value.is_object()), false),
                         Err(no_json) => (None, no_json),
                     }
@@ -488,17 +488,30 @@ impl<'r> Draft<'r> {
             return Ok((draft, Step::Next));
         }
         // Text the strict read found no strict JSON skips salvage's own strict pass.
-        let salvaged = tool.with_salvager(|salvager| {
-            if refused_strict { salvager.salvage_refused(source, limits) } else { salvager.salvage(source, limits) }
+        // The salvaged text is read in the same buffers (a text a strict tool refuses as cut
+        // is not read).
+        let (salvaged, read) = tool.with_buffers(|buffers| {
+            let salvaged = if refused_strict {
+                buffers.salvager.salvage_refused(source, limits)
+            } else {
+                buffers.salvager.salvage(source, limits)
+            };
+            let read = match &salvaged {
+                Ok(s) if !(tool.policy() == Policy::Strict && s.is_truncated()) => {
+                    Some(parse_indexed(s.text(), &mut buffers.parse))
+                }
+                _ => None,
+            };
+            (salvaged, read)
         });
         let salvaged = match salvaged {
             Ok(s) => s,
             Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
         };
-        if tool.policy() == Policy::Strict && salvaged.is_truncated() {
+        let Some(read) = read else {
             return Err(refuse(salvaged.fixes().to_vec(), feedback::truncated(tool, None, true)));
-        }
-        let parsed = match parse_indexed(salvaged.text()) {
+        };
+        let parsed = match read {
             Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
             // `serde_json` says why (or reads what was too deep for the one pass).
             Err(_) => salvage::parse_value(salvaged.text()).map(|(value, dupes)| (value, dupes, None)),
@@ -951,8 +964,8 @@ fn evidently_no_strict_json(text: &str) -> bool {
 /// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
 /// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
 /// of range).
-fn read_strict(text: &str) -> std::result::Result<(Value, bool, Option<Nodes>), bool> {
-    match parse_indexed(text) {
+fn read_strict(text: &str, scratch: &mut Scratch) -> std::result::Result<(Value, bool, Option<Nodes>), bool> {
+    match parse_indexed(text, scratch) {
         Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
         Err(NotParsed::Invalid) => Err(true),
         Err(NotParsed::Undecided) => {

@@ -5,7 +5,7 @@ use serde_json::Value;
 mod parse;
 pub(crate) mod scan;
 
-pub(crate) use parse::{NotParsed, parse_indexed};
+pub(crate) use parse::{NotParsed, Scratch, parse_indexed};
 
 /// True when `key` holds a byte a pointer segment escapes (`~`, `/`): eight bytes at a
 /// time (keys are short; a byte loop over a table cost twice as much per key), the last

@@ -51,16 +51,39 @@ struct Frame {
     key: String,
 }
 
-/// Read strict JSON `text` into its value and index nodes.
-pub(crate) fn parse_indexed(text: &str) -> Result<Parsed, NotParsed> {
+/// The working lists of a parse (open containers, the members and elements read so far),
+/// kept by whoever parses often (each tool keeps one for its calls) so that a parse does
+/// not make them again. They hold nothing between parses; what a parse reads does not
+/// depend on them.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    stack: Vec<Frame>,
+    /// The members of the open objects and the elements of the open arrays, innermost last.
+    members: Vec<(String, Value)>,
+    elements: Vec<Value>,
+}
+
+impl Scratch {
+    /// The bytes the lists hold room for.
+    pub(crate) fn footprint(&self) -> usize {
+        self.stack.capacity() * size_of::<Frame>()
+            + self.members.capacity() * size_of::<(String, Value)>()
+            + self.elements.capacity() * size_of::<Value>()
+    }
+}
+
+/// Read strict JSON `text` into its value and index nodes, working in the lists of
+/// `scratch`.
+pub(crate) fn parse_indexed(text: &str, scratch: &mut Scratch) -> Result<Parsed, NotParsed> {
     use NotParsed::Invalid;
     let b = text.as_bytes();
     let mut nodes: Vec<Node> = Vec::with_capacity(16);
     let mut decoded: Vec<String> = Vec::new();
-    let mut stack: Vec<Frame> = Vec::with_capacity(8);
-    // The members of the open objects and the elements of the open arrays, innermost last.
-    let mut members: Vec<(String, Value)> = Vec::with_capacity(8);
-    let mut elements: Vec<Value> = Vec::new();
+    // Left over by a parse that stopped early.
+    scratch.stack.clear();
+    scratch.members.clear();
+    scratch.elements.clear();
+    let Scratch { stack, members, elements } = scratch;
     let mut root: Option<Value> = None;
     let mut dupes = false;
     let mut key = Key::None;
@@ -87,7 +110,7 @@ pub(crate) fn parse_indexed(text: &str) -> Result<Parsed, NotParsed> {
                         continue;
                     }
                     if object {
-                        i = member(text, i, &mut stack, &mut decoded, &mut key)?;
+                        i = member(text, i, stack, &mut decoded, &mut key)?;
                     }
                     continue;
                 }
@@ -105,7 +128,7 @@ pub(crate) fn parse_indexed(text: &str) -> Result<Parsed, NotParsed> {
                 node.end = end;
             }
             i = end;
-            place(value, &mut stack, &mut members, &mut elements, &mut root);
+            place(value, stack, members, elements, &mut root);
             at_value = false;
             continue;
         }
@@ -120,7 +143,7 @@ pub(crate) fn parse_indexed(text: &str) -> Result<Parsed, NotParsed> {
             (Some(b','), object) => {
                 i = ws(b, i + 1);
                 if object {
-                    i = member(text, i, &mut stack, &mut decoded, &mut key)?;
+                    i = member(text, i, stack, &mut decoded, &mut key)?;
                 }
                 at_value = true;
             }
@@ -140,7 +163,7 @@ pub(crate) fn parse_indexed(text: &str) -> Result<Parsed, NotParsed> {
                     node.unique = !repeats && !frame.escaped_key;
                 }
                 i += 1;
-                place(Value::Object(map), &mut stack, &mut members, &mut elements, &mut root);
+                place(Value::Object(map), stack, members, elements, &mut root);
             }
             (Some(b']'), false) => {
                 let frame = stack.pop().ok_or(Invalid)?;
@@ -151,7 +174,7 @@ pub(crate) fn parse_indexed(text: &str) -> Result<Parsed, NotParsed> {
                     node.after = after;
                 }
                 i += 1;
-                place(Value::Array(list), &mut stack, &mut members, &mut elements, &mut root);
+                place(Value::Array(list), stack, members, elements, &mut root);
             }
             _ => return Err(Invalid),
         }
@@ -302,7 +325,12 @@ mod tests {
     /// What `serde_json` reads (and whether a key repeats), against this pass.
     fn agrees(text: &str) {
         let serde = crate::salvage::parse_value(text).ok();
-        match parse_indexed(text) {
+        let read = parse_indexed(text, &mut Scratch::default());
+        // Lists left holding a parse that stopped inside nested containers give the same.
+        let mut used = Scratch::default();
+        assert!(parse_indexed(r#"{"a": [{"b": [1, {"c": "#, &mut used).is_err());
+        assert_eq!(format!("{:?}", parse_indexed(text, &mut used)), format!("{read:?}"), "{text}");
+        match read {
             Ok(p) => {
                 assert_eq!(Some((&p.value, p.dupes)), serde.as_ref().map(|(v, d)| (v, *d)), "{text}");
                 // The nodes are those of the index built from the text.
@@ -373,9 +401,12 @@ mod tests {
             agrees(text);
         }
         let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
-        assert_eq!(parse_indexed(&deep).map(|p| p.value).err(), Some(NotParsed::Undecided));
+        assert_eq!(parse_indexed(&deep, &mut Scratch::default()).map(|p| p.value).err(), Some(NotParsed::Undecided));
         // A number strict JSON allows and serde_json refuses.
-        assert_eq!(parse_indexed("[1e400]").map(|p| p.value).err(), Some(NotParsed::Undecided));
+        assert_eq!(
+            parse_indexed("[1e400]", &mut Scratch::default()).map(|p| p.value).err(),
+            Some(NotParsed::Undecided)
+        );
     }
 
     proptest::proptest! {

@@ -31,9 +31,18 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// The most room a tool keeps for salvaging its next call (the buffers of a larger call
-/// are let go).
+/// The most room a tool keeps for salvaging its next call, and for reading it (the buffers
+/// of a larger call are let go).
 const KEPT_SALVAGE_BYTES: usize = 64 * 1024;
+
+/// What a tool keeps between calls to work in: the lenient parse's buffers, and the lists
+/// of the strict read that indexes the arguments. What a call answers does not depend on
+/// them.
+#[derive(Default)]
+pub(crate) struct Buffers {
+    pub(crate) salvager: Salvager,
+    pub(crate) parse: crate::pointer::Scratch,
+}
 
 /// One compiled tool.
 #[derive(Clone, Debug)]
@@ -58,9 +67,9 @@ struct Compiled {
     names: PropertyNames,
     /// The schema compiled for finding where a value fails it, when it is plain enough.
     plain: Option<plain::Plain>,
-    /// The buffers of the lenient parse, kept between calls to this tool (a call that
-    /// finds them in use by another thread salvages in buffers of its own).
-    salvager: Mutex<Salvager>,
+    /// The buffers of the lenient parse and the strict read, kept between calls to this
+    /// tool (a call that finds them in use by another thread works in buffers of its own).
+    buffers: Mutex<Buffers>,
 }
 
 impl std::fmt::Debug for Compiled {
@@ -123,7 +132,7 @@ impl Tool {
                 has_tagged_strings,
                 names,
                 plain,
-                salvager: Mutex::new(Salvager::new()),
+                buffers: Mutex::new(Buffers::default()),
             }),
             policy,
             effect,
@@ -219,17 +228,20 @@ impl Tool {
         self.compiled.plain.as_ref()
     }
 
-    /// `f` run with this tool's salvager (its buffers kept from the last call), or with a
-    /// new one while another thread holds it. What a salvager answers does not depend on
-    /// its buffers.
-    pub(crate) fn with_salvager<R>(&self, f: impl FnOnce(&mut Salvager) -> R) -> R {
-        match self.compiled.salvager.try_lock() {
-            Ok(mut salvager) => {
-                let answer = f(&mut salvager);
-                salvager.keep_at_most(KEPT_SALVAGE_BYTES);
+    /// `f` run with this tool's buffers (kept from the last call), or with new ones while
+    /// another thread holds them. What a salvager or a read answers does not depend on its
+    /// buffers.
+    pub(crate) fn with_buffers<R>(&self, f: impl FnOnce(&mut Buffers) -> R) -> R {
+        match self.compiled.buffers.try_lock() {
+            Ok(mut buffers) => {
+                let answer = f(&mut buffers);
+                buffers.salvager.keep_at_most(KEPT_SALVAGE_BYTES);
+                if buffers.parse.footprint() > KEPT_SALVAGE_BYTES {
+                    buffers.parse = crate::pointer::Scratch::default();
+                }
                 answer
             }
-            Err(_) => f(&mut Salvager::new()),
+            Err(_) => f(&mut Buffers::default()),
         }
     }
 
