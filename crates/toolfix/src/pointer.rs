@@ -578,8 +578,19 @@ impl Moves {
     /// [`Moves::origin`], written into `out`.
     fn origin_into(&self, path: &str, out: &mut String) {
         out.clear();
-        out.push_str(path);
-        for (new, old, _) in self.0.iter().rev() {
+        // The latest move `path` lies in (a rename, mostly the only one) writes the origin
+        // as its old prefix and the rest of `path`, not `path` then replaced in place; each
+        // earlier move then applies to what is written.
+        let mut earlier = self.0.iter().rev();
+        let Some((new, old, _)) = earlier.by_ref().find(|(new, ..)| is_within(path, new)) else {
+            out.push_str(path);
+            return;
+        };
+        let rest = path.get(new.len()..).unwrap_or_default();
+        out.reserve(old.len() + rest.len());
+        out.push_str(old);
+        out.push_str(rest);
+        for (new, old, _) in earlier {
             if is_within(out, new) {
                 out.replace_range(..new.len(), old);
             }
@@ -1269,6 +1280,27 @@ mod tests {
             let told: Vec<&str> = names.iter().map(String::as_str).collect();
             let full = render(&changed, Original::Text, &idx, &Moves::default());
             proptest::prop_assert_eq!(render_changed(&changed, Original::Text, &idx, &Moves::default(), Some(&told)), full);
+        }
+    }
+
+    proptest::proptest! {
+        /// The origin is what applying every move, latest first, to the path gives.
+        #[test]
+        fn origin_applies_every_move_latest_first(
+            moves in proptest::collection::vec(("(/[ab~]{0,2}){0,3}", "(/[abc]{1,2}){0,2}"), 0..5),
+            path in "(/[ab~]{0,2}){0,4}",
+        ) {
+            let mut m = Moves::default();
+            for (new, old) in &moves {
+                m.record(new.clone(), old.clone());
+            }
+            let mut expected = path.clone();
+            for (new, old) in moves.iter().rev() {
+                if is_within(&expected, new) {
+                    expected.replace_range(..new.len(), old);
+                }
+            }
+            proptest::prop_assert_eq!(m.origin(&path), expected);
         }
     }
 

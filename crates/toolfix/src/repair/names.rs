@@ -323,9 +323,18 @@ fn rename<'a>(
     // Each key renamed in its place (the plan is in the map's order; no target is given, so
     // every key keeps its position).
     for &(at, to) in plan.iter().filter(|(_, t)| !clashes.contains(t)) {
-        let Some((from, v)) = map.shift_remove_entry(&key_at(map, at)) else { continue };
+        // The old path is written from the key in place; the key is then read from it (no
+        // copy of its own) when the path holds it as written.
+        let Some(key) = map.keys().nth(at) else { continue };
+        let escaped = pointer::needs_escape(key);
+        let old_path = pointer::join(path, key);
+        let key: Cow<'_, str> = match old_path.get(path.len() + 1..) {
+            Some(key) if !escaped => Cow::Borrowed(key),
+            _ => Cow::Owned(key_at(map, at)),
+        };
+        let Some((from, v)) = map.shift_remove_entry(key.as_ref()) else { continue };
         let new_path = pointer::join(path, to);
-        cx.moves.record(new_path.clone(), pointer::join(path, &from));
+        cx.moves.record(new_path.clone(), old_path);
         map.shift_insert(at, to.to_owned(), v);
         cx.record(RepairKind::FieldRenamed, new_path, Some(Value::String(from)), Some(Value::String(to.to_owned())));
         renamed.push(to);
