@@ -36,11 +36,12 @@ pub(super) fn repair_object<'a>(
     let mut ambiguous: Vec<String> = Vec::new();
     if !cx.strict() {
         // Most objects name only declared properties: no dotted key to nest, nothing to
-        // rename (the keys are looked up once for both).
-        let mut unknown = unknown_keys(&ov, map);
+        // rename (the keys are looked up once for both; dotted keys are looked for only
+        // when one of them holds a dot).
+        let (mut unknown, dotted) = unknown_keys(&ov, map);
         if unknown != 0 {
-            if nest_dot_keys(cx, &ov, map, path, &mut moved, Some(unknown)) {
-                unknown = unknown_keys(&ov, map);
+            if dotted && nest_dot_keys(cx, &ov, map, path, &mut moved, Some(unknown)) {
+                (unknown, _) = unknown_keys(&ov, map);
             }
             rename(cx, &ov, map, path, &mut renamed, &mut ambiguous, unknown);
         }
@@ -73,12 +74,14 @@ pub(super) fn repair_object<'a>(
 }
 
 /// The keys of `map` that are not properties, by position: a bit each; past 64 members,
-/// bit 63 says some key there may be one (each is asked again).
-fn unknown_keys(ov: &ObjectView<'_>, map: &Map<String, Value>) -> u64 {
+/// bit 63 says some key there may be one (each is asked again). And whether one of them
+/// holds a dot (a dotted key [`nest_dot_keys`] may nest).
+fn unknown_keys(ov: &ObjectView<'_>, map: &Map<String, Value>) -> (u64, bool) {
     // Members mostly come in the order the properties are declared: the property at the
     // same position is tried first (a key equal to it is one), then the lookup.
     let mut in_order = ov.own_properties().map(|m| m.keys());
     let mut unknown: u64 = 0;
+    let mut dotted = false;
     for (i, k) in map.keys().enumerate() {
         let same = in_order.as_mut().and_then(Iterator::next).is_some_and(|p| p == k);
         if !same && ov.property(k).is_none() {
@@ -86,9 +89,10 @@ fn unknown_keys(ov: &ObjectView<'_>, map: &Map<String, Value>) -> u64 {
             if i >= 64 {
                 unknown |= 1 << 63;
             }
+            dotted |= k.bytes().any(|b| b == b'.');
         }
     }
-    unknown
+    (unknown, dotted)
 }
 
 /// True when the key at position `i` is no property, by [`unknown_keys`] (past 64 members,
