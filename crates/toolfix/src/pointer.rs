@@ -8,26 +8,30 @@ pub(crate) mod scan;
 pub(crate) use parse::{NotParsed, Scratch, parse_indexed};
 
 /// True when `key` holds a byte a pointer segment escapes (`~`, `/`): eight bytes at a
-/// time (keys are short; a byte loop over a table cost twice as much per key), the last
-/// few in a word padded with zeros.
+/// time (keys are short; a byte loop over a table cost twice as much per key). The bytes
+/// past the last whole word are read as the word that ends the key (overlapping the one
+/// before it), and a key shorter than a word as its first and last four bytes (which
+/// overlap): no copy of a partial word (a call to `memcpy` for each key), no byte loop but
+/// for keys of under four bytes.
 pub(crate) fn needs_escape(key: &str) -> bool {
     // A lane is flagged only when some lane truly holds the byte (a false flag lies above
-    // a true one), so "any lane flagged" is exact.
-    let hit = |word: [u8; 8]| {
-        let x = u64::from_le_bytes(word);
-        scan::lanes_equal(x, b'~') | scan::lanes_equal(x, b'/') != 0
-    };
-    let mut chunks = key.as_bytes().chunks_exact(8);
-    let whole = chunks.by_ref().any(|chunk| {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        hit(word)
-    });
-    let rest = chunks.remainder();
-    whole || {
-        let mut word = [0u8; 8];
-        word.get_mut(..rest.len()).into_iter().for_each(|w| w.copy_from_slice(rest));
-        hit(word)
+    // a true one), so "any lane flagged" is exact; a byte read twice changes nothing.
+    let hit = |x: u64| scan::lanes_equal(x, b'~') | scan::lanes_equal(x, b'/') != 0;
+    let b = key.as_bytes();
+    if let Some(last) = b.last_chunk::<8>() {
+        let mut words = b.chunks_exact(8);
+        let whole = words.by_ref().any(|chunk| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            hit(u64::from_le_bytes(word))
+        });
+        return whole || (!words.remainder().is_empty() && hit(u64::from_le_bytes(*last)));
+    }
+    match (b.first_chunk::<4>(), b.last_chunk::<4>()) {
+        (Some(first), Some(last)) => {
+            hit(u64::from(u32::from_le_bytes(*first)) | u64::from(u32::from_le_bytes(*last)) << 32)
+        }
+        _ => b.iter().any(|&c| c == b'~' || c == b'/'),
     }
 }
 
