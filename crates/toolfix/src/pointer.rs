@@ -336,6 +336,11 @@ impl<'t> TextIndex<'t> {
         fits.then_some((from, node.start))
     }
 
+    /// True when object `id` gives no key twice (a member's key then names one member).
+    fn is_unique(&self, id: NodeId) -> bool {
+        self.nodes.get(id).is_some_and(|n| n.unique)
+    }
+
     fn key_is(&self, id: NodeId, key: &str) -> bool {
         match self.nodes.get(id).map(|n| n.key) {
             // Bytes: a raw key's span lies between its quotes, no char boundary to check.
@@ -658,6 +663,29 @@ impl ChangedAt for crate::report::Repair {
     }
 }
 
+/// A few names, held inline ([`Render::touched_members`]).
+struct Touched<'r> {
+    names: [&'r str; Touched::MAX],
+    len: usize,
+}
+
+impl<'r> Touched<'r> {
+    /// Names held at most (more: not held, the members are asked one by one).
+    const MAX: usize = 8;
+
+    /// Add `name`; `None` when full.
+    fn push(&mut self, name: &'r str) -> Option<()> {
+        *self.names.get_mut(self.len)? = name;
+        self.len += 1;
+        Some(())
+    }
+
+    /// True when `key` is one of the names.
+    fn names(&self, key: &str) -> bool {
+        self.names.iter().take(self.len).any(|n| *n == key)
+    }
+}
+
 /// What render compares a value with to tell whether it changed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Original<'v> {
@@ -689,6 +717,26 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
     /// As [`Render::may_land_on`], for element `index` of an array.
     fn may_land_on_index(&self, index: usize) -> bool {
         self.moves.landings().any(|last| index_segment(last) == Some(index))
+    }
+
+    /// The top-level members a change lies in or a move may end at (the first segment of
+    /// each change's pointer, the last of each move's new path), when the changes are
+    /// known and few: a member with a key needing no escape that is none of them is
+    /// untouched ([`Render::untouched_member`]) and no move ends at it
+    /// ([`Render::may_land_on`]).
+    fn touched_members(&self) -> Option<Touched<'r>> {
+        let mut touched = Touched { names: [""; Touched::MAX], len: 0 };
+        for c in self.changed? {
+            if let Some(rest) = c.changed_at().strip_prefix('/') {
+                // A byte loop: pointers are short (no `memchr` set-up).
+                let end = rest.bytes().position(|b| b == b'/').unwrap_or(rest.len());
+                touched.push(rest.get(..end).unwrap_or(rest))?;
+            }
+        }
+        for landing in self.moves.landings() {
+            touched.push(landing)?;
+        }
+        Some(touched)
     }
 
     /// True when top-level member `key` is known to be untouched: no change lies at or
@@ -750,7 +798,34 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
                 // just past the object's `{`, then the end of the last member's text.
                 let mut lead_from = node.and_then(|id| self.index.nodes.get(id)).map(|n| n.start + 1);
                 let mut run: Option<(usize, usize)> = None;
+                // At the top, told every change and comparing with the text (of an object
+                // that gives no key twice): the members no change or move names.
+                let touched = node
+                    .filter(|&id| depth == 0 && self.original.is_none() && self.index.is_unique(id))
+                    .and_then(|_| self.touched_members());
                 for (n, (k, v)) in map.iter().enumerate() {
+                    // An untouched top-level member that is the text's next member: copied as
+                    // written, as below (what `Children::member` finds at its guess, the lead
+                    // and the span), without asking per member what below is asked.
+                    if let Some(touched) = &touched
+                        && let (Some(id), Some(next)) = (node, children.next)
+                        && !touched.names(k)
+                        && !needs_escape(k)
+                        && self.index.key_is(next, k)
+                        && let Some(&Node { start, end, .. }) = self.index.nodes.get(next)
+                    {
+                        debug_assert!(self.index.same_as(v, next), "member {k} changed without a record of the change");
+                        children.next = self.index.next_sibling(id, next);
+                        if let Some(lead) = lead_from.and_then(|from| self.index.member_lead(from, n == 0, next)) {
+                            self.extend_run(&mut run, lead);
+                        } else {
+                            self.flush_run(&mut run);
+                            push_lead(self.out, n, k);
+                        }
+                        self.extend_run(&mut run, (start, end));
+                        lead_from = Some(end);
+                        continue;
+                    }
                     // The key holds no byte a pointer escapes (asked once per member, and
                     // only where it is read: with moves, or at the top level).
                     let plain = !(moved || depth == 0) || !needs_escape(k);
@@ -1305,6 +1380,60 @@ mod tests {
                 }
             }
             proptest::prop_assert_eq!(m.origin(&path), expected);
+        }
+    }
+
+    proptest::proptest! {
+        /// Told the changes of a rename, a replaced value and a dropped member at the top
+        /// (what repair records for them), render writes what it writes when it compares
+        /// everything: the untouched members copied as written, by the text's layout.
+        #[test]
+        fn render_told_renames_and_drops_agrees(
+            members in proptest::collection::vec(("[a-e~/]{0,3}", arb_value()), 0..7),
+            other in arb_value(),
+            picks in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 3),
+            layout in 0..3u8,
+        ) {
+            let value = Value::Object(members.into_iter().collect());
+            let map = value.as_object().unwrap();
+            let text = match layout {
+                0 => serde_json::to_string(&value).unwrap(),
+                1 => serde_json::to_string_pretty(&value).unwrap(),
+                // `{"k": v, "l": w}` at the top, as render writes it (its leads copied).
+                _ => {
+                    let members: Vec<String> =
+                        map.iter().map(|(k, v)| format!("{}: {v}", Value::String(k.clone()))).collect();
+                    format!("{{{}}}", members.join(", "))
+                }
+            };
+            let idx = TextIndex::build(&text).unwrap();
+            let keys: Vec<&String> = map.keys().collect();
+            let pick = |i: usize| picks.get(i).map(|p| p.index(keys.len().max(1)));
+            let mut moves = Moves::default();
+            let mut told: Vec<String> = Vec::new();
+            let mut changed = map.clone();
+            if let (Some(rename), Some(replace), Some(drop)) = (pick(0), pick(1), pick(2))
+                && let Some(old) = keys.get(rename)
+            {
+                // Renamed in its place (to a name no other member has).
+                let new = format!("{old}z{}", keys.len());
+                let v = changed.shift_remove(*old).unwrap();
+                changed.shift_insert(rename, new.clone(), v);
+                moves.record(join("", &new), join("", old));
+                told.push(join("", &new));
+                if replace != rename && let Some(k) = keys.get(replace) {
+                    *changed.get_mut(*k).unwrap() = other.clone();
+                    told.push(join("", k));
+                }
+                if drop != rename && drop != replace && let Some(k) = keys.get(drop) {
+                    changed.shift_remove(*k);
+                    told.push(join("", k));
+                }
+            }
+            let changed = Value::Object(changed);
+            let told: Vec<&str> = told.iter().map(String::as_str).collect();
+            let full = render(&changed, Original::Text, &idx, &moves);
+            proptest::prop_assert_eq!(render_changed(&changed, Original::Text, &idx, &moves, Some(&told)), full);
         }
     }
 
