@@ -186,14 +186,35 @@ impl Plain {
                 Some((at, (_, segment, child))) => {
                     next = at + 1;
                     given |= 1u64.checked_shl(u32::try_from(at).unwrap_or(u32::MAX)).unwrap_or(0);
-                    if top && !(v.is_object() || v.is_array()) {
-                        // A scalar at the top: its place is its segment, and nothing below
-                        // it reads the path.
-                        self.walk(*child, v, path, Some(segment.as_str()), out, make);
-                    } else {
+                    if v.is_object() || v.is_array() {
                         path.push_str(segment);
                         self.walk(*child, v, path, top.then_some(segment.as_str()), out, make);
                         path.truncate(len);
+                    } else {
+                        // A scalar: its type and enum are all a walk asks of it (no call
+                        // for it). At the top its place is its segment; below, its path
+                        // is written only for a failure.
+                        if let Some(child) = self.nodes.get(*child) {
+                            let parent: &str = path;
+                            let place = || {
+                                if top {
+                                    Cow::Borrowed(segment.as_str())
+                                } else {
+                                    let mut at = String::with_capacity(len + segment.len());
+                                    at.push_str(parent);
+                                    at.push_str(segment);
+                                    Cow::Owned(at)
+                                }
+                            };
+                            if child.types.is_some_and(|t| !t.accepts(v)) {
+                                out.push(make(place(), Failure::Type));
+                            }
+                            if let Some(strings) = &child.strings
+                                && !v.as_str().is_some_and(|s| strings.iter().any(|e| e == s))
+                            {
+                                out.push(make(place(), Failure::Enum));
+                            }
+                        }
                     }
                 }
                 None if node.additional_false => {
