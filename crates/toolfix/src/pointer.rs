@@ -579,6 +579,15 @@ impl Moves {
         p
     }
 
+    /// The origin of `path` when it is where a move ends (the latest move it lies in ends
+    /// exactly there) and no earlier move applies to that move's old path: the old path,
+    /// borrowed. `None` otherwise ([`Moves::origin`] then writes the origin).
+    fn moved_from(&self, path: &str) -> Option<&str> {
+        let mut earlier = self.0.iter().rev();
+        let (new, old, _) = earlier.by_ref().find(|(new, ..)| is_within(path, new))?;
+        (new == path && earlier.all(|(new, ..)| !is_within(old, new))).then_some(old.as_str())
+    }
+
     /// The last segment of every move's new path: where a move may end.
     fn landings(&self) -> impl Iterator<Item = &str> + '_ {
         self.0.iter().filter_map(|(new, _, last)| new.get((*last)?..))
@@ -843,13 +852,21 @@ impl<'r, C: ChangedAt> Render<'r, '_, C> {
                         (child, text, true)
                     } else {
                         push(path, k);
-                        self.moves.origin_into(path, &mut here);
-                        if let Some(seg) = step(origin, &here) {
+                        // A scalar (which reads no origin below it) a move ends at: its old
+                        // path, borrowed from the move, when that is its origin.
+                        let scalar = !(v.is_object() || v.is_array());
+                        let from = if let Some(from) = scalar.then(|| self.moves.moved_from(path)).flatten() {
+                            from
+                        } else {
+                            self.moves.origin_into(path, &mut here);
+                            here.as_str()
+                        };
+                        if let Some(seg) = step(origin, from) {
                             let (child, text) = children.member(self.index, seg);
                             (child, text, seg == k)
                         } else {
                             children.skip(self.index);
-                            (self.original.and_then(|o| lookup(o, &here)), self.index.node_at(&here), false)
+                            (self.original.and_then(|o| lookup(o, from)), self.index.node_at(from), false)
                         }
                     };
                     // The separator and key as written, when they are what is written here
@@ -1373,13 +1390,20 @@ mod tests {
             for (new, old) in &moves {
                 m.record(new.clone(), old.clone());
             }
-            let mut expected = path.clone();
-            for (new, old) in moves.iter().rev() {
-                if is_within(&expected, new) {
-                    expected.replace_range(..new.len(), old);
+            // The path, and each place a move ends at.
+            for path in std::iter::once(&path).chain(moves.iter().map(|(new, _)| new)) {
+                let mut expected = path.clone();
+                for (new, old) in moves.iter().rev() {
+                    if is_within(&expected, new) {
+                        expected.replace_range(..new.len(), old);
+                    }
+                }
+                proptest::prop_assert_eq!(m.origin(path), expected.clone());
+                // Borrowed from a move only when that is the origin.
+                if let Some(from) = m.moved_from(path) {
+                    proptest::prop_assert_eq!(from, expected);
                 }
             }
-            proptest::prop_assert_eq!(m.origin(&path), expected);
         }
     }
 
