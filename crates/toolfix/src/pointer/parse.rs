@@ -72,17 +72,31 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    /// Let go of what a parse that stopped early left (keys and values read so far).
+    fn clear(&mut self) {
+        self.stack.clear();
+        self.members.clear();
+        self.elements.clear();
+    }
+}
+
 /// Read strict JSON `text` into its value and index nodes, working in the lists of
-/// `scratch`.
+/// `scratch` (which hold nothing after it, whatever it answers).
 pub(crate) fn parse_indexed(text: &str, scratch: &mut Scratch) -> Result<Parsed, NotParsed> {
+    let read = read(text, scratch);
+    if read.is_err() {
+        scratch.clear();
+    }
+    read
+}
+
+/// [`parse_indexed`], which empties the lists after a parse that stopped early.
+fn read(text: &str, scratch: &mut Scratch) -> Result<Parsed, NotParsed> {
     use NotParsed::Invalid;
     let b = text.as_bytes();
     let mut nodes: Vec<Node> = Vec::with_capacity(16);
     let mut decoded: Vec<String> = Vec::new();
-    // Left over by a parse that stopped early.
-    scratch.stack.clear();
-    scratch.members.clear();
-    scratch.elements.clear();
     let Scratch { stack, members, elements } = scratch;
     let mut root: Option<Value> = None;
     let mut dupes = false;
@@ -326,9 +340,11 @@ mod tests {
     fn agrees(text: &str) {
         let serde = crate::salvage::parse_value(text).ok();
         let read = parse_indexed(text, &mut Scratch::default());
-        // Lists left holding a parse that stopped inside nested containers give the same.
+        // Lists used by a parse that stopped inside nested containers hold nothing after it,
+        // and give the same.
         let mut used = Scratch::default();
         assert!(parse_indexed(r#"{"a": [{"b": [1, {"c": "#, &mut used).is_err());
+        assert!(used.stack.is_empty() && used.members.is_empty() && used.elements.is_empty());
         assert_eq!(format!("{:?}", parse_indexed(text, &mut used)), format!("{read:?}"), "{text}");
         match read {
             Ok(p) => {
