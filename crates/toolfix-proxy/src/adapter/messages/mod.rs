@@ -75,7 +75,7 @@ pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
     // Only client tools (with an `input_schema`) are repaired; server tools alone
     // leave nothing to fix.
     let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
-    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages), utf8: false })
 }
 
 impl Adapter for Messages {
@@ -83,9 +83,9 @@ impl Adapter for Messages {
     const PATH: &'static str = "/v1/messages";
     type Stream<'t> = MessagesStream;
 
-    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String> {
         // The hand-written read when it can decide, else serde_json's (the same result).
-        match super::chat::scan::peek_as(body, super::chat::scan::Api::Messages) {
+        match super::chat::scan::peek_as(body, super::chat::scan::Api::Messages, known) {
             Some(mut peek) => {
                 peek.tools = peek.tools.filter(|t| t.contains("input_schema"));
                 Ok(peek)

@@ -85,7 +85,7 @@ fn plain_history(input: Option<&RawValue>) -> Option<usize> {
 pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
     let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
-    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input) })
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input), utf8: false })
 }
 
 impl Adapter for Responses {
@@ -93,9 +93,9 @@ impl Adapter for Responses {
     const PATH: &'static str = "/v1/responses";
     type Stream<'t> = ResponsesStream;
 
-    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String> {
         // The hand-written read when it can decide, else serde_json's (the same result).
-        match super::chat::scan::peek_as(body, super::chat::scan::Api::Responses) {
+        match super::chat::scan::peek_as(body, super::chat::scan::Api::Responses, known) {
             Some(mut peek) => {
                 peek.tools = peek.tools.filter(|t| t.contains("\"function\""));
                 Ok(peek)
