@@ -150,30 +150,51 @@ pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Opti
     (r.at == body.len()).then_some(peek)
 }
 
-struct Reader<'a> {
+/// The reader, for the other APIs' bodies too (`responses::scan`).
+pub(crate) struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn peek(&self) -> Option<u8> {
+    /// A reader at the start of `body`; `None` when it is not UTF-8.
+    pub(crate) fn new(body: &'a [u8]) -> Option<Reader<'a>> {
+        Some(Reader { text: std::str::from_utf8(body).ok()?, bytes: body, at: 0 })
+    }
+
+    /// True when every byte was read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    /// The text from `from` to where the reader is.
+    pub(crate) fn since(&self, from: usize) -> Option<&'a str> {
+        self.text.get(from..self.at)
+    }
+
+    /// Where the reader is.
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
 
-    fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.at += 1;
         }
     }
 
-    fn expect(&mut self, b: u8) -> Option<()> {
+    pub(crate) fn expect(&mut self, b: u8) -> Option<()> {
         (self.peek()? == b).then(|| self.at += 1)
     }
 
     /// The members of an object (its `{` next), each value read by `member` (called with
     /// the reader just before the value and the key, which holds no escape).
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+    pub(crate) fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.expect(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
@@ -206,7 +227,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The items of an array (its `[` read), each read by `item`.
-    fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+    pub(crate) fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.ws();
         if self.peek()? == b']' {
             self.at += 1;
@@ -338,7 +359,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Any JSON value skipped, checked as serde_json checks a value it skips.
-    fn skip(&mut self, depth: usize) -> Option<()> {
+    pub(crate) fn skip(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => {
                 self.at += 1;
@@ -364,7 +385,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn word(&mut self, w: &[u8]) -> Option<()> {
+    pub(crate) fn word(&mut self, w: &[u8]) -> Option<()> {
         (self.bytes.get(self.at..self.at + w.len())? == w).then(|| self.at += w.len())
     }
 
@@ -405,7 +426,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A value read as [`Text`] reads it: a string's value, `None` for another value.
-    fn text(&mut self) -> Option<Text<'a>> {
+    pub(crate) fn text(&mut self) -> Option<Text<'a>> {
         if self.peek()? == b'"' {
             self.at += 1;
             Some(Text(Some(self.string()?)))

@@ -25,6 +25,7 @@
 //! write.
 
 mod items;
+mod scan;
 mod splice;
 mod stream;
 
@@ -148,7 +149,9 @@ impl Adapter for Responses {
         // A borrowed read in one pass; a body it cannot take (duplicate members, items
         // that are not objects, ...) is read as a value.
         let value: Value;
-        let (parts, view) = match super::view::read::<ResponseView<'_>>(body) {
+        // The hand-written read when it can decide, else serde_json's (the same view).
+        let read = scan::read(body).map_or_else(|| super::view::read::<ResponseView<'_>>(body), Ok);
+        let (parts, view) = match read {
             Ok(view) if view.object.as_str() == Some("response") => (Parts::of_view(&view), Some(view)),
             Ok(_) => return None,
             Err(_) => {
