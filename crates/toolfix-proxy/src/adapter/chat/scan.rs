@@ -150,7 +150,26 @@ pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Opti
     (r.at == body.len()).then_some(peek)
 }
 
-/// The reader, for the other APIs' bodies too (`responses::scan`).
+/// A list of objects, each read by `one` (anything else: the serde read fails on it).
+pub(crate) fn objects<'a, T>(r: &mut Reader<'a>, mut one: impl FnMut(&mut Reader<'a>) -> Option<T>) -> Option<Vec<T>> {
+    r.expect(b'[')?;
+    let mut out = Vec::new();
+    r.list(|r| {
+        if r.peek()? != b'{' {
+            return None;
+        }
+        out.push(one(r)?);
+        Some(())
+    })?;
+    Some(out)
+}
+
+/// A value's text as a `&RawValue` (it was read as one JSON value).
+pub(crate) fn raw_value(text: &str) -> Option<&serde_json::value::RawValue> {
+    serde_json::from_str(text).ok()
+}
+
+/// The reader, for the other APIs' bodies too (`responses::scan`, `messages::scan`).
 pub(crate) struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],

@@ -17,6 +17,7 @@
 //! `proxy_thinking_dropped`), so a strict upstream that checks signatures never sees it.
 
 mod blocks;
+mod scan;
 mod splice;
 mod stream;
 
@@ -130,7 +131,9 @@ impl Adapter for Messages {
         // A borrowed read in one pass; a body it cannot take (blocks that are not objects,
         // a key with escapes, ...) is read as a value.
         let value: Value;
-        let (parts, view) = match super::view::read::<ResponseView<'_>>(body) {
+        // The hand-written read when it can decide, else serde_json's (the same view).
+        let read = scan::read(body).map_or_else(|| super::view::read::<ResponseView<'_>>(body), Ok);
+        let (parts, view) = match read {
             Ok(view) if view.kind.as_str() == Some("message") => (Parts::of_view(&view), Some(view)),
             Ok(_) => return None,
             Err(_) => {

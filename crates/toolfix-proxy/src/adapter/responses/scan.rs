@@ -6,7 +6,7 @@
 //! the body with serde_json as before: its result is that read's either way.
 
 use super::{Details, ItemView, PartView, ResponseView};
-use crate::adapter::chat::scan::Reader;
+use crate::adapter::chat::scan::{Reader, objects, raw_value};
 use crate::adapter::view::{Field, Present, Prose, Text};
 use serde::de::IgnoredAny;
 
@@ -69,20 +69,6 @@ pub(super) fn read(body: &[u8]) -> Option<ResponseView<'_>> {
     r.at_end().then_some(view)
 }
 
-/// A list of objects, each read by `one` (anything else: the serde read fails on it).
-fn objects<'a, T>(r: &mut Reader<'a>, mut one: impl FnMut(&mut Reader<'a>) -> Option<T>) -> Option<Vec<T>> {
-    r.expect(b'[')?;
-    let mut out = Vec::new();
-    r.list(|r| {
-        if r.peek()? != b'{' {
-            return None;
-        }
-        out.push(one(r)?);
-        Some(())
-    })?;
-    Some(out)
-}
-
 /// The bit of the `i`-th key of a tracked view.
 const fn bit(i: u32) -> u64 {
     1 << i
@@ -132,7 +118,7 @@ fn item<'a>(r: &mut Reader<'a>) -> Option<ItemView<'a>> {
             4 => {
                 let from = r.at();
                 r.skip(3)?;
-                v.arguments = Field(Some(raw(r.since(from)?)?));
+                v.arguments = Field(Some(raw_value(r.since(from)?)?));
             }
             5 => v.status = r.text()?,
             6 => v.role = r.text()?,
@@ -175,17 +161,12 @@ fn part<'a>(r: &mut Reader<'a>) -> Option<PartView<'a>> {
             _ => {
                 let from = r.at();
                 r.skip(4)?;
-                v.annotations = Field(Some(raw(r.since(from)?)?));
+                v.annotations = Field(Some(raw_value(r.since(from)?)?));
             }
         }
         Some(())
     })?;
     Some(v)
-}
-
-/// A value's text as a `&RawValue` (it was read as one JSON value).
-fn raw(text: &str) -> Option<&serde_json::value::RawValue> {
-    serde_json::from_str(text).ok()
 }
 
 #[cfg(test)]
