@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions the proxy adds per chat completion, under valgrind's callgrind (repeatable
 # on a shared machine, unlike wall-clock time), for two answers of the load example
-# (4 KB of prose and one server call): (a) `untouched` (the call is valid: the proxy
+# (4 KB of prose and one server call; the example runs on jemalloc, the allocator
+# `toolfix serve` ships with): (a) `untouched` (the call is valid: the proxy
 # passes the upstream's bytes on) and (b) `repaired` (`"days": "3"` for an integer).
 # Each is sent N times straight to the fake upstream, then N times through the proxy, in
 # one process each; the difference divided by N is the figure. Both runs start the same

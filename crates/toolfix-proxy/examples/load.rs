@@ -24,6 +24,12 @@ use std::time::{Duration, Instant};
 use toolfix_proxy::Config;
 use toolfix_proxy::fake::{Canned, FakeUpstream, completion};
 
+/// The allocator `toolfix serve` ships with (jemalloc; see the CLI's `main.rs`), so the
+/// figures are those of the binary users run, not of the system's malloc.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The API spoken: `chat` (Chat Completions), `messages` (Anthropic), `responses`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Api {
