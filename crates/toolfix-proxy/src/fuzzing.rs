@@ -231,7 +231,7 @@ fn stream_as<A: Adapter>(chunk: usize, bytes: &[u8]) {
 }
 
 fn request_as<A: Adapter>(body: &[u8]) {
-    let Ok(peek) = A::peek(body) else { return };
+    let Ok(peek) = A::peek_known(body, None) else { return };
     let Ok(mut value) = serde_json::from_slice::<Value>(body) else { return };
     let _ = A::definitions(&value);
     let plain = peek.plain;

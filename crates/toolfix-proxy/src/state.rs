@@ -5,7 +5,7 @@ use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::upstream::Upstream;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use toolfix::guard::{GuardConfig, ToolPolicy};
 use toolfix::{Effect, FixOptions, ToolSet};
 
@@ -22,6 +22,10 @@ pub(crate) struct AppState {
     /// re-prompts do not name one.
     pub(crate) no_forced_tool: std::sync::atomic::AtomicBool,
     tools: Mutex<ToolCache>,
+    /// The tool definitions' text of the last request with tools (its peek read it, so it
+    /// is JSON): the next peek takes a `tools` member with the same bytes as read (see
+    /// `Adapter::peek_known`).
+    last_tools: Mutex<Option<Arc<str>>>,
 }
 
 /// Compiled tool sets by the text of their definitions: found by a fast hash of the text,
@@ -79,6 +83,7 @@ impl AppState {
             options,
             no_forced_tool: std::sync::atomic::AtomicBool::new(false),
             tools: Mutex::new(ToolCache::default()),
+            last_tools: Mutex::new(None),
         })
     }
 
@@ -107,6 +112,21 @@ impl AppState {
             }
         }
         set
+    }
+
+    /// The tool definitions' text of the last request with tools, for the next peek.
+    pub(crate) fn known_tools(&self) -> Option<Arc<str>> {
+        self.last_tools.lock().ok()?.clone()
+    }
+
+    /// Remember `raw`, the tool definitions' text a peek read (`known`: what it was told).
+    pub(crate) fn remember_tools(&self, raw: &str, known: Option<&str>) {
+        if known != Some(raw)
+            && raw.len() <= TOOL_CACHE_BYTES
+            && let Ok(mut last) = self.last_tools.lock()
+        {
+            *last = Some(raw.into());
+        }
     }
 
     fn build(&self, definitions: &[serde_json::Value]) -> ToolSet {

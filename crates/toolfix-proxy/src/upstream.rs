@@ -56,6 +56,9 @@ pub(crate) struct Upstream {
     raw_key: Option<HeaderValue>,
     /// The client's `Authorization` is the proxy's own key: never forwarded.
     strip_client_auth: bool,
+    /// The headers the upstream key adds (`authorization`, then `x-api-key`), as the plain
+    /// client writes them after the client's.
+    own_keys: Vec<(HeaderName, HeaderValue)>,
     pub(crate) timeout: Duration,
     pub(crate) idle: Duration,
 }
@@ -136,10 +139,18 @@ impl Upstream {
                 .map_err(crate::Error::Client)?;
             Transport::Reqwest { client, base }
         };
+        let mut own_keys = Vec::new();
+        if let Some(k) = &api_key {
+            own_keys.push((header::AUTHORIZATION, k.clone()));
+            if let Some(raw) = &raw_key {
+                own_keys.push((HeaderName::from_static("x-api-key"), raw.clone()));
+            }
+        }
         Ok(Upstream {
             transport,
             base_path,
             chat,
+            own_keys,
             api_key,
             raw_key,
             strip_client_auth: config.api_key.is_some(),
@@ -178,7 +189,7 @@ impl Upstream {
         if !matches!(self.transport, Transport::Plain(_)) {
             strip_hop_by_hop(&mut headers);
         }
-        if self.strip_client_auth || self.api_key.is_some() {
+        if self.drops_client_keys() {
             headers.remove(header::AUTHORIZATION);
             headers.remove("x-api-key");
         }
@@ -191,6 +202,12 @@ impl Upstream {
         headers
     }
 
+    /// The client's `authorization` and `x-api-key` are not forwarded (the proxy's own key,
+    /// or the upstream key sent instead).
+    fn drops_client_keys(&self) -> bool {
+        self.strip_client_auth || self.api_key.is_some()
+    }
+
     /// Send a request; wait (up to the request timeout) for the response headers.
     pub(crate) async fn send(
         &self,
@@ -201,7 +218,7 @@ impl Upstream {
     ) -> Result<Answer, ApiError> {
         let sent = async {
             match &self.transport {
-                Transport::Plain(pool) => pool.send(method, &target, &headers, body).await,
+                Transport::Plain(pool) => pool.send(method, &target, &headers, None, body).await,
                 Transport::Reqwest { client, base } => {
                     let mut url = base.clone();
                     url.set_path(target.path());
@@ -217,6 +234,11 @@ impl Upstream {
                 }
             }
         };
+        self.timed(sent).await
+    }
+
+    /// `sent`, within the request timeout.
+    async fn timed(&self, sent: impl Future<Output = Result<Answer, ApiError>>) -> Result<Answer, ApiError> {
         match tokio::time::timeout(self.timeout, sent).await {
             Err(_) => Err(ApiError::timeout()),
             Ok(r) => r,
@@ -225,9 +247,14 @@ impl Upstream {
 
     /// A JSON POST (the proxy's own requests: chat completions, re-prompts).
     pub(crate) async fn post_json(&self, path: &str, client: &HeaderMap, body: Bytes) -> Result<Answer, ApiError> {
+        let target = if path == "/v1/chat/completions" { self.chat.clone() } else { self.target(path)? };
+        if let Transport::Plain(pool) = &self.transport {
+            // The plain client writes the same headers from the client's map, not a copy.
+            let json = http1::Json { drop_auth: self.drops_client_keys(), add: &self.own_keys };
+            return self.timed(pool.send(Method::POST, &target, client, Some(&json), Payload::Bytes(body))).await;
+        }
         let mut headers = self.request_headers(client, true);
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let target = if path == "/v1/chat/completions" { self.chat.clone() } else { self.target(path)? };
         self.send(Method::POST, target, headers, Payload::Bytes(body)).await
     }
 

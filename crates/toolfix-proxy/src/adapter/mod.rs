@@ -111,6 +111,8 @@ pub(crate) struct Peek<'a> {
     /// storm guard reads (no call, no result), so the request is forwarded as its bytes
     /// and read as a value only if recovery needs it; `None`: it is read as a value.
     pub(crate) plain: Option<usize>,
+    /// The whole body was checked to be UTF-8 (by the hand-written read).
+    pub(crate) utf8: bool,
 }
 
 /// How a give-up is written into a reply.
@@ -142,8 +144,12 @@ pub(crate) trait Adapter: Send + Sync + 'static {
     /// The streaming fixer.
     type Stream<'t>: StreamFixer<'t>;
 
-    /// Read the request's envelope (a cheap borrowed parse).
-    fn peek(body: &[u8]) -> Result<Peek<'_>, String>;
+    /// Read the request's envelope (a cheap borrowed parse), told `known`: the text of
+    /// the tool definitions of an earlier request, which a read already found to be JSON
+    /// (or `None`). A `tools` member whose bytes start with it, when it is an array, is
+    /// that array (an array ends at its own closing bracket) and is not read again: the
+    /// result is the same as without it.
+    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String>;
 
     /// The tool definitions of a request in a form [`ToolSet::new_partial`] reads.
     fn definitions(request: &Value) -> Vec<Value>;
@@ -284,7 +290,7 @@ mod tests {
     /// A request the peek calls plain is one the history repair leaves alone and whose
     /// conversation, as the storm guard reads it, has that many messages and no call.
     fn agrees<A: Adapter>(body: &str) -> Option<usize> {
-        let plain = A::peek(body.as_bytes()).unwrap().plain?;
+        let plain = A::peek_known(body.as_bytes(), None).unwrap().plain?;
         let mut value: Value = serde_json::from_str(body).unwrap();
         let before = value.clone();
         assert!(A::repair_history(&mut value, &Limits::default()).is_empty(), "{body}");

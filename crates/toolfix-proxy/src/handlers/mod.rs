@@ -82,7 +82,8 @@ pub(crate) struct Head {
 
 /// [`api`] once the body is read (within the body limit): the front calls it directly.
 pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Bytes, started: Instant) -> Response {
-    let peek = match A::peek(&bytes) {
+    let known = state.known_tools();
+    let peek = match A::peek_known(&bytes, known.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             return shaped::<A>(&ApiError::bad_request(
@@ -97,7 +98,7 @@ pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Byte
         return forward(&state, parts.method, &parts.uri, parts.headers, Payload::Bytes(bytes)).await;
     };
     // Text, as a value read would require (the peek skips what it does not read).
-    if std::str::from_utf8(&bytes).is_err() {
+    if !peek.utf8 && std::str::from_utf8(&bytes).is_err() {
         return shaped::<A>(&ApiError::bad_request("invalid_json", "the request body must be a JSON object"));
     }
     let model = peek.model.as_str().unwrap_or("").to_owned();
@@ -121,6 +122,7 @@ pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Byte
         (ClientRequest { bytes: outgoing, value: OnceLock::from(value), plain: None }, history)
     };
     let tools = state.tool_set(raw_tools, || A::definitions(request.value()));
+    state.remember_tools(raw_tools, known.as_deref());
     let span = tracing::info_span!("fix", api = A::API, model, stream, tools = tools.tools().len());
     async move {
         let summary = Summary::new(history);

@@ -7,6 +7,7 @@ use super::{Job, failure};
 use crate::adapter::{Adapter, Fixed, spliced};
 use crate::summary::Summary;
 use crate::upstream::{X_TOOLFIX, strip_hop_by_hop};
+use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
@@ -35,13 +36,13 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     ctx.waited += asked.elapsed();
     if !status.is_success() {
         state.metrics.upstream_error(A::API, status.as_str());
-        return (status, upstream_headers, body).into_response();
+        return bytes_answer(status, upstream_headers, body);
     }
     // Fix each reply from a borrowed read of the body.
     let mut unfixed = Vec::new();
     let Some(lazy) = A::fix_body(&body, &mut |reply| ctx.fix_one(reply, &mut unfixed)) else {
         // Not this API's JSON: nothing to fix; given back as it came.
-        return (status, upstream_headers, body).into_response();
+        return bytes_answer(status, upstream_headers, body);
     };
     summary.unfixed = unfixed;
     let settled = lazy.replies.iter().all(|f| f.as_ref().is_none_or(|f| f.outcome() != ReplyOutcome::Refused));
@@ -52,7 +53,7 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
         }
         upstream_headers.insert(X_TOOLFIX.clone(), summary.header());
         state.metrics.added_latency(A::API, started.elapsed().saturating_sub(ctx.waited));
-        return (status, upstream_headers, body).into_response();
+        return bytes_answer(status, upstream_headers, body);
     }
     // Nothing to recover and no detail to report: the body is written back without being
     // built, when the adapter can.
@@ -62,7 +63,7 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
     } else {
         read.edits = None;
         let Ok(response) = serde_json::from_slice::<Value>(&body) else {
-            return (status, upstream_headers, body).into_response();
+            return bytes_answer(status, upstream_headers, body);
         };
         Fixed { response, bytes: Some(body), replies: lazy.replies, read: Some(read) }
     };
@@ -84,19 +85,19 @@ fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, 
         || fixed.replies.iter().enumerate().any(|(i, f)| f.as_ref().is_some_and(|f| A::changes(&fixed.response, i, f)));
     let size_hint = fixed.bytes.as_ref().map_or(0, Bytes::len);
     if !changed && let Some(bytes) = fixed.bytes {
-        return (status, headers, bytes).into_response();
+        return bytes_answer(status, headers, bytes);
     }
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     let mut response = fixed.response;
     if let Some(edits) = fixed.read.and_then(|r| r.edits) {
         let bytes = fixed.bytes.unwrap_or_default();
         if let Some(body) = spliced(&bytes, edits, &summary.to_json()) {
-            return (status, headers, body).into_response();
+            return bytes_answer(status, headers, body);
         }
         // Not a body the edits fit: built after all.
         match serde_json::from_slice::<Value>(&bytes) {
             Ok(v) => response = v,
-            Err(_) => return (status, headers, bytes).into_response(),
+            Err(_) => return bytes_answer(status, headers, bytes),
         }
     }
     for (i, f) in fixed.replies.iter().enumerate() {
@@ -107,5 +108,20 @@ fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, 
     A::report(&mut response, summary.to_value());
     let mut body = Vec::with_capacity(size_hint + 1024);
     crate::adapter::compact::write(&mut body, &response);
+    bytes_answer(status, headers, body)
+}
+
+/// `(status, headers, body).into_response()`, the map moved in whole when that gives the
+/// same answer: axum's conversion starts from a map holding only `content-type:
+/// application/octet-stream` and extends it with `headers` header by header, so when
+/// `headers` begins with a `content-type` of its own, the result is `headers` as it is, in
+/// its order (else the conversion runs as before). `B`: bytes, which axum answers so.
+fn bytes_answer<B: Into<Body> + IntoResponse>(status: StatusCode, headers: HeaderMap, body: B) -> Response {
+    if headers.iter().next().is_some_and(|(name, _)| *name == header::CONTENT_TYPE) {
+        let mut response = Response::new(body.into());
+        *response.status_mut() = status;
+        *response.headers_mut() = headers;
+        return response;
+    }
     (status, headers, body).into_response()
 }

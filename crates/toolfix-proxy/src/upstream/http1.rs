@@ -114,6 +114,19 @@ impl Failure {
     }
 }
 
+/// How the head of one of the proxy's own JSON requests is made of the client's headers
+/// as it is written (what `Upstream::request_headers` and a `content-type:
+/// application/json` make of them, without a copy of the map): `accept-encoding` left out
+/// (the answer is read), the client's `authorization` and `x-api-key` left out when
+/// `drop_auth`, `content-type` written as JSON where the client's was (after the rest when
+/// it sent none, as an insert into the map puts it), `add` (the upstream key) written
+/// after the client's headers.
+#[derive(Debug)]
+pub(super) struct Json<'a> {
+    pub(super) drop_auth: bool,
+    pub(super) add: &'a [(HeaderName, HeaderValue)],
+}
+
 /// How a request body is framed.
 #[derive(Debug, Clone, Copy)]
 enum Sent {
@@ -121,6 +134,14 @@ enum Sent {
     Empty,
     Length(u64),
     Chunked,
+}
+
+/// One header line.
+fn put(out: &mut Vec<u8>, name: &HeaderName, value: &HeaderValue) {
+    out.extend_from_slice(name.as_str().as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(b"\r\n");
 }
 
 impl Pool {
@@ -134,6 +155,7 @@ impl Pool {
         method: Method,
         target: &PathAndQuery,
         headers: &HeaderMap,
+        json: Option<&Json<'_>>,
         body: Payload,
     ) -> Result<Answer, ApiError> {
         let head_request = method == Method::HEAD;
@@ -141,7 +163,8 @@ impl Pool {
             Payload::Bytes(body) => {
                 let framing = if body.is_empty() { Sent::Empty } else { Sent::Length(body.len() as u64) };
                 let inline = body.len() <= INLINE_BODY;
-                let mut request = self.head(&method, target, headers, framing, if inline { body.len() } else { 0 });
+                let mut request =
+                    self.head(&method, target, headers, json, framing, if inline { body.len() } else { 0 });
                 if inline {
                     request.extend_from_slice(&body);
                 }
@@ -169,7 +192,7 @@ impl Pool {
                 } else {
                     body.size_hint().exact().map_or(Sent::Chunked, Sent::Length)
                 };
-                let request = self.head(&method, target, headers, framing, 0);
+                let request = self.head(&method, target, headers, json, framing, 0);
                 let mut fresh = false;
                 let mut conn = loop {
                     let (conn, reused) = self.conn(fresh).await?;
@@ -190,13 +213,15 @@ impl Pool {
         }
     }
 
-    /// The request head: request line, `Host`, the headers given (less hop-by-hop ones),
-    /// the body's framing; room for `extra` bytes more.
+    /// The request head: request line, `Host`, the headers given (less hop-by-hop ones;
+    /// rewritten as `json` says for one of the proxy's own JSON requests), the body's
+    /// framing; room for `extra` bytes more.
     fn head(
         &self,
         method: &Method,
         target: &PathAndQuery,
         headers: &HeaderMap,
+        json: Option<&Json<'_>>,
         framing: Sent,
         extra: usize,
     ) -> Vec<u8> {
@@ -207,14 +232,33 @@ impl Pool {
         out.extend_from_slice(b" HTTP/1.1\r\nhost: ");
         out.extend_from_slice(self.host.as_bytes());
         out.extend_from_slice(b"\r\n");
+        let mut typed = false;
         for (name, value) in headers {
             if is_hop_by_hop(name) {
                 continue;
             }
-            out.extend_from_slice(name.as_str().as_bytes());
-            out.extend_from_slice(b": ");
-            out.extend_from_slice(value.as_bytes());
-            out.extend_from_slice(b"\r\n");
+            if let Some(j) = json {
+                if *name == header::ACCEPT_ENCODING
+                    || (j.drop_auth && (*name == header::AUTHORIZATION || name.as_str() == "x-api-key"))
+                {
+                    continue;
+                }
+                if *name == header::CONTENT_TYPE {
+                    if !std::mem::replace(&mut typed, true) {
+                        out.extend_from_slice(b"content-type: application/json\r\n");
+                    }
+                    continue;
+                }
+            }
+            put(&mut out, name, value);
+        }
+        if let Some(j) = json {
+            for (name, value) in j.add {
+                put(&mut out, name, value);
+            }
+            if !typed {
+                out.extend_from_slice(b"content-type: application/json\r\n");
+            }
         }
         match framing {
             Sent::Empty => {}

@@ -640,6 +640,19 @@ pub(crate) fn extract_found<'a>(
     assemble(message, native, content_scan, reasoning_scan, *options)
 }
 
+/// What [`extract_found`] returns for a message with no text (an empty `content`, no
+/// `reasoning_content`) and the server's calls `native`: those calls kept once, capped and
+/// given ids as there, and the notes about them (the scan of an empty text finds nothing,
+/// so it is not run).
+pub(crate) fn extract_native<'a>(
+    native: Vec<ExtractedCall<'a>>,
+    options: &Options,
+) -> (Vec<ExtractedCall<'a>>, Vec<Note>) {
+    let mut notes = Vec::new();
+    let calls = keep_once(native, *options, &mut notes);
+    (calls, notes)
+}
+
 /// Put the channels together: calls in order, repeats, ids, prose and reasoning text.
 fn assemble<'a>(
     message: &Message<'a>,
@@ -710,6 +723,10 @@ fn keep_once<'a>(
     options: Options,
     notes: &mut Vec<Note>,
 ) -> Vec<ExtractedCall<'a>> {
+    // Every call kept and none over the cap: the list itself (what the loop below keeps).
+    if options.keep_repeats && candidates.len() <= options.limits.max_calls {
+        return with_ids(candidates);
+    }
     let mut calls: Vec<ExtractedCall<'a>> = Vec::with_capacity(candidates.len());
     // Keys per channel, to tell a repeat in the same channel from one in another.
     let mut seen: Vec<(Channel, dedupe::Seen)> = Vec::new();
@@ -738,6 +755,11 @@ fn keep_once<'a>(
         }
         calls.push(c);
     }
+    with_ids(calls)
+}
+
+/// `calls`, each without an id given a fresh one.
+fn with_ids(mut calls: Vec<ExtractedCall<'_>>) -> Vec<ExtractedCall<'_>> {
     for (i, c) in calls.iter_mut().enumerate() {
         if c.id.is_none() {
             c.id = Some(Cow::Owned(dedupe::fresh_id(&c.name, &c.arguments, i)));
@@ -800,4 +822,45 @@ pub(crate) fn native_calls<'a>(value: &'a serde_json::Value, tools: Option<&dyn 
         out.extend(native::calls(Cow::Borrowed(name), arguments, id, i, tools));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Extraction, Message, Options, Repeats, extract_found, extract_native, native_calls};
+    use crate::limits::Limits;
+    use serde_json::json;
+    use std::borrow::Cow;
+
+    #[test]
+    fn the_server_calls_alone_come_out_as_an_empty_message_with_them_gives_them() {
+        let call = |id: Option<&str>, name: &str, args: &str| {
+            let mut c = json!({"type": "function", "function": {"name": name, "arguments": args}});
+            if let Some(id) = id {
+                c["id"] = json!(id);
+            }
+            c
+        };
+        let lists = [
+            json!([]),
+            json!([call(Some("c1"), "get_weather", "{\"city\": \"Paris\"}")]),
+            json!([call(None, "a", "{}"), call(None, "a", "{}"), call(Some("x"), "b", "{\"n\": 1}")]),
+            json!([call(None, "a", "{}"), call(None, "b", "{"), call(None, "c", "[]"), call(None, "a", "{}")]),
+        ];
+        let options = [
+            Options::default(),
+            Options::default().keeping_repeats(),
+            Options::default().with_repeats(Repeats::Keep),
+            Options::default().with_limits(Limits::default().with_max_calls(2)),
+            Options::default().with_limits(Limits::default().with_max_calls(2)).keeping_repeats(),
+        ];
+        for list in &lists {
+            for o in &options {
+                let native = native_calls(list, None);
+                let whole = extract_found(&Message::new(""), native.clone(), None, o);
+                let (calls, notes) = extract_native(native, o);
+                let alone = Extraction { calls, content: Cow::Borrowed(""), reasoning_content: None, notes };
+                assert_eq!(alone, whole, "{list} {o:?}");
+            }
+        }
+    }
 }

@@ -164,13 +164,25 @@ impl CallFixer {
     /// `last`: no call is admitted after this one (the fixer is dropped next), so the
     /// storm guard need not remember it.
     pub(crate) fn admit(&mut self, prepared: Prepared, last: bool) -> FixedCall {
-        let id = match &prepared.id {
-            Some(id) if !is_fresh_id(id) => id.clone(),
-            _ => self.fresh_id(prepared.outcome.name(), prepared.key()),
-        };
+        // The id given is kept (moved, not copied) unless it is one the extractor made up.
+        let made = prepared
+            .id
+            .as_deref()
+            .is_none_or(is_fresh_id)
+            .then(|| self.fresh_id(prepared.outcome.name(), prepared.key()));
         let Prepared {
-            mut outcome, written_name, written_arguments, format, channel, envelope, intent, signals, ..
+            id: given,
+            mut outcome,
+            written_name,
+            written_arguments,
+            format,
+            channel,
+            envelope,
+            intent,
+            signals,
+            ..
         } = prepared;
+        let id = made.or(given).unwrap_or_default();
         self.issued += 1;
         let mut status = match outcome.outcome() {
             Outcome::Untouched if channel == Channel::ToolCalls => CallStatus::Untouched,

@@ -599,10 +599,7 @@ pub fn fix_reply(
         (None, None) => None,
     };
     let (native, mut native_notes) = match served {
-        Some(served) => {
-            let x = extract::extract_found(&Message::new(""), served, lookup, &found_options);
-            (x.calls, x.notes)
-        }
+        Some(served) => extract::extract_native(served, &found_options),
         None => (Vec::new(), Vec::new()),
     };
     let mut found = merge::Found { native, ..merge::Found::default() };

@@ -52,7 +52,7 @@ fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
         let t = t.trim();
         t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
     });
-    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages), utf8: false })
 }
 
 impl Adapter for ChatCompletions {
@@ -60,9 +60,9 @@ impl Adapter for ChatCompletions {
     const PATH: &'static str = "/v1/chat/completions";
     type Stream<'t> = ChatStream<'t>;
 
-    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String> {
         // The hand-written read when it can decide, else serde_json's (the same result).
-        scan::peek(body).map_or_else(|| checked_peek(body), Ok)
+        scan::peek(body, known).map_or_else(|| checked_peek(body), Ok)
     }
 
     fn definitions(request: &Value) -> Vec<Value> {
@@ -702,7 +702,7 @@ mod tests {
 
     #[test]
     fn a_conversation_without_calls_is_plain() {
-        let plain = |body: &str| ChatCompletions::peek(body.as_bytes()).unwrap().plain;
+        let plain = |body: &str| ChatCompletions::peek_known(body.as_bytes(), None).unwrap().plain;
         assert_eq!(
             plain(r#"{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}"#),
             Some(2)
@@ -722,7 +722,7 @@ mod tests {
         ] {
             assert_eq!(plain(body), None, "{body}");
         }
-        assert!(ChatCompletions::peek(b"[[], true]").is_err(), "an array is not a request");
+        assert!(ChatCompletions::peek_known(b"[[], true]", None).is_err(), "an array is not a request");
     }
 
     /// Fix `body` against a `get_weather(city, days: integer)` tool: the spliced body and

@@ -85,8 +85,8 @@ pub(crate) enum Api {
 /// The request's envelope as `ChatCompletions::peek` reads it with serde_json (the
 /// tool definitions' text, the stream flag, the model, and whether the conversation is
 /// plain); `None` when this reader cannot decide.
-pub(super) fn peek(body: &[u8]) -> Option<Peek<'_>> {
-    let mut peek = peek_as(body, Api::Chat)?;
+pub(super) fn peek<'b>(body: &'b [u8], known: Option<&str>) -> Option<Peek<'b>> {
+    let mut peek = peek_as(body, Api::Chat, known)?;
     // `null` is no member; an empty list is no tools.
     peek.tools = peek.tools.filter(|raw| raw.starts_with('[') && raw.trim_start_matches('[').trim_start() != "]");
     Some(peek)
@@ -95,11 +95,14 @@ pub(super) fn peek(body: &[u8]) -> Option<Peek<'_>> {
 /// The request's envelope as API `api`'s envelope view reads it with serde_json: the
 /// `tools` member's text (any value but `null`, for the caller's filter), the stream flag,
 /// the model, and whether the conversation is plain; `None` when this reader cannot
-/// decide.
-pub(crate) fn peek_as(body: &[u8], api: Api) -> Option<Peek<'_>> {
+/// decide. `known`: see [`crate::adapter::Adapter::peek_known`].
+pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Option<Peek<'b>> {
     let text = std::str::from_utf8(body).ok()?;
     let mut r = Reader { text, bytes: body, at: 0 };
-    let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None };
+    let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None, utf8: true };
+    // Only an array is known by its bytes: its closing bracket ends it (a number would
+    // not: `1` begins `12`).
+    let known = known.filter(|k| k.starts_with('[') && k.ends_with(']'));
     let mut seen = [false; 4];
     let conversation = if api == Api::Responses { "input" } else { "messages" };
     r.ws();
@@ -117,7 +120,12 @@ pub(crate) fn peek_as(body: &[u8], api: Api) -> Option<Peek<'_>> {
         match slot {
             0 => {
                 let from = r.at;
-                r.skip(1)?;
+                match known {
+                    Some(k) if r.bytes.get(from..).is_some_and(|rest| rest.starts_with(k.as_bytes())) => {
+                        r.at += k.len();
+                    }
+                    _ => r.skip(1)?,
+                }
                 let raw = r.text.get(from..r.at)?;
                 peek.tools = (raw != "null").then_some(raw);
             }
@@ -142,30 +150,70 @@ pub(crate) fn peek_as(body: &[u8], api: Api) -> Option<Peek<'_>> {
     (r.at == body.len()).then_some(peek)
 }
 
-struct Reader<'a> {
+/// A list of objects, each read by `one` (anything else: the serde read fails on it).
+pub(crate) fn objects<'a, T>(r: &mut Reader<'a>, mut one: impl FnMut(&mut Reader<'a>) -> Option<T>) -> Option<Vec<T>> {
+    r.expect(b'[')?;
+    let mut out = Vec::new();
+    r.list(|r| {
+        if r.peek()? != b'{' {
+            return None;
+        }
+        out.push(one(r)?);
+        Some(())
+    })?;
+    Some(out)
+}
+
+/// A value's text as a `&RawValue` (it was read as one JSON value).
+pub(crate) fn raw_value(text: &str) -> Option<&serde_json::value::RawValue> {
+    serde_json::from_str(text).ok()
+}
+
+/// The reader, for the other APIs' bodies too (`responses::scan`, `messages::scan`).
+pub(crate) struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn peek(&self) -> Option<u8> {
+    /// A reader at the start of `body`; `None` when it is not UTF-8.
+    pub(crate) fn new(body: &'a [u8]) -> Option<Reader<'a>> {
+        Some(Reader { text: std::str::from_utf8(body).ok()?, bytes: body, at: 0 })
+    }
+
+    /// True when every byte was read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.at == self.bytes.len()
+    }
+
+    /// The text from `from` to where the reader is.
+    pub(crate) fn since(&self, from: usize) -> Option<&'a str> {
+        self.text.get(from..self.at)
+    }
+
+    /// Where the reader is.
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
 
-    fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.at += 1;
         }
     }
 
-    fn expect(&mut self, b: u8) -> Option<()> {
+    pub(crate) fn expect(&mut self, b: u8) -> Option<()> {
         (self.peek()? == b).then(|| self.at += 1)
     }
 
     /// The members of an object (its `{` next), each value read by `member` (called with
     /// the reader just before the value and the key, which holds no escape).
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+    pub(crate) fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.expect(b'{')?;
         self.ws();
         if self.peek()? == b'}' {
@@ -198,7 +246,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The items of an array (its `[` read), each read by `item`.
-    fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+    pub(crate) fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.ws();
         if self.peek()? == b']' {
             self.at += 1;
@@ -330,7 +378,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Any JSON value skipped, checked as serde_json checks a value it skips.
-    fn skip(&mut self, depth: usize) -> Option<()> {
+    pub(crate) fn skip(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => {
                 self.at += 1;
@@ -356,7 +404,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn word(&mut self, w: &[u8]) -> Option<()> {
+    pub(crate) fn word(&mut self, w: &[u8]) -> Option<()> {
         (self.bytes.get(self.at..self.at + w.len())? == w).then(|| self.at += w.len())
     }
 
@@ -397,7 +445,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A value read as [`Text`] reads it: a string's value, `None` for another value.
-    fn text(&mut self) -> Option<Text<'a>> {
+    pub(crate) fn text(&mut self) -> Option<Text<'a>> {
         if self.peek()? == b'"' {
             self.at += 1;
             Some(Text(Some(self.string()?)))
@@ -728,7 +776,7 @@ mod tests {
 
     /// When the hand-written peek decides, it reads the request as serde_json's peek.
     fn peeks_alike(body: &[u8]) -> bool {
-        let Some(fast) = super::peek(body) else { return false };
+        let Some(fast) = super::peek(body, None) else { return false };
         let checked = super::super::checked_peek(body).ok();
         assert_eq!(Some(show(&fast)), checked.as_ref().map(show), "{}", String::from_utf8_lossy(body));
         true
@@ -746,21 +794,78 @@ mod tests {
         use crate::adapter::Adapter as _;
         let (via_adapter, checked) = match api {
             Api::Messages => (
-                crate::adapter::messages::Messages::peek(body).ok().map(|p| show(&p)),
+                crate::adapter::messages::Messages::peek_known(body, None).ok().map(|p| show(&p)),
                 crate::adapter::messages::checked_peek(body).ok().map(|p| show(&p)),
             ),
             Api::Responses => (
-                crate::adapter::responses::Responses::peek(body).ok().map(|p| show(&p)),
+                crate::adapter::responses::Responses::peek_known(body, None).ok().map(|p| show(&p)),
                 crate::adapter::responses::checked_peek(body).ok().map(|p| show(&p)),
             ),
             Api::Chat => (
-                crate::adapter::chat::ChatCompletions::peek(body).ok().map(|p| show(&p)),
+                crate::adapter::chat::ChatCompletions::peek_known(body, None).ok().map(|p| show(&p)),
                 super::super::checked_peek(body).ok().map(|p| show(&p)),
             ),
         };
         // The adapter's peek (the hand-written read when it decides) is serde_json's.
         assert_eq!(via_adapter, checked, "{api:?}: {}", String::from_utf8_lossy(body));
-        super::peek_as(body, api).is_some()
+        super::peek_as(body, api, None).is_some()
+    }
+
+    /// The request's peek by the adapter of `api` told `known` (see `peek_known`) is
+    /// serde_json's peek.
+    fn known_peeks_alike(body: &[u8], api: Api, known: Option<&str>) {
+        use crate::adapter::Adapter as _;
+        let (fast, checked) = match api {
+            Api::Messages => (
+                crate::adapter::messages::Messages::peek_known(body, known).ok().map(|p| show(&p)),
+                crate::adapter::messages::checked_peek(body).ok().map(|p| show(&p)),
+            ),
+            Api::Responses => (
+                crate::adapter::responses::Responses::peek_known(body, known).ok().map(|p| show(&p)),
+                crate::adapter::responses::checked_peek(body).ok().map(|p| show(&p)),
+            ),
+            Api::Chat => (
+                crate::adapter::chat::ChatCompletions::peek_known(body, known).ok().map(|p| show(&p)),
+                super::super::checked_peek(body).ok().map(|p| show(&p)),
+            ),
+        };
+        assert_eq!(fast, checked, "{api:?} knowing {known:?}: {}", String::from_utf8_lossy(body));
+    }
+
+    /// The text of a request's `tools` member, as a peek reads it (what the proxy tells the
+    /// next peek).
+    fn tools_text(body: &str) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Tools<'a> {
+            #[serde(borrow)]
+            tools: Option<&'a serde_json::value::RawValue>,
+        }
+        serde_json::from_str::<Tools<'_>>(body).ok()?.tools.map(|t| t.get().to_owned())
+    }
+
+    #[test]
+    fn a_known_tools_text_is_taken_only_where_the_body_holds_that_whole_array() {
+        let all = || requests().into_iter().chain(other_requests(false)).chain(other_requests(true));
+        for body in all() {
+            for known in all().filter_map(|b| tools_text(&b)) {
+                for api in [Api::Chat, Api::Messages, Api::Responses] {
+                    known_peeks_alike(body.as_bytes(), api, Some(&known));
+                }
+            }
+        }
+        for (body, known) in [
+            (&br#"{"tools": [1]], "model": "m"}"#[..], "[1]"),
+            (br#"{"tools": [1, 2], "model": "m"}"#, "[1]"),
+            (br#"{"tools": 12, "model": "m"}"#, "1"),
+            (br#"{"tools": [1], "tools": [1]}"#, "[1]"),
+            (br#"{"tools": [{"a": 1}] "#, "[{\"a\": 1}]"),
+            (br#"{"tools": [{"a": 1}]}"#, "[{\"a\": 1}"),
+            (br#"{"tools": [{"a": 1}],}"#, "[{\"a\": 1}]"),
+        ] {
+            for api in [Api::Chat, Api::Messages, Api::Responses] {
+                known_peeks_alike(body, api, Some(known));
+            }
+        }
     }
 
     /// Requests of the Messages (`false`) or Responses (`true`) API.
@@ -843,7 +948,7 @@ mod tests {
             br#"{"messages": [{"role": "user", "tool\u005fcalls": []}]}"#,
             b"[[], true]",
         ] {
-            assert!(super::peek(body).is_none(), "{}", String::from_utf8_lossy(body));
+            assert!(super::peek(body, None).is_none(), "{}", String::from_utf8_lossy(body));
         }
     }
 
@@ -879,6 +984,23 @@ mod tests {
             other_peeks_alike(&body, if responses { Api::Responses } else { Api::Messages });
         }
 
+        /// Damaged requests told the intact request's tools text: every adapter's peek is
+        /// serde_json's.
+        #[test]
+        fn damaged_requests_told_a_known_tools_text_peek_as_serde_json_peeks(
+            which in 0usize..31,
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
+                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+        ) {
+            let all: Vec<String> = requests().into_iter().chain(other_requests(false)).chain(other_requests(true)).collect();
+            let intact = all[which % all.len()].clone();
+            let known = tools_text(&intact);
+            let body = damaged(intact.into_bytes(), edits);
+            for api in [Api::Chat, Api::Messages, Api::Responses] {
+                known_peeks_alike(&body, api, known.as_deref());
+            }
+        }
+
         /// Damaged requests: where the hand-written peek decides, serde_json's agrees.
         #[test]
         fn damaged_requests_peek_as_serde_json_peeks(
@@ -887,7 +1009,7 @@ mod tests {
                 prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
         ) {
             let body = damaged(requests()[which].clone().into_bytes(), edits);
-            if super::peek(&body).is_some() {
+            if super::peek(&body, None).is_some() {
                 peeks_alike(&body);
             }
         }

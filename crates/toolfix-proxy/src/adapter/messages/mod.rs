@@ -17,6 +17,7 @@
 //! `proxy_thinking_dropped`), so a strict upstream that checks signatures never sees it.
 
 mod blocks;
+mod scan;
 mod splice;
 mod stream;
 
@@ -75,7 +76,7 @@ pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
     // Only client tools (with an `input_schema`) are repaired; server tools alone
     // leave nothing to fix.
     let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
-    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages) })
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages), utf8: false })
 }
 
 impl Adapter for Messages {
@@ -83,9 +84,9 @@ impl Adapter for Messages {
     const PATH: &'static str = "/v1/messages";
     type Stream<'t> = MessagesStream;
 
-    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String> {
         // The hand-written read when it can decide, else serde_json's (the same result).
-        match super::chat::scan::peek_as(body, super::chat::scan::Api::Messages) {
+        match super::chat::scan::peek_as(body, super::chat::scan::Api::Messages, known) {
             Some(mut peek) => {
                 peek.tools = peek.tools.filter(|t| t.contains("input_schema"));
                 Ok(peek)
@@ -130,7 +131,9 @@ impl Adapter for Messages {
         // A borrowed read in one pass; a body it cannot take (blocks that are not objects,
         // a key with escapes, ...) is read as a value.
         let value: Value;
-        let (parts, view) = match super::view::read::<ResponseView<'_>>(body) {
+        // The hand-written read when it can decide, else serde_json's (the same view).
+        let read = scan::read(body).map_or_else(|| super::view::read::<ResponseView<'_>>(body), Ok);
+        let (parts, view) = match read {
             Ok(view) if view.kind.as_str() == Some("message") => (Parts::of_view(&view), Some(view)),
             Ok(_) => return None,
             Err(_) => {

@@ -25,6 +25,7 @@
 //! write.
 
 mod items;
+mod scan;
 mod splice;
 mod stream;
 
@@ -85,7 +86,7 @@ fn plain_history(input: Option<&RawValue>) -> Option<usize> {
 pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
     let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
-    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input) })
+    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input), utf8: false })
 }
 
 impl Adapter for Responses {
@@ -93,9 +94,9 @@ impl Adapter for Responses {
     const PATH: &'static str = "/v1/responses";
     type Stream<'t> = ResponsesStream;
 
-    fn peek(body: &[u8]) -> Result<Peek<'_>, String> {
+    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String> {
         // The hand-written read when it can decide, else serde_json's (the same result).
-        match super::chat::scan::peek_as(body, super::chat::scan::Api::Responses) {
+        match super::chat::scan::peek_as(body, super::chat::scan::Api::Responses, known) {
             Some(mut peek) => {
                 peek.tools = peek.tools.filter(|t| t.contains("\"function\""));
                 Ok(peek)
@@ -148,7 +149,9 @@ impl Adapter for Responses {
         // A borrowed read in one pass; a body it cannot take (duplicate members, items
         // that are not objects, ...) is read as a value.
         let value: Value;
-        let (parts, view) = match super::view::read::<ResponseView<'_>>(body) {
+        // The hand-written read when it can decide, else serde_json's (the same view).
+        let read = scan::read(body).map_or_else(|| super::view::read::<ResponseView<'_>>(body), Ok);
+        let (parts, view) = match read {
             Ok(view) if view.object.as_str() == Some("response") => (Parts::of_view(&view), Some(view)),
             Ok(_) => return None,
             Err(_) => {

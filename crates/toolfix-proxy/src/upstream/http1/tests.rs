@@ -566,3 +566,60 @@ async fn a_pooled_connection_that_answered_early_is_not_tried_again() {
     assert_eq!(body_of(&upstream, answer).await.unwrap(), TOO_LARGE);
     assert_eq!(count.load(Ordering::SeqCst), 1);
 }
+
+/// The head of one of the proxy's own JSON requests, written from the client's map with
+/// `Json`, has the lines the map that `request_headers` copies (and a JSON content type)
+/// gives (their order may differ: a copied map loses removed names by moving its last one
+/// into their place).
+#[test]
+fn a_json_head_written_from_the_clients_map_has_the_lines_of_the_copied_map() {
+    let clients: [&[(&str, &str)]; 5] = [
+        &[],
+        &[("content-type", "application/json"), ("accept-encoding", "gzip"), ("x-custom", "1")],
+        &[
+            ("host", "proxy"),
+            ("authorization", "Bearer client"),
+            ("content-length", "12"),
+            ("x-api-key", "client"),
+            ("connection", "keep-alive"),
+            ("keep-alive", "timeout=5"),
+            ("content-type", "text/plain"),
+            ("x-custom", "1"),
+            ("x-custom", "2"),
+            ("accept-encoding", "br"),
+            ("user-agent", "sdk"),
+        ],
+        &[("content-type", "a/b"), ("content-type", "c/d"), ("authorization", "Bearer client")],
+        &[("x-api-key", "client"), ("transfer-encoding", "chunked"), ("accept", "*/*")],
+    ];
+    let keys = [(None, None), (Some("proxy-key"), None), (None, Some("up-key")), (Some("proxy-key"), Some("up-key"))];
+    for (key, upstream_key) in keys {
+        let mut config = Config::new("http://127.0.0.1:9/v1").unwrap();
+        config.api_key = key.map(str::to_owned);
+        config.upstream_api_key = upstream_key.map(str::to_owned);
+        let upstream = Upstream::new(&config).unwrap();
+        let crate::upstream::Transport::Plain(pool) = &upstream.transport else { panic!("a plain upstream") };
+        for client in clients {
+            let mut map = HeaderMap::new();
+            for (name, value) in client {
+                map.append(*name, value.parse().unwrap());
+            }
+            let mut copied = upstream.request_headers(&map, true);
+            copied.insert(axum::http::header::CONTENT_TYPE, axum::http::HeaderValue::from_static("application/json"));
+            let target = upstream.chat.clone();
+            let framing = super::Sent::Length(2);
+            let from_copy = pool.head(&Method::POST, &target, &copied, None, framing, 0);
+            let json = super::Json { drop_auth: upstream.drops_client_keys(), add: &upstream.own_keys };
+            let written = pool.head(&Method::POST, &target, &map, Some(&json), framing, 0);
+            let lines = |head: &[u8]| {
+                let text = String::from_utf8(head.to_vec()).unwrap();
+                let mut lines: Vec<String> = text.split("\r\n").map(str::to_owned).collect();
+                lines.sort();
+                lines
+            };
+            assert_eq!(lines(&written), lines(&from_copy), "{key:?} {upstream_key:?} {client:?}");
+            assert!(written.starts_with(b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:9\r\n"));
+            assert!(written.ends_with(b"content-length: 2\r\n\r\n"));
+        }
+    }
+}
