@@ -9,7 +9,7 @@ use crate::summary::Summary;
 use crate::upstream::{X_TOOLFIX, strip_hop_by_hop};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use bytes::Bytes;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -111,17 +111,81 @@ fn respond<A: Adapter>(settled: Settled, summary: &Summary, status: StatusCode, 
     bytes_answer(status, headers, body)
 }
 
-/// `(status, headers, body).into_response()`, the map moved in whole when that gives the
-/// same answer: axum's conversion starts from a map holding only `content-type:
-/// application/octet-stream` and extends it with `headers` header by header, so when
-/// `headers` begins with a `content-type` of its own, the result is `headers` as it is, in
-/// its order (else the conversion runs as before). `B`: bytes, which axum answers so.
-fn bytes_answer<B: Into<Body> + IntoResponse>(status: StatusCode, headers: HeaderMap, body: B) -> Response {
-    if headers.iter().next().is_some_and(|(name, _)| *name == header::CONTENT_TYPE) {
-        let mut response = Response::new(body.into());
-        *response.status_mut() = status;
-        *response.headers_mut() = headers;
-        return response;
+/// `(status, headers, body).into_response()` with the map moved in whole: axum's
+/// conversion starts from a map holding only `content-type: application/octet-stream` and
+/// extends it with `headers` header by header (an upstream `content-type` replaces the
+/// default, every other header is added), so the answer holds `headers`' fields, and that
+/// `content-type` only when `headers` has none. Here the map is kept in the upstream's
+/// order and the default put after it (the order of different fields carries no meaning
+/// in HTTP), without hashing and inserting every header again. `B`: bytes, which axum
+/// answers so.
+fn bytes_answer<B: Into<Body>>(status: StatusCode, mut headers: HeaderMap, body: B) -> Response {
+    if !headers.contains_key(header::CONTENT_TYPE) {
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
     }
-    (status, headers, body).into_response()
+    let mut response = Response::new(body.into());
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::response::IntoResponse;
+
+    /// Status, every header value by name (in the order of its values) and body of an answer.
+    async fn parts(response: Response) -> (StatusCode, Vec<(String, Vec<Vec<u8>>)>, Vec<u8>) {
+        let status = response.status();
+        let mut names: Vec<String> = response.headers().keys().map(|k| k.as_str().to_owned()).collect();
+        names.sort();
+        let headers = names
+            .into_iter()
+            .map(|n| {
+                let values = response.headers().get_all(&n).iter().map(|v| v.as_bytes().to_vec()).collect();
+                (n, values)
+            })
+            .collect();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_default();
+        (status, headers, body.to_vec())
+    }
+
+    fn map(fields: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in fields {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    /// The answer holds the same fields as axum's conversion's, whatever the upstream's
+    /// order: a `date`-first map (as uvicorn sends), a `content-type`-first one (the fake
+    /// upstream's), none, and repeated fields.
+    #[tokio::test]
+    async fn bytes_answer_holds_what_axums_conversion_does() {
+        let maps = [
+            map(&[
+                ("date", "Fri, 27 Nov 2026 21:00:00 GMT"),
+                ("server", "uvicorn"),
+                ("content-length", "5"),
+                ("content-type", "application/json"),
+            ]),
+            map(&[("content-type", "application/json"), ("x-request-id", "a")]),
+            map(&[("date", "Fri, 27 Nov 2026 21:00:00 GMT"), ("server", "uvicorn")]),
+            map(&[]),
+            map(&[("set-cookie", "a=1"), ("content-type", "text/plain"), ("set-cookie", "b=2")]),
+        ];
+        for headers in maps {
+            for status in [StatusCode::OK, StatusCode::BAD_GATEWAY] {
+                let body = Bytes::from_static(b"{\"a\"}");
+                let ours = parts(bytes_answer(status, headers.clone(), body.clone())).await;
+                let axums = parts((status, headers.clone(), body).into_response()).await;
+                assert_eq!(ours, axums, "{headers:?}");
+                let first = bytes_answer(status, headers.clone(), b"x".to_vec());
+                let names: Vec<_> = first.headers().keys().filter(|k| *k != header::CONTENT_TYPE).collect();
+                let upstream: Vec<_> = headers.keys().filter(|k| *k != header::CONTENT_TYPE).collect();
+                assert_eq!(names, upstream, "the upstream's order is kept");
+            }
+        }
+    }
 }
