@@ -32,10 +32,16 @@ static STOPS: [bool; 256] = {
     t
 };
 
+/// `body` as text, when it is UTF-8 (the same answer as `std::str::from_utf8`, by a
+/// vectorised check: the one check of a whole body the reader makes).
+fn utf8(body: &[u8]) -> Option<&str> {
+    simdutf8::basic::from_utf8(body).ok()
+}
+
 /// The response view and each choice's server calls, as `fix_body` reads them with
 /// serde_json; `None` when this reader cannot decide.
 pub(super) fn read(body: &[u8]) -> Option<(ResponseView<'_>, Vec<Served<'_>>)> {
-    let text = std::str::from_utf8(body).ok()?;
+    let text = utf8(body)?;
     let mut r = Reader { text, bytes: body, at: 0 };
     let mut view = ResponseView { dup: false, choices: Vec::new(), report: Present(None) };
     let mut served = Vec::new();
@@ -97,7 +103,7 @@ pub(super) fn peek<'b>(body: &'b [u8], known: Option<&str>) -> Option<Peek<'b>> 
 /// the model, and whether the conversation is plain; `None` when this reader cannot
 /// decide. `known`: see [`crate::adapter::Adapter::peek_known`].
 pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Option<Peek<'b>> {
-    let text = std::str::from_utf8(body).ok()?;
+    let text = utf8(body)?;
     let mut r = Reader { text, bytes: body, at: 0 };
     let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None, utf8: true };
     // Only an array is known by its bytes: its closing bracket ends it (a number would
@@ -179,7 +185,7 @@ pub(crate) struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// A reader at the start of `body`; `None` when it is not UTF-8.
     pub(crate) fn new(body: &'a [u8]) -> Option<Reader<'a>> {
-        Some(Reader { text: std::str::from_utf8(body).ok()?, bytes: body, at: 0 })
+        Some(Reader { text: utf8(body)?, bytes: body, at: 0 })
     }
 
     /// True when every byte was read.
