@@ -96,9 +96,14 @@ fn same(labels: &Labels4, values: [&str; 4]) -> bool {
 
 /// The hash of four label values (FNV-1a, each followed by a NUL).
 fn labels_hash(values: [&str; 4]) -> u64 {
+    // Plain loops: a `flat_map` over chained byte iterators cost several times more per
+    // byte (on every counted call).
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in values.iter().flat_map(|v| v.bytes().chain([0])) {
-        h ^= u64::from(b);
+    for v in values {
+        for &b in v.as_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     h

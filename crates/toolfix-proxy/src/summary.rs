@@ -127,6 +127,17 @@ struct CallLine {
     message: Option<String>,
 }
 
+/// The header of an answer whose only calls are `n` untouched ones (index `n`), with one
+/// attempt and no history change: what [`Summary::short`] writes for it (a test holds
+/// them equal).
+static UNTOUCHED_HEADERS: [HeaderValue; 5] = [
+    HeaderValue::from_static("untouched=0 repaired=0 reprompted=0 gave_up=0 suppressed=0 attempts=1 history=0"),
+    HeaderValue::from_static("untouched=1 repaired=0 reprompted=0 gave_up=0 suppressed=0 attempts=1 history=0"),
+    HeaderValue::from_static("untouched=2 repaired=0 reprompted=0 gave_up=0 suppressed=0 attempts=1 history=0"),
+    HeaderValue::from_static("untouched=3 repaired=0 reprompted=0 gave_up=0 suppressed=0 attempts=1 history=0"),
+    HeaderValue::from_static("untouched=4 repaired=0 reprompted=0 gave_up=0 suppressed=0 attempts=1 history=0"),
+];
+
 /// Everything reported about one answered request.
 #[derive(Debug, Default)]
 pub(crate) struct Summary {
@@ -304,6 +315,16 @@ impl Summary {
     }
 
     pub(crate) fn header(&self) -> HeaderValue {
+        // The usual answer (every call untouched, one attempt, no history change) takes a
+        // value made once: no text written, checked and copied per answer.
+        let c = &self.counts;
+        if c.repaired + c.reprompted + c.gave_up + c.suppressed == 0
+            && self.attempts.len() <= 1
+            && self.history.is_empty()
+            && let Some(value) = UNTOUCHED_HEADERS.get(c.untouched)
+        {
+            return value.clone();
+        }
         HeaderValue::from_str(&self.short()).unwrap_or(HeaderValue::from_static("ok"))
     }
 }
@@ -468,6 +489,38 @@ mod tests {
     use crate::metrics::Metrics;
     use serde_json::json;
     use toolfix::{FixOptions, NativeCall, Reply, ToolSet};
+
+    /// The header made once for an untouched answer is the one `short` writes, for every
+    /// count the table holds and the cases around it.
+    #[test]
+    fn an_untouched_answers_header_is_what_short_writes() {
+        for untouched in 0..8 {
+            for attempts in 0..3 {
+                for (repaired, history) in [(0, 0), (1, 0), (0, 1)] {
+                    let mut summary = Summary::default();
+                    summary.counts.untouched = untouched;
+                    summary.counts.repaired = repaired;
+                    for _ in 0..attempts {
+                        summary.attempts.push(Attempt {
+                            kind: AttemptKind::Initial,
+                            finish_reason: None,
+                            outcome: None,
+                            error: None,
+                            original: None,
+                        });
+                    }
+                    for _ in 0..history {
+                        summary.history.push(Change { kind: "k", message: 0, call: None, tool_call_id: None });
+                    }
+                    assert_eq!(
+                        summary.header(),
+                        summary.short().as_str(),
+                        "{untouched} {attempts} {repaired} {history}"
+                    );
+                }
+            }
+        }
+    }
 
     /// The report written by hand is the bytes serde_json writes of it: calls untouched,
     /// repaired, renamed, moved out of the text, given up (with a message), shown only;
