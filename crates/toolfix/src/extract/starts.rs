@@ -6,13 +6,16 @@
 //! walking the automaton: markers whose first byte is ASCII punctuation (`<`, `[`, `{`,
 //! `` ` ``, `]`, `>`, ...) by that byte, with `memchr`; the few that begin with a letter, a
 //! space or a non-ASCII character (` functools[`, `Action:`, `◁think▷`) whole, with a
-//! small automaton of their own (vectorised, one pass for all). The marker automaton is
+//! small automaton of their own (vectorised, one pass for all). Where the CPU allows,
+//! every one of those bytes (the first bytes and the bytes the words are looked for by)
+//! is found in one vectorised pass (`aho-corasick`'s packed Teddy searcher, one byte per
+//! bucket), instead of one `memchr3` pass per three bytes. The marker automaton is
 //! then run anchored at each place found, in order: the first
 //! match is the one an unanchored leftmost-longest search would find. Exact by
 //! construction: a marker that starts at a byte either starts with one of the bytes
 //! looked for, or is itself looked for.
 
-use aho_corasick::{AhoCorasick, Anchored, Input, Match, MatchKind};
+use aho_corasick::{AhoCorasick, Anchored, Input, Match, MatchKind, packed};
 
 /// The first window [`Starts::next`] looks in; each next one is twice as long, so the
 /// work is proportional to the distance to the place found.
@@ -43,6 +46,27 @@ pub(crate) struct Starts {
     pairs: Vec<u64>,
     /// The longest marker, in bytes.
     longest: usize,
+    /// Every byte looked for (the first bytes and the words' bytes), one vectorised pass
+    /// for all of them (`None` where the packed searcher cannot run, or would not pay:
+    /// the searches above then run by groups).
+    one_pass: Option<packed::Searcher>,
+    /// What each byte is to [`Starts::one_pass`]: [`FIRST`], [`TRIGGER`], both or none.
+    class: [u8; 256],
+}
+
+/// A marker starts with this byte.
+const FIRST: u8 = 1;
+/// A whole-word marker is looked for by this byte.
+const TRIGGER: u8 = 2;
+
+/// What the one pass found.
+enum OnePass {
+    /// The first place a marker may start.
+    Found(usize),
+    /// No marker starts in the span.
+    None,
+    /// The words' bytes come too thick: search by groups instead.
+    Dense,
 }
 
 impl Starts {
@@ -91,7 +115,28 @@ impl Starts {
                 Some(word)
             })
             .collect();
+        let mut class = [0u8; 256];
+        for &b in &first {
+            if let Some(c) = class.get_mut(usize::from(b)) {
+                *c |= FIRST;
+            }
+        }
+        for &b in &triggers {
+            if let Some(c) = class.get_mut(usize::from(b)) {
+                *c |= TRIGGER;
+            }
+        }
+        let looked_for: Vec<[u8; 1]> =
+            (0..=255u8).filter(|b| class.get(usize::from(*b)).is_some_and(|c| *c != 0)).map(|b| [b]).collect();
+        // Teddy (SIMD, no `unsafe` here) finds the first of up to 16 single bytes in one
+        // pass, where `memchr3` needs one pass per three; without it (another CPU), or
+        // with more bytes, the groups search as before.
+        let one_pass = (!looked_for.is_empty())
+            .then(|| packed::Config::new().only_teddy(true).builder().extend(&looked_for).build())
+            .flatten();
         Starts {
+            one_pass,
+            class,
             by_first,
             pairs,
             longest: patterns.iter().map(|p| p.len()).max().unwrap_or(0),
@@ -136,6 +181,15 @@ impl Starts {
     /// The first place in `hay[at..end]` where a marker may start (`words`: what earlier
     /// calls of the same search learnt about where the whole-word markers are).
     fn next(&self, hay: &[u8], mut at: usize, end: usize, words: &mut WordCache) -> Option<usize> {
+        if !words.by_groups
+            && let Some(searcher) = &self.one_pass
+        {
+            match self.one_pass(searcher, hay, at, end) {
+                OnePass::Found(p) => return Some(p),
+                OnePass::None => return None,
+                OnePass::Dense => words.by_groups = true,
+            }
+        }
         let mut window = FIRST_WINDOW;
         while at < end {
             let stop = at.saturating_add(window).min(end);
@@ -146,6 +200,54 @@ impl Starts {
             window = window.saturating_mul(2);
         }
         None
+    }
+
+    /// The first place in `hay[at..end]` where a marker may start, found in one pass over
+    /// every byte looked for: a first byte is a place; a word's byte is one where the word
+    /// is there around it. `Dense` when the words' bytes come thick and start no word.
+    fn one_pass(&self, searcher: &packed::Searcher, hay: &[u8], at: usize, end: usize) -> OnePass {
+        let mut best: Option<usize> = None;
+        let mut misses = 0usize;
+        let mut q = at;
+        loop {
+            // A byte at or past `best + max_offset` starts no word before `best`.
+            let stop = best.map_or(end, |b| b.saturating_add(self.max_offset).min(end));
+            let Some(window) = hay.get(q..stop).filter(|w| !w.is_empty()) else { break };
+            let found = if window.len() < searcher.minimum_len() {
+                window.iter().position(|&b| self.class.get(usize::from(b)).is_some_and(|c| *c != 0))
+            } else {
+                searcher.find(window).map(|m| m.start())
+            };
+            let Some(i) = found else { break };
+            let p = q + i;
+            let Some(&byte) = hay.get(p) else { break };
+            let class = self.class.get(usize::from(byte)).copied().unwrap_or(0);
+            if class & FIRST != 0 && best.is_none_or(|b| p < b) {
+                best = Some(p);
+            }
+            if class & TRIGGER != 0 {
+                let mut hit = false;
+                for w in self.words.iter().filter(|w| w.trigger == byte) {
+                    if let Some(s) = p.checked_sub(w.offset)
+                        && s >= at
+                        && best.is_none_or(|b| s < b)
+                        && s.saturating_add(w.text.len()) <= end
+                        && hay.get(s..).is_some_and(|rest| rest.starts_with(w.text))
+                    {
+                        best = Some(s);
+                        hit = true;
+                    }
+                }
+                if !hit && class & FIRST == 0 {
+                    misses += 1;
+                    if misses >= DENSE_TRIGGERS && p.saturating_sub(at) < misses * DENSE_TRIGGER_SPACING {
+                        return OnePass::Dense;
+                    }
+                }
+            }
+            q = p + 1;
+        }
+        best.map_or(OnePass::None, OnePass::Found)
     }
 
     /// The first place in `[at, stop)` where a marker may start (a word found there may
@@ -346,6 +448,8 @@ struct WordCache {
     clear_from: usize,
     clear_to: usize,
     next: Option<usize>,
+    /// The words' bytes came thick in this search: it goes on by groups.
+    by_groups: bool,
 }
 
 /// The leftmost marker in `text[from..end]` (the longest of those starting there), as an
