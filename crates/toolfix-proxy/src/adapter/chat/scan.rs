@@ -662,7 +662,7 @@ impl<'a> Reader<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::super::{ResponseView, Served, served};
     use super::Api;
     use proptest::prelude::*;
@@ -958,9 +958,21 @@ mod tests {
         }
     }
 
+    /// Up to four edits for [`damaged`], of bytes that matter to a JSON reader.
+    pub(crate) fn edits() -> impl Strategy<Value = Vec<(prop::sample::Index, u8, u8)>> {
+        proptest::collection::vec(
+            (
+                any::<prop::sample::Index>(),
+                0u8..4,
+                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..]),
+            ),
+            0..4,
+        )
+    }
+
     /// `body` with `edits` made, in turn: a byte put in (0), dropped (1), changed (2), or the
     /// body cut there (3).
-    fn damaged(mut body: Vec<u8>, edits: Vec<(prop::sample::Index, u8, u8)>) -> Vec<u8> {
+    pub(crate) fn damaged(mut body: Vec<u8>, edits: Vec<(prop::sample::Index, u8, u8)>) -> Vec<u8> {
         for (at, kind, byte) in edits {
             let i = at.index(body.len() + 1);
             match kind {
@@ -983,8 +995,7 @@ mod tests {
         fn damaged_other_requests_peek_as_serde_json_peeks(
             which in 0usize..10,
             responses in any::<bool>(),
-            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
-                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+            edits in edits(),
         ) {
             let body = damaged(other_requests(responses)[which].clone().into_bytes(), edits);
             other_peeks_alike(&body, if responses { Api::Responses } else { Api::Messages });
@@ -995,8 +1006,7 @@ mod tests {
         #[test]
         fn damaged_requests_told_a_known_tools_text_peek_as_serde_json_peeks(
             which in 0usize..31,
-            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
-                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+            edits in edits(),
         ) {
             let all: Vec<String> = requests().into_iter().chain(other_requests(false)).chain(other_requests(true)).collect();
             let intact = all[which % all.len()].clone();
@@ -1011,8 +1021,7 @@ mod tests {
         #[test]
         fn damaged_requests_peek_as_serde_json_peeks(
             which in 0usize..11,
-            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
-                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+            edits in edits(),
         ) {
             let body = damaged(requests()[which].clone().into_bytes(), edits);
             if super::peek(&body, None).is_some() {
@@ -1025,8 +1034,7 @@ mod tests {
         #[test]
         fn damaged_bodies_read_as_serde_json_reads_them(
             which in 0usize..10,
-            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
-                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+            edits in edits(),
         ) {
             let body = damaged(fixtures()[which].clone().into_bytes(), edits);
             if super::read(&body).is_some() {

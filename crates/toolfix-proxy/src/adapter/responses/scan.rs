@@ -172,6 +172,7 @@ fn part<'a>(r: &mut Reader<'a>) -> Option<PartView<'a>> {
 #[cfg(test)]
 mod tests {
     use super::super::{ItemView, PartView, ResponseView};
+    use crate::adapter::chat::scan::tests::{damaged, edits};
     use crate::adapter::view::{Field, Text};
     use proptest::prelude::*;
     use serde_json::{Value, json};
@@ -285,22 +286,9 @@ mod tests {
         #[test]
         fn damaged_bodies_read_as_serde_json_reads_them(
             which in 0usize..11,
-            edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..4,
-                prop::sample::select(&b"\"\\{}[],:0123456789-+.eEtrufalsn \n\t\x01\xc3\xa9uU/x"[..])), 0..4),
+            edits in edits(),
         ) {
-            let mut body = fixtures()[which].clone().into_bytes();
-            for (at, kind, byte) in edits {
-                let i = at.index(body.len() + 1);
-                match kind {
-                    0 => body.insert(i, byte),
-                    1 if i < body.len() => {
-                        body.remove(i);
-                    }
-                    2 if i < body.len() => body[i] = byte,
-                    _ => body.truncate(i),
-                }
-            }
-            agrees(&body);
+            agrees(&damaged(fixtures()[which].clone().into_bytes(), edits));
         }
     }
 }
