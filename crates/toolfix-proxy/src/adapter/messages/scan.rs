@@ -100,18 +100,9 @@ fn block<'a>(r: &mut Reader<'a>) -> Option<BlockView<'a>> {
 #[cfg(test)]
 mod tests {
     use super::super::{BlockView, ResponseView};
-    use crate::adapter::chat::scan::tests::{damaged, edits};
-    use crate::adapter::view::{Field, Text};
+    use crate::adapter::chat::scan::tests::{damaged, edits, field_json as field, text_json as text};
     use proptest::prelude::*;
     use serde_json::{Value, json};
-
-    fn text(t: &Text<'_>) -> Value {
-        json!(t.as_str())
-    }
-
-    fn field(f: &Field<'_>) -> Value {
-        json!(f.0.map(serde_json::value::RawValue::get))
-    }
 
     fn block(b: &BlockView<'_>) -> Value {
         json!([

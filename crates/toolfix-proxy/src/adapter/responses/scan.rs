@@ -172,18 +172,9 @@ fn part<'a>(r: &mut Reader<'a>) -> Option<PartView<'a>> {
 #[cfg(test)]
 mod tests {
     use super::super::{ItemView, PartView, ResponseView};
-    use crate::adapter::chat::scan::tests::{damaged, edits};
-    use crate::adapter::view::{Field, Text};
+    use crate::adapter::chat::scan::tests::{damaged, edits, field_json as field, text_json as text};
     use proptest::prelude::*;
     use serde_json::{Value, json};
-
-    fn text(t: &Text<'_>) -> Value {
-        json!(t.as_str())
-    }
-
-    fn field(f: &Field<'_>) -> Value {
-        json!(f.0.map(serde_json::value::RawValue::get))
-    }
 
     fn part(p: &PartView<'_>) -> Value {
         json!([p.dup, p.seen, p.other, text(&p.kind), p.text.as_str(), field(&p.annotations)])
