@@ -514,13 +514,22 @@ async fn while_reading<T>(
         if buf.len() >= READ_AHEAD {
             return Some(work.await);
         }
-        buf.reserve(4096);
+        // Room is made only once bytes are there to read: the request's head and body
+        // still share the buffer's storage, so making room before would take a new
+        // buffer for every request.
         tokio::select! {
             biased;
             done = &mut work => return Some(done),
-            read = tcp.read_buf(buf) => match read {
-                Ok(n) if n > 0 => {}
-                _ => return None,
+            ready = std::future::poll_fn(|cx| tcp.poll_read_ready(cx)) => {
+                if ready.is_err() {
+                    return None;
+                }
+                buf.reserve(4096);
+                match tcp.try_read_buf(buf) {
+                    Ok(n) if n > 0 => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    _ => return None,
+                }
             },
         }
     }
@@ -678,6 +687,11 @@ async fn write_response(
                     flush(tcp, out, &mut queued).await?;
                 }
                 queued = data;
+                if left == 0 && body.is_end_stream() {
+                    // The last byte, and the body says it has nothing more (so asking
+                    // would give its end): not asked again.
+                    break;
+                }
             }
             Framing::Chunked => {
                 hex(out, data.len() as u64);
