@@ -147,7 +147,9 @@ pub(crate) async fn serve(
         let stopping = stopping.clone();
         let finished = done.subscribe();
         tokio::spawn(async move {
-            connection(&front, tcp, stopping).await;
+            // Boxed: a connection's future holds its handler's, ~16 KiB (one allocation
+            // per connection, not per request).
+            Box::pin(connection(&front, tcp, stopping)).await;
             drop(finished);
         });
     }

@@ -652,6 +652,26 @@ mod tests {
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
+    /// An upstream client used by one runtime, then (that one shut down) by another: its
+    /// kept connection and request timer belong to the first; the second's requests are
+    /// answered (a timer of a runtime that has shut down panics when polled).
+    #[test]
+    fn one_runtime_after_another() {
+        let server = tokio::runtime::Runtime::new().unwrap();
+        let (url, _) = server.block_on(keep_alive());
+        let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+        for _ in 0..3 {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let target = upstream.target("/v1/models").unwrap();
+                let answer =
+                    upstream.send(Method::GET, target, HeaderMap::new(), Payload::Bytes(Bytes::new())).await.unwrap();
+                let body = upstream.read_all(answer.response, 1000).await.unwrap();
+                assert_eq!(&body[..], b"{\"a\": 1}");
+            });
+        }
+    }
+
     #[test]
     fn forwarded_headers_lose_hop_by_hop_ones_and_carry_the_right_key() {
         let cases = [(None, None), (Some("proxy-key"), None), (None, Some("up-key"))];

@@ -70,8 +70,11 @@ pub(super) struct Pool {
     idle: Mutex<Vec<Idle>>,
     /// Starts the task that closes connections unused for [`POOL_IDLE`].
     reaper: std::sync::Once,
-    /// Request timers not in use (see [`Pool::send`]), at most [`POOL_MAX_IDLE`].
-    timers: Mutex<Vec<Pin<Box<tokio::time::Sleep>>>>,
+    /// Request timers not in use (see [`Pool::send`]), at most [`POOL_MAX_IDLE`], each
+    /// with the runtime it belongs to: a timer is used again only in its own runtime (a
+    /// router may be served by one runtime after another, and a timer of a runtime that
+    /// has shut down panics when polled).
+    timers: Mutex<Vec<(tokio::runtime::Id, Pin<Box<tokio::time::Sleep>>)>>,
 }
 
 #[derive(Debug)]
@@ -178,12 +181,14 @@ impl Pool {
         timeout: Duration,
     ) -> Result<Answer, ApiError> {
         let deadline = tokio::time::Instant::now() + timeout;
+        let runtime = tokio::runtime::Handle::current().id();
         let mut timer = match self.timers.lock().ok().and_then(|mut t| t.pop()) {
-            Some(mut t) => {
+            Some((id, mut t)) if id == runtime => {
                 t.as_mut().reset(deadline);
                 t
             }
-            None => Box::pin(tokio::time::sleep_until(deadline)),
+            // None kept, or one of another runtime (dropped here).
+            _ => Box::pin(tokio::time::sleep_until(deadline)),
         };
         let mut exchange = std::pin::pin!(self.exchange(method, target, headers, json, body));
         let answer = std::future::poll_fn(|cx| {
@@ -204,7 +209,7 @@ impl Pool {
         if let Ok(mut timers) = self.timers.lock()
             && timers.len() < POOL_MAX_IDLE
         {
-            timers.push(timer);
+            timers.push((runtime, timer));
         }
         answer
     }
