@@ -170,9 +170,14 @@ pub(crate) fn objects<'a, T>(r: &mut Reader<'a>, mut one: impl FnMut(&mut Reader
     Some(out)
 }
 
-/// A value's text as a `&RawValue` (it was read as one JSON value).
-pub(crate) fn raw_value(text: &str) -> Option<&serde_json::value::RawValue> {
-    serde_json::from_str(text).ok()
+/// The string `raw` holds (the text of one JSON string, its quotes included), as serde_json
+/// reads it (borrowed when it holds no escape); `None` when this reader cannot decide (a
+/// lone surrogate escape, ...) or `raw` is not one string and nothing else.
+pub(crate) fn string_value(raw: &str) -> Option<Cow<'_, str>> {
+    let mut r = Reader { text: raw, bytes: raw.as_bytes(), at: 0 };
+    r.expect(b'"')?;
+    let value = r.string()?;
+    r.at_end().then_some(value)
 }
 
 /// The reader, for the other APIs' bodies too (`responses::scan`, `messages::scan`).
@@ -950,7 +955,7 @@ pub(crate) mod tests {
 
     /// A view's raw member, to compare two reads.
     pub(crate) fn field_json(f: &crate::adapter::view::Field<'_>) -> serde_json::Value {
-        serde_json::json!(f.0.map(serde_json::value::RawValue::get))
+        serde_json::json!(f.0)
     }
 
     /// Up to four edits for [`damaged`], of bytes that matter to a JSON reader.
