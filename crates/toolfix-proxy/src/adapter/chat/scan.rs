@@ -251,10 +251,7 @@ impl<'a> Reader<'a> {
         }
         loop {
             self.expect(b'"')?;
-            let key = match self.string()? {
-                Cow::Borrowed(k) => k,
-                Cow::Owned(_) => return None,
-            };
+            let key = self.key()?;
             self.ws();
             self.expect(b':')?;
             self.ws();
@@ -324,6 +321,18 @@ impl<'a> Reader<'a> {
         let tail = from + SHORT;
         let end = tail + memchr::memchr2(b'"', b'\\', self.bytes.get(tail..)?)?;
         (!has_control(self.bytes.get(tail..end)?)).then_some(end)
+    }
+
+    /// A key (its opening quote read) that holds no escape; `None` for one that does (the
+    /// reader gives up on it, as it would on its value read by [`Reader::string`]).
+    fn key(&mut self) -> Option<&'a str> {
+        let start = self.at;
+        let end = self.plain_end(start)?;
+        if self.bytes.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.at = end + 1;
+        self.text.get(start..end)
     }
 
     /// A string's value (its opening quote read): borrowed when it holds no escape.
