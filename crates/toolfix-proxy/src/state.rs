@@ -26,22 +26,34 @@ pub(crate) struct AppState {
     /// is JSON): the next peek takes a `tools` member with the same bytes as read (see
     /// `Adapter::peek_known`); and the set compiled from that text, which the next
     /// request with the same text takes without hashing it and looking in the cache (the
-    /// same text always compiles to the same set: the configuration does not change).
-    last_tools: Mutex<Option<(Arc<str>, ToolSet)>>,
+    /// same text always compiles to the same set for one API: the configuration does not
+    /// change), with the API it was compiled for.
+    last_tools: Mutex<Option<Compiled>>,
 }
 
-/// Compiled tool sets by the text of their definitions: found by a fast hash of the text,
-/// taken only when the whole text is the same (a collision never picks another set).
+/// A request's tool definitions: their text, the API they came to, the set compiled from
+/// them.
+#[derive(Debug)]
+struct Compiled {
+    text: Arc<str>,
+    api: &'static str,
+    set: ToolSet,
+}
+
+/// Compiled tool sets by the API and the text of their definitions: found by a fast hash
+/// of the text, taken only when the API and the whole text are the same (a collision never
+/// picks another set). The API is part of the key because each reads the same text its own
+/// way (a Messages tool's `input_schema`, a Responses tool's `parameters`).
 #[derive(Debug, Default)]
 struct ToolCache {
-    sets: HashMap<u64, Vec<(Box<str>, ToolSet)>>,
+    sets: HashMap<u64, Vec<Compiled>>,
     bytes: usize,
 }
 
 impl ToolCache {
-    /// The set compiled from exactly `raw` (`key`: its hash).
-    fn get(&self, key: u64, raw: &str) -> Option<&ToolSet> {
-        self.sets.get(&key)?.iter().find(|(text, _)| **text == *raw).map(|(_, set)| set)
+    /// The set compiled for `api` from exactly `raw` (`key`: its hash).
+    fn get(&self, key: u64, api: &str, raw: &str) -> Option<&ToolSet> {
+        self.sets.get(&key)?.iter().find(|c| c.api == api && *c.text == *raw).map(|c| &c.set)
     }
 }
 
@@ -89,19 +101,25 @@ impl AppState {
         })
     }
 
-    /// The tool set of a request (`raw`: the text of its tool definitions, the cache key),
-    /// with the configured per-tool policies; compiled once while it stays in the cache
-    /// (bounded by the bytes of the keys it holds).
-    pub(crate) fn tool_set(&self, raw: &str, definitions: impl FnOnce() -> Vec<serde_json::Value>) -> ToolSet {
+    /// The tool set of a request to `api` (`raw`: the text of its tool definitions; the
+    /// two are the cache key), with the configured per-tool policies; compiled once while
+    /// it stays in the cache (bounded by the bytes of the keys it holds).
+    pub(crate) fn tool_set(
+        &self,
+        api: &'static str,
+        raw: &str,
+        definitions: impl FnOnce() -> Vec<serde_json::Value>,
+    ) -> ToolSet {
         if let Ok(last) = self.last_tools.lock()
-            && let Some((text, set)) = &*last
-            && **text == *raw
+            && let Some(l) = &*last
+            && l.api == api
+            && *l.text == *raw
         {
-            return set.clone();
+            return l.set.clone();
         }
         let key = text_hash(raw);
         if let Ok(cache) = self.tools.lock()
-            && let Some(set) = cache.get(key, raw)
+            && let Some(set) = cache.get(key, api, raw)
         {
             return set.clone();
         }
@@ -114,8 +132,8 @@ impl AppState {
                 cache.bytes = 0;
             }
             let bucket = cache.sets.entry(key).or_default();
-            if !bucket.iter().any(|(text, _)| **text == *raw) {
-                bucket.push((raw.into(), set.clone()));
+            if !bucket.iter().any(|c| c.api == api && *c.text == *raw) {
+                bucket.push(Compiled { text: raw.into(), api, set: set.clone() });
                 cache.bytes += raw.len();
             }
         }
@@ -124,18 +142,21 @@ impl AppState {
 
     /// The tool definitions' text of the last request with tools, for the next peek.
     pub(crate) fn known_tools(&self) -> Option<Arc<str>> {
-        self.last_tools.lock().ok()?.as_ref().map(|(text, _)| Arc::clone(text))
+        self.last_tools.lock().ok()?.as_ref().map(|l| Arc::clone(&l.text))
     }
 
-    /// Remember `raw`, the tool definitions' text a peek read (`known`: what it was told),
-    /// and `set`, the tool set [`AppState::tool_set`] gave for it.
-    pub(crate) fn remember_tools(&self, raw: &str, known: Option<&str>, set: &ToolSet) {
-        if known != Some(raw)
-            && raw.len() <= TOOL_CACHE_BYTES
-            && let Ok(mut last) = self.last_tools.lock()
-        {
-            *last = Some((raw.into(), set.clone()));
+    /// Remember `raw`, the tool definitions' text a peek of a request to `api` read
+    /// (`known`: what it was told), and `set`, the tool set [`AppState::tool_set`] gave
+    /// for it.
+    pub(crate) fn remember_tools(&self, api: &'static str, raw: &str, known: Option<&str>, set: &ToolSet) {
+        if raw.len() > TOOL_CACHE_BYTES {
+            return;
         }
+        let Ok(mut last) = self.last_tools.lock() else { return };
+        if known == Some(raw) && last.as_ref().is_some_and(|l| l.api == api) {
+            return;
+        }
+        *last = Some(Compiled { text: raw.into(), api, set: set.clone() });
     }
 
     fn build(&self, definitions: &[serde_json::Value]) -> ToolSet {
@@ -163,7 +184,7 @@ impl AppState {
 
 #[cfg(test)]
 mod tests {
-    use super::{ToolCache, text_hash};
+    use super::{Compiled, ToolCache, text_hash};
     use toolfix::ToolSet;
 
     #[test]
@@ -172,9 +193,11 @@ mod tests {
         let a = ToolSet::new(def("a").as_array().unwrap()).unwrap();
         let mut cache = ToolCache::default();
         // The text "b" filed under the hash of "a": a lookup of "a" finds nothing.
-        cache.sets.entry(text_hash("a")).or_default().push(("b".into(), a.clone()));
-        assert!(cache.get(text_hash("a"), "a").is_none());
-        assert!(cache.get(text_hash("a"), "b").is_some());
+        cache.sets.entry(text_hash("a")).or_default().push(Compiled { text: "b".into(), api: "chat", set: a.clone() });
+        assert!(cache.get(text_hash("a"), "chat", "a").is_none());
+        assert!(cache.get(text_hash("a"), "chat", "b").is_some());
+        // The same text for another API is another set.
+        assert!(cache.get(text_hash("a"), "messages", "b").is_none());
         assert_ne!(text_hash("[1]"), text_hash("[2]"));
         assert_ne!(text_hash("12345678"), text_hash("123456789"));
     }
@@ -187,22 +210,40 @@ mod tests {
         let def = |name: &str| serde_json::json!([{"name": name, "parameters": {"type": "object"}}]);
         let names = |set: &ToolSet| set.tools().iter().map(|t| t.name().to_owned()).collect::<Vec<_>>();
         let (text_a, text_b) = (def("a").to_string(), def("b").to_string());
-        let a = state.tool_set(&text_a, || def("a").as_array().unwrap().clone());
-        state.remember_tools(&text_a, None, &a);
+        let a = state.tool_set("chat", &text_a, || def("a").as_array().unwrap().clone());
+        state.remember_tools("chat", &text_a, None, &a);
         assert_eq!(state.known_tools().as_deref(), Some(text_a.as_str()));
         // The same text: the last set, nothing compiled.
-        let again = state.tool_set(&text_a, || panic!("the last set is taken"));
+        let again = state.tool_set("chat", &text_a, || panic!("the last set is taken"));
         assert_eq!(names(&again), ["a"]);
         // The same text with a byte more, and another text: their own sets.
-        let b = state.tool_set(&text_b, || def("b").as_array().unwrap().clone());
+        let b = state.tool_set("chat", &text_b, || def("b").as_array().unwrap().clone());
         assert_eq!(names(&b), ["b"]);
         let spaced = format!("{text_a} ");
-        let c = state.tool_set(&spaced, || def("c").as_array().unwrap().clone());
+        let c = state.tool_set("chat", &spaced, || def("c").as_array().unwrap().clone());
         assert_eq!(names(&c), ["c"]);
-        state.remember_tools(&text_b, Some(&text_a), &b);
+        state.remember_tools("chat", &text_b, Some(&text_a), &b);
         assert_eq!(state.known_tools().as_deref(), Some(text_b.as_str()));
-        assert_eq!(names(&state.tool_set(&text_b, || panic!("the last set is taken"))), ["b"]);
+        assert_eq!(names(&state.tool_set("chat", &text_b, || panic!("the last set is taken"))), ["b"]);
         // The first text is still in the cache.
-        assert_eq!(names(&state.tool_set(&text_a, || panic!("cached"))), ["a"]);
+        assert_eq!(names(&state.tool_set("chat", &text_a, || panic!("cached"))), ["a"]);
+    }
+
+    /// Each API reads the same tool definitions' text its own way: a set compiled for one
+    /// is never taken for another, from the last request or from the cache.
+    #[test]
+    fn the_same_text_for_another_api_is_another_tool_set() {
+        let state = super::AppState::new(crate::Config::new("http://127.0.0.1:9").unwrap()).unwrap();
+        let def = |name: &str| serde_json::json!([{"name": name, "parameters": {"type": "object"}}]);
+        let names = |set: &ToolSet| set.tools().iter().map(|t| t.name().to_owned()).collect::<Vec<_>>();
+        let text = def("a").to_string();
+        let a = state.tool_set("messages", &text, || def("a").as_array().unwrap().clone());
+        state.remember_tools("messages", &text, None, &a);
+        // The same text to another API (told the known text, as its peek is): compiled for it.
+        let b = state.tool_set("chat", &text, || def("b").as_array().unwrap().clone());
+        assert_eq!(names(&b), ["b"]);
+        state.remember_tools("chat", &text, Some(&text), &b);
+        assert_eq!(names(&state.tool_set("chat", &text, || panic!("the last set is taken"))), ["b"]);
+        assert_eq!(names(&state.tool_set("messages", &text, || panic!("cached"))), ["a"]);
     }
 }
