@@ -147,7 +147,9 @@ pub(crate) async fn serve(
         let stopping = stopping.clone();
         let finished = done.subscribe();
         tokio::spawn(async move {
-            connection(&front, tcp, stopping).await;
+            // Boxed: a connection's future holds its handler's, ~16 KiB (one allocation
+            // per connection, not per request).
+            Box::pin(connection(&front, tcp, stopping)).await;
             drop(finished);
         });
     }
@@ -171,13 +173,18 @@ async fn accept_failed(e: io::Error) {
 
 /// One connection: requests of the common shape answered here until one is not; then
 /// the connection goes to the general stack.
-async fn connection(front: &Front, mut tcp: TcpStream, mut stopping: watch::Receiver<bool>) {
+async fn connection(front: &Front, mut tcp: TcpStream, stopping: watch::Receiver<bool>) {
     let mut buf = BytesMut::new();
     if front.fast {
         let mut out = Vec::new();
         let mut fields = [(Span::default(), Span::default()); MAX_HEADERS];
+        // One wait for shutdown for the whole connection, looked at whenever it is idle (a
+        // wait made for each request joined the channel's waiters and left them again,
+        // ~400 instructions per request). It finishes only once: the connection then closes.
+        let mut watching = stopping.clone();
+        let mut stop = pin!(watching.wait_for(|s| *s));
         loop {
-            match next_request(front, &mut tcp, &mut buf, &mut stopping, &mut out, &mut fields).await {
+            match next_request(front, &mut tcp, &mut buf, &stopping, &mut stop, &mut out, &mut fields).await {
                 Step::Again => {}
                 Step::Close => return,
                 Step::HandOver => break,
@@ -202,7 +209,8 @@ async fn next_request(
     front: &Front,
     tcp: &mut TcpStream,
     buf: &mut BytesMut,
-    stopping: &mut watch::Receiver<bool>,
+    stopping: &watch::Receiver<bool>,
+    stop: &mut (impl Future + Unpin),
     out: &mut Vec<u8>,
     fields: &mut Fields,
 ) -> Step {
@@ -211,7 +219,7 @@ async fn next_request(
         buf.reserve(4096);
         let read = tokio::select! {
             r = tcp.read_buf(buf) => r,
-            _ = stopping.wait_for(|s| *s) => return Step::Close,
+            _ = &mut *stop => return Step::Close,
         };
         if !matches!(read, Ok(n) if n > 0) {
             return Step::Close;
@@ -228,7 +236,7 @@ async fn next_request(
     };
     // The head is whole: from here on the request is the fast path's.
     let head_bytes = buf.split_to(head.len).freeze();
-    let Some(headers) = header_map(&head_bytes, fields.get(..head.count).unwrap_or_default()) else {
+    let Some(headers) = header_map(&head_bytes, fields.get(..head.count).unwrap_or_default(), head.hop) else {
         return put_back(buf, &head_bytes);
     };
     let target = head_bytes.slice(head.target.range());
@@ -257,7 +265,9 @@ async fn next_request(
     let started = Instant::now();
     let Some(body) = read_body(tcp, buf, length).await else { return Step::Close };
     let request = handlers::Head { method: Method::POST, uri, headers };
-    let handled = route.call(front.state.clone(), request, body, started);
+    // Pinned where it is made: the handler's future is large, and moving it into
+    // `while_reading` copied all of it (~700 instructions per request).
+    let handled = pin!(route.call(front.state.clone(), request, body, started));
     // The client left: the handler (and its upstream request) is dropped.
     let Some(response) = while_reading(tcp, buf, handled).await else { return Step::Close };
     let close = head.close || *stopping.borrow();
@@ -299,6 +309,9 @@ struct Head {
     length: Option<usize>,
     /// The client asked to close the connection after this request.
     close: bool,
+    /// Bit `i` set: header line `i` is hop-by-hop (`host`, `content-length`, ...: what
+    /// `upstream::is_hop_by_hop` names), left out of the request's map.
+    hop: u64,
 }
 
 /// A piece of the head, as offsets.
@@ -370,24 +383,26 @@ fn parse_head(buf: &[u8], fields: &mut Fields) -> Parsed {
         Span { start: start as u32, end: (start + s.len()) as u32 }
     };
     let mut head =
-        Head { len, target: at(target.as_bytes()), count: request.headers.len(), length: None, close: false };
-    for (slot, line) in fields.iter_mut().zip(request.headers.iter()) {
+        Head { len, target: at(target.as_bytes()), count: request.headers.len(), length: None, close: false, hop: 0 };
+    for (i, (slot, line)) in fields.iter_mut().zip(request.headers.iter()).enumerate() {
         let name = line.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"content-length") {
-            if head.length.is_some() {
-                return Parsed::Other;
+        match Line::of(name) {
+            Line::Other => {}
+            Line::Length => {
+                if head.length.is_some() {
+                    return Parsed::Other;
+                }
+                let Some(n) = decimal(line.value) else { return Parsed::Other };
+                head.length = Some(n);
+                head.hop |= 1 << i;
             }
-            let Some(n) = decimal(line.value) else { return Parsed::Other };
-            head.length = Some(n);
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            let Some(close) = connection_close(line.value) else { return Parsed::Other };
-            head.close |= close;
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
-            || name.eq_ignore_ascii_case(b"expect")
-            || name.eq_ignore_ascii_case(b"upgrade")
-            || name.eq_ignore_ascii_case(b"te")
-        {
-            return Parsed::Other;
+            Line::Connection => {
+                let Some(close) = connection_close(line.value) else { return Parsed::Other };
+                head.close |= close;
+                head.hop |= 1 << i;
+            }
+            Line::HopByHop => head.hop |= 1 << i,
+            Line::Refused => return Parsed::Other,
         }
         *slot = (at(name), at(line.value));
     }
@@ -395,6 +410,42 @@ fn parse_head(buf: &[u8], fields: &mut Fields) -> Parsed {
         return Parsed::Other;
     }
     Parsed::Head(head)
+}
+
+/// What a header line's name means to the fast path.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Line {
+    /// `content-length`.
+    Length,
+    /// `connection`.
+    Connection,
+    /// Another hop-by-hop name the proxy never forwards (`host`, `keep-alive`, `trailer`,
+    /// `proxy-authenticate`, `proxy-authorization`): left out of the request's map.
+    HopByHop,
+    /// `transfer-encoding`, `expect`, `upgrade` or `te`: for the general stack.
+    Refused,
+    Other,
+}
+
+impl Line {
+    /// The kind of `name` (any case), told by its length first.
+    fn of(name: &[u8]) -> Line {
+        let is = |known: &[u8]| name.eq_ignore_ascii_case(known);
+        match name.len() {
+            2 if is(b"te") => Line::Refused,
+            4 if is(b"host") => Line::HopByHop,
+            6 if is(b"expect") => Line::Refused,
+            7 if is(b"upgrade") => Line::Refused,
+            7 if is(b"trailer") => Line::HopByHop,
+            10 if is(b"connection") => Line::Connection,
+            10 if is(b"keep-alive") => Line::HopByHop,
+            14 if is(b"content-length") => Line::Length,
+            17 if is(b"transfer-encoding") => Line::Refused,
+            18 if is(b"proxy-authenticate") => Line::HopByHop,
+            19 if is(b"proxy-authorization") => Line::HopByHop,
+            _ => Line::Other,
+        }
+    }
 }
 
 /// A content length: ASCII digits only, at most 15 of them.
@@ -419,12 +470,21 @@ fn connection_close(value: &[u8]) -> Option<bool> {
     Some(close)
 }
 
-/// The headers as a map sharing the head's bytes; `None` when a name or value is not one
-/// the map takes.
-fn header_map(head: &Bytes, fields: &[(Span, Span)]) -> Option<HeaderMap> {
-    let mut map = HeaderMap::with_capacity(fields.len());
-    for &(name, value) in fields {
-        let name = HeaderName::from_bytes(head.get(name.range())?).ok()?;
+/// The headers as a map sharing the head's bytes, less the hop-by-hop lines (bits of
+/// `hop`: every use of the map drops those, as a request handed over has them dropped
+/// where it is forwarded); `None` when a name or value is not one the map takes.
+fn header_map(head: &Bytes, fields: &[(Span, Span)], hop: u64) -> Option<HeaderMap> {
+    let mut map = HeaderMap::with_capacity(fields.len() - hop.count_ones() as usize);
+    for (i, &(name, value)) in fields.iter().enumerate() {
+        if hop & (1 << i) != 0 {
+            // Its value is still checked as the map would (its name is a known one), so a
+            // head the map would refuse is handed over as before.
+            if !head.get(value.range())?.iter().all(|&b| b >= 32 && b != 127 || b == b'\t') {
+                return None;
+            }
+            continue;
+        }
+        let name = crate::upstream::header_name(head.get(name.range())?).ok()?;
         let value = HeaderValue::from_maybe_shared(head.slice(value.range())).ok()?;
         map.append(name, value);
     }
@@ -447,19 +507,31 @@ async fn read_body(tcp: &mut TcpStream, buf: &mut BytesMut, length: usize) -> Op
 /// Run `work` while watching the connection: bytes that come meanwhile (a pipelined
 /// request) are kept in `buf`; `None` if the client leaves (end of stream or an error)
 /// first, `work` then dropped unfinished.
-async fn while_reading<T>(tcp: &mut TcpStream, buf: &mut BytesMut, work: impl Future<Output = T>) -> Option<T> {
-    let mut work = pin!(work);
+async fn while_reading<T>(
+    tcp: &mut TcpStream,
+    buf: &mut BytesMut,
+    mut work: impl Future<Output = T> + Unpin,
+) -> Option<T> {
     loop {
         if buf.len() >= READ_AHEAD {
             return Some(work.await);
         }
-        buf.reserve(4096);
+        // Room is made only once bytes are there to read: the request's head and body
+        // still share the buffer's storage, so making room before would take a new
+        // buffer for every request.
         tokio::select! {
             biased;
             done = &mut work => return Some(done),
-            read = tcp.read_buf(buf) => match read {
-                Ok(n) if n > 0 => {}
-                _ => return None,
+            ready = std::future::poll_fn(|cx| tcp.poll_read_ready(cx)) => {
+                if ready.is_err() {
+                    return None;
+                }
+                buf.reserve(4096);
+                match tcp.try_read_buf(buf) {
+                    Ok(n) if n > 0 => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    _ => return None,
+                }
             },
         }
     }
@@ -617,6 +689,11 @@ async fn write_response(
                     flush(tcp, out, &mut queued).await?;
                 }
                 queued = data;
+                if left == 0 && body.is_end_stream() {
+                    // The last byte, and the body says it has nothing more (so asking
+                    // would give its end): not asked again.
+                    break;
+                }
             }
             Framing::Chunked => {
                 hex(out, data.len() as u64);
@@ -773,7 +850,7 @@ impl AsyncWrite for Replay {
 
 #[cfg(test)]
 mod tests {
-    use super::{Fields, MAX_HEADERS, Parsed, Span, connection_close, decimal, parse_head};
+    use super::{Fields, Line, MAX_HEADERS, Parsed, Span, connection_close, decimal, parse_head};
     use proptest::prelude::*;
 
     fn parse(head: &str) -> Parsed {
@@ -815,6 +892,43 @@ mod tests {
         assert!(matches!(parse(p), Parsed::Partial));
         let many = "x-h: y\r\n".repeat(MAX_HEADERS + 1);
         assert!(matches!(parse(&format!("{p}{many}content-length: 1\r\n\r\n")), Parsed::Other));
+    }
+
+    /// The lines left out of the request's map are exactly those every use of the map
+    /// drops (`upstream::is_hop_by_hop`), in any case.
+    #[test]
+    fn hop_by_hop_lines_are_the_ones_never_forwarded() {
+        use axum::http::HeaderName;
+        for name in [
+            "connection",
+            "Transfer-Encoding",
+            "HOST",
+            "content-length",
+            "te",
+            "trailer",
+            "Upgrade",
+            "proxy-authenticate",
+            "proxy-authorization",
+            "keep-alive",
+            "expect",
+            "content-type",
+            "accept",
+            "authorization",
+            "x-api-key",
+            "hosts",
+            "t",
+            "keep_alive",
+            "connectio",
+        ] {
+            let kind = Line::of(name.as_bytes());
+            let never_forwarded =
+                HeaderName::from_bytes(name.as_bytes()).is_ok_and(|n| crate::upstream::is_hop_by_hop(&n));
+            let left_out = kind != Line::Other && !name.eq_ignore_ascii_case("expect");
+            assert_eq!(left_out, never_forwarded, "{name}");
+        }
+        assert_eq!(Line::of(b"Content-Length"), Line::Length);
+        assert_eq!(Line::of(b"CONNECTION"), Line::Connection);
+        assert_eq!(Line::of(b"Expect"), Line::Refused);
     }
 
     #[test]

@@ -24,8 +24,10 @@ pub(crate) struct AppState {
     tools: Mutex<ToolCache>,
     /// The tool definitions' text of the last request with tools (its peek read it, so it
     /// is JSON): the next peek takes a `tools` member with the same bytes as read (see
-    /// `Adapter::peek_known`).
-    last_tools: Mutex<Option<Arc<str>>>,
+    /// `Adapter::peek_known`); and the set compiled from that text, which the next
+    /// request with the same text takes without hashing it and looking in the cache (the
+    /// same text always compiles to the same set: the configuration does not change).
+    last_tools: Mutex<Option<(Arc<str>, ToolSet)>>,
 }
 
 /// Compiled tool sets by the text of their definitions: found by a fast hash of the text,
@@ -91,6 +93,12 @@ impl AppState {
     /// with the configured per-tool policies; compiled once while it stays in the cache
     /// (bounded by the bytes of the keys it holds).
     pub(crate) fn tool_set(&self, raw: &str, definitions: impl FnOnce() -> Vec<serde_json::Value>) -> ToolSet {
+        if let Ok(last) = self.last_tools.lock()
+            && let Some((text, set)) = &*last
+            && **text == *raw
+        {
+            return set.clone();
+        }
         let key = text_hash(raw);
         if let Ok(cache) = self.tools.lock()
             && let Some(set) = cache.get(key, raw)
@@ -116,16 +124,17 @@ impl AppState {
 
     /// The tool definitions' text of the last request with tools, for the next peek.
     pub(crate) fn known_tools(&self) -> Option<Arc<str>> {
-        self.last_tools.lock().ok()?.clone()
+        self.last_tools.lock().ok()?.as_ref().map(|(text, _)| Arc::clone(text))
     }
 
-    /// Remember `raw`, the tool definitions' text a peek read (`known`: what it was told).
-    pub(crate) fn remember_tools(&self, raw: &str, known: Option<&str>) {
+    /// Remember `raw`, the tool definitions' text a peek read (`known`: what it was told),
+    /// and `set`, the tool set [`AppState::tool_set`] gave for it.
+    pub(crate) fn remember_tools(&self, raw: &str, known: Option<&str>, set: &ToolSet) {
         if known != Some(raw)
             && raw.len() <= TOOL_CACHE_BYTES
             && let Ok(mut last) = self.last_tools.lock()
         {
-            *last = Some(raw.into());
+            *last = Some((raw.into(), set.clone()));
         }
     }
 
@@ -168,5 +177,32 @@ mod tests {
         assert!(cache.get(text_hash("a"), "b").is_some());
         assert_ne!(text_hash("[1]"), text_hash("[2]"));
         assert_ne!(text_hash("12345678"), text_hash("123456789"));
+    }
+
+    /// The last request's set is taken only for the very same text; another text gets its
+    /// own set (from the cache, or compiled), and becomes the last one once remembered.
+    #[test]
+    fn the_last_tool_set_is_taken_only_for_the_same_text() {
+        let state = super::AppState::new(crate::Config::new("http://127.0.0.1:9").unwrap()).unwrap();
+        let def = |name: &str| serde_json::json!([{"name": name, "parameters": {"type": "object"}}]);
+        let names = |set: &ToolSet| set.tools().iter().map(|t| t.name().to_owned()).collect::<Vec<_>>();
+        let (text_a, text_b) = (def("a").to_string(), def("b").to_string());
+        let a = state.tool_set(&text_a, || def("a").as_array().unwrap().clone());
+        state.remember_tools(&text_a, None, &a);
+        assert_eq!(state.known_tools().as_deref(), Some(text_a.as_str()));
+        // The same text: the last set, nothing compiled.
+        let again = state.tool_set(&text_a, || panic!("the last set is taken"));
+        assert_eq!(names(&again), ["a"]);
+        // The same text with a byte more, and another text: their own sets.
+        let b = state.tool_set(&text_b, || def("b").as_array().unwrap().clone());
+        assert_eq!(names(&b), ["b"]);
+        let spaced = format!("{text_a} ");
+        let c = state.tool_set(&spaced, || def("c").as_array().unwrap().clone());
+        assert_eq!(names(&c), ["c"]);
+        state.remember_tools(&text_b, Some(&text_a), &b);
+        assert_eq!(state.known_tools().as_deref(), Some(text_b.as_str()));
+        assert_eq!(names(&state.tool_set(&text_b, || panic!("the last set is taken"))), ["b"]);
+        // The first text is still in the cache.
+        assert_eq!(names(&state.tool_set(&text_a, || panic!("cached"))), ["a"]);
     }
 }

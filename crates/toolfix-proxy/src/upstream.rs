@@ -30,7 +30,7 @@ const POOL_IDLE: Duration = Duration::from_secs(90);
 const POOL_MAX_IDLE: usize = 64;
 
 /// Whether a header belongs to one connection (never forwarded).
-fn is_hop_by_hop(name: &HeaderName) -> bool {
+pub(crate) fn is_hop_by_hop(name: &HeaderName) -> bool {
     name == header::CONNECTION
         || name == header::TRANSFER_ENCODING
         || name == header::HOST
@@ -43,6 +43,27 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
         || name.as_str() == "keep-alive"
 }
 
+/// A header line's name as `HeaderName::from_bytes` makes it, without its lookup when
+/// the line spells a common name in lower case (the usual spelling): `from_bytes`
+/// lowercases the name into a buffer and finds it in the table of every standard name,
+/// ~115 instructions a line. Any other spelling goes through `from_bytes`.
+pub(crate) fn header_name(name: &[u8]) -> Result<HeaderName, axum::http::header::InvalidHeaderName> {
+    Ok(match name {
+        b"accept" => header::ACCEPT,
+        b"accept-encoding" => header::ACCEPT_ENCODING,
+        b"authorization" => header::AUTHORIZATION,
+        b"connection" => header::CONNECTION,
+        b"content-length" => header::CONTENT_LENGTH,
+        b"content-type" => header::CONTENT_TYPE,
+        b"date" => header::DATE,
+        b"host" => header::HOST,
+        b"server" => header::SERVER,
+        b"transfer-encoding" => header::TRANSFER_ENCODING,
+        b"user-agent" => header::USER_AGENT,
+        _ => return HeaderName::from_bytes(name),
+    })
+}
+
 /// The upstream client, shared by every request.
 #[derive(Debug)]
 pub(crate) struct Upstream {
@@ -51,6 +72,9 @@ pub(crate) struct Upstream {
     base_path: String,
     /// `{base}chat/completions`, built once.
     chat: PathAndQuery,
+    /// The upstream path of each API route's path (`/v1/messages` → `{base}messages`),
+    /// built once.
+    routes: [(&'static str, PathAndQuery); 3],
     api_key: Option<HeaderValue>,
     /// The same key alone, sent as `x-api-key` too (Anthropic-style upstreams).
     raw_key: Option<HeaderValue>,
@@ -79,7 +103,51 @@ pub(crate) struct Answer {
 
 /// The body of an upstream response, read as it arrives.
 #[derive(Debug)]
-pub(crate) struct UpstreamBody(Body);
+pub(crate) struct UpstreamBody(Inner);
+
+/// An upstream body: the plain client's reader as it is (not boxed and wrapped a second
+/// time under the idle timeout's box), or any other body.
+#[derive(Debug)]
+enum Inner {
+    Plain(http1::Reader),
+    Other(Body),
+}
+
+impl hyper::body::Body for Inner {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        match self.get_mut() {
+            // The error as `Body::new` wraps it.
+            Inner::Plain(reader) => Pin::new(reader).poll_frame(cx).map_err(axum::Error::new),
+            Inner::Other(body) => Pin::new(body).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Inner::Plain(reader) => reader.is_end_stream(),
+            Inner::Other(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Inner::Plain(reader) => reader.size_hint(),
+            Inner::Other(body) => body.size_hint(),
+        }
+    }
+}
+
+impl Inner {
+    fn into_body(self) -> Body {
+        match self {
+            Inner::Plain(reader) => Body::new(reader),
+            Inner::Other(body) => body,
+        }
+    }
+}
 
 /// A failure reading an upstream body.
 pub(crate) type BodyError = axum::Error;
@@ -96,7 +164,7 @@ pub(crate) enum Payload {
 impl UpstreamBody {
     /// The body's bytes as they arrive.
     pub(crate) fn bytes_stream(self) -> axum::body::BodyDataStream {
-        self.0.into_data_stream()
+        self.0.into_body().into_data_stream()
     }
 
     /// The body as it is, failing when the upstream is silent for longer than `idle`.
@@ -121,8 +189,16 @@ impl Upstream {
             base.set_path(&path);
         }
         let base_path = base.path().to_owned();
-        let chat = PathAndQuery::try_from(format!("{base_path}chat/completions"))
-            .map_err(|_| crate::Error::Config("the upstream URL's path is not a valid request path".into()))?;
+        let mapped = |rest: &str| {
+            PathAndQuery::try_from(format!("{base_path}{rest}"))
+                .map_err(|_| crate::Error::Config("the upstream URL's path is not a valid request path".into()))
+        };
+        let chat = mapped("chat/completions")?;
+        let routes = [
+            (crate::front::CHAT, chat.clone()),
+            (crate::front::MESSAGES, mapped("messages")?),
+            (crate::front::RESPONSES, mapped("responses")?),
+        ];
         let plain = base.scheme() == "http" && base.username().is_empty() && base.password().is_none();
         let transport = if let (true, Some(host), Some(port)) = (plain, base.host_str(), base.port_or_known_default()) {
             let authority = if port == 80 { host.to_owned() } else { format!("{host}:{port}") };
@@ -150,6 +226,7 @@ impl Upstream {
             transport,
             base_path,
             chat,
+            routes,
             own_keys,
             api_key,
             raw_key,
@@ -162,6 +239,10 @@ impl Upstream {
     /// The upstream path and query for a path and query of the proxy: `/v1/x` → `{base}x`,
     /// anything else → that path at the upstream's origin.
     pub(crate) fn target(&self, path_and_query: &str) -> Result<PathAndQuery, ApiError> {
+        // An API route (the usual path): its upstream path, made once.
+        if let Some((_, target)) = self.routes.iter().find(|(route, _)| *route == path_and_query) {
+            return Ok(target.clone());
+        }
         let mapped = match path_and_query.strip_prefix("/v1/") {
             // The usual base (`/v1/`): the path as it is, without building it again.
             Some(rest) if self.base_path != "/v1/" => PathAndQuery::try_from(format!("{}{rest}", self.base_path)),
@@ -216,29 +297,35 @@ impl Upstream {
         headers: HeaderMap,
         body: Payload,
     ) -> Result<Answer, ApiError> {
-        let sent = async {
-            match &self.transport {
-                Transport::Plain(pool) => pool.send(method, &target, &headers, None, body).await,
-                Transport::Reqwest { client, base } => {
-                    let mut url = base.clone();
-                    url.set_path(target.path());
-                    url.set_query(target.query());
-                    let request = client.request(method, url).headers(headers).body(match body {
-                        Payload::Bytes(b) => reqwest::Body::from(b),
-                        Payload::Stream(b) => reqwest::Body::wrap_stream(b.into_data_stream()),
-                    });
-                    let response = request.send().await.map_err(classify_reqwest)?;
-                    let response = axum::http::Response::<reqwest::Body>::from(response);
-                    let (parts, body) = response.into_parts();
-                    Ok(Answer { status: parts.status, headers: parts.headers, response: UpstreamBody(Body::new(body)) })
-                }
-            }
+        let (client, base) = match &self.transport {
+            // The plain client keeps the request timeout itself.
+            Transport::Plain(pool) => return pool.send(method, &target, &headers, None, body, self.timeout).await,
+            Transport::Reqwest { client, base } => (client, base),
         };
+        // Pinned where it is made (moving the exchange's large future into the timeout
+        // copied all of it).
+        let sent = std::pin::pin!(async {
+            let mut url = base.clone();
+            url.set_path(target.path());
+            url.set_query(target.query());
+            let request = client.request(method, url).headers(headers).body(match body {
+                Payload::Bytes(b) => reqwest::Body::from(b),
+                Payload::Stream(b) => reqwest::Body::wrap_stream(b.into_data_stream()),
+            });
+            let response = request.send().await.map_err(classify_reqwest)?;
+            let response = axum::http::Response::<reqwest::Body>::from(response);
+            let (parts, body) = response.into_parts();
+            Ok(Answer {
+                status: parts.status,
+                headers: parts.headers,
+                response: UpstreamBody(Inner::Other(Body::new(body))),
+            })
+        });
         self.timed(sent).await
     }
 
     /// `sent`, within the request timeout.
-    async fn timed(&self, sent: impl Future<Output = Result<Answer, ApiError>>) -> Result<Answer, ApiError> {
+    async fn timed(&self, sent: impl Future<Output = Result<Answer, ApiError>> + Unpin) -> Result<Answer, ApiError> {
         match tokio::time::timeout(self.timeout, sent).await {
             Err(_) => Err(ApiError::timeout()),
             Ok(r) => r,
@@ -251,7 +338,7 @@ impl Upstream {
         if let Transport::Plain(pool) = &self.transport {
             // The plain client writes the same headers from the client's map, not a copy.
             let json = http1::Json { drop_auth: self.drops_client_keys(), add: &self.own_keys };
-            return self.timed(pool.send(Method::POST, &target, client, Some(&json), Payload::Bytes(body))).await;
+            return pool.send(Method::POST, &target, client, Some(&json), Payload::Bytes(body), self.timeout).await;
         }
         let mut headers = self.request_headers(client, true);
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -374,7 +461,7 @@ pub(crate) static X_TOOLFIX: HeaderName = HeaderName::from_static("x-toolfix");
 
 /// A body that fails when no frame comes for `idle` while one is awaited.
 struct IdleTimeout {
-    inner: Body,
+    inner: Inner,
     idle: Duration,
     /// Made on the first wait, re-armed on each later one.
     timer: Option<Pin<Box<tokio::time::Sleep>>>,
@@ -476,6 +563,36 @@ mod tests {
         assert_eq!(task.await.unwrap(), 3);
     }
 
+    /// The names taken without a lookup are the names the lookup makes, in any spelling.
+    #[test]
+    fn common_header_names_are_the_standard_ones() {
+        use axum::http::HeaderName;
+        for name in [
+            "accept",
+            "accept-encoding",
+            "authorization",
+            "connection",
+            "content-length",
+            "content-type",
+            "date",
+            "host",
+            "server",
+            "transfer-encoding",
+            "user-agent",
+            "Content-Type",
+            "x-api-key",
+            "x-custom",
+            "acceptt",
+        ] {
+            let spelled = [name.to_owned(), name.to_ascii_uppercase()];
+            for n in spelled {
+                assert_eq!(super::header_name(n.as_bytes()).unwrap(), HeaderName::from_bytes(n.as_bytes()).unwrap());
+            }
+        }
+        assert!(super::header_name(b"bad name").is_err());
+        assert!(super::header_name(b"").is_err());
+    }
+
     #[tokio::test]
     async fn paths_map_onto_the_upstream_base() {
         let upstream = Upstream::new(&Config::new("http://127.0.0.1:9/api/v1").unwrap()).unwrap();
@@ -533,6 +650,26 @@ mod tests {
             assert_eq!(got, b"{\"a\": 1}");
         }
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// An upstream client used by one runtime, then (that one shut down) by another: its
+    /// kept connection and request timer belong to the first; the second's requests are
+    /// answered (a timer of a runtime that has shut down panics when polled).
+    #[test]
+    fn one_runtime_after_another() {
+        let server = tokio::runtime::Runtime::new().unwrap();
+        let (url, _) = server.block_on(keep_alive());
+        let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+        for _ in 0..3 {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let target = upstream.target("/v1/models").unwrap();
+                let answer =
+                    upstream.send(Method::GET, target, HeaderMap::new(), Payload::Bytes(Bytes::new())).await.unwrap();
+                let body = upstream.read_all(answer.response, 1000).await.unwrap();
+                assert_eq!(&body[..], b"{\"a\": 1}");
+            });
+        }
     }
 
     #[test]

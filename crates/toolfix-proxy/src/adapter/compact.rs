@@ -101,10 +101,14 @@ fn scan<const MINIFY: bool>(bytes: &[u8], out: &mut Vec<u8>) -> bool {
             out.extend_from_slice(bytes.get(from..to).unwrap_or_default());
         }
     };
-    // The keys of each open object (a duplicate key is read as the last one).
-    let mut keys: Vec<Vec<&[u8]>> = Vec::new();
-    // Per open container: `true` for an object.
-    let mut open: Vec<bool> = Vec::new();
+    // The keys of the open objects, each object's after an empty marker (a key's text
+    // holds its quotes: never empty). A duplicate key is read as the last one.
+    let mut keys: Vec<&[u8]> = Vec::new();
+    // How many containers are open, and which of them are objects (bit `i` for the
+    // container at depth `i`; at most `MAX_DEPTH`, 64, are open): no list per container.
+    let mut depth = 0usize;
+    let mut objects = 0u64;
+    let innermost = |depth: usize, objects: u64| depth.checked_sub(1).map(|d| objects >> d & 1 == 1);
     let mut at = skip(0);
     // A key comes first (after an object's `{` or a `,` in it).
     let mut key_due = false;
@@ -113,11 +117,12 @@ fn scan<const MINIFY: bool>(bytes: &[u8], out: &mut Vec<u8>) -> bool {
             at = skip(at);
             let Some(end) = string_end(bytes, at) else { return false };
             let key = bytes.get(at..end).unwrap_or_default();
-            let Some(seen) = keys.last_mut() else { return false };
-            if seen.contains(&key) {
+            if innermost(depth, objects) != Some(true)
+                || keys.iter().rev().take_while(|k| !k.is_empty()).any(|k| *k == key)
+            {
                 return false;
             }
-            seen.push(key);
+            keys.push(key);
             copy(at, end, out);
             at = skip(end);
             if bytes.get(at) != Some(&b':') {
@@ -131,13 +136,14 @@ fn scan<const MINIFY: bool>(bytes: &[u8], out: &mut Vec<u8>) -> bool {
         let mut start = at;
         match bytes.get(at) {
             Some(b'{' | b'[') => {
-                if open.len() >= MAX_DEPTH {
+                if depth >= MAX_DEPTH {
                     return false;
                 }
                 let object = bytes.get(at) == Some(&b'{');
-                open.push(object);
+                objects = (objects & !(1 << depth)) | (u64::from(object) << depth);
+                depth += 1;
                 if object {
-                    keys.push(Vec::new());
+                    keys.push(&[]);
                 }
                 copy(at, at + 1, out);
                 at = skip(at + 1);
@@ -165,22 +171,22 @@ fn scan<const MINIFY: bool>(bytes: &[u8], out: &mut Vec<u8>) -> bool {
         // After a value: `,` goes on, a closer ends its container (and maybe more).
         loop {
             at = skip(at);
-            match (bytes.get(at), open.last()) {
+            match (bytes.get(at), innermost(depth, objects)) {
                 (None, None) => return true,
-                (Some(b','), Some(&object)) => {
+                (Some(b','), Some(object)) => {
                     copy(at, at + 1, out);
                     at = skip(at + 1);
                     key_due = object;
                     break;
                 }
                 (Some(b'}'), Some(true)) => {
-                    open.pop();
-                    keys.pop();
+                    depth -= 1;
+                    while keys.pop().is_some_and(|k| !k.is_empty()) {}
                     copy(at, at + 1, out);
                     at += 1;
                 }
                 (Some(b']'), Some(false)) => {
-                    open.pop();
+                    depth -= 1;
                     copy(at, at + 1, out);
                     at += 1;
                 }

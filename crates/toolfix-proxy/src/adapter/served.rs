@@ -5,7 +5,6 @@
 //! otherwise build for them, without building it.
 
 use super::compact;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use toolfix::{FixedCall, NativeCall, Reply};
@@ -27,7 +26,8 @@ pub(crate) struct ServedCall<'a> {
 #[derive(Clone, Copy)]
 pub(crate) enum Sent<'a> {
     Value(&'a Value),
-    Raw(&'a RawValue),
+    /// A value's JSON text (see [`super::view::Field`]).
+    Raw(&'a str),
 }
 
 /// A response's server calls, in order.
@@ -154,10 +154,14 @@ fn arguments<'a>(sent: Option<Sent<'a>>, absent: &'static str) -> (Cow<'a, str>,
             let text = v.to_string();
             (Cow::Owned(text.clone()), Some(Cow::Owned(text)))
         }
-        Some(Sent::Raw(raw)) => match raw.get().as_bytes().first() {
-            Some(b'"') => match serde_json::from_str::<super::view::Text<'a>>(raw.get()) {
-                Ok(super::view::Text(Some(s))) => (s, None),
-                _ => none,
+        Some(Sent::Raw(raw)) => match raw.as_bytes().first() {
+            // The hand-written string read when it can decide, else serde_json's.
+            Some(b'"') => match super::chat::scan::string_value(raw) {
+                Some(s) => (s, None),
+                None => match serde_json::from_str::<super::view::Text<'a>>(raw) {
+                    Ok(super::view::Text(Some(s))) => (s, None),
+                    _ => none,
+                },
             },
             Some(b'n') => (Cow::Borrowed("{}"), Some(Cow::Borrowed("null"))),
             _ => match compact_text(raw) {
@@ -170,8 +174,7 @@ fn arguments<'a>(sent: Option<Sent<'a>>, absent: &'static str) -> (Cow<'a, str>,
 
 /// The compact text of a JSON value held as raw text: the text itself when it already is
 /// (see [`compact::is_compact`]), else the value read and written.
-fn compact_text(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let text = raw.get();
+fn compact_text(text: &str) -> Option<Cow<'_, str>> {
     if compact::is_compact(text) {
         return Some(Cow::Borrowed(text));
     }

@@ -122,7 +122,7 @@ pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Byte
         (ClientRequest { bytes: outgoing, value: OnceLock::from(value), plain: None }, history)
     };
     let tools = state.tool_set(raw_tools, || A::definitions(request.value()));
-    state.remember_tools(raw_tools, known.as_deref());
+    state.remember_tools(raw_tools, known.as_deref(), &tools);
     let span = tracing::info_span!("fix", api = A::API, model, stream, tools = tools.tools().len());
     async move {
         let summary = Summary::new(history);

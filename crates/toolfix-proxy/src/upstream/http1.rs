@@ -21,7 +21,7 @@
 //! and the connection is not used again; when none came, the failure says the upstream
 //! closed the connection while the request was being sent.
 
-use super::{Answer, POOL_IDLE, POOL_MAX_IDLE, Payload, UpstreamBody, is_hop_by_hop};
+use super::{Answer, Inner, POOL_IDLE, POOL_MAX_IDLE, Payload, UpstreamBody, header_name, is_hop_by_hop};
 use crate::error::ApiError;
 use axum::body::Body;
 use axum::http::uri::PathAndQuery;
@@ -29,6 +29,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header}
 use bytes::{Buf as _, Bytes, BytesMut};
 use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Frame, SizeHint};
+use std::future::Future as _;
 use std::io;
 use std::ops::Range;
 use std::pin::Pin;
@@ -69,6 +70,11 @@ pub(super) struct Pool {
     idle: Mutex<Vec<Idle>>,
     /// Starts the task that closes connections unused for [`POOL_IDLE`].
     reaper: std::sync::Once,
+    /// Request timers not in use (see [`Pool::send`]), at most [`POOL_MAX_IDLE`], each
+    /// with the runtime it belongs to: a timer is used again only in its own runtime (a
+    /// router may be served by one runtime after another, and a timer of a runtime that
+    /// has shut down panics when polled).
+    timers: Mutex<Vec<(tokio::runtime::Id, Pin<Box<tokio::time::Sleep>>)>>,
 }
 
 #[derive(Debug)]
@@ -146,11 +152,70 @@ fn put(out: &mut Vec<u8>, name: &HeaderName, value: &HeaderValue) {
 
 impl Pool {
     pub(super) fn new(address: String, host: HeaderValue, connect_timeout: Duration) -> Pool {
-        Pool { address, host, connect_timeout, idle: Mutex::new(Vec::new()), reaper: std::sync::Once::new() }
+        Pool {
+            address,
+            host,
+            connect_timeout,
+            idle: Mutex::new(Vec::new()),
+            reaper: std::sync::Once::new(),
+            timers: Mutex::new(Vec::new()),
+        }
     }
 
-    /// Send a request and read the head of its answer.
+    /// Send a request and read the head of its answer, within `timeout` (the request
+    /// timeout: as `tokio::time::timeout` around the exchange, a `504` when it runs out).
+    ///
+    /// The timer is one the pool keeps, reset for each request: registering a new timer
+    /// with the runtime's wheel and taking it out again when the answer comes cost ~600
+    /// instructions per request, where resetting a registered timer to a later deadline
+    /// only stores the deadline (the wheel moves it when the earlier one comes). A kept
+    /// timer whose deadline passes while unused wakes the task that last used it once;
+    /// that task finds nothing to do.
     pub(super) async fn send(
+        self: &Arc<Self>,
+        method: Method,
+        target: &PathAndQuery,
+        headers: &HeaderMap,
+        json: Option<&Json<'_>>,
+        body: Payload,
+        timeout: Duration,
+    ) -> Result<Answer, ApiError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let runtime = tokio::runtime::Handle::current().id();
+        let mut timer = match self.timers.lock().ok().and_then(|mut t| t.pop()) {
+            Some((id, mut t)) if id == runtime => {
+                t.as_mut().reset(deadline);
+                t
+            }
+            // None kept, or one of another runtime (dropped here).
+            _ => Box::pin(tokio::time::sleep_until(deadline)),
+        };
+        let mut exchange = std::pin::pin!(self.exchange(method, target, headers, json, body));
+        let answer = std::future::poll_fn(|cx| {
+            // As `tokio::time::Timeout`: the exchange first; the timer then, outside the
+            // task's budget when the exchange used it up (so it is always looked at).
+            let had_budget = tokio::task::coop::has_budget_remaining();
+            if let Poll::Ready(answer) = exchange.as_mut().poll(cx) {
+                return Poll::Ready(answer);
+            }
+            let elapsed = if had_budget && !tokio::task::coop::has_budget_remaining() {
+                Pin::new(&mut tokio::task::coop::unconstrained(timer.as_mut())).poll(cx)
+            } else {
+                timer.as_mut().poll(cx)
+            };
+            elapsed.map(|()| Err(ApiError::timeout()))
+        })
+        .await;
+        if let Ok(mut timers) = self.timers.lock()
+            && timers.len() < POOL_MAX_IDLE
+        {
+            timers.push((runtime, timer));
+        }
+        answer
+    }
+
+    /// Send a request and read the head of its answer (no time limit: see [`Pool::send`]).
+    async fn exchange(
         self: &Arc<Self>,
         method: Method,
         target: &PathAndQuery,
@@ -338,7 +403,7 @@ impl Pool {
         if matches!(reader.state, State::Done) {
             reader.finish();
         }
-        Answer { status: head.status, headers: head.headers, response: UpstreamBody(Body::new(reader)) }
+        Answer { status: head.status, headers: head.headers, response: UpstreamBody(Inner::Plain(reader)) }
     }
 }
 
@@ -514,7 +579,7 @@ fn parse(buf: &[u8]) -> Result<Option<Parsed>, Failure> {
     let base = buf.as_ptr() as usize;
     let mut headers = Vec::with_capacity(response.headers.len());
     for line in response.headers.iter() {
-        let name = HeaderName::from_bytes(line.name.as_bytes())
+        let name = header_name(line.name.as_bytes())
             .map_err(|_| Failure::head("the upstream's response has an invalid header name"))?;
         let start = (line.value.as_ptr() as usize).wrapping_sub(base);
         headers.push((name, start..start + line.value.len()));
@@ -628,7 +693,7 @@ enum Step {
 
 /// The body of an answer on a connection: read in the task that polls it.
 #[derive(Debug)]
-struct Reader {
+pub(super) struct Reader {
     /// `None` once the body ended (the connection went back to the pool or was closed).
     conn: Option<Conn>,
     state: State,

@@ -14,9 +14,27 @@ use std::borrow::Cow;
 /// Deeper than this, the reader gives up (serde_json's own limit is 128 levels).
 const MAX_DEPTH: usize = 100;
 
-/// The bytes of a string looked at one by one before `memchr` takes over (see
-/// `Reader::plain_end`).
-const SHORT: usize = 24;
+/// The bytes of a string looked at a word (eight bytes) at a time before `memchr` takes
+/// over (see `Reader::plain_end`).
+const SHORT: usize = 32;
+
+/// A byte `b` in each of a word's eight lanes.
+const fn lanes(b: u8) -> u64 {
+    0x0101_0101_0101_0101 * b as u64
+}
+
+/// The high bit of each byte of `w` (little-endian) that ends a plain run (see [`STOPS`]),
+/// exact up to the lowest one: each test flags the bytes it is after, and can flag a byte
+/// above one of them falsely (a borrow carried up), never one below. Bytes from 0x80 up
+/// (UTF-8) are never flagged.
+const fn stops(w: u64) -> u64 {
+    let quote = w ^ lanes(b'"');
+    let backslash = w ^ lanes(b'\\');
+    let zero_quote = quote.wrapping_sub(lanes(1)) & !quote;
+    let zero_backslash = backslash.wrapping_sub(lanes(1)) & !backslash;
+    let control = w.wrapping_sub(lanes(0x20)) & !w;
+    (zero_quote | zero_backslash | control) & lanes(0x80)
+}
 
 /// The bytes that end a string's plain run: its closing quote, an escape, a control
 /// character.
@@ -170,9 +188,14 @@ pub(crate) fn objects<'a, T>(r: &mut Reader<'a>, mut one: impl FnMut(&mut Reader
     Some(out)
 }
 
-/// A value's text as a `&RawValue` (it was read as one JSON value).
-pub(crate) fn raw_value(text: &str) -> Option<&serde_json::value::RawValue> {
-    serde_json::from_str(text).ok()
+/// The string `raw` holds (the text of one JSON string, its quotes included), as serde_json
+/// reads it (borrowed when it holds no escape); `None` when this reader cannot decide (a
+/// lone surrogate escape, ...) or `raw` is not one string and nothing else.
+pub(crate) fn string_value(raw: &str) -> Option<Cow<'_, str>> {
+    let mut r = Reader { text: raw, bytes: raw.as_bytes(), at: 0 };
+    r.expect(b'"')?;
+    let value = r.string()?;
+    r.at_end().then_some(value)
 }
 
 /// The reader, for the other APIs' bodies too (`responses::scan`, `messages::scan`).
@@ -228,10 +251,7 @@ impl<'a> Reader<'a> {
         }
         loop {
             self.expect(b'"')?;
-            let key = match self.string()? {
-                Cow::Borrowed(k) => k,
-                Cow::Owned(_) => return None,
-            };
+            let key = self.key()?;
             self.ws();
             self.expect(b':')?;
             self.ws();
@@ -278,17 +298,41 @@ impl<'a> Reader<'a> {
     /// Where the run of plain bytes from `from` ends: at the first `"` or `\\`; `None` when
     /// a control character comes first (serde_json refuses one in a string) or neither
     /// comes. Most strings are short (keys, ids, names): their first `SHORT` bytes are
-    /// looked at one by one, where `memchr`'s set-up would cost more than the loop; a long
-    /// one's rest (a message's text) by `memchr2` and a vectorised check for controls.
+    /// looked at eight at a time in a word ([`stops`]; the last few bytes of the body one
+    /// by one), where `memchr`'s set-up would cost more; a long one's rest (a message's
+    /// text) by `memchr2` and a vectorised check for controls.
     fn plain_end(&self, from: usize) -> Option<usize> {
         let rest = self.bytes.get(from..)?;
-        let head = rest.get(..SHORT).unwrap_or(rest);
-        if let Some(i) = head.iter().position(|&b| STOPS.get(usize::from(b)) == Some(&true)) {
-            return (*head.get(i)? >= 0x20).then_some(from + i);
+        let mut i = 0;
+        while i < SHORT {
+            let Some(&word) = rest.get(i..).and_then(|r| r.first_chunk::<8>()) else {
+                // Under eight bytes left.
+                let tail = rest.get(i..)?;
+                let j = tail.iter().position(|&b| STOPS.get(usize::from(b)) == Some(&true))?;
+                return (*tail.get(j)? >= 0x20).then_some(from + i + j);
+            };
+            let flagged = stops(u64::from_le_bytes(word));
+            if flagged != 0 {
+                let at = i + (flagged.trailing_zeros() / 8) as usize;
+                return (*rest.get(at)? >= 0x20).then_some(from + at);
+            }
+            i += 8;
         }
-        let tail = from + head.len();
+        let tail = from + SHORT;
         let end = tail + memchr::memchr2(b'"', b'\\', self.bytes.get(tail..)?)?;
         (!has_control(self.bytes.get(tail..end)?)).then_some(end)
+    }
+
+    /// A key (its opening quote read) that holds no escape; `None` for one that does (the
+    /// reader gives up on it, as it would on its value read by [`Reader::string`]).
+    fn key(&mut self) -> Option<&'a str> {
+        let start = self.at;
+        let end = self.plain_end(start)?;
+        if self.bytes.get(end) != Some(&b'"') {
+            return None;
+        }
+        self.at = end + 1;
+        self.text.get(start..end)
     }
 
     /// A string's value (its opening quote read): borrowed when it holds no escape.
@@ -300,7 +344,8 @@ impl<'a> Reader<'a> {
             self.at = end + 1;
             return Some(Cow::Borrowed(plain));
         }
-        let mut out = String::with_capacity(plain.len() + 16);
+        // Room for the common escaped string (a call's arguments) without growing.
+        let mut out = String::with_capacity(plain.len() + 64);
         out.push_str(plain);
         self.at = end;
         loop {
@@ -950,7 +995,7 @@ pub(crate) mod tests {
 
     /// A view's raw member, to compare two reads.
     pub(crate) fn field_json(f: &crate::adapter::view::Field<'_>) -> serde_json::Value {
-        serde_json::json!(f.0.map(serde_json::value::RawValue::get))
+        serde_json::json!(f.0)
     }
 
     /// Up to four edits for [`damaged`], of bytes that matter to a JSON reader.
@@ -982,8 +1027,33 @@ pub(crate) mod tests {
         body
     }
 
+    /// Where the plain run from `from` ends, byte by byte (what `plain_end` answers).
+    fn plain_end_bytewise(bytes: &[u8], from: usize) -> Option<usize> {
+        let i = from + bytes.get(from..)?.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        (bytes[i] >= 0x20).then_some(i)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The word-at-a-time search for a string's end answers as a byte loop, from any
+        /// place, for bytes dense in quotes, backslashes, controls, UTF-8 and the values
+        /// next to them (a borrow between lanes must not flag a byte below the first stop).
+        #[test]
+        fn plain_end_answers_as_a_byte_loop(
+            bytes in proptest::collection::vec(
+                prop_oneof![
+                    Just(b'"'), Just(b'\\'), Just(0u8), Just(0x1f), Just(0x20), Just(0x21), Just(0x23),
+                    Just(0x5b), Just(0x5d), Just(0x7f), Just(0x80), Just(0xc3), Just(0xa9), Just(0xff),
+                    Just(b'a'), any::<u8>()
+                ],
+                0..80,
+            ),
+            from in 0usize..80,
+        ) {
+            let r = super::Reader { text: "", bytes: &bytes, at: 0 };
+            prop_assert_eq!(r.plain_end(from), plain_end_bytewise(&bytes, from));
+        }
 
         /// Damaged Messages and Responses requests: the adapter's peek is serde_json's.
         #[test]

@@ -6,7 +6,7 @@
 //! as before: its result is that read's either way.
 
 use super::{BlockView, ResponseView};
-use crate::adapter::chat::scan::{Reader, objects, raw_value};
+use crate::adapter::chat::scan::{Reader, objects};
 use crate::adapter::view::{Field, Present, Prose, Text};
 use serde::de::IgnoredAny;
 
@@ -89,7 +89,7 @@ fn block<'a>(r: &mut Reader<'a>) -> Option<BlockView<'a>> {
             _ => {
                 let from = r.at();
                 r.skip(2)?;
-                v.input = Field(Some(raw_value(r.since(from)?)?));
+                v.input = Field(Some(r.since(from)?));
             }
         }
         Some(())

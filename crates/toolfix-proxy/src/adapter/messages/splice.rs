@@ -76,7 +76,7 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
         // path takes the rest).
         if call.status == CallStatus::Untouched {
             let first = calls.iter().position(|o| o.id.as_str() == id)?;
-            if calls.get(first)?.input.0.is_some_and(|r| r.get().starts_with('{')) {
+            if calls.get(first)?.input.0.is_some_and(|r| r.starts_with('{')) {
                 if first == i {
                     continue;
                 }
@@ -87,7 +87,7 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
         if b.seen & TOOL_USE_KEYS != TOOL_USE_KEYS {
             return None;
         }
-        let (start, end) = span_of(body, Raw(input.get()))?;
+        let (start, end) = span_of(body, Raw(input))?;
         edits.push(Edit { start, end, text: input_text(call) });
     }
     // The stop reason `apply` writes: `tool_use` with a call, `end_turn` for `tool_use`

@@ -6,7 +6,7 @@
 //! the body with serde_json as before: its result is that read's either way.
 
 use super::{Details, ItemView, PartView, ResponseView};
-use crate::adapter::chat::scan::{Reader, objects, raw_value};
+use crate::adapter::chat::scan::{Reader, objects};
 use crate::adapter::view::{Field, Present, Prose, Text};
 use serde::de::IgnoredAny;
 
@@ -118,7 +118,7 @@ fn item<'a>(r: &mut Reader<'a>) -> Option<ItemView<'a>> {
             4 => {
                 let from = r.at();
                 r.skip(3)?;
-                v.arguments = Field(Some(raw_value(r.since(from)?)?));
+                v.arguments = Field(Some(r.since(from)?));
             }
             5 => v.status = r.text()?,
             6 => v.role = r.text()?,
@@ -161,7 +161,7 @@ fn part<'a>(r: &mut Reader<'a>) -> Option<PartView<'a>> {
             _ => {
                 let from = r.at();
                 r.skip(4)?;
-                v.annotations = Field(Some(raw_value(r.since(from)?)?));
+                v.annotations = Field(Some(r.since(from)?));
             }
         }
         Some(())
