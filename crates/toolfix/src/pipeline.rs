@@ -409,6 +409,13 @@ enum Ending {
     InString,
 }
 
+/// What the strict read of a call's text found: JSON the schema accepts as it stands, or
+/// what was read (its value, whether a key was given twice, its index).
+enum Strict {
+    Valid(Value),
+    Read((Value, bool, Option<Nodes>)),
+}
+
 /// What a phase decided: go on, or done with the draft as it stands (accepted).
 enum Step {
     Next,
@@ -458,24 +465,37 @@ impl<'r> Draft<'r> {
                     // twice.
                     (None, true)
                 } else {
-                    match tool.with_buffers(|buffers| read_strict(raw, &mut buffers.parse)) {
-                        Ok(read) => (Some(read).filter(|(value, ..)| value.is_object()), false),
+                    // Valid as read: done at once, the index (never used then) left to the
+                    // tool's next read.
+                    match tool.with_buffers(|buffers| {
+                        let read = read_strict(raw, &mut buffers.parse)?;
+                        Ok(match read {
+                            (value, false, index)
+                                if value.is_object()
+                                    && !tool.hints().has_checks()
+                                    && !tool.has_tagged_strings()
+                                    && tool.is_valid(&value) =>
+                            {
+                                if let Some(nodes) = index {
+                                    buffers.parse.recycle(nodes);
+                                }
+                                Strict::Valid(value)
+                            }
+                            read => Strict::Read(read),
+                        })
+                    }) {
+                        Ok(Strict::Valid(value)) => {
+                            let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
+                            draft.untouched = true;
+                            return Ok((draft, Step::Done));
+                        }
+                        Ok(Strict::Read(read)) => (Some(read).filter(|(value, ..)| value.is_object()), false),
                         Err(no_json) => (None, no_json),
                     }
                 }
             } else {
                 (None, false)
             };
-        if let Some((value, false, _)) = &strict
-            && !tool.hints().has_checks()
-            && !tool.has_tagged_strings()
-            && tool.is_valid(value)
-        {
-            let value = strict.map(|(value, ..)| value).unwrap_or_default();
-            let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
-            draft.untouched = true;
-            return Ok((draft, Step::Done));
-        }
         // Strict JSON the schema refuses: salvage would hand the text back untouched.
         if let Some((value, dupes, index)) = strict {
             // Asked above unless the hints have checks or a string is tagged.

@@ -54,6 +54,36 @@ fn server_calls_valid_as_sent_are_untouched_byte_for_byte() {
 }
 
 #[test]
+fn written_arguments_are_the_models_text_whatever_became_of_the_call() {
+    let tools = weather();
+    let written = [
+        r#"{"city": "Paris",  "days": 3}"#,
+        r#"{"city": "Paris", "days": "3"}"#,
+        r#"{"days": 3}"#,
+        "{'city': 'Paris'",
+        "",
+    ];
+    for (i, args) in written.iter().enumerate() {
+        let calls = json!([{"id": format!("c{i}"), "function": {"name": "get_weather", "arguments": args}},
+                           {"function": {"name": "send_money", "arguments": args}}]);
+        let text = format!("<tool_call>{{\"name\": \"get_weather\", \"arguments\": {args}}}</tool_call>");
+        // In text, arguments a format reads as written (complete objects).
+        let closed = args.ends_with('}');
+        let replies = [Some(Reply::new("").with_tool_calls(&calls)), closed.then(|| Reply::new(&text))];
+        for reply in replies.iter().flatten() {
+            let fixed = fix(reply, Some(&tools));
+            for call in &fixed.calls {
+                let status = call.status;
+                assert_eq!(call.written_arguments(), *args, "{args} {status:?}");
+                if status == CallStatus::Untouched {
+                    assert_eq!(call.arguments_text(), Some(*args));
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn unknown_and_refused_calls_carry_a_message() {
     let tools = weather();
     let calls = json!([{"id": "a", "function": {"name": "send_money", "arguments": "{\"to\": \"bob\"}"}},

@@ -149,6 +149,11 @@ pub trait ToolLookup: Sync {
     fn could_begin_name(&self, text: &str) -> bool {
         self.names().iter().any(|n| n.starts_with(text))
     }
+    /// The length in bytes of the longest of [`names`](Self::names) (0 when there is
+    /// none). The default asks `names`; a lookup can answer without making the list.
+    fn longest_name(&self) -> usize {
+        self.names().iter().map(|n| n.len()).max().unwrap_or(0)
+    }
     /// How calls to tool `name` written in text are taken, when the tool says
     /// (`x-toolfix.leaked_calls`); `None`: as [`Options::leaked_calls`] says.
     fn leaked_calls(&self, name: &str) -> Option<LeakedCalls> {
@@ -185,6 +190,11 @@ impl ToolLookup for crate::schema::ToolSet {
 
     fn names(&self) -> Vec<&str> {
         self.tools().iter().map(crate::schema::Tool::name).chain(self.broken_names()).collect()
+    }
+
+    fn longest_name(&self) -> usize {
+        let declared = self.tools().iter().map(|t| t.name().len());
+        declared.chain(self.broken().map(str::len)).max().unwrap_or(0)
     }
 
     fn could_begin_name(&self, text: &str) -> bool {
@@ -625,7 +635,7 @@ pub fn extract_with<'a>(message: &Message<'a>, tools: Option<&dyn ToolLookup>, o
 }
 
 /// As [`extract_with`], the server's calls already read (`native`, in order, as
-/// [`native_calls`] or [`native::calls`] read them); `message.tool_calls` is not read.
+/// [`native_calls`] or [`native::calls_into`] read them); `message.tool_calls` is not read.
 pub(crate) fn extract_found<'a>(
     message: &Message<'a>,
     native: Vec<ExtractedCall<'a>>,
@@ -661,6 +671,14 @@ fn assemble<'a>(
     reasoning_scan: Option<scan::Scan<'a>>,
     options: Options,
 ) -> Extraction<'a> {
+    if reasoning_scan.is_none() && content_scan.is_empty() {
+        // Nothing found in `content` (prose only): it stays whole, the server's calls are
+        // the calls (what the general path below gives such a scan).
+        let mut notes = Vec::new();
+        let calls = keep_once(native, options, &mut notes);
+        let reasoning_content = message.reasoning_content.map(Cow::Borrowed);
+        return Extraction { calls, content: Cow::Borrowed(message.content), reasoning_content, notes };
+    }
     let mut notes = content_scan.notes;
     let content = cut(message.content, &content_scan.removed);
     let mut reasoning_parts: Vec<&'a str> = Vec::new();
@@ -723,6 +741,9 @@ fn keep_once<'a>(
     options: Options,
     notes: &mut Vec<Note>,
 ) -> Vec<ExtractedCall<'a>> {
+    if candidates.is_empty() {
+        return candidates;
+    }
     // Every call kept and none over the cap: the list itself (what the loop below keeps).
     if options.keep_repeats && candidates.len() <= options.limits.max_calls {
         return with_ids(candidates);
@@ -819,7 +840,7 @@ pub(crate) fn native_calls<'a>(value: &'a serde_json::Value, tools: Option<&dyn 
             Some(v) => Cow::Owned(v.to_string()),
         };
         let id = item.get("id").and_then(|v| v.as_str()).map(Cow::Borrowed);
-        out.extend(native::calls(Cow::Borrowed(name), arguments, id, i, tools));
+        native::calls_into(&mut out, Cow::Borrowed(name), arguments, id, i, tools);
     }
     out
 }

@@ -20,14 +20,16 @@ use std::borrow::Cow;
 /// Most calls one `arguments` text is split into.
 const MAX_PARTS: usize = 64;
 
-/// The calls one server-parsed call (`index` in the reply's list) stands for.
-pub(crate) fn calls<'a>(
+/// The calls one server-parsed call (`index` in the reply's list) stands for, appended to
+/// `out` (the reply's list: no list is made per call).
+pub(crate) fn calls_into<'a>(
+    out: &mut Vec<ExtractedCall<'a>>,
     name: Cow<'a, str>,
     arguments: Cow<'a, str>,
     id: Option<Cow<'a, str>>,
     index: usize,
     tools: Option<&dyn ToolLookup>,
-) -> Vec<ExtractedCall<'a>> {
+) {
     let (name, arguments, format) = if name.trim().is_empty() {
         match tools.and_then(|t| infer_name(t, &arguments)) {
             Some(n) => (Cow::Owned(n), arguments, Format::Native),
@@ -56,9 +58,9 @@ pub(crate) fn calls<'a>(
         Some(parts) => {
             // The first part keeps the server's id; the others get fresh ones later.
             let mut id = id;
-            parts.into_iter().map(|p| one(name.clone(), Cow::Owned(p), id.take())).collect()
+            out.extend(parts.into_iter().map(|p| one(name.clone(), Cow::Owned(p), id.take())));
         }
-        None => vec![one(name, arguments, id)],
+        None => out.push(one(name, arguments, id)),
     }
 }
 
@@ -138,6 +140,9 @@ fn split(tools: &dyn ToolLookup, name: &str, arguments: &str) -> Option<Vec<Stri
     if !text.starts_with('{') {
         return None;
     }
+    // Each part starts with `{`: with no second `{` there is one object at most (a
+    // plain object of scalars, the common case, is not scanned here).
+    memchr::memchr(b'{', text.as_bytes().get(1..).unwrap_or_default())?;
     if let Some(End::Closed(e)) = value_end(text, 0)
         && super::text::skip_ws(text, e) >= text.len()
     {

@@ -66,7 +66,7 @@ pub(crate) struct Cx<'t> {
 impl<'t> Cx<'t> {
     /// A context with these tools and limits and no hint.
     pub(crate) fn new(tools: Option<&'t dyn ToolLookup>, limits: Limits) -> Self {
-        let lookback = tools.map_or(0, |t| t.names().iter().map(|n| n.len()).max().unwrap_or(0) + LOOKBACK_SLACK);
+        let lookback = tools.map_or(0, |t| t.longest_name() + LOOKBACK_SLACK);
         Cx { tools, limits, hint: None, lookback }
     }
 }

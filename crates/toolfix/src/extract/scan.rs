@@ -889,6 +889,19 @@ pub(crate) struct Scan<'a> {
     pub(crate) notes: Vec<Note>,
 }
 
+impl Scan<'_> {
+    /// Nothing was found: no call, no cut, no reasoning, no note.
+    pub(crate) fn is_empty(&self) -> bool {
+        let Scan { calls, reasoning_calls, removed, reasoning, reasoning_cuts, notes } = self;
+        calls.is_empty()
+            && reasoning_calls.is_empty()
+            && removed.is_empty()
+            && reasoning.is_empty()
+            && reasoning_cuts.is_empty()
+            && notes.is_empty()
+    }
+}
+
 /// Read a whole text; `policy` says how calls written in it are taken (`intent`).
 ///
 /// Call markup is judged group by group as the steps go, with the same triggers the

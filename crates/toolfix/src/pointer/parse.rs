@@ -61,6 +61,9 @@ pub(crate) struct Scratch {
     /// The members of the open objects and the elements of the open arrays, innermost last.
     members: Vec<(String, Value)>,
     elements: Vec<Value>,
+    /// Room for the next parse's index nodes: an index a caller did not keep, emptied
+    /// ([`Scratch::recycle`]).
+    spare: Vec<Node>,
 }
 
 impl Scratch {
@@ -69,6 +72,15 @@ impl Scratch {
         self.stack.capacity() * size_of::<Frame>()
             + self.members.capacity() * size_of::<(String, Value)>()
             + self.elements.capacity() * size_of::<Value>()
+            + self.spare.capacity() * size_of::<Node>()
+    }
+
+    /// Keep the room of `nodes`, an index read here and not kept, for the next parse (its
+    /// nodes, positions only, are emptied; its decoded keys let go).
+    pub(crate) fn recycle(&mut self, nodes: Nodes) {
+        let mut room = nodes.nodes;
+        room.clear();
+        self.spare = room;
     }
 }
 
@@ -95,9 +107,12 @@ pub(crate) fn parse_indexed(text: &str, scratch: &mut Scratch) -> Result<Parsed,
 fn read(text: &str, scratch: &mut Scratch) -> Result<Parsed, NotParsed> {
     use NotParsed::Invalid;
     let b = text.as_bytes();
-    let mut nodes: Vec<Node> = Vec::with_capacity(16);
+    let mut nodes: Vec<Node> = std::mem::take(&mut scratch.spare);
+    if nodes.capacity() == 0 {
+        nodes.reserve(16);
+    }
     let mut decoded: Vec<String> = Vec::new();
-    let Scratch { stack, members, elements } = scratch;
+    let Scratch { stack, members, elements, .. } = scratch;
     let mut root: Option<Value> = None;
     let mut dupes = false;
     let mut key = Key::None;

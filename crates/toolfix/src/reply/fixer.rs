@@ -33,6 +33,7 @@ use crate::salvage::TextFix;
 use crate::schema::Effect;
 use crate::schema::{Tool, ToolSet};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
@@ -53,11 +54,11 @@ pub struct CallFixer {
 /// A call found and repaired, not yet given its id nor shown to the storm guard (the
 /// whole-reply layer drops repeats between the two).
 #[derive(Debug)]
-pub(crate) struct Prepared {
+pub(crate) struct Prepared<'a> {
     pub(crate) outcome: CallOutcome,
-    pub(crate) written_name: String,
-    pub(crate) written_arguments: String,
-    pub(crate) id: Option<String>,
+    pub(crate) written_name: Cow<'a, str>,
+    pub(crate) written_arguments: Cow<'a, str>,
+    pub(crate) id: Option<Cow<'a, str>>,
     pub(crate) format: Format,
     pub(crate) channel: Channel,
     pub(crate) envelope: Vec<TextFix>,
@@ -71,7 +72,7 @@ pub(crate) struct Prepared {
     pub(crate) written_key: OnceCell<String>,
 }
 
-impl Prepared {
+impl Prepared<'_> {
     /// The canonical key: the accepted call's (made from its value), or the arguments as
     /// written for a refused one. Made only when something compares it (a repeat across
     /// channels, the storm guard with calls in its window, a fresh id), once.
@@ -109,6 +110,7 @@ impl CallFixer {
     /// same request), and `at_cut` when the model's output may have been cut by the token
     /// limit inside this call (a tool that may change things then gets no unclosed call).
     pub fn fix(&mut self, name: &str, arguments: &str, id: Option<&str>, at_cut: bool) -> FixedCall {
+        let (name, arguments, id) = (Cow::Borrowed(name), Cow::Borrowed(arguments), id.map(Cow::Borrowed));
         let prepared = self.prepare(name, arguments, id, at_cut, Format::Native, Channel::ToolCalls);
         self.admit(prepared, false)
     }
@@ -133,22 +135,24 @@ impl CallFixer {
         self.tools.as_ref()
     }
 
-    /// Repair a call (the pipeline, with the cut-off rule), not yet admitted.
-    pub(crate) fn prepare(
+    /// Repair a call (the pipeline, with the cut-off rule), not yet admitted: what the
+    /// model wrote is kept as given (copied only when the call is admitted, and its
+    /// arguments only when they are not the accepted text).
+    pub(crate) fn prepare<'a>(
         &mut self,
-        name: &str,
-        arguments: &str,
-        id: Option<&str>,
+        name: Cow<'a, str>,
+        arguments: Cow<'a, str>,
+        id: Option<Cow<'a, str>>,
         at_cut: bool,
         format: Format,
         channel: Channel,
-    ) -> Prepared {
-        let outcome = self.repair(name, arguments, at_cut);
+    ) -> Prepared<'a> {
+        let outcome = self.repair(&name, &arguments, at_cut);
         Prepared {
             outcome,
-            written_name: name.to_owned(),
-            written_arguments: arguments.to_owned(),
-            id: id.map(str::to_owned),
+            written_name: name,
+            written_arguments: arguments,
+            id,
             format,
             channel,
             envelope: Vec::new(),
@@ -163,7 +167,7 @@ impl CallFixer {
     /// repaired: its bytes moved, or its envelope was fixed), and the storm guard's verdict.
     /// `last`: no call is admitted after this one (the fixer is dropped next), so the
     /// storm guard need not remember it.
-    pub(crate) fn admit(&mut self, prepared: Prepared, last: bool) -> FixedCall {
+    pub(crate) fn admit(&mut self, prepared: Prepared<'_>, last: bool) -> FixedCall {
         // The id given is kept (moved, not copied) unless it is one the extractor made up.
         let made = prepared
             .id
@@ -182,7 +186,7 @@ impl CallFixer {
             signals,
             ..
         } = prepared;
-        let id = made.or(given).unwrap_or_default();
+        let id = made.or_else(|| given.map(Cow::into_owned)).unwrap_or_default();
         self.issued += 1;
         let mut status = match outcome.outcome() {
             Outcome::Untouched if channel == Channel::ToolCalls => CallStatus::Untouched,
@@ -222,10 +226,13 @@ impl CallFixer {
                 suppressed = Some(s);
             }
         }
+        // Arguments accepted as written are not kept twice.
+        let written_arguments =
+            (outcome.arguments_text() != Some(&*written_arguments)).then(|| written_arguments.into_owned());
         FixedCall {
             id,
             name: outcome.name().to_owned(),
-            written_name,
+            written_name: written_name.into_owned(),
             format,
             channel,
             status,

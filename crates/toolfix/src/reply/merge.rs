@@ -36,13 +36,83 @@ pub(crate) fn assemble(
     cut: Cut,
     options: &FixOptions,
 ) -> (Vec<FixedCall>, Vec<Note>) {
+    // One server call alone (the usual reply): repaired and admitted, no list between.
+    if found.content.is_empty() && found.reasoning.is_empty() && found.native.len() == 1 {
+        let mut native = found.native;
+        if let Some(c) = native.pop() {
+            let p = prepare(fixer, c, cut.hit);
+            return (vec![fixer.admit(p, true)], Vec::new());
+        }
+        return (Vec::new(), Vec::new());
+    }
     let repeats = options.extract.repeats;
     let mut notes = Vec::new();
     let last = found.native.len().saturating_sub(1);
     let native: Vec<Prepared> =
         found.native.into_iter().enumerate().map(|(i, c)| prepare(fixer, c, cut.hit && i == last)).collect();
-    let content: Vec<Prepared> = found
-        .content
+    let mut keep = if found.content.is_empty() {
+        // No content call: the server's calls, each kept unless it repeats one before it.
+        let mut keep = native;
+        if repeats == Repeats::Drop {
+            drop_repeats(&mut keep, &mut notes);
+        }
+        keep
+    } else {
+        with_content(fixer, found.content, native, cut, options, &mut notes)
+    };
+    let use_reasoning = match options.extract.reasoning_calls {
+        ReasoningCalls::WhenNoOther => keep.is_empty(),
+        ReasoningCalls::Always => true,
+        _ => false,
+    };
+    let mut reasoning: Vec<Prepared> = Vec::new();
+    if use_reasoning {
+        for c in found.reasoning {
+            let p = prepare(fixer, c, cut.hit);
+            let in_other = keep.iter().any(|k| k.key() == p.key());
+            if in_other || (repeats == Repeats::Drop && reasoning.iter().any(|r| r.key() == p.key())) {
+                notes.push(duplicate(&p));
+            } else {
+                reasoning.push(p);
+            }
+        }
+    } else if let Some(first) = found.reasoning.first() {
+        notes.push(Note::new(NoteKind::ReasoningCallsIgnored, first.span, Some(first.name.to_string())));
+    }
+    // The fixer is dropped after these: the storm guard need not remember the last one.
+    let count = keep.len() + reasoning.len();
+    keep.append(&mut reasoning);
+    let calls = keep.into_iter().enumerate().map(|(i, p)| fixer.admit(p, i + 1 == count)).collect();
+    (calls, notes)
+}
+
+/// The server's calls `keep` without those that repeat one before them (a note each).
+fn drop_repeats(keep: &mut Vec<Prepared>, notes: &mut Vec<Note>) {
+    let mut i = 0;
+    while i < keep.len() {
+        let (before, rest) = keep.split_at(i);
+        if rest.first().is_some_and(|p| before.iter().any(|k| k.key() == p.key())) {
+            let p = keep.remove(i);
+            notes.push(duplicate(&p));
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// The content calls, then the server's (`native`, prepared), as kept: a content call the
+/// server also returned is the server's (its call and id are kept), repeats dropped as
+/// the options say.
+fn with_content<'a>(
+    fixer: &mut CallFixer,
+    content: Vec<ExtractedCall<'a>>,
+    native: Vec<Prepared<'a>>,
+    cut: Cut,
+    options: &FixOptions,
+    notes: &mut Vec<Note>,
+) -> Vec<Prepared<'a>> {
+    let repeats = options.extract.repeats;
+    let content: Vec<Prepared> = content
         .into_iter()
         .map(|c| {
             let at_cut = cut.hit && c.span.end >= cut.content_end;
@@ -75,33 +145,11 @@ pub(crate) fn assemble(
             keep.push(p);
         }
     }
-    let use_reasoning = match options.extract.reasoning_calls {
-        ReasoningCalls::WhenNoOther => keep.is_empty(),
-        ReasoningCalls::Always => true,
-        _ => false,
-    };
-    let mut reasoning: Vec<Prepared> = Vec::new();
-    if use_reasoning {
-        for c in found.reasoning {
-            let p = prepare(fixer, c, cut.hit);
-            let in_other = keep.iter().any(|k| k.key() == p.key());
-            if in_other || (repeats == Repeats::Drop && reasoning.iter().any(|r| r.key() == p.key())) {
-                notes.push(duplicate(&p));
-            } else {
-                reasoning.push(p);
-            }
-        }
-    } else if let Some(first) = found.reasoning.first() {
-        notes.push(Note::new(NoteKind::ReasoningCallsIgnored, first.span, Some(first.name.to_string())));
-    }
-    // The fixer is dropped after these: the storm guard need not remember the last one.
-    let count = keep.len() + reasoning.len();
-    let calls = keep.into_iter().chain(reasoning).enumerate().map(|(i, p)| fixer.admit(p, i + 1 == count)).collect();
-    (calls, notes)
+    keep
 }
 
-fn prepare(fixer: &mut CallFixer, call: ExtractedCall<'_>, at_cut: bool) -> Prepared {
-    let mut p = fixer.prepare(&call.name, &call.arguments, call.id.as_deref(), at_cut, call.format, call.channel);
+fn prepare<'a>(fixer: &mut CallFixer, call: ExtractedCall<'a>, at_cut: bool) -> Prepared<'a> {
+    let mut p = fixer.prepare(call.name, call.arguments, call.id, at_cut, call.format, call.channel);
     p.envelope = call.envelope;
     p.span = call.span;
     p.intent = call.intent;
@@ -110,5 +158,5 @@ fn prepare(fixer: &mut CallFixer, call: ExtractedCall<'_>, at_cut: bool) -> Prep
 }
 
 fn duplicate(p: &Prepared) -> Note {
-    Note::new(NoteKind::Duplicate, p.span, Some(p.written_name.clone()))
+    Note::new(NoteKind::Duplicate, p.span, Some(p.written_name.to_string()))
 }

@@ -316,8 +316,8 @@ pub struct FixedCall {
     /// call the server parsed.
     pub signals: Vec<Signal>,
     /// The arguments as the model wrote them (for a call found in text, as its format
-    /// gives them).
-    written_arguments: String,
+    /// gives them); `None` when they are the accepted text, byte for byte.
+    written_arguments: Option<String>,
     outcome: CallOutcome,
     suppressed: Option<Suppressed>,
 }
@@ -346,7 +346,10 @@ impl FixedCall {
     /// that refuses the repair needs (for a call found in text, as its format gives them).
     #[must_use]
     pub fn written_arguments(&self) -> &str {
-        &self.written_arguments
+        match &self.written_arguments {
+            Some(written) => written,
+            None => self.outcome.arguments_text().unwrap_or_default(),
+        }
     }
 
     /// The storm guard's verdict, when it stopped the call.
@@ -581,21 +584,14 @@ pub fn fix_reply(
     // same reading either way (`extract::native`), then the same extraction.
     let served = match (reply.tool_calls, reply.native_calls) {
         (Some(calls), _) => Some(extract::native_calls(calls, lookup)),
-        (None, Some(calls)) => Some(
-            calls
-                .iter()
-                .enumerate()
-                .flat_map(|(i, c)| {
-                    extract::native::calls(
-                        Cow::Borrowed(c.name),
-                        Cow::Borrowed(c.arguments),
-                        c.id.map(Cow::Borrowed),
-                        i,
-                        lookup,
-                    )
-                })
-                .collect(),
-        ),
+        (None, Some(calls)) => {
+            let mut out = Vec::with_capacity(calls.len());
+            for (i, c) in calls.iter().enumerate() {
+                let id = c.id.map(Cow::Borrowed);
+                extract::native::calls_into(&mut out, Cow::Borrowed(c.name), Cow::Borrowed(c.arguments), id, i, lookup);
+            }
+            Some(out)
+        }
         (None, None) => None,
     };
     let (native, mut native_notes) = match served {

@@ -418,14 +418,14 @@ impl ReplyStream {
         done.sort_by_key(|n| n.index);
         for n in done {
             let arguments = Cow::Owned(n.arguments.unwrap_or_else(|| "{}".to_owned()));
-            let calls = crate::extract::native::calls(
+            crate::extract::native::calls_into(
+                &mut self.found.native,
                 Cow::Owned(n.name),
                 arguments,
                 n.id.map(Cow::Owned),
                 n.index,
                 lookup(&self.fixer),
             );
-            self.found.native.extend(calls);
         }
     }
 }

@@ -16,14 +16,22 @@ impl<T: Copy + Default, const N: usize> Default for Small<T, N> {
 }
 
 impl<T: Copy + Default, const N: usize> Small<T, N> {
+    #[inline]
     pub(super) fn len(&self) -> usize {
         self.heap.as_ref().map_or(self.len, Vec::len)
     }
 
+    #[inline]
     pub(super) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Inlined always (the move to the heap is not): on every value the parser reads.
+    #[expect(
+        clippy::inline_always,
+        reason = "left to the compiler, it is inlined or not as the crate's codegen units fall"
+    )]
+    #[inline(always)]
     pub(super) fn push(&mut self, item: T) {
         if let Some(heap) = &mut self.heap {
             heap.push(item);
@@ -31,11 +39,17 @@ impl<T: Copy + Default, const N: usize> Small<T, N> {
             *slot = item;
             self.len += 1;
         } else {
-            let mut heap = Vec::with_capacity(2 * N + 1);
-            heap.extend_from_slice(&self.inline);
-            heap.push(item);
-            self.heap = Some(heap);
+            self.spill(item);
         }
+    }
+
+    /// The inline items and `item`, moved to the heap.
+    #[cold]
+    fn spill(&mut self, item: T) {
+        let mut heap = Vec::with_capacity(2 * N + 1);
+        heap.extend_from_slice(&self.inline);
+        heap.push(item);
+        self.heap = Some(heap);
     }
 
     #[cfg(test)]
@@ -47,6 +61,7 @@ impl<T: Copy + Default, const N: usize> Small<T, N> {
         self.inline.get(self.len).copied()
     }
 
+    #[inline]
     pub(super) fn last(&self) -> Option<&T> {
         self.as_slice().last()
     }

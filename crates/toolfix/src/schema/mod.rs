@@ -544,7 +544,12 @@ impl ToolSet {
     /// The names of tools whose definition is broken (see [`ToolSet::new_partial`]).
     #[must_use]
     pub fn broken_names(&self) -> Vec<&str> {
-        self.inner.broken.iter().map(|(n, _)| n.as_str()).collect()
+        self.broken().collect()
+    }
+
+    /// The names of the broken definitions, as [`ToolSet::broken_names`] lists them.
+    pub(crate) fn broken(&self) -> impl Iterator<Item = &str> {
+        self.inner.broken.iter().map(|(n, _)| n.as_str())
     }
 
     /// True when `text` could be the start of a name [`ToolSet::tool`] resolves (exactly,

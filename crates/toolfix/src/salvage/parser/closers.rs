@@ -98,6 +98,13 @@ impl Parser<'_> {
     }
 
     /// Before frame `f` closes at `i`: drop its trailing comma, give a dangling key `null`.
+    /// Inlined always: small and on every close (whether the compiler inlines it otherwise
+    /// changes with how the crate is split into codegen units).
+    #[expect(
+        clippy::inline_always,
+        reason = "left to the compiler, it is inlined or not as the crate's codegen units fall"
+    )]
+    #[inline(always)]
     pub(super) fn settle_before_close(&mut self, f: Frame, i: usize) {
         if let Some(comma) = f.pending_comma {
             self.edits.delete(comma, comma + 1, Some(K::TrailingComma));
