@@ -48,6 +48,8 @@ use tokio::sync::watch;
 
 /// The most header lines the fast path reads; more go to the general stack.
 const MAX_HEADERS: usize = 64;
+// A head's hop-by-hop lines are bits of a `u64` (`Head::hop`).
+const _: () = assert!(MAX_HEADERS <= 64);
 /// The largest head the fast path waits for; a larger one goes to the general stack.
 const MAX_HEAD: usize = 16 * 1024;
 /// Bytes read ahead (a pipelined request) while a request is being answered; past this
