@@ -72,8 +72,8 @@ pub(crate) struct Upstream {
     base_path: String,
     /// `{base}chat/completions`, built once.
     chat: PathAndQuery,
-    /// The upstream path of each API route's path (`/v1/messages` → `{base}messages`),
-    /// built once.
+    /// The upstream path of each API route's path after `/v1/` (`messages` →
+    /// `{base}messages`), built once.
     routes: [(&'static str, PathAndQuery); 3],
     api_key: Option<HeaderValue>,
     /// The same key alone, sent as `x-api-key` too (Anthropic-style upstreams).
@@ -195,9 +195,9 @@ impl Upstream {
         };
         let chat = mapped("chat/completions")?;
         let routes = [
-            (crate::front::CHAT, chat.clone()),
-            (crate::front::MESSAGES, mapped("messages")?),
-            (crate::front::RESPONSES, mapped("responses")?),
+            ("chat/completions", chat.clone()),
+            ("messages", mapped("messages")?),
+            ("responses", mapped("responses")?),
         ];
         let plain = base.scheme() == "http" && base.username().is_empty() && base.password().is_none();
         let transport = if let (true, Some(host), Some(port)) = (plain, base.host_str(), base.port_or_known_default()) {
@@ -240,7 +240,9 @@ impl Upstream {
     /// anything else → that path at the upstream's origin.
     pub(crate) fn target(&self, path_and_query: &str) -> Result<PathAndQuery, ApiError> {
         // An API route (the usual path): its upstream path, made once.
-        if let Some((_, target)) = self.routes.iter().find(|(route, _)| *route == path_and_query) {
+        if let Some(rest) = path_and_query.strip_prefix("/v1/")
+            && let Some((_, target)) = self.routes.iter().find(|(route, _)| *route == rest)
+        {
             return Ok(target.clone());
         }
         let mapped = match path_and_query.strip_prefix("/v1/") {
@@ -599,6 +601,16 @@ mod tests {
         assert_eq!(upstream.target("/v1/models?x=1").unwrap().as_str(), "/api/v1/models?x=1");
         assert_eq!(upstream.target("/other").unwrap().as_str(), "/other");
         assert_eq!(upstream.chat.as_str(), "/api/v1/chat/completions");
+        // The API routes, from the table made once: what the mapping gives any other path.
+        for (route, mapped) in [
+            ("/v1/chat/completions", "/api/v1/chat/completions"),
+            ("/v1/messages", "/api/v1/messages"),
+            ("/v1/responses", "/api/v1/responses"),
+            ("/v1/responses?x=1", "/api/v1/responses?x=1"),
+            ("/v1/messagesx", "/api/v1/messagesx"),
+        ] {
+            assert_eq!(upstream.target(route).unwrap().as_str(), mapped);
+        }
         let refused = upstream.send(
             Method::GET,
             upstream.target("/v1/models").unwrap(),
