@@ -127,20 +127,9 @@ pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Opti
     // Only an array is known by its bytes: its closing bracket ends it (a number would
     // not: `1` begins `12`).
     let known = known.filter(|k| k.starts_with('[') && k.ends_with(']'));
-    let mut seen = [false; 4];
     let conversation = if api == Api::Responses { "input" } else { "messages" };
     r.ws();
-    r.object(|r, key| {
-        let slot = match key {
-            "tools" => 0,
-            "stream" => 1,
-            "model" => 2,
-            _ if key == conversation => 3,
-            _ => return r.skip(1),
-        };
-        if std::mem::replace(seen.get_mut(slot)?, true) {
-            return None;
-        }
+    r.members(["tools", "stream", "model", conversation], 1, |r, slot| {
         match slot {
             0 => {
                 let from = r.at;
@@ -238,6 +227,26 @@ impl<'a> Reader<'a> {
 
     pub(crate) fn expect(&mut self, b: u8) -> Option<()> {
         (self.peek()? == b).then(|| self.at += 1)
+    }
+
+    /// An object whose members of interest are `keys`: `member` reads the value of the one
+    /// at index `slot` in `keys`; any other member is skipped (`depth`: as [`Reader::skip`]).
+    /// `None` back for a key given twice (serde_json keeps the last and marks the view: the
+    /// reader leaves that to it).
+    pub(crate) fn members<const N: usize>(
+        &mut self,
+        keys: [&str; N],
+        depth: usize,
+        mut member: impl FnMut(&mut Self, usize) -> Option<()>,
+    ) -> Option<()> {
+        let mut seen = [false; N];
+        self.object(|r, key| {
+            let Some(slot) = keys.iter().position(|k| *k == key) else { return r.skip(depth) };
+            if std::mem::replace(seen.get_mut(slot)?, true) {
+                return None;
+            }
+            member(r, slot)
+        })
     }
 
     /// The members of an object (its `{` next), each value read by `member` (called with
@@ -563,12 +572,7 @@ impl<'a> Reader<'a> {
         self.at += 1;
         let (mut count, mut plain) = (0usize, true);
         self.list(|r| {
-            let mut seen = [false; N];
-            r.object(|r, key| {
-                let Some(slot) = keys.iter().position(|k| *k == key) else { return r.skip(2) };
-                if std::mem::replace(seen.get_mut(slot)?, true) {
-                    return None;
-                }
+            r.members(keys, 2, |r, slot| {
                 plain &= plain_member(r, slot)?;
                 Some(())
             })?;
@@ -583,17 +587,7 @@ impl<'a> Reader<'a> {
     fn choice(&mut self) -> Option<(ChoiceView<'a>, Served<'a>)> {
         let mut choice = ChoiceView { dup: false, message: None, delta: None, finish_reason: RawText::default() };
         let (mut message_calls, mut delta_calls) = (Served::None, Served::None);
-        let mut seen = [false; 3];
-        self.object(|r, key| {
-            let slot = match key {
-                "message" => 0,
-                "delta" => 1,
-                "finish_reason" => 2,
-                _ => return r.skip(1),
-            };
-            if std::mem::replace(seen.get_mut(slot)?, true) {
-                return None;
-            }
+        self.members(["message", "delta", "finish_reason"], 1, |r, slot| {
             match slot {
                 2 => {
                     let from = r.at;
@@ -629,18 +623,7 @@ impl<'a> Reader<'a> {
             tool_calls: None,
         };
         let mut calls = Served::None;
-        let mut seen = [false; 4];
-        self.object(|r, key| {
-            let slot = match key {
-                "content" => 0,
-                "reasoning_content" => 1,
-                "reasoning" => 2,
-                "tool_calls" => 3,
-                _ => return r.skip(1),
-            };
-            if std::mem::replace(seen.get_mut(slot)?, true) {
-                return None;
-            }
+        self.members(["content", "reasoning_content", "reasoning", "tool_calls"], 1, |r, slot| {
             match slot {
                 0 => match r.peek()? {
                     b'"' | b'n' | b'[' => m.content = Prose(r.text()?),

@@ -20,20 +20,8 @@ pub(super) fn read(body: &[u8]) -> Option<ResponseView<'_>> {
         stop_reason: Text(None),
         report: Present(None),
     };
-    let mut seen = [false; 4];
     r.ws();
-    r.object(|r, key| {
-        let slot = match key {
-            "type" => 0,
-            "content" => 1,
-            "stop_reason" => 2,
-            "x_toolfix" => 3,
-            _ => return r.skip(1),
-        };
-        // A repeated member: the serde read keeps the last and marks the view; not here.
-        if std::mem::replace(seen.get_mut(slot)?, true) {
-            return None;
-        }
+    r.members(["type", "content", "stop_reason", "x_toolfix"], 1, |r, slot| {
         match slot {
             0 => view.kind = r.text()?,
             1 => view.content = Present(Some(objects(r, block)?)),

@@ -21,21 +21,8 @@ pub(super) fn read(body: &[u8]) -> Option<ResponseView<'_>> {
         incomplete_details: None,
         report: Present(None),
     };
-    let mut seen = [false; 5];
     r.ws();
-    r.object(|r, key| {
-        let slot = match key {
-            "object" => 0,
-            "output" => 1,
-            "status" => 2,
-            "incomplete_details" => 3,
-            "x_toolfix" => 4,
-            _ => return r.skip(1),
-        };
-        // A repeated member: the serde read keeps the last and marks the view; not here.
-        if std::mem::replace(seen.get_mut(slot)?, true) {
-            return None;
-        }
+    r.members(["object", "output", "status", "incomplete_details", "x_toolfix"], 1, |r, slot| {
         match slot {
             0 => view.object = r.text()?,
             1 => view.output = Present(Some(objects(r, item)?)),
