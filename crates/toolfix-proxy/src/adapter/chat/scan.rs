@@ -36,6 +36,15 @@ const fn stops(w: u64) -> u64 {
     (zero_quote | zero_backslash | control) & lanes(0x80)
 }
 
+/// As [`stops`], for quotes and backslashes only (a clean text's stops).
+const fn quotes(w: u64) -> u64 {
+    let quote = w ^ lanes(b'"');
+    let backslash = w ^ lanes(b'\\');
+    let zero_quote = quote.wrapping_sub(lanes(1)) & !quote;
+    let zero_backslash = backslash.wrapping_sub(lanes(1)) & !backslash;
+    (zero_quote | zero_backslash) & lanes(0x80)
+}
+
 /// The bytes that end a string's plain run: its closing quote, an escape, a control
 /// character.
 static STOPS: [bool; 256] = {
@@ -51,7 +60,8 @@ static STOPS: [bool; 256] = {
 };
 
 /// `body` as text, when it is UTF-8 (the same answer as `std::str::from_utf8`, by a
-/// vectorised check: the one check of a whole body the reader makes).
+/// vectorised check: with the look for control characters of `Reader::over`, the
+/// reader's only checks of a whole body).
 fn utf8(body: &[u8]) -> Option<&str> {
     simdutf8::basic::from_utf8(body).ok()
 }
@@ -59,8 +69,7 @@ fn utf8(body: &[u8]) -> Option<&str> {
 /// The response view and each choice's server calls, as `fix_body` reads them with
 /// serde_json; `None` when this reader cannot decide.
 pub(super) fn read(body: &[u8]) -> Option<(ResponseView<'_>, Vec<Served<'_>>)> {
-    let text = utf8(body)?;
-    let mut r = Reader { text, bytes: body, at: 0 };
+    let mut r = Reader::new(body)?;
     let mut view = ResponseView { dup: false, choices: Vec::new(), report: Present(None) };
     let mut served = Vec::new();
     let (mut seen_choices, mut seen_report) = (false, false);
@@ -121,8 +130,7 @@ pub(super) fn peek<'b>(body: &'b [u8], known: Option<&str>) -> Option<Peek<'b>> 
 /// the model, and whether the conversation is plain; `None` when this reader cannot
 /// decide. `known`: see [`crate::adapter::Adapter::peek_known`].
 pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Option<Peek<'b>> {
-    let text = utf8(body)?;
-    let mut r = Reader { text, bytes: body, at: 0 };
+    let mut r = Reader::unlooked(body)?;
     let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None, utf8: true };
     // Only an array is known by its bytes: its closing bracket ends it (a number would
     // not: `1` begins `12`).
@@ -181,7 +189,7 @@ pub(crate) fn objects<'a, T>(r: &mut Reader<'a>, mut one: impl FnMut(&mut Reader
 /// reads it (borrowed when it holds no escape); `None` when this reader cannot decide (a
 /// lone surrogate escape, ...) or `raw` is not one string and nothing else.
 pub(crate) fn string_value(raw: &str) -> Option<Cow<'_, str>> {
-    let mut r = Reader { text: raw, bytes: raw.as_bytes(), at: 0 };
+    let mut r = Reader::over(raw);
     r.expect(b'"')?;
     let value = r.string()?;
     r.at_end().then_some(value)
@@ -192,12 +200,30 @@ pub(crate) struct Reader<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
+    /// No byte of the text is a control character (below 0x20): no string can hold one
+    /// raw, so where a string's plain run ends is only where a quote or a backslash is.
+    clean: bool,
 }
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `body`; `None` when it is not UTF-8.
     pub(crate) fn new(body: &'a [u8]) -> Option<Reader<'a>> {
-        Some(Reader { text: utf8(body)?, bytes: body, at: 0 })
+        Some(Reader::over(utf8(body)?))
+    }
+
+    /// A reader at the start of `body` not looked at for control characters (see
+    /// [`Reader::over`]): for a request's envelope, whose strings are short and whose
+    /// tools are not read; `None` when it is not UTF-8.
+    fn unlooked(body: &'a [u8]) -> Option<Reader<'a>> {
+        Some(Reader { text: utf8(body)?, bytes: body, at: 0, clean: false })
+    }
+
+    /// A reader at the start of `text`. A body without control characters (one written
+    /// compact: no line breaks between members) is told so by one vectorised look at it,
+    /// for less than the control checks it spares each string (a message's text is
+    /// most of an answer).
+    fn over(text: &'a str) -> Reader<'a> {
+        Reader { text, bytes: text.as_bytes(), at: 0, clean: !has_control(text.as_bytes()) }
     }
 
     /// True when every byte was read.
@@ -309,8 +335,13 @@ impl<'a> Reader<'a> {
     /// comes. Most strings are short (keys, ids, names): their first `SHORT` bytes are
     /// looked at eight at a time in a word ([`stops`]; the last few bytes of the body one
     /// by one), where `memchr`'s set-up would cost more; a long one's rest (a message's
-    /// text) by `memchr2` and a vectorised check for controls.
+    /// text) by `memchr2` and a vectorised check for controls. In a clean text (see
+    /// [`Reader::clean`]) only quotes and backslashes are looked for
+    /// ([`Reader::quote_or_escape`]).
     fn plain_end(&self, from: usize) -> Option<usize> {
+        if self.clean {
+            return self.quote_or_escape(from);
+        }
         let rest = self.bytes.get(from..)?;
         let mut i = 0;
         while i < SHORT {
@@ -330,6 +361,27 @@ impl<'a> Reader<'a> {
         let tail = from + SHORT;
         let end = tail + memchr::memchr2(b'"', b'\\', self.bytes.get(tail..)?)?;
         (!has_control(self.bytes.get(tail..end)?)).then_some(end)
+    }
+
+    /// [`Reader::plain_end`] in a clean text: where the first `"` or `\\` from `from` is
+    /// (as `plain_end`, words first, then `memchr2`).
+    fn quote_or_escape(&self, from: usize) -> Option<usize> {
+        let rest = self.bytes.get(from..)?;
+        let mut i = 0;
+        while i < SHORT {
+            let Some(&word) = rest.get(i..).and_then(|r| r.first_chunk::<8>()) else {
+                // Under eight bytes left.
+                let tail = rest.get(i..)?;
+                return tail.iter().position(|&b| b == b'"' || b == b'\\').map(|j| from + i + j);
+            };
+            let flagged = quotes(u64::from_le_bytes(word));
+            if flagged != 0 {
+                return Some(from + i + (flagged.trailing_zeros() / 8) as usize);
+            }
+            i += 8;
+        }
+        let tail = from + SHORT;
+        Some(tail + memchr::memchr2(b'"', b'\\', self.bytes.get(tail..)?)?)
     }
 
     /// A key (its opening quote read) that holds no escape; `None` for one that does (the
@@ -1034,8 +1086,13 @@ pub(crate) mod tests {
             ),
             from in 0usize..80,
         ) {
-            let r = super::Reader { text: "", bytes: &bytes, at: 0 };
+            // As the reader of a text with control characters, and of one without (the
+            // bytes with each control character made a space).
+            let r = super::Reader { text: "", bytes: &bytes, at: 0, clean: false };
             prop_assert_eq!(r.plain_end(from), plain_end_bytewise(&bytes, from));
+            let spaced: Vec<u8> = bytes.iter().map(|&b| if b < 0x20 { b' ' } else { b }).collect();
+            let r = super::Reader { text: "", bytes: &spaced, at: 0, clean: true };
+            prop_assert_eq!(r.plain_end(from), plain_end_bytewise(&spaced, from));
         }
 
         /// Damaged Messages and Responses requests: the adapter's peek is serde_json's.
