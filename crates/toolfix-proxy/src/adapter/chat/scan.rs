@@ -337,8 +337,24 @@ impl<'a> Reader<'a> {
     /// by one), where `memchr`'s set-up would cost more; a long one's rest (a message's
     /// text) by `memchr2` and a vectorised check for controls. In a clean text (see
     /// [`Reader::clean`]) only quotes and backslashes are looked for
-    /// ([`Reader::quote_or_escape`]).
+    /// ([`Reader::quote_or_escape`]), and a run that ends in its first eight bytes (most
+    /// keys, the pieces between a call's escapes) is found where the reader calls it.
+    #[inline]
     fn plain_end(&self, from: usize) -> Option<usize> {
+        if self.clean
+            && let Some(&word) = self.bytes.get(from..).and_then(|r| r.first_chunk::<8>())
+        {
+            let flagged = quotes(u64::from_le_bytes(word));
+            if flagged != 0 {
+                return Some(from + (flagged.trailing_zeros() / 8) as usize);
+            }
+        }
+        self.plain_end_beyond(from)
+    }
+
+    /// [`Reader::plain_end`] beyond its inlined look at the first word.
+    #[inline(never)]
+    fn plain_end_beyond(&self, from: usize) -> Option<usize> {
         if self.clean {
             return self.quote_or_escape(from);
         }
@@ -386,6 +402,7 @@ impl<'a> Reader<'a> {
 
     /// A key (its opening quote read) that holds no escape; `None` for one that does (the
     /// reader gives up on it, as it would on its value read by [`Reader::string`]).
+    #[inline]
     fn key(&mut self) -> Option<&'a str> {
         let start = self.at;
         let end = self.plain_end(start)?;
@@ -397,6 +414,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A string's value (its opening quote read): borrowed when it holds no escape.
+    #[inline]
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.at;
         let end = self.plain_end(start)?;
@@ -405,6 +423,12 @@ impl<'a> Reader<'a> {
             self.at = end + 1;
             return Some(Cow::Borrowed(plain));
         }
+        self.escaped(plain, end).map(Cow::Owned)
+    }
+
+    /// A string's value from its first escape (at `end`), `plain` the text before it.
+    #[inline(never)]
+    fn escaped(&mut self, plain: &str, end: usize) -> Option<String> {
         // Room for the common escaped string (a call's arguments) without growing.
         let mut out = String::with_capacity(plain.len() + 64);
         out.push_str(plain);
@@ -413,7 +437,7 @@ impl<'a> Reader<'a> {
             match self.peek()? {
                 b'"' => {
                     self.at += 1;
-                    return Some(Cow::Owned(out));
+                    return Some(out);
                 }
                 b'\\' => {
                     let e = self.bytes.get(self.at + 1).copied()?;
