@@ -49,6 +49,10 @@ struct Seen {
     /// labels: a hash shared by two sets finds the right one): counting a call builds no
     /// label set once its counter exists. As many as the family holds.
     counters: HashMap<u64, Vec<(Labels4, Counter)>, BuildHasherDefault<Prehashed>>,
+    /// Where the counter counted last is (its labels' hash, its place in that bucket;
+    /// buckets only grow): the next call is most often of the same tool, model and
+    /// outcome, and is then counted without hashing its labels.
+    last: Option<(u64, usize)>,
     /// The `toolfix_added_latency_seconds` histogram of each API seen (a handful).
     latency: Vec<(&'static str, Histogram)>,
 }
@@ -169,21 +173,33 @@ impl Metrics {
             self.tool_calls.get_or_create(&labels).inc();
             return;
         };
+        let seen = &mut *seen;
         // A counter with these very values: the names were taken as label values before
         // (capping them again would give them back unchanged), so it is the one.
         let values = [api, outcome, tool, model];
-        if let Some((_, counter)) =
-            seen.counters.get(&labels_hash(values)).and_then(|b| b.iter().find(|(l, _)| same(l, values)))
+        if let Some((hash, i)) = seen.last
+            && let Some((labels, counter)) = seen.counters.get(&hash).and_then(|b| b.get(i))
+            && same(labels, values)
         {
             counter.inc();
+            return;
+        }
+        let hash = labels_hash(values);
+        if let Some((i, (_, counter))) =
+            seen.counters.get(&hash).and_then(|b| b.iter().enumerate().find(|(_, (l, _))| same(l, values)))
+        {
+            counter.inc();
+            seen.last = Some((hash, i));
             return;
         }
         let tool = seen.capped(0, tool);
         let model = seen.capped(1, model);
         let values = [api, outcome, tool, model];
-        let bucket = seen.counters.entry(labels_hash(values)).or_default();
-        if let Some((_, counter)) = bucket.iter().find(|(l, _)| same(l, values)) {
+        let hash = labels_hash(values);
+        let bucket = seen.counters.entry(hash).or_default();
+        if let Some((i, (_, counter))) = bucket.iter().enumerate().find(|(_, (l, _))| same(l, values)) {
             counter.inc();
+            seen.last = Some((hash, i));
             return;
         }
         let labels = [
@@ -194,6 +210,7 @@ impl Metrics {
         ];
         let counter = self.tool_calls.get_or_create(&labels).clone();
         counter.inc();
+        seen.last = Some((hash, bucket.len()));
         bucket.push((labels, counter));
     }
 
@@ -237,5 +254,42 @@ impl Metrics {
             out.clear();
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Metrics;
+
+    /// Calls counted in any order land on their own counters: the same labels again (the
+    /// counter found last), others between them (found by their hash), a new set.
+    #[test]
+    fn each_call_is_counted_on_its_labels() {
+        let m = Metrics::new();
+        let calls = [
+            ("chat", "untouched", "a", "m"),
+            ("chat", "untouched", "a", "m"),
+            ("chat", "untouched", "b", "m"),
+            ("chat", "untouched", "a", "m"),
+            ("chat", "repaired", "a", "m"),
+            ("messages", "untouched", "a", "m"),
+            ("chat", "untouched", "b", "m"),
+            ("chat", "untouched", "a", "n"),
+            ("chat", "untouched", "a", "m"),
+        ];
+        for (api, outcome, tool, model) in calls {
+            m.tool_call(api, outcome, tool, model);
+        }
+        let text = m.render();
+        for (labels, n) in [
+            (r#"api="chat",outcome="untouched",tool="a",model="m""#, 4),
+            (r#"api="chat",outcome="untouched",tool="b",model="m""#, 2),
+            (r#"api="chat",outcome="repaired",tool="a",model="m""#, 1),
+            (r#"api="messages",outcome="untouched",tool="a",model="m""#, 1),
+            (r#"api="chat",outcome="untouched",tool="a",model="n""#, 1),
+        ] {
+            let line = format!("toolfix_tool_calls_total{{{labels}}} {n}\n");
+            assert!(text.contains(&line), "{line} not in\n{text}");
+        }
     }
 }
