@@ -5,7 +5,8 @@
 //! connection task, so no channel hand-off or wake-up between two tasks on either side
 //! (hyper's client connection runs as a task of its own; that hand-off was most of what
 //! the client side of the proxy's second hop cost). Only what the proxy needs is here:
-//! one request at a time per connection, a head parsed by `httparse`, bodies framed by
+//! one request at a time per connection, a head read by `crate::head` (or `httparse`, when
+//! it is not of the common shape), bodies framed by
 //! `content-length`, `chunked` or the end of the connection, each piece handed on as it
 //! arrives (a streamed answer is never held back).
 //!
@@ -23,6 +24,7 @@
 
 use super::{Answer, Inner, POOL_IDLE, POOL_MAX_IDLE, Payload, UpstreamBody, header_name, is_hop_by_hop};
 use crate::error::ApiError;
+use crate::head::Field;
 use axum::body::Body;
 use axum::http::uri::PathAndQuery;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -40,6 +42,9 @@ use tokio::net::TcpStream;
 
 /// The most header lines in an answer's head (hyper's default).
 const MAX_HEADERS: usize = 100;
+/// The most header lines [`crate::head::response`] reads an answer's head with (one with
+/// more goes to `httparse`).
+const COMMON_LINES: usize = 32;
 /// The largest head of an answer (hyper's default read buffer limit); a longer one is an
 /// upstream failure.
 pub(super) const HEAD_LIMIT: usize = 8192 + 4096 * 100;
@@ -503,7 +508,7 @@ struct Head {
     keep_alive: bool,
 }
 
-/// An answer's head as `httparse` read it: where header values lie in the buffer.
+/// An answer's head as it was read: where header values lie in the buffer.
 struct Parsed {
     len: usize,
     status: StatusCode,
@@ -562,8 +567,17 @@ async fn early_answer(conn: &mut Conn, head_request: bool, e: &io::Error, body: 
     Err(Failure { error: ApiError::unreachable(&detail), before_answer })
 }
 
-/// Parse a head, if the buffer holds a whole one.
+/// Parse a head, if the buffer holds a whole one: one of the common shape read by
+/// [`crate::head::response`], any other by `httparse`.
 fn parse(buf: &[u8]) -> Result<Option<Parsed>, Failure> {
+    let mut fields = [Field::default(); COMMON_LINES];
+    if let Some(h) = crate::head::response(buf, &mut fields) {
+        let lines = fields
+            .iter()
+            .take(h.count)
+            .map(|&(name, value)| (buf.get(name.range()).unwrap_or_default(), value.range()));
+        return parsed(h.len, Some(h.code), true, lines).map(Some);
+    }
     let mut lines = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut response, buf, &mut lines)
@@ -572,19 +586,31 @@ fn parse(buf: &[u8]) -> Result<Option<Parsed>, Failure> {
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(Failure::head(&format!("the upstream's response head is not valid HTTP/1.1: {e}"))),
     };
-    let status = response
-        .code
+    let base = buf.as_ptr() as usize;
+    let lines = response.headers.iter().map(|line| {
+        let start = (line.value.as_ptr() as usize).wrapping_sub(base);
+        (line.name.as_bytes(), start..start + line.value.len())
+    });
+    parsed(len, response.code, response.version == Some(1), lines).map(Some)
+}
+
+/// A head read: its status checked and its names made (header values stay offsets).
+fn parsed<'a>(
+    len: usize,
+    code: Option<u16>,
+    http11: bool,
+    lines: impl ExactSizeIterator<Item = (&'a [u8], Range<usize>)>,
+) -> Result<Parsed, Failure> {
+    let status = code
         .and_then(|c| StatusCode::from_u16(c).ok())
         .ok_or_else(|| Failure::head("the upstream's response has no valid status code"))?;
-    let base = buf.as_ptr() as usize;
-    let mut headers = Vec::with_capacity(response.headers.len());
-    for line in response.headers.iter() {
-        let name = header_name(line.name.as_bytes())
-            .map_err(|_| Failure::head("the upstream's response has an invalid header name"))?;
-        let start = (line.value.as_ptr() as usize).wrapping_sub(base);
-        headers.push((name, start..start + line.value.len()));
+    let mut headers = Vec::with_capacity(lines.len());
+    for (name, value) in lines {
+        let name =
+            header_name(name).map_err(|_| Failure::head("the upstream's response has an invalid header name"))?;
+        headers.push((name, value));
     }
-    Ok(Some(Parsed { len, status, http11: response.version == Some(1), headers }))
+    Ok(Parsed { len, status, http11, headers })
 }
 
 /// The head taken out of the buffer (header values share its bytes) and how the body is
