@@ -135,7 +135,7 @@ fn lines(buf: &[u8], mut at: usize, fields: &mut [Field]) -> Option<(usize, usiz
 }
 
 /// Where the header name starting at `at` ends (the first byte that is no `tchar`):
-/// letters, digits and dashes eight at a time, a name with another `tchar` byte by byte.
+/// letters and dashes eight at a time, the rest of a name with another `tchar` byte by byte.
 #[inline]
 fn name_end(buf: &[u8], at: usize) -> Option<usize> {
     let mut i = at;
@@ -154,20 +154,19 @@ fn name_end(buf: &[u8], at: usize) -> Option<usize> {
     Some(i + buf.get(i..)?.iter().position(|&b| !is_token(b))?)
 }
 
-/// The high bit of each byte of the word that is not an ASCII letter, digit or dash.
-/// With every byte below 0x80, no sum carries out of its byte, so each byte's test is
-/// exact; a byte from 0x80 up is flagged itself and can only disturb the bytes above it.
+/// The high bit of each byte of the word that is not an ASCII letter or dash (what names
+/// are made of; a digit or another `tchar` is read byte by byte). With every byte below
+/// 0x80, no sum carries out of its byte, so each byte's test is exact; a byte from 0x80
+/// up is flagged itself and can only disturb the bytes above it.
 #[inline]
 fn not_plain_name(x: u64) -> u64 {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     // `b + (0x80 - lo)` has its high bit set when `b >= lo`; `b + (0x7f - hi)` when `b > hi`.
-    let between = |v: u64, lo: u64, hi: u64| v.wrapping_add(ONES * (0x80 - lo)) & !v.wrapping_add(ONES * (0x7f - hi));
     let lower = x | (ONES * 0x20);
-    let letter = between(lower, 0x61, 0x7a);
-    let digit = between(x, 0x30, 0x39);
+    let letter = lower.wrapping_add(ONES * (0x80 - 0x61)) & !lower.wrapping_add(ONES * (0x7f - 0x7a));
     let dash = !(x ^ (ONES * 0x2d)).wrapping_add(ONES * 0x7f);
-    !(letter | digit | dash) & HIGHS | x & HIGHS
+    !(letter | dash) & HIGHS | x & HIGHS
 }
 
 /// A header value starting at `at` (just after the colon): its span without the blanks
