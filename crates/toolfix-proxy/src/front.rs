@@ -439,7 +439,8 @@ enum Line {
 impl Line {
     /// The kind of `name` (any case), told by its length first.
     fn of(name: &[u8]) -> Line {
-        let is = |known: &[u8]| name.eq_ignore_ascii_case(known);
+        // A name read from a head is made of `tchar`s: compared a word at a time.
+        let is = |known: &[u8]| crate::head::is_named(name, known);
         match name.len() {
             2 if is(b"te") => Line::Refused,
             4 if is(b"host") => Line::HopByHop,

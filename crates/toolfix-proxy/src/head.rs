@@ -260,6 +260,43 @@ fn flagged(x: u64, blanks: Blanks, high: High) -> u64 {
     !ok & HIGHS
 }
 
+/// Whether `name`, a header name read from a head (so `tchar` bytes only), is `known`
+/// (lower-case letters and dashes) in any case. Setting bit 5 lower-cases a letter and
+/// leaves a dash; the only other byte it makes a letter or dash of is a control (CR),
+/// which no name holds: so this is `eq_ignore_ascii_case`, a word at a time.
+pub(crate) fn is_named(name: &[u8], known: &[u8]) -> bool {
+    name.len() == known.len() && equal_words(name, known, 0x20)
+}
+
+/// Whether two byte strings are equal, a word at a time.
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && equal_words(a, b, 0)
+}
+
+/// Whether `a` with `fold` set in each byte is `b` (of the same length): in words of
+/// eight bytes (the last one overlapping), or four, or byte by byte below four.
+#[inline]
+fn equal_words(a: &[u8], b: &[u8], fold: u8) -> bool {
+    let n = a.len();
+    if n >= 8 {
+        let wide = u64::from_ne_bytes([fold; 8]);
+        let mut i = 0;
+        while i + 8 < n {
+            if word_at(a, i).map(|w| w | wide) != word_at(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        return word_at(a, n - 8).map(|w| w | wide) == word_at(b, n - 8);
+    }
+    if n >= 4 {
+        let wide = u32::from_ne_bytes([fold; 4]);
+        let half = |s: &[u8], at: usize| s.get(at..at + 4).and_then(|h| h.try_into().ok()).map(u32::from_ne_bytes);
+        return half(a, 0).map(|w| w | wide) == half(b, 0) && half(a, n - 4).map(|w| w | wide) == half(b, n - 4);
+    }
+    a.iter().zip(b).all(|(&x, &y)| x | fold == y)
+}
+
 /// A header name's byte (RFC 9110's `tchar`, as `httparse` reads it).
 fn is_token(b: u8) -> bool {
     b.is_ascii_alphanumeric()
@@ -305,7 +342,7 @@ pub fn compare(buf: &[u8], room: usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Blanks, Field, High, compare, first_special, is_token, name_end, request, response};
+    use super::{Blanks, Field, High, compare, first_special, is_named, is_token, name_end, request, response, same};
     use proptest::prelude::*;
 
     /// The heads the proxy usually reads are decided here, not deferred.
@@ -397,6 +434,46 @@ mod tests {
                 assert_eq!(name_end(&piece, 0), want, "{piece:?}");
                 let from_one = piece[1..].iter().position(|&c| !is_token(c)).map(|w| w + 1);
                 assert_eq!(name_end(&piece, 1), from_one, "{piece:?}");
+            }
+        }
+    }
+
+    /// The word-at-a-time comparisons are the byte-at-a-time ones (for names of `tchar`s).
+    #[test]
+    fn names_compare_as_bytes_do() {
+        let known = [
+            "te",
+            "host",
+            "date",
+            "accept",
+            "trailer",
+            "connection",
+            "keep-alive",
+            "content-type",
+            "authorization",
+            "content-length",
+            "accept-encoding",
+            "transfer-encoding",
+            "proxy-authorization",
+        ];
+        let tchars: Vec<u8> = (0..=255u8).filter(|&b| is_token(b)).collect();
+        for k in known {
+            let mut names = vec![k.to_owned(), k.to_uppercase(), format!("{k}s"), k[1..].to_owned()];
+            for at in 0..k.len() {
+                for &t in &tchars {
+                    let mut v = k.as_bytes().to_vec();
+                    v[at] = t;
+                    names.push(String::from_utf8(v).unwrap());
+                }
+            }
+            for name in &names {
+                assert_eq!(is_named(name.as_bytes(), k.as_bytes()), name.eq_ignore_ascii_case(k), "{name} {k}");
+                assert_eq!(same(name.as_bytes(), k.as_bytes()), name == k, "{name} {k}");
+            }
+            for b in 0..=255u8 {
+                let mut v = k.as_bytes().to_vec();
+                v[0] = b;
+                assert_eq!(same(&v, k.as_bytes()), v == k.as_bytes());
             }
         }
     }

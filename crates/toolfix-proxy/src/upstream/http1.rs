@@ -24,7 +24,7 @@
 
 use super::{Answer, Inner, POOL_IDLE, POOL_MAX_IDLE, Payload, UpstreamBody, header_name, is_hop_by_hop};
 use crate::error::ApiError;
-use crate::head::{Field, Span};
+use crate::head::{Field, Span, is_named};
 use axum::body::Body;
 use axum::http::uri::PathAndQuery;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -643,11 +643,12 @@ fn head(conn: &mut Conn, parsed: Parsed, fields: &[Field], head_request: bool) -
     for &(name, value) in lines {
         let name = bytes.get(name.range()).unwrap_or_default();
         let value = bytes.get(value.range()).unwrap_or_default();
-        if name.eq_ignore_ascii_case(b"connection") {
+        // A name read from a head is made of `tchar`s: compared a word at a time.
+        if is_named(name, b"connection") {
             close |= tokens(value).any(|t| t.eq_ignore_ascii_case(b"close"));
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+        } else if is_named(name, b"transfer-encoding") {
             chunked = Some(tokens(value).next_back().is_some_and(|t| t.eq_ignore_ascii_case(b"chunked")));
-        } else if name.eq_ignore_ascii_case(b"content-length") {
+        } else if is_named(name, b"content-length") {
             for item in tokens(value) {
                 let n = decimal(item).ok_or(());
                 length = Some(match length {
