@@ -211,6 +211,7 @@ enum High {
 /// DEL), a tab or space when `blanks` stops there, or from 0x80 up when `high` stops
 /// there. `None` when there is none (the head is not whole yet). Eight bytes at a time;
 /// a tab where blanks pass (rare) is stepped over and the scan goes on after it.
+#[expect(clippy::inline_always, reason = "inlined, its `blanks` and `high` are constants in each scan")]
 #[inline(always)]
 fn first_special(buf: &[u8], at: usize, blanks: Blanks, high: High) -> Option<usize> {
     let mut i = at;
@@ -238,6 +239,7 @@ fn first_special(buf: &[u8], at: usize, blanks: Blanks, high: High) -> Option<us
 }
 
 /// The eight bytes at `at`, the first the lowest.
+#[expect(clippy::inline_always, reason = "a load, in every word loop")]
 #[inline(always)]
 fn word_at(buf: &[u8], at: usize) -> Option<u64> {
     let bytes: [u8; 8] = buf.get(at..at.checked_add(8)?)?.try_into().ok()?;
@@ -406,10 +408,9 @@ mod tests {
                         || (b == b' ' && blanks == Blanks::Stop)
                         || (b >= 0x80 && high == High::Stop)
                 };
-                for from in 0..bytes.len() {
+                for &x in &bytes {
                     for len in [1, 7, 8, 9, 17] {
                         let mut piece: Vec<u8> = b"abcdefghijklmnopqrstuvwxyz".to_vec();
-                        let x = bytes[from];
                         let to = len.min(piece.len());
                         piece[to - 1] = x;
                         piece.insert(0, b'\t');

@@ -575,7 +575,7 @@ fn read_buffered(conn: &mut Conn, head_request: bool) -> Result<Buffered, Failur
         conn.buf.advance(parsed.len);
         return Ok(Buffered::Interim);
     }
-    head(conn, parsed, &fields, head_request).map(Buffered::Head)
+    head(conn, &parsed, &fields, head_request).map(Buffered::Head)
 }
 
 /// The answer an upstream sent before it stopped reading the request, once writing the
@@ -632,7 +632,7 @@ fn parsed(len: usize, code: Option<u16>, http11: bool, lines: Lines) -> Result<P
 
 /// The head taken out of the buffer (header values share its bytes) and how the body is
 /// framed (read from the lines as they are written, not looked up after).
-fn head(conn: &mut Conn, parsed: Parsed, fields: &[Field], head_request: bool) -> Result<Head, Failure> {
+fn head(conn: &mut Conn, parsed: &Parsed, fields: &[Field], head_request: bool) -> Result<Head, Failure> {
     let bytes = conn.buf.split_to(parsed.len).freeze();
     let lines = parsed.lines.as_slice(fields);
     let mut close = !parsed.http11;
