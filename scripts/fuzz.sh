@@ -12,7 +12,7 @@ SECONDS_EACH=${1:-300}
 shift || true
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-    TARGETS=(salvage repair extract proxy mcp)
+    TARGETS=(salvage repair extract proxy mcp head)
 fi
 
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz
@@ -98,6 +98,14 @@ printf '%s\n' \
     $'\x01{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}' \
     $'\x00[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"delete_file","arguments":{"path":"a"}}}]' \
     > fuzz/corpus/mcp/seed-session
+
+# Seed the head corpus: a request and an answer head of the common shape, and odd ones
+# (the first byte is the room for header lines; see fuzz_targets/head.rs).
+mkdir -p fuzz/corpus/head
+printf '\x05POST /v1/chat/completions HTTP/1.1\r\ncontent-type: application/json\r\naccept: */*\r\nhost: 127.0.0.1:8080\r\ncontent-length: 92\r\n\r\n{}' > fuzz/corpus/head/seed-request
+printf '\x05HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 4045\r\ndate: Sat, 28 Nov 2026 01:39:27 GMT\r\n\r\n{}' > fuzz/corpus/head/seed-answer
+printf '\x02HTTP/1.1 404 Not\tFound\r\nx-a:\t b\tc \r\nX_Odd~Name: \xff\r\nempty:\r\n\r\n' > fuzz/corpus/head/seed-odd
+printf '\x03POST /a?b=%%20 HTTP/1.1\r\nA: b\r\n c\r\nd : e\r\n\n' > fuzz/corpus/head/seed-fold
 
 SANITIZER=${SANITIZER:-none}
 status=0

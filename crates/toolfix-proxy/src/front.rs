@@ -2,7 +2,8 @@
 //!
 //! Almost every request a client sends the proxy has one shape: `POST` to an API route,
 //! HTTP/1.1, a `content-length`, no `transfer-encoding`, `expect`, `upgrade` or `te`,
-//! headers within limits. The front serves that shape itself (`httparse` reads the head;
+//! headers within limits. The front serves that shape itself (`crate::head` reads the head,
+//! `httparse` one of another shape;
 //! the body is read to its declared length; the handler is called directly; the answer is
 //! written with a content length or chunked, each frame flushed as soon as the body has no
 //! more ready). That saves each request the general server's per-request machinery
@@ -28,6 +29,7 @@ use crate::adapter::chat::ChatCompletions;
 use crate::adapter::messages::Messages;
 use crate::adapter::responses::Responses;
 use crate::handlers::{self, Shared};
+use crate::head::Span;
 use axum::Router;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse as _, Response};
@@ -316,19 +318,6 @@ struct Head {
     hop: u64,
 }
 
-/// A piece of the head, as offsets.
-#[derive(Clone, Copy, Default)]
-struct Span {
-    start: u32,
-    end: u32,
-}
-
-impl Span {
-    fn range(self) -> std::ops::Range<usize> {
-        self.start as usize..self.end as usize
-    }
-}
-
 /// The name and value of each header line.
 type Fields = [(Span, Span); MAX_HEADERS];
 
@@ -368,50 +357,68 @@ enum Parsed {
 
 /// Parse a head (at most [`MAX_HEAD`] bytes); only the common shape is a `Head`.
 fn parse_head(buf: &[u8], fields: &mut Fields) -> Parsed {
-    let mut lines = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
-    let mut request = httparse::Request::new(&mut []);
-    let len = match request.parse_with_uninit_headers(buf, &mut lines) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Parsed::Partial,
-        Err(_) => return Parsed::Other,
+    let (len, target, count) = match crate::head::request(buf, fields) {
+        Some(h) => (h.len, h.target, h.count),
+        None => match parse_odd_head(buf, fields) {
+            Ok(read) => read,
+            Err(parsed) => return parsed,
+        },
     };
-    if request.method != Some("POST") || request.version != Some(1) || buf.len() > u32::MAX as usize {
+    if buf.get(target.range()).is_none_or(|t| !t.starts_with(b"/")) {
         return Parsed::Other;
     }
-    let Some(target) = request.path.filter(|p| p.starts_with('/')) else { return Parsed::Other };
-    let base = buf.as_ptr() as usize;
-    let at = |s: &[u8]| {
-        let start = s.as_ptr() as usize - base;
-        Span { start: start as u32, end: (start + s.len()) as u32 }
-    };
-    let mut head =
-        Head { len, target: at(target.as_bytes()), count: request.headers.len(), length: None, close: false, hop: 0 };
-    for (i, (slot, line)) in fields.iter_mut().zip(request.headers.iter()).enumerate() {
-        let name = line.name.as_bytes();
+    let mut head = Head { len, target, count, length: None, close: false, hop: 0 };
+    for (i, &(name, value)) in fields.iter().take(count).enumerate() {
+        let (Some(name), Some(value)) = (buf.get(name.range()), buf.get(value.range())) else { return Parsed::Other };
         match Line::of(name) {
             Line::Other => {}
             Line::Length => {
                 if head.length.is_some() {
                     return Parsed::Other;
                 }
-                let Some(n) = decimal(line.value) else { return Parsed::Other };
+                let Some(n) = decimal(value) else { return Parsed::Other };
                 head.length = Some(n);
                 head.hop |= 1 << i;
             }
             Line::Connection => {
-                let Some(close) = connection_close(line.value) else { return Parsed::Other };
+                let Some(close) = connection_close(value) else { return Parsed::Other };
                 head.close |= close;
                 head.hop |= 1 << i;
             }
             Line::HopByHop => head.hop |= 1 << i,
             Line::Refused => return Parsed::Other,
         }
-        *slot = (at(name), at(line.value));
     }
     if head.length.is_none() {
         return Parsed::Other;
     }
     Parsed::Head(head)
+}
+
+/// A head [`crate::head::request`] left alone, read by `httparse`: its length, target and
+/// number of lines (their spans in `fields`) when it is a `POST` of HTTP/1.1, else what the
+/// front does with it.
+fn parse_odd_head(buf: &[u8], fields: &mut Fields) -> Result<(usize, Span, usize), Parsed> {
+    let mut lines = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut request = httparse::Request::new(&mut []);
+    let len = match request.parse_with_uninit_headers(buf, &mut lines) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Err(Parsed::Partial),
+        Err(_) => return Err(Parsed::Other),
+    };
+    if request.method != Some("POST") || request.version != Some(1) || buf.len() > u32::MAX as usize {
+        return Err(Parsed::Other);
+    }
+    let Some(target) = request.path else { return Err(Parsed::Other) };
+    let base = buf.as_ptr() as usize;
+    let at = |s: &[u8]| {
+        let start = s.as_ptr() as usize - base;
+        Span { start: start as u32, end: (start + s.len()) as u32 }
+    };
+    for (slot, line) in fields.iter_mut().zip(request.headers.iter()) {
+        *slot = (at(line.name.as_bytes()), at(line.value));
+    }
+    Ok((len, at(target.as_bytes()), request.headers.len()))
 }
 
 /// What a header line's name means to the fast path.
@@ -432,7 +439,8 @@ enum Line {
 impl Line {
     /// The kind of `name` (any case), told by its length first.
     fn of(name: &[u8]) -> Line {
-        let is = |known: &[u8]| name.eq_ignore_ascii_case(known);
+        // A name read from a head is made of `tchar`s: compared a word at a time.
+        let is = |known: &[u8]| crate::head::is_named(name, known);
         match name.len() {
             2 if is(b"te") => Line::Refused,
             4 if is(b"host") => Line::HopByHop,
@@ -478,12 +486,10 @@ fn connection_close(value: &[u8]) -> Option<bool> {
 fn header_map(head: &Bytes, fields: &[(Span, Span)], hop: u64) -> Option<HeaderMap> {
     let mut map = HeaderMap::with_capacity(fields.len() - hop.count_ones() as usize);
     for (i, &(name, value)) in fields.iter().enumerate() {
+        // A hop-by-hop line's value needs no check of its own: the bytes a head's value may
+        // hold (for `httparse` and `crate::head` alike) are the bytes a `HeaderValue` takes
+        // (tested: `head_values_are_header_values`), so the map would take it.
         if hop & (1 << i) != 0 {
-            // Its value is still checked as the map would (its name is a known one), so a
-            // head the map would refuse is handed over as before.
-            if !head.get(value.range())?.iter().all(|&b| b >= 32 && b != 127 || b == b'\t') {
-                return None;
-            }
             continue;
         }
         let name = crate::upstream::header_name(head.get(name.range())?).ok()?;
@@ -931,6 +937,24 @@ mod tests {
         assert_eq!(Line::of(b"Content-Length"), Line::Length);
         assert_eq!(Line::of(b"CONNECTION"), Line::Connection);
         assert_eq!(Line::of(b"Expect"), Line::Refused);
+    }
+
+    /// A value byte a head may hold is one a `HeaderValue` takes, and no other: so a
+    /// head read is one the map takes (its hop-by-hop lines' values are not checked again).
+    #[test]
+    fn head_values_are_header_values() {
+        for b in 0..=255u8 {
+            let mut head = b"POST /v1/messages HTTP/1.1\r\nhost: a".to_vec();
+            head.extend_from_slice(&[b, b'b']);
+            head.extend_from_slice(b"\r\ncontent-length: 0\r\n\r\n");
+            let mut fields: Fields = [(Span::default(), Span::default()); MAX_HEADERS];
+            let read = matches!(parse_head(&head, &mut fields), Parsed::Head(_));
+            let mut lines = [httparse::EMPTY_HEADER; 4];
+            let httparse_read = httparse::Request::new(&mut lines).parse(&head).is_ok_and(|s| s.is_complete());
+            let taken = axum::http::HeaderValue::from_bytes(&[b'a', b, b'b']).is_ok();
+            assert_eq!(read, taken, "{b:#x}");
+            assert_eq!(httparse_read, taken, "{b:#x}");
+        }
     }
 
     #[test]

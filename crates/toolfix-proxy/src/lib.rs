@@ -32,6 +32,7 @@ mod front;
 #[doc(hidden)]
 pub mod fuzzing;
 mod handlers;
+pub mod head;
 mod metrics;
 mod sse;
 mod state;

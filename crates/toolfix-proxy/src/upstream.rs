@@ -48,18 +48,21 @@ pub(crate) fn is_hop_by_hop(name: &HeaderName) -> bool {
 /// lowercases the name into a buffer and finds it in the table of every standard name,
 /// ~115 instructions a line. Any other spelling goes through `from_bytes`.
 pub(crate) fn header_name(name: &[u8]) -> Result<HeaderName, axum::http::header::InvalidHeaderName> {
-    Ok(match name {
-        b"accept" => header::ACCEPT,
-        b"accept-encoding" => header::ACCEPT_ENCODING,
-        b"authorization" => header::AUTHORIZATION,
-        b"connection" => header::CONNECTION,
-        b"content-length" => header::CONTENT_LENGTH,
-        b"content-type" => header::CONTENT_TYPE,
-        b"date" => header::DATE,
-        b"host" => header::HOST,
-        b"server" => header::SERVER,
-        b"transfer-encoding" => header::TRANSFER_ENCODING,
-        b"user-agent" => header::USER_AGENT,
+    // Told by the length, then compared a word at a time (a match on the texts called
+    // `bcmp` for each).
+    let is = |known: &[u8]| crate::head::same(name, known);
+    Ok(match name.len() {
+        4 if is(b"date") => header::DATE,
+        4 if is(b"host") => header::HOST,
+        6 if is(b"accept") => header::ACCEPT,
+        6 if is(b"server") => header::SERVER,
+        10 if is(b"connection") => header::CONNECTION,
+        10 if is(b"user-agent") => header::USER_AGENT,
+        12 if is(b"content-type") => header::CONTENT_TYPE,
+        13 if is(b"authorization") => header::AUTHORIZATION,
+        14 if is(b"content-length") => header::CONTENT_LENGTH,
+        15 if is(b"accept-encoding") => header::ACCEPT_ENCODING,
+        17 if is(b"transfer-encoding") => header::TRANSFER_ENCODING,
         _ => return HeaderName::from_bytes(name),
     })
 }

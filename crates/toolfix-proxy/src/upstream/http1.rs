@@ -5,7 +5,8 @@
 //! connection task, so no channel hand-off or wake-up between two tasks on either side
 //! (hyper's client connection runs as a task of its own; that hand-off was most of what
 //! the client side of the proxy's second hop cost). Only what the proxy needs is here:
-//! one request at a time per connection, a head parsed by `httparse`, bodies framed by
+//! one request at a time per connection, a head read by `crate::head` (or `httparse`, when
+//! it is not of the common shape), bodies framed by
 //! `content-length`, `chunked` or the end of the connection, each piece handed on as it
 //! arrives (a streamed answer is never held back).
 //!
@@ -23,6 +24,7 @@
 
 use super::{Answer, Inner, POOL_IDLE, POOL_MAX_IDLE, Payload, UpstreamBody, header_name, is_hop_by_hop};
 use crate::error::ApiError;
+use crate::head::{Field, Span, is_named};
 use axum::body::Body;
 use axum::http::uri::PathAndQuery;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -31,7 +33,6 @@ use http_body_util::BodyExt as _;
 use hyper::body::{Body as _, Frame, SizeHint};
 use std::future::Future as _;
 use std::io;
-use std::ops::Range;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
@@ -40,6 +41,9 @@ use tokio::net::TcpStream;
 
 /// The most header lines in an answer's head (hyper's default).
 const MAX_HEADERS: usize = 100;
+/// The most header lines [`crate::head::response`] reads an answer's head with (one with
+/// more goes to `httparse`).
+const COMMON_LINES: usize = 32;
 /// The largest head of an answer (hyper's default read buffer limit); a longer one is an
 /// upstream failure.
 pub(super) const HEAD_LIMIT: usize = 8192 + 4096 * 100;
@@ -503,12 +507,28 @@ struct Head {
     keep_alive: bool,
 }
 
-/// An answer's head as `httparse` read it: where header values lie in the buffer.
+/// An answer's head as it was read: where its lines lie in the buffer.
 struct Parsed {
     len: usize,
     status: StatusCode,
     http11: bool,
-    headers: Vec<(HeaderName, Range<usize>)>,
+    lines: Lines,
+}
+
+/// The header lines of a head, as offsets: for a head of the common shape, the first so
+/// many of the fields given to [`parse`]; else (up to [`MAX_HEADERS`] of them) a vector.
+enum Lines {
+    Few(usize),
+    Many(Vec<Field>),
+}
+
+impl Lines {
+    fn as_slice<'a>(&'a self, fields: &'a [Field]) -> &'a [Field] {
+        match self {
+            Lines::Few(n) => fields.get(..*n).unwrap_or_default(),
+            Lines::Many(lines) => lines,
+        }
+    }
 }
 
 /// Read the head of the answer (after any `1xx` interim ones).
@@ -517,20 +537,15 @@ async fn read_head(conn: &mut Conn, head_request: bool) -> Result<Head, Failure>
     loop {
         if !conn.buf.is_empty() {
             got_any = true;
-            match parse(&conn.buf)? {
-                Some(parsed)
-                    if parsed.status.is_informational() && parsed.status != StatusCode::SWITCHING_PROTOCOLS =>
-                {
-                    conn.buf.advance(parsed.len);
-                    continue;
-                }
-                Some(parsed) => return head(conn, parsed, head_request),
-                None if conn.buf.len() > HEAD_LIMIT => {
+            match read_buffered(conn, head_request)? {
+                Buffered::Head(head) => return Ok(head),
+                Buffered::Interim => continue,
+                Buffered::Partial if conn.buf.len() > HEAD_LIMIT => {
                     return Err(Failure::head(&format!(
                         "the upstream's response head is over the proxy's limit of {HEAD_LIMIT} bytes"
                     )));
                 }
-                None => {}
+                Buffered::Partial => {}
             }
         }
         match conn.fill().await {
@@ -539,6 +554,28 @@ async fn read_head(conn: &mut Conn, head_request: bool) -> Result<Head, Failure>
             Err(e) => return Err(Failure::io(&e, !got_any)),
         }
     }
+}
+
+/// What the bytes read so far hold.
+enum Buffered {
+    /// The answer's head (taken out of the buffer).
+    Head(Head),
+    /// An interim `1xx` head (taken out of the buffer).
+    Interim,
+    /// No whole head yet.
+    Partial,
+}
+
+/// Read the head at the start of the buffer, if it is whole (its lines' offsets kept on
+/// the stack here, not in the waiting future).
+fn read_buffered(conn: &mut Conn, head_request: bool) -> Result<Buffered, Failure> {
+    let mut fields = [Field::default(); COMMON_LINES];
+    let Some(parsed) = parse(&conn.buf, &mut fields)? else { return Ok(Buffered::Partial) };
+    if parsed.status.is_informational() && parsed.status != StatusCode::SWITCHING_PROTOCOLS {
+        conn.buf.advance(parsed.len);
+        return Ok(Buffered::Interim);
+    }
+    head(conn, &parsed, &fields, head_request).map(Buffered::Head)
 }
 
 /// The answer an upstream sent before it stopped reading the request, once writing the
@@ -562,8 +599,12 @@ async fn early_answer(conn: &mut Conn, head_request: bool, e: &io::Error, body: 
     Err(Failure { error: ApiError::unreachable(&detail), before_answer })
 }
 
-/// Parse a head, if the buffer holds a whole one.
-fn parse(buf: &[u8]) -> Result<Option<Parsed>, Failure> {
+/// Parse a head, if the buffer holds a whole one: one of the common shape read by
+/// [`crate::head::response`], any other by `httparse`.
+fn parse(buf: &[u8], fields: &mut [Field]) -> Result<Option<Parsed>, Failure> {
+    if let Some(h) = crate::head::response(buf, fields) {
+        return parsed(h.len, Some(h.code), true, Lines::Few(h.count)).map(Some);
+    }
     let mut lines = [const { std::mem::MaybeUninit::uninit() }; MAX_HEADERS];
     let mut response = httparse::Response::new(&mut []);
     let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut response, buf, &mut lines)
@@ -572,42 +613,43 @@ fn parse(buf: &[u8]) -> Result<Option<Parsed>, Failure> {
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(Failure::head(&format!("the upstream's response head is not valid HTTP/1.1: {e}"))),
     };
-    let status = response
-        .code
+    let base = buf.as_ptr() as usize;
+    let at = |s: &[u8]| {
+        let start = (s.as_ptr() as usize).wrapping_sub(base);
+        Span { start: start as u32, end: (start + s.len()) as u32 }
+    };
+    let lines = response.headers.iter().map(|line| (at(line.name.as_bytes()), at(line.value))).collect();
+    parsed(len, response.code, response.version == Some(1), Lines::Many(lines)).map(Some)
+}
+
+/// A head read, its status checked.
+fn parsed(len: usize, code: Option<u16>, http11: bool, lines: Lines) -> Result<Parsed, Failure> {
+    let status = code
         .and_then(|c| StatusCode::from_u16(c).ok())
         .ok_or_else(|| Failure::head("the upstream's response has no valid status code"))?;
-    let base = buf.as_ptr() as usize;
-    let mut headers = Vec::with_capacity(response.headers.len());
-    for line in response.headers.iter() {
-        let name = header_name(line.name.as_bytes())
-            .map_err(|_| Failure::head("the upstream's response has an invalid header name"))?;
-        let start = (line.value.as_ptr() as usize).wrapping_sub(base);
-        headers.push((name, start..start + line.value.len()));
-    }
-    Ok(Some(Parsed { len, status, http11: response.version == Some(1), headers }))
+    Ok(Parsed { len, status, http11, lines })
 }
 
 /// The head taken out of the buffer (header values share its bytes) and how the body is
-/// framed (read from the headers as they are stored, not looked up after).
-fn head(conn: &mut Conn, parsed: Parsed, head_request: bool) -> Result<Head, Failure> {
+/// framed (read from the lines as they are written, not looked up after).
+fn head(conn: &mut Conn, parsed: &Parsed, fields: &[Field], head_request: bool) -> Result<Head, Failure> {
     let bytes = conn.buf.split_to(parsed.len).freeze();
-    let mut headers = HeaderMap::with_capacity(parsed.headers.len());
+    let lines = parsed.lines.as_slice(fields);
     let mut close = !parsed.http11;
     // Whether the last transfer-encoding ends in `chunked`, if there is one.
     let mut chunked = None;
     // The declared length: every value (and item of a list) the same number, else `Err`.
     let mut length: Option<Result<u64, ()>> = None;
-    for (name, range) in parsed.headers {
-        let value = bytes
-            .get(range.clone())
-            .and_then(|_| HeaderValue::from_maybe_shared(bytes.slice(range)).ok())
-            .ok_or_else(|| Failure::head("the upstream's response has an invalid header value"))?;
-        if name == header::CONNECTION {
-            close |= tokens(&value).any(|t| t.eq_ignore_ascii_case(b"close"));
-        } else if name == header::TRANSFER_ENCODING {
-            chunked = Some(tokens(&value).next_back().is_some_and(|t| t.eq_ignore_ascii_case(b"chunked")));
-        } else if name == header::CONTENT_LENGTH {
-            for item in tokens(&value) {
+    for &(name, value) in lines {
+        let name = bytes.get(name.range()).unwrap_or_default();
+        let value = bytes.get(value.range()).unwrap_or_default();
+        // A name read from a head is made of `tchar`s: compared a word at a time.
+        if is_named(name, b"connection") {
+            close |= tokens(value).any(|t| t.eq_ignore_ascii_case(b"close"));
+        } else if is_named(name, b"transfer-encoding") {
+            chunked = Some(tokens(value).next_back().is_some_and(|t| t.eq_ignore_ascii_case(b"chunked")));
+        } else if is_named(name, b"content-length") {
+            for item in tokens(value) {
                 let n = decimal(item).ok_or(());
                 length = Some(match length {
                     None => n,
@@ -616,8 +658,8 @@ fn head(conn: &mut Conn, parsed: Parsed, head_request: bool) -> Result<Head, Fai
                 });
             }
         }
-        headers.append(name, value);
     }
+    let headers = header_map(&bytes, lines)?;
     let mut keep_alive = !close;
     let status = parsed.status;
     let framing = if head_request
@@ -646,9 +688,24 @@ fn head(conn: &mut Conn, parsed: Parsed, head_request: bool) -> Result<Head, Fai
     Ok(Head { status, headers, framing, keep_alive })
 }
 
+/// The answer's headers as a map sharing the head's bytes, every line in order.
+fn header_map(bytes: &Bytes, lines: &[Field]) -> Result<HeaderMap, Failure> {
+    let mut headers = HeaderMap::with_capacity(lines.len());
+    for &(name, value) in lines {
+        let name = header_name(bytes.get(name.range()).unwrap_or_default())
+            .map_err(|_| Failure::head("the upstream's response has an invalid header name"))?;
+        let value = bytes
+            .get(value.range())
+            .and_then(|_| HeaderValue::from_maybe_shared(bytes.slice(value.range())).ok())
+            .ok_or_else(|| Failure::head("the upstream's response has an invalid header value"))?;
+        headers.append(name, value);
+    }
+    Ok(headers)
+}
+
 /// The items of a comma-separated header value, trimmed.
-fn tokens(value: &HeaderValue) -> impl DoubleEndedIterator<Item = &[u8]> {
-    value.as_bytes().split(|&b| b == b',').map(<[u8]>::trim_ascii)
+fn tokens(value: &[u8]) -> impl DoubleEndedIterator<Item = &[u8]> {
+    value.split(|&b| b == b',').map(<[u8]>::trim_ascii)
 }
 
 /// A decimal number of at most 19 digits (so no overflow).

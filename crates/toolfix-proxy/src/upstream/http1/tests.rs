@@ -623,3 +623,36 @@ fn a_json_head_written_from_the_clients_map_has_the_lines_of_the_copied_map() {
         }
     }
 }
+
+proptest! {
+    /// The map made of an answer's head holds every line in order, whichever reader
+    /// read the head.
+    #[test]
+    fn answer_maps_hold_every_line(
+        lines in proptest::collection::vec(
+            (
+                prop_oneof![
+                    Just("content-length"), Just("Content-Length"), Just("connection"), Just("date"),
+                    Just("content-type"), Just("Transfer-Encoding"), Just("x-request-id"), Just("X-A"), Just("x-a"),
+                ],
+                "[ -~]{0,12}",
+            ),
+            0..40,
+        ),
+    ) {
+        let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for (name, value) in &lines {
+            head.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+        }
+        head.extend_from_slice(b"\r\n");
+        let mut given = [crate::head::Field::default(); super::COMMON_LINES];
+        let Ok(Some(parsed)) = super::parse(&head, &mut given) else { return Err(TestCaseError::fail("not read")) };
+        let bytes = Bytes::from(head);
+        let made = super::header_map(&bytes, parsed.lines.as_slice(&given)).map_err(|_| TestCaseError::fail("no map"))?;
+        let mut all = HeaderMap::new();
+        for (name, value) in &lines {
+            all.append(axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.trim().parse().unwrap());
+        }
+        prop_assert_eq!(made, all);
+    }
+}
