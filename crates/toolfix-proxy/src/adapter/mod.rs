@@ -115,6 +115,22 @@ pub(crate) struct Peek<'a> {
     pub(crate) utf8: bool,
 }
 
+/// Where a fixed reply compared with a response's text was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Made {
+    /// From this very read of the response: its text is the content the library was given.
+    FromThis,
+    /// From another read (or unknown).
+    Elsewhere,
+}
+
+/// True when `fixed`'s content is not `text`. A reply made from this very text whose
+/// content the library returned as given ([`FixedReply::content_as_given`]) is not
+/// compared again (a message's text is most of an answer's bytes).
+pub(crate) fn content_differs(text: &str, fixed: &FixedReply, made: Made) -> bool {
+    !(made == Made::FromThis && fixed.content_as_given()) && text != fixed.content
+}
+
 /// How a give-up is written into a reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Unusable {

@@ -464,9 +464,32 @@ pub struct FixedReply {
     pub reasoning_content: Option<String>,
     /// What the extractor saw and did not turn into a call.
     pub notes: Vec<Note>,
+    /// Whether [`fix_reply`] left `content` as the reply gave it (see
+    /// [`FixedReply::content_as_given`]).
+    content_as_given: bool,
 }
 
 impl FixedReply {
+    /// True when [`fix_reply`] returned `content` exactly as the reply gave it, byte for
+    /// byte: no markup, reasoning or blank taken out. A caller that keeps the reply can
+    /// then tell the content is unchanged without comparing the two texts. `false` says
+    /// nothing (a reply fixed by [`ReplyStream`] always answers `false`), and a change the
+    /// caller makes to the field afterwards is not seen.
+    ///
+    /// ```
+    /// use toolfix::{FixOptions, Reply, fix_reply};
+    ///
+    /// let plain = fix_reply(&Reply::new("It is sunny."), None, None, &FixOptions::default()).unwrap();
+    /// assert!(plain.content_as_given());
+    /// let call = Reply::new("Sure. <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>");
+    /// let fixed = fix_reply(&call, None, None, &FixOptions::default()).unwrap();
+    /// assert!(!fixed.content_as_given());
+    /// ```
+    #[must_use]
+    pub fn content_as_given(&self) -> bool {
+        self.content_as_given
+    }
+
     /// How the reply ended over all its calls.
     #[must_use]
     pub fn outcome(&self) -> ReplyOutcome {
@@ -611,11 +634,15 @@ pub fn fix_reply(
     let mut all_notes = text.notes;
     all_notes.append(&mut native_notes);
     all_notes.append(&mut notes);
+    // The extractor hands back the very text it was given when it took nothing out of it.
+    let content_as_given = matches!(&text.content, std::borrow::Cow::Borrowed(c)
+        if c.as_ptr() == reply.content.as_ptr() && c.len() == reply.content.len());
     Ok(FixedReply {
         calls,
         content: text.content.into_owned(),
         reasoning_content: text.reasoning_content.map(std::borrow::Cow::into_owned),
         notes: all_notes,
+        content_as_given,
     })
 }
 

@@ -354,7 +354,13 @@ impl ReplyStream {
         parts.extend(self.moved);
         let reasoning_content = if parts.is_empty() { None } else { Some(parts.join("\n")) };
         self.notes.append(&mut notes);
-        let fixed = FixedReply { calls, content: self.content_text, reasoning_content, notes: self.notes };
+        let fixed = FixedReply {
+            calls,
+            content: self.content_text,
+            reasoning_content,
+            notes: self.notes,
+            content_as_given: false,
+        };
         (out, fixed)
     }
 

@@ -7,7 +7,7 @@ mod stream;
 pub(crate) use stream::ChatStream;
 
 use super::view::{Present, Prose, Raw, Text, object_view, span_of};
-use super::{Adapter, Edit, Lazy, Peek, Read, Unusable, history};
+use super::{Adapter, Edit, Lazy, Made, Peek, Read, Unusable, content_differs, history};
 use crate::summary::push_json_str;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -124,7 +124,7 @@ impl Adapter for ChatCompletions {
                 reply = reply.with_finish_reason(f);
             }
             let fixed = fix(&reply);
-            changed |= fixed.as_ref().is_some_and(|f| reply_changes(&reply, f));
+            changed |= fixed.as_ref().is_some_and(|f| reply_changes(&reply, f, Made::FromThis));
             replies.push(fixed);
         }
         // A body that changes: the edits that write every fixed reply back into it, when
@@ -151,7 +151,9 @@ impl Adapter for ChatCompletions {
     }
 
     fn changes(response: &Value, index: usize, fixed: &FixedReply) -> bool {
-        choices(response).get(index).is_some_and(|choice| reply_changes(&Reply::from_choice(choice), fixed))
+        choices(response)
+            .get(index)
+            .is_some_and(|choice| reply_changes(&Reply::from_choice(choice), fixed, Made::Elsewhere))
     }
 
     fn apply(response: &mut Value, index: usize, fixed: &FixedReply, unusable: Unusable) {
@@ -450,8 +452,9 @@ fn splice_choice(
     Some(())
 }
 
-/// True when writing `fixed` over `reply` would change it.
-fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply) -> bool {
+/// True when writing `fixed` over `reply` would change it (`made`: whether `fixed` was
+/// made from this very `reply`).
+fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply, made: Made) -> bool {
     let served = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls);
     // A server call dropped (a repeat kept once), split, or given a name changes the
     // reply too: every call must be one of the originals as sent.
@@ -469,7 +472,7 @@ fn reply_changes(reply: &Reply<'_>, fixed: &FixedReply) -> bool {
     fixed.changed_calls()
         || fixed.calls.iter().any(|c| !c.status.is_usable())
         || other_calls
-        || reply.content != fixed.content
+        || content_differs(reply.content, fixed, made)
         || reply.reasoning_content != fixed.reasoning_content.as_deref()
 }
 

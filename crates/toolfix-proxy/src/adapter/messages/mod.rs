@@ -27,7 +27,7 @@ use super::kept::{self, Dropped, Why};
 use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
-use super::{Adapter, Lazy, Peek, Read, Unusable, history};
+use super::{Adapter, Lazy, Made, Peek, Read, Unusable, content_differs, history};
 use blocks::{TEXT_MEMBERS, source, text_block, tool_use};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -147,7 +147,7 @@ impl Adapter for Messages {
         };
         let natives = parts.natives();
         let fixed = fix(&parts.reply(&natives));
-        let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
+        let changed = fixed.as_ref().is_some_and(|f| parts.changes(f, Made::FromThis));
         // A body that changes: the edits that write the fixed reply back into it, when
         // each is one a splice makes (see `splice`).
         let edits = match (&view, &fixed) {
@@ -159,7 +159,7 @@ impl Adapter for Messages {
     }
 
     fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
-        Parts::of(response).changes(fixed)
+        Parts::of(response).changes(fixed, Made::Elsewhere)
     }
 
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
@@ -482,12 +482,13 @@ impl<'a> Parts<'a> {
         reply
     }
 
-    /// True when writing `fixed` back would change the response.
-    fn changes(&self, fixed: &FixedReply) -> bool {
+    /// True when writing `fixed` back would change the response (`made`: whether `fixed`
+    /// was made from this very read's reply).
+    fn changes(&self, fixed: &FixedReply, made: Made) -> bool {
         // The cheap tests first: a repaired call says so without its arguments compared.
         if fixed.changed_calls()
             || fixed.calls.iter().any(|c| !c.status.is_usable())
-            || self.text != fixed.content
+            || content_differs(&self.text, fixed, made)
             || self.thinking.as_deref() != fixed.reasoning_content.as_deref()
         {
             return true;
@@ -859,7 +860,7 @@ mod tests {
                 let got = toolfix::fix_reply(&parts.reply(&natives), Some(&tools), None, &options).unwrap();
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "{body}");
                 let old = Parts { calls: Calls::Value(calls.clone()), ..Parts::of(&value) };
-                assert_eq!(parts.changes(&got), old.changes(&got), "{body}");
+                assert_eq!(parts.changes(&got, Made::FromThis), old.changes(&got, Made::Elsewhere), "{body}");
             }
         }
     }

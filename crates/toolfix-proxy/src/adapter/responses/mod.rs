@@ -35,7 +35,7 @@ use super::kept::{self, Dropped, Why};
 use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
-use super::{Adapter, Lazy, Peek, Read, Unusable, history};
+use super::{Adapter, Lazy, Made, Peek, Read, Unusable, content_differs, history};
 use items::{first_message, function_call, note_message, source};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -165,7 +165,7 @@ impl Adapter for Responses {
         };
         let natives = parts.natives();
         let fixed = fix(&parts.reply(&natives));
-        let changed = fixed.as_ref().is_some_and(|f| parts.changes(f));
+        let changed = fixed.as_ref().is_some_and(|f| parts.changes(f, Made::FromThis));
         // A body that changes: the edits that write the fixed reply back into it, when
         // each is one a splice makes (see `splice`).
         let edits = match (&view, &fixed) {
@@ -177,7 +177,7 @@ impl Adapter for Responses {
     }
 
     fn changes(response: &Value, _index: usize, fixed: &FixedReply) -> bool {
-        Parts::of(response).changes(fixed)
+        Parts::of(response).changes(fixed, Made::Elsewhere)
     }
 
     fn apply(response: &mut Value, _index: usize, fixed: &FixedReply, unusable: Unusable) {
@@ -489,7 +489,9 @@ impl<'a> Parts<'a> {
         self.calls.reply(reply, natives)
     }
 
-    fn changes(&self, fixed: &FixedReply) -> bool {
+    /// True when writing `fixed` back would change the response (`made`: whether `fixed`
+    /// was made from this very read's reply).
+    fn changes(&self, fixed: &FixedReply, made: Made) -> bool {
         let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
         // Arguments compare as text: a value never matches.
         let same = |c: &FixedCall, o: &Value| {
@@ -502,7 +504,7 @@ impl<'a> Parts<'a> {
             || fixed.calls.iter().any(|c| !c.status.is_usable())
             || served.len() != count
             || !all_sent
-            || self.text != fixed.content
+            || content_differs(&self.text, fixed, made)
             || moved(self.reasoning.as_deref(), fixed.reasoning_content.as_deref()).is_some()
     }
 }
@@ -806,7 +808,7 @@ mod tests {
                 let got = toolfix::fix_reply(&parts.reply(&natives), Some(&tools), None, &options).unwrap();
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "{body}");
                 let old = Parts { calls: Calls::Value(calls.clone()), ..Parts::of(&value) };
-                assert_eq!(parts.changes(&got), old.changes(&got), "{body}");
+                assert_eq!(parts.changes(&got, Made::FromThis), old.changes(&got, Made::Elsewhere), "{body}");
             }
         }
     }
