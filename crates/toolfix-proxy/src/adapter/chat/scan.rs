@@ -427,30 +427,35 @@ impl<'a> Reader<'a> {
     }
 
     /// A string's value from its first escape (at `end`), `plain` the text before it.
+    /// The runs between escapes are short (a call's arguments: `{\"city\": \"Paris\"}`):
+    /// copied a byte at a time into bytes that stay UTF-8 (the body is text, a run ends at
+    /// an ASCII quote or backslash, an escape adds a whole character), checked once at
+    /// the end (no per-run search and copy call).
     #[inline(never)]
     fn escaped(&mut self, plain: &str, end: usize) -> Option<String> {
         // Room for the common escaped string (a call's arguments) without growing.
-        let mut out = String::with_capacity(plain.len() + 64);
-        out.push_str(plain);
-        self.at = end;
+        let mut out: Vec<u8> = Vec::with_capacity(plain.len() + 64);
+        out.extend_from_slice(plain.as_bytes());
+        let mut at = end;
         loop {
-            match self.peek()? {
+            let b = *self.bytes.get(at)?;
+            match b {
                 b'"' => {
-                    self.at += 1;
-                    return Some(out);
+                    self.at = at + 1;
+                    return String::from_utf8(out).ok();
                 }
                 b'\\' => {
-                    let e = self.bytes.get(self.at + 1).copied()?;
-                    self.at += 2;
+                    let e = self.bytes.get(at + 1).copied()?;
+                    self.at = at + 2;
                     match e {
-                        b'"' => out.push('"'),
-                        b'\\' => out.push('\\'),
-                        b'/' => out.push('/'),
-                        b'b' => out.push('\u{8}'),
-                        b'f' => out.push('\u{c}'),
-                        b'n' => out.push('\n'),
-                        b'r' => out.push('\r'),
-                        b't' => out.push('\t'),
+                        b'"' => out.push(b'"'),
+                        b'\\' => out.push(b'\\'),
+                        b'/' => out.push(b'/'),
+                        b'b' => out.push(0x08),
+                        b'f' => out.push(0x0c),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
                         b'u' => {
                             let n = self.hex()?;
                             let c = match n {
@@ -468,16 +473,17 @@ impl<'a> Reader<'a> {
                                 }
                                 _ => char::from_u32(n)?,
                             };
-                            out.push(c);
+                            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
                         }
                         _ => return None,
                     }
+                    at = self.at;
                 }
+                // A control character: serde_json refuses it in a string (the reader gives up).
+                0..0x20 => return None,
                 _ => {
-                    let from = self.at;
-                    let to = self.plain_end(from)?;
-                    out.push_str(self.text.get(from..to)?);
-                    self.at = to;
+                    out.push(b);
+                    at += 1;
                 }
             }
         }
@@ -1117,6 +1123,45 @@ pub(crate) mod tests {
             let spaced: Vec<u8> = bytes.iter().map(|&b| if b < 0x20 { b' ' } else { b }).collect();
             let r = super::Reader { text: "", bytes: &spaced, at: 0, clean: true };
             prop_assert_eq!(r.plain_end(from), plain_end_bytewise(&spaced, from));
+        }
+
+        /// A string literal (escapes of every kind, lone and paired surrogates, controls,
+        /// UTF-8, a missing end) is read as serde_json reads it wherever the reader
+        /// decides, in a text with control characters and in one without.
+        #[test]
+        fn strings_read_as_serde_json_reads_them(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    Just("\\\"".to_owned()), Just("\\\\".to_owned()), Just("\\/".to_owned()),
+                    Just("\\b".to_owned()), Just("\\f".to_owned()), Just("\\n".to_owned()),
+                    Just("\\r".to_owned()), Just("\\t".to_owned()), Just("\\x".to_owned()),
+                    Just("\\u00e9".to_owned()), Just("\\u0000".to_owned()), Just("\\ud83d\\ude00".to_owned()),
+                    Just("\\ud83d".to_owned()), Just("\\ude00".to_owned()), Just("\\u12".to_owned()),
+                    Just("\\uZZZZ".to_owned()), Just("\u{1}".to_owned()), Just("\t".to_owned()),
+                    Just("é".to_owned()), Just("😀".to_owned()), Just("\\".to_owned()),
+                    "[ -~]{0,6}".prop_filter("no quote or backslash", |s| !s.contains(['"', '\\'])),
+                ],
+                0..12,
+            ),
+            closed in any::<bool>(),
+        ) {
+            let inner = pieces.concat();
+            let literal = if closed { format!("\"{inner}\"") } else { format!("\"{inner}") };
+            for clean in [false, true] {
+                if clean && literal.bytes().any(|b| b < 0x20) {
+                    continue;
+                }
+                let mut r = super::Reader { text: &literal, bytes: literal.as_bytes(), at: 1, clean };
+                if let Some(got) = r.string() {
+                    // Where the reader ends the string, serde_json reads the same string.
+                    let want = literal.get(..r.at).and_then(|l| serde_json::from_str::<String>(l).ok());
+                    prop_assert_eq!(Some(got.into_owned()), want, "{:?}", literal);
+                } else if closed {
+                    // A string serde_json reads whole is one the reader decides (the
+                    // reader gives up only on what serde_json refuses).
+                    prop_assert!(serde_json::from_str::<String>(&literal).is_err() || literal.contains("\\u0000") || literal.bytes().any(|b| b < 0x20), "{:?}", literal);
+                }
+            }
         }
 
         /// Damaged Messages and Responses requests: the adapter's peek is serde_json's.
