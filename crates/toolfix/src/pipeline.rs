@@ -56,15 +56,21 @@ pub struct CallOutcome {
 struct Accepted {
     text: String,
     /// The value of `text`: kept from the pipeline, or (arguments accepted as written,
-    /// validated over their text) read from `text` when first asked.
+    /// validated over their text) made from `text` and its index when first asked.
     value: OnceLock<Value>,
+    /// The index of `text` the value is made from, for arguments accepted as written.
+    index: Option<Nodes>,
 }
 
 impl Accepted {
-    /// The value of the accepted text. Text accepted as written is strict JSON with no key
-    /// given twice, which `serde_json` reads into the value the pipeline's own read makes.
+    /// The value of the accepted text, made from its index for text accepted as written
+    /// (strict JSON with no key given twice: the value the pipeline's own read makes).
     fn value(&self) -> &Value {
-        self.value.get_or_init(|| serde_json::from_str(&self.text).unwrap_or_default())
+        self.value.get_or_init(|| {
+            let made = self.index.as_ref().and_then(|nodes| value_of(&self.text, nodes).ok());
+            // Not reached (the text was read into this index): `serde_json` reads it.
+            made.unwrap_or_else(|| serde_json::from_str(&self.text).unwrap_or_default())
+        })
     }
 }
 
@@ -302,7 +308,7 @@ impl ToolSet {
         let options = CallOptions::default();
         let read = match Draft::read(tool, raw, &options.limits) {
             Read::Go(draft, _) => Some(draft),
-            Read::Done(_) | Read::AsWritten => None,
+            Read::Done(_) | Read::AsWritten(_) => None,
         };
         let uncertain = read.and_then(|mut draft| {
             if draft.ending != Ending::Complete || draft.dupes {
@@ -378,11 +384,12 @@ impl CallOutcome {
         CallOutcome { report, result: Err(refusal), key: self.key }
     }
 
-    /// Arguments accepted untouched, as written (`raw`), their value not yet read.
-    fn as_written(tool: &Tool, raw: &str) -> CallOutcome {
+    /// Arguments accepted untouched, as written (`raw`, indexed as `index`), their value
+    /// not yet made.
+    fn as_written(tool: &Tool, raw: &str, index: Nodes) -> CallOutcome {
         CallOutcome {
             report: Report::new(tool.name(), Outcome::Untouched, Vec::new(), Vec::new(), Vec::new()),
-            result: Ok(Accepted { text: raw.to_owned(), value: OnceLock::new() }),
+            result: Ok(Accepted { text: raw.to_owned(), value: OnceLock::new(), index: Some(index) }),
             key: OnceLock::new(),
         }
     }
@@ -441,8 +448,9 @@ enum Ending {
 enum Strict {
     Valid(Value),
     /// The schema accepts the text as written, asked over the text (no value built), and
-    /// no phase after the read has anything to do with it.
-    AsWritten,
+    /// no phase after the read has anything to do with it (its index kept, to make the
+    /// value from when asked).
+    AsWritten(Nodes),
     Read((Value, bool, Option<Nodes>)),
 }
 
@@ -452,7 +460,7 @@ enum Strict {
 enum Read<'r> {
     Go(Draft<'r>, Step),
     Done(Box<CallOutcome>),
-    AsWritten,
+    AsWritten(Nodes),
 }
 
 /// What a phase decided: go on, or done with the draft as it stands (accepted).
@@ -469,7 +477,7 @@ pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome 
     let (mut draft, step) = match Draft::read(tool, raw, &options.limits) {
         Read::Go(draft, step) => (draft, step),
         Read::Done(outcome) => return *outcome,
-        Read::AsWritten => return CallOutcome::as_written(tool, raw),
+        Read::AsWritten(index) => return CallOutcome::as_written(tool, raw, index),
     };
     let mut result = Ok(step);
     // Issue 24 §3: a string holding another declared parameter's markup.
@@ -508,7 +516,7 @@ impl<'r> Draft<'r> {
                     // Valid as read: done at once, the index (never used then) left to the
                     // tool's next read.
                     match tool.with_buffers(|buffers| read_strict(tool, raw, &mut buffers.parse)) {
-                        Ok(Strict::AsWritten) => return Read::AsWritten,
+                        Ok(Strict::AsWritten(index)) => return Read::AsWritten(index),
                         Ok(Strict::Valid(value)) => {
                             let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
                             draft.untouched = true;
@@ -838,7 +846,7 @@ impl<'r> Draft<'r> {
                 let notes = self.notes.iter().map(feedback::note).collect();
                 CallOutcome {
                     report: Report::new(tool.name(), outcome, self.fixes, self.repairs, notes),
-                    result: Ok(Accepted { text: self.text.into_owned(), value: OnceLock::from(self.value) }),
+                    result: Ok(Accepted { text: self.text.into_owned(), value: OnceLock::from(self.value), index: None }),
                     key: OnceLock::new(),
                 }
             }
@@ -1029,8 +1037,7 @@ fn read_strict(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::R
     // markup (a `<`, or an escape that may make one) is left to the value's path.
     let seen = if asked && no_markup(text) { tool.is_valid_text(text, &nodes) } else { None };
     if seen == Some(true) {
-        scratch.recycle(nodes);
-        return Ok(Strict::AsWritten);
+        return Ok(Strict::AsWritten(nodes));
     }
     let Ok(value) = value_of(text, &nodes) else {
         // Not reached: the text was read. `serde_json` reads it again.

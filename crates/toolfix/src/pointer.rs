@@ -124,7 +124,7 @@ pub(crate) struct TextIndex<'t> {
 
 /// The nodes of a [`TextIndex`] without its text: kept by whoever holds the text (the
 /// call pipeline keeps them beside the arguments it read, from [`parse_indexed`]).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Nodes {
     nodes: Vec<Node>,
     decoded: Vec<String>,

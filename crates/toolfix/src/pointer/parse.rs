@@ -49,6 +49,11 @@ pub(super) struct Frame {
     pub(super) escaped_key: bool,
     /// The key of the member being read (objects).
     pub(super) key: String,
+    /// A bit per key fingerprint seen in this object, and whether a key's bit was set
+    /// already (it may repeat an earlier key): kept by the index read
+    /// ([`index_strict`](super::index_strict)), which compares keys only then.
+    pub(super) seen: u64,
+    pub(super) may_repeat: bool,
 }
 
 /// The working lists of a parse (open containers, the members and elements read so far),
@@ -131,7 +136,7 @@ fn read(text: &str, scratch: &mut Scratch) -> Result<Parsed, NotParsed> {
                     }
                     let object = c == b'{';
                     let start = if object { members.len() } else { elements.len() };
-                    stack.push(Frame { node: id, object, start, escaped_key: false, key: String::new() });
+                    stack.push(Frame { node: id, object, start, escaped_key: false, key: String::new(), seen: 0, may_repeat: false });
                     i = ws(b, i + 1);
                     if b.get(i) == Some(if object { &b'}' } else { &b']' }) {
                         // Empty: closed at `i`.

@@ -61,7 +61,15 @@ fn read(text: &str, scratch: &mut Scratch) -> Result<Indexed, NotParsed> {
                         return Err(NotParsed::Undecided);
                     }
                     let object = c == b'{';
-                    stack.push(Frame { node: id, object, start: 0, escaped_key: false, key: String::new() });
+                    stack.push(Frame {
+                        node: id,
+                        object,
+                        start: 0,
+                        escaped_key: false,
+                        key: String::new(),
+                        seen: 0,
+                        may_repeat: false,
+                    });
                     i = ws(b, i + 1);
                     if b.get(i) == Some(if object { &b'}' } else { &b']' }) {
                         at_value = false;
@@ -114,7 +122,10 @@ fn read(text: &str, scratch: &mut Scratch) -> Result<Indexed, NotParsed> {
             (Some(&c @ (b'}' | b']')), object) if (c == b'}') == object => {
                 let frame = stack.pop().ok_or(Invalid)?;
                 let after = nodes.len();
-                let repeats = object && keys_repeat(text, &nodes, &decoded, frame.node, after);
+                // Keys are compared only where their fingerprints or an escape say they may
+                // repeat.
+                let maybe = frame.may_repeat || frame.escaped_key;
+                let repeats = object && maybe && keys_repeat(text, &nodes, &decoded, frame.node, after);
                 dupes |= repeats;
                 if let Some(node) = nodes.get_mut(frame.node) {
                     node.end = i + 1;
@@ -149,6 +160,10 @@ fn member(
         decoded.push(name);
         *key = Key::Decoded(decoded.len() - 1);
     } else {
+        let frame = stack.last_mut().ok_or(NotParsed::Invalid)?;
+        let bit = 1u64 << (super::fingerprint(b.get(i + 1..end - 1).unwrap_or_default()) % 64);
+        frame.may_repeat |= frame.seen & bit != 0;
+        frame.seen |= bit;
         *key = Key::Raw(i + 1, end - 1);
     }
     let colon = ws(b, end);
