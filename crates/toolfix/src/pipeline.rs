@@ -220,6 +220,11 @@ pub struct CallOptions {
     pub limits: Limits,
     /// The model's output stopped at the token limit (`finish_reason: "length"`).
     pub hit_token_limit: bool,
+    /// Arguments accepted as written need not have their value made unless asked for
+    /// ([`CallOutcome::arguments`]): the reply layer, whose callers mostly pass the text
+    /// on, validates them over their text. Direct calls make the value at once (one read
+    /// for both).
+    pub(crate) value_on_demand: bool,
 }
 
 impl CallOptions {
@@ -236,11 +241,18 @@ impl CallOptions {
         self.hit_token_limit = hit_token_limit;
         self
     }
+
+    /// These options with the value of arguments accepted as written made only when asked.
+    #[must_use]
+    pub(crate) fn with_value_on_demand(mut self) -> Self {
+        self.value_on_demand = true;
+        self
+    }
 }
 
 impl From<Limits> for CallOptions {
     fn from(limits: Limits) -> Self {
-        CallOptions { limits, hit_token_limit: false }
+        CallOptions { limits, hit_token_limit: false, value_on_demand: false }
     }
 }
 
@@ -306,7 +318,7 @@ impl ToolSet {
             return (outcome, None);
         };
         let options = CallOptions::default();
-        let read = match Draft::read(tool, raw, &options.limits) {
+        let read = match Draft::read(tool, raw, &options) {
             Read::Go(draft, _) => Some(draft),
             Read::Done(_) | Read::AsWritten(_) => None,
         };
@@ -474,7 +486,7 @@ type Phase = std::result::Result<Step, Refusal>;
 /// The pipeline on one call, phase by phase: read → settle the cut → shape → validate or
 /// repair → finish.
 pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
-    let (mut draft, step) = match Draft::read(tool, raw, &options.limits) {
+    let (mut draft, step) = match Draft::read(tool, raw, options) {
         Read::Go(draft, step) => (draft, step),
         Read::Done(outcome) => return *outcome,
         Read::AsWritten(index) => return CallOutcome::as_written(tool, raw, index),
@@ -499,7 +511,8 @@ pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome 
 impl<'r> Draft<'r> {
     /// Read the text. Strict JSON that the schema accepts is done at once: one parse, one
     /// validation, the text kept byte for byte. Anything else is salvaged and parsed.
-    fn read(tool: &'r Tool, raw: &'r str, limits: &Limits) -> Read<'r> {
+    fn read(tool: &'r Tool, raw: &'r str, options: &CallOptions) -> Read<'r> {
+        let limits = &options.limits;
         let trimmed = raw.trim();
         let empty = trimmed.is_empty() || trimmed == "null";
         let source = if empty { "{}" } else { raw };
@@ -515,7 +528,14 @@ impl<'r> Draft<'r> {
                 } else {
                     // Valid as read: done at once, the index (never used then) left to the
                     // tool's next read.
-                    match tool.with_buffers(|buffers| read_strict(tool, raw, &mut buffers.parse)) {
+                    let read = tool.with_buffers(|buffers| {
+                        if options.value_on_demand {
+                            read_strict_text(tool, raw, &mut buffers.parse)
+                        } else {
+                            read_strict(tool, raw, &mut buffers.parse)
+                        }
+                    });
+                    match read {
                         Ok(Strict::AsWritten(index)) => return Read::AsWritten(index),
                         Ok(Strict::Valid(value)) => {
                             let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
@@ -1017,7 +1037,33 @@ fn evidently_no_strict_json(text: &str) -> bool {
 /// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
 /// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
 /// of range).
+/// The strict read that makes the value at once: one pass for the value and the index,
+/// then the schema asked about the value. `Err(true)`: no strict JSON.
 fn read_strict(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::Result<Strict, bool> {
+    let read = match parse_indexed(text, scratch) {
+        Ok(p) => (p.value, p.dupes, Some(p.nodes)),
+        Err(NotParsed::Invalid) => return Err(true),
+        Err(NotParsed::Undecided) => {
+            salvage::parse_value(text).map(|(value, dupes)| (value, dupes, None)).map_err(|_| false)?
+        }
+    };
+    Ok(match read {
+        (value, false, index)
+            if value.is_object() && !tool.hints().has_checks() && !tool.has_tagged_strings() && tool.is_valid(&value) =>
+        {
+            if let Some(nodes) = index {
+                scratch.recycle(nodes);
+            }
+            Strict::Valid(value)
+        }
+        read => Strict::Read(read),
+    })
+}
+
+/// The strict read that makes no value for arguments the schema accepts as written: the
+/// text indexed, the schema asked over it ([`Tool::is_valid_text`]); any other call gets
+/// its value from the same index. Answers what [`read_strict`] answers.
+fn read_strict_text(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::Result<Strict, bool> {
     let plain = !tool.hints().has_checks() && !tool.has_tagged_strings();
     let indexed = match index_strict(text, scratch) {
         Ok(indexed) => indexed,
@@ -1037,7 +1083,10 @@ fn read_strict(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::R
     // markup (a `<`, or an escape that may make one) is left to the value's path.
     let seen = if asked && no_markup(text) { tool.is_valid_text(text, &nodes) } else { None };
     if seen == Some(true) {
-        return Ok(Strict::AsWritten(nodes));
+        // The outcome keeps a copy the size of the index; the room goes to the next read.
+        let kept = nodes.clone();
+        scratch.recycle(nodes);
+        return Ok(Strict::AsWritten(kept));
     }
     let Ok(value) = value_of(text, &nodes) else {
         // Not reached: the text was read. `serde_json` reads it again.
@@ -1095,25 +1144,30 @@ fn last_string_path(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ends_with_trailing_comma, evidently_no_strict_json};
+    use super::{CallOptions, CallOutcome, ends_with_trailing_comma, evidently_no_strict_json};
     use crate::report::Outcome;
     use crate::schema::Tool;
     use serde_json::{Value, json};
 
-    /// What the pipeline answers on strict text it reads and validates over the text: the
-    /// answer of the value `serde_json` reads (accepted untouched exactly when the schema
-    /// accepts that value), the text kept, the value read when asked.
+    /// What the pipeline answers when it validates strict text over the text (the value
+    /// made on demand): what it answers when it reads the value at once (the outcome, its
+    /// report, its text and its value), and accepted untouched exactly when the schema
+    /// accepts the value `serde_json` reads.
     fn accepts_as_the_value_does(schema: &Value, text: &str) {
         let Ok(tool) = Tool::from_parts("t", "", schema.clone()) else { return };
+        let on_demand = tool.repair_call_with(text, &CallOptions::default().with_value_on_demand());
+        let at_once = tool.repair_call(text);
+        let line = |o: &CallOutcome| serde_json::to_string(o).unwrap_or_default();
+        assert_eq!(line(&on_demand), line(&at_once), "{text} against {schema}");
+        assert_eq!(on_demand.arguments(), at_once.arguments(), "{text} against {schema}");
         let Ok(value) = serde_json::from_str::<Value>(text) else { return };
         let dupes = crate::salvage::parse_value(text).map_or(true, |(_, d)| d);
-        let out = tool.repair_call(text);
         if value.is_object() && !dupes && tool.is_valid(&value) {
-            assert_eq!(out.outcome(), Outcome::Untouched, "{text} against {schema}");
-            assert_eq!(out.arguments_text(), Some(text));
-            assert_eq!(out.arguments(), Some(&value));
+            assert_eq!(on_demand.outcome(), Outcome::Untouched, "{text} against {schema}");
+            assert_eq!(on_demand.arguments_text(), Some(text));
+            assert_eq!(on_demand.arguments(), Some(&value));
         } else if value.is_object() {
-            assert_ne!(out.outcome(), Outcome::Untouched, "{text} against {schema}");
+            assert_ne!(on_demand.outcome(), Outcome::Untouched, "{text} against {schema}");
         }
     }
 
