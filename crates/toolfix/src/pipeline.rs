@@ -56,20 +56,20 @@ pub struct CallOutcome {
 struct Accepted {
     text: String,
     /// The value of `text`: kept from the pipeline, or (arguments accepted as written,
-    /// validated over their text) made from `text` and its index when first asked.
+    /// validated over their text) read from `text` when first asked.
     value: OnceLock<Value>,
-    /// The index of `text` the value is made from, for arguments accepted as written.
-    index: Option<Nodes>,
 }
 
 impl Accepted {
-    /// The value of the accepted text, made from its index for text accepted as written
-    /// (strict JSON with no key given twice: the value the pipeline's own read makes).
+    /// The value of the accepted text. Text accepted as written (strict JSON with no key
+    /// given twice) is read again, by the pipeline's own strict read: the value it makes
+    /// at once for a direct call.
     fn value(&self) -> &Value {
         self.value.get_or_init(|| {
-            let made = self.index.as_ref().and_then(|nodes| value_of(&self.text, nodes).ok());
-            // Not reached (the text was read into this index): `serde_json` reads it.
-            made.unwrap_or_else(|| serde_json::from_str(&self.text).unwrap_or_default())
+            let text = self.text.as_str();
+            let made = index_strict(text, &mut Scratch::default()).and_then(|read| value_of(text, &read.nodes));
+            // Not reached (the text was read before): `serde_json` reads it.
+            made.unwrap_or_else(|_| serde_json::from_str(text).unwrap_or_default())
         })
     }
 }
@@ -320,7 +320,7 @@ impl ToolSet {
         let options = CallOptions::default();
         let read = match Draft::read(tool, raw, &options) {
             Read::Go(draft, _) => Some(draft),
-            Read::Done(_) | Read::AsWritten(_) => None,
+            Read::Done(_) | Read::AsWritten => None,
         };
         let uncertain = read.and_then(|mut draft| {
             if draft.ending != Ending::Complete || draft.dupes {
@@ -396,12 +396,11 @@ impl CallOutcome {
         CallOutcome { report, result: Err(refusal), key: self.key }
     }
 
-    /// Arguments accepted untouched, as written (`raw`, indexed as `index`), their value
-    /// not yet made.
-    fn as_written(tool: &Tool, raw: &str, index: Nodes) -> CallOutcome {
+    /// Arguments accepted untouched, as written (`raw`), their value not yet read.
+    fn as_written(tool: &Tool, raw: &str) -> CallOutcome {
         CallOutcome {
             report: Report::new(tool.name(), Outcome::Untouched, Vec::new(), Vec::new(), Vec::new()),
-            result: Ok(Accepted { text: raw.to_owned(), value: OnceLock::new(), index: Some(index) }),
+            result: Ok(Accepted { text: raw.to_owned(), value: OnceLock::new() }),
             key: OnceLock::new(),
         }
     }
@@ -460,9 +459,8 @@ enum Ending {
 enum Strict {
     Valid(Value),
     /// The schema accepts the text as written, asked over the text (no value built), and
-    /// no phase after the read has anything to do with it (its index kept, to make the
-    /// value from when asked).
-    AsWritten(Nodes),
+    /// no phase after the read has anything to do with it.
+    AsWritten,
     Read((Value, bool, Option<Nodes>)),
 }
 
@@ -472,7 +470,7 @@ enum Strict {
 enum Read<'r> {
     Go(Draft<'r>, Step),
     Done(Box<CallOutcome>),
-    AsWritten(Nodes),
+    AsWritten,
 }
 
 /// What a phase decided: go on, or done with the draft as it stands (accepted).
@@ -489,7 +487,7 @@ pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome 
     let (mut draft, step) = match Draft::read(tool, raw, options) {
         Read::Go(draft, step) => (draft, step),
         Read::Done(outcome) => return *outcome,
-        Read::AsWritten(index) => return CallOutcome::as_written(tool, raw, index),
+        Read::AsWritten => return CallOutcome::as_written(tool, raw),
     };
     let mut result = Ok(step);
     // Issue 24 §3: a string holding another declared parameter's markup.
@@ -536,7 +534,7 @@ impl<'r> Draft<'r> {
                         }
                     });
                     match read {
-                        Ok(Strict::AsWritten(index)) => return Read::AsWritten(index),
+                        Ok(Strict::AsWritten) => return Read::AsWritten,
                         Ok(Strict::Valid(value)) => {
                             let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
                             draft.untouched = true;
@@ -866,7 +864,7 @@ impl<'r> Draft<'r> {
                 let notes = self.notes.iter().map(feedback::note).collect();
                 CallOutcome {
                     report: Report::new(tool.name(), outcome, self.fixes, self.repairs, notes),
-                    result: Ok(Accepted { text: self.text.into_owned(), value: OnceLock::from(self.value), index: None }),
+                    result: Ok(Accepted { text: self.text.into_owned(), value: OnceLock::from(self.value) }),
                     key: OnceLock::new(),
                 }
             }
@@ -1083,10 +1081,8 @@ fn read_strict_text(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::resu
     // markup (a `<`, or an escape that may make one) is left to the value's path.
     let seen = if asked && no_markup(text) { tool.is_valid_text(text, &nodes) } else { None };
     if seen == Some(true) {
-        // The outcome keeps a copy the size of the index; the room goes to the next read.
-        let kept = nodes.clone();
         scratch.recycle(nodes);
-        return Ok(Strict::AsWritten(kept));
+        return Ok(Strict::AsWritten);
     }
     let Ok(value) = value_of(text, &nodes) else {
         // Not reached: the text was read. `serde_json` reads it again.

@@ -92,7 +92,7 @@ fn read(text: &str, scratch: &mut Scratch) -> Result<Indexed, NotParsed> {
                 b't' => (literal(b, i, b"true", Value::Null)?.0, false),
                 b'f' => (literal(b, i, b"false", Value::Null)?.0, false),
                 b'n' => (literal(b, i, b"null", Value::Null)?.0, false),
-                b'-' | b'0'..=b'9' => (number(text, i)?.0, false),
+                b'-' | b'0'..=b'9' => (number_end(text, i)?, false),
                 _ => return Err(Invalid),
             };
             if let Some(node) = nodes.get_mut(id) {
@@ -137,6 +137,24 @@ fn read(text: &str, scratch: &mut Scratch) -> Result<Indexed, NotParsed> {
             _ => return Err(Invalid),
         }
     }
+}
+
+/// Where the number at `i` ends: a plain integer of up to 18 digits checked here (what
+/// [`number`] reads itself), any other token as [`number`] decides it.
+#[inline]
+fn number_end(text: &str, i: usize) -> Result<usize, NotParsed> {
+    let b = text.as_bytes();
+    let digits_from = if b.get(i) == Some(&b'-') { i + 1 } else { i };
+    let mut end = digits_from;
+    while b.get(end).is_some_and(u8::is_ascii_digit) {
+        end += 1;
+    }
+    let len = end - digits_from;
+    let plain = (1..=18).contains(&len)
+        && (len == 1 || b.get(digits_from) != Some(&b'0'))
+        && !(digits_from > i && len == 1 && b.get(digits_from) == Some(&b'0'))
+        && !matches!(b.get(end), Some(b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'));
+    if plain { Ok(end) } else { Ok(number(text, i)?.0) }
 }
 
 /// Read a member's key and colon at `i`; returns where its value starts.
