@@ -29,8 +29,8 @@ use crate::extract::Leak;
 use crate::feedback;
 use crate::limits::Limits;
 use crate::pointer::{
-    Indexed, Moves, Nodes, NotParsed, Original, Scratch, TextIndex, index_strict, parse_indexed, render, render_changed,
-    value_of,
+    Indexed, Moves, Nodes, NotParsed, Original, Scratch, TextIndex, index_strict, parse_indexed, render,
+    render_changed, value_of,
 };
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
@@ -55,9 +55,17 @@ pub struct CallOutcome {
 #[derive(Clone, Debug)]
 struct Accepted {
     text: String,
-    /// The value of `text`: kept from the pipeline, or (arguments accepted as written,
-    /// validated over their text) read from `text` when first asked.
-    value: OnceLock<Value>,
+    value: Arguments,
+}
+
+/// The value of accepted arguments: made by the pipeline, or (arguments accepted as
+/// written, validated over their text) read from the text when first asked. A value made
+/// is kept as it is (a cell set at once costs as much as the value's first read), and one
+/// read on demand is boxed (the outcome stays the size it is with a value made).
+#[derive(Clone, Debug)]
+enum Arguments {
+    Made(Value),
+    OnDemand(OnceLock<Box<Value>>),
 }
 
 impl Accepted {
@@ -65,11 +73,15 @@ impl Accepted {
     /// given twice) is read again, by the pipeline's own strict read: the value it makes
     /// at once for a direct call.
     fn value(&self) -> &Value {
-        self.value.get_or_init(|| {
+        let cell = match &self.value {
+            Arguments::Made(value) => return value,
+            Arguments::OnDemand(cell) => cell,
+        };
+        cell.get_or_init(|| {
             let text = self.text.as_str();
             let made = index_strict(text, &mut Scratch::default()).and_then(|read| value_of(text, &read.nodes));
             // Not reached (the text was read before): `serde_json` reads it.
-            made.unwrap_or_else(|_| serde_json::from_str(text).unwrap_or_default())
+            Box::new(made.unwrap_or_else(|_| serde_json::from_str(text).unwrap_or_default()))
         })
     }
 }
@@ -400,7 +412,7 @@ impl CallOutcome {
     fn as_written(tool: &Tool, raw: &str) -> CallOutcome {
         CallOutcome {
             report: Report::new(tool.name(), Outcome::Untouched, Vec::new(), Vec::new(), Vec::new()),
-            result: Ok(Accepted { text: raw.to_owned(), value: OnceLock::new() }),
+            result: Ok(Accepted { text: raw.to_owned(), value: Arguments::OnDemand(OnceLock::new()) }),
             key: OnceLock::new(),
         }
     }
@@ -864,7 +876,7 @@ impl<'r> Draft<'r> {
                 let notes = self.notes.iter().map(feedback::note).collect();
                 CallOutcome {
                     report: Report::new(tool.name(), outcome, self.fixes, self.repairs, notes),
-                    result: Ok(Accepted { text: self.text.into_owned(), value: OnceLock::from(self.value) }),
+                    result: Ok(Accepted { text: self.text.into_owned(), value: Arguments::Made(self.value) }),
                     key: OnceLock::new(),
                 }
             }
@@ -1047,7 +1059,10 @@ fn read_strict(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::R
     };
     Ok(match read {
         (value, false, index)
-            if value.is_object() && !tool.hints().has_checks() && !tool.has_tagged_strings() && tool.is_valid(&value) =>
+            if value.is_object()
+                && !tool.hints().has_checks()
+                && !tool.has_tagged_strings()
+                && tool.is_valid(&value) =>
         {
             if let Some(nodes) = index {
                 scratch.recycle(nodes);

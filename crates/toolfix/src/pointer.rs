@@ -9,9 +9,9 @@ mod strict;
 pub(crate) mod view;
 
 pub(crate) use parse::{NotParsed, Scratch, parse_indexed};
+pub(crate) use render::{Moves, Original, render, render_changed};
 pub(crate) use strict::{Indexed, index_strict, value_of};
 pub(crate) use view::{IndexJson, StrictView};
-pub(crate) use render::{Moves, Original, render, render_changed};
 
 /// True when `key` holds a byte a pointer segment escapes (`~`, `/`): eight bytes at a
 /// time (keys are short; a byte loop over a table cost twice as much per key). The bytes

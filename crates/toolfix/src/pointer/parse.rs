@@ -136,7 +136,15 @@ fn read(text: &str, scratch: &mut Scratch) -> Result<Parsed, NotParsed> {
                     }
                     let object = c == b'{';
                     let start = if object { members.len() } else { elements.len() };
-                    stack.push(Frame { node: id, object, start, escaped_key: false, key: String::new(), seen: 0, may_repeat: false });
+                    stack.push(Frame {
+                        node: id,
+                        object,
+                        start,
+                        escaped_key: false,
+                        key: String::new(),
+                        seen: 0,
+                        may_repeat: false,
+                    });
                     i = ws(b, i + 1);
                     if b.get(i) == Some(if object { &b'}' } else { &b']' }) {
                         // Empty: closed at `i`.
@@ -312,6 +320,10 @@ pub(super) fn literal(b: &[u8], i: usize, word: &[u8], value: Value) -> Result<(
 
 /// The number at `i`: a plain integer of up to 18 digits read here, any other number
 /// token read by `serde_json` (its float parsing, its errors).
+/// Inlined always: on every number of the one-pass read, whose speed depends on it (the
+/// index read and the value made from an index call it too).
+#[expect(clippy::inline_always, reason = "with three callers the compiler stops inlining it into the one-pass read")]
+#[inline(always)]
 pub(super) fn number(text: &str, i: usize) -> Result<(usize, Value), NotParsed> {
     let b = text.as_bytes();
     let rest = b.get(i..).unwrap_or_default();

@@ -245,7 +245,10 @@ pub(crate) fn value_of(text: &str, nodes: &Nodes) -> Result<Value, NotParsed> {
     let key_of = |node: &Node| key_str(text, &nodes.decoded, node).map(str::to_owned);
     let mut stack: Vec<(NodeId, Option<String>, Open)> = Vec::new();
     let mut root: Option<Value> = None;
-    let place = |value: Value, key: Option<String>, stack: &mut Vec<(NodeId, Option<String>, Open)>, root: &mut Option<Value>| {
+    let place = |value: Value,
+                 key: Option<String>,
+                 stack: &mut Vec<(NodeId, Option<String>, Open)>,
+                 root: &mut Option<Value>| {
         match stack.last_mut() {
             None => *root = Some(value),
             Some((_, _, Open::Object(map))) => {
@@ -315,7 +318,13 @@ mod tests {
             (Ok(p), Ok(i)) => {
                 assert_eq!(value_of(text, &i.nodes).ok(), Some(p.value), "{text}");
                 assert_eq!(i.dupes, p.dupes, "{text}");
-                let spans = |n: Nodes| TextIndex::from_nodes(text, n).spans().into_iter().map(|(a, b, c, k, u)| (a, b, c, k.map(str::to_owned), u)).collect::<Vec<_>>();
+                let spans = |n: Nodes| {
+                    TextIndex::from_nodes(text, n)
+                        .spans()
+                        .into_iter()
+                        .map(|(a, b, c, k, u)| (a, b, c, k.map(str::to_owned), u))
+                        .collect::<Vec<_>>()
+                };
                 assert_eq!(spans(i.nodes), spans(p.nodes), "{text}");
             }
             (Err(a), Err(b)) => assert_eq!(a, b, "{text}"),

@@ -412,8 +412,22 @@ pub(crate) mod tests {
     /// Number spellings `serde_json` reads apart (`u64`, `i64`, `f64`, `-0`).
     fn arb_number() -> impl Strategy<Value = &'static str> {
         prop::sample::select(vec![
-            "0", "-0", "1", "1.0", "1e2", "1E-2", "-5", "2.5", "3.0", "-3.5", "0.1", "1e300",
-            "12345678901234567890", "-9223372036854775808", "-9223372036854775809", "123456789012345678",
+            "0",
+            "-0",
+            "1",
+            "1.0",
+            "1e2",
+            "1E-2",
+            "-5",
+            "2.5",
+            "3.0",
+            "-3.5",
+            "0.1",
+            "1e300",
+            "12345678901234567890",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "123456789012345678",
         ])
     }
 
@@ -434,8 +448,18 @@ pub(crate) mod tests {
     pub(crate) fn arb_schema() -> impl Strategy<Value = Value> {
         let pool = || {
             prop::sample::select(vec![
-                json!("a"), json!(""), json!(1), json!(1.0), json!(-0.0), json!(2.5), json!(null), json!(true),
-                json!({"a": 1}), json!([1]), json!([]), json!({}),
+                json!("a"),
+                json!(""),
+                json!(1),
+                json!(1.0),
+                json!(-0.0),
+                json!(2.5),
+                json!(null),
+                json!(true),
+                json!({"a": 1}),
+                json!([1]),
+                json!([]),
+                json!({}),
             ])
         };
         let leaf = prop_oneof![

@@ -26,10 +26,10 @@ pub use hints::{Effect, LeakedCalls, Policy, strip_hints};
 pub(crate) use names::PropertyNames;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::pointer::{IndexJson, Nodes, StrictView};
 use crate::salvage::Salvager;
 use serde_json::Value;
 use std::collections::HashMap;
-use crate::pointer::{IndexJson, Nodes, StrictView};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The most room a tool keeps for salvaging its next call, and for reading it (the buffers
