@@ -479,6 +479,10 @@ enum Strict {
 /// What [`Draft::read`] gives: a draft for the next phases (and whether it is done), a
 /// call already settled (refused), or arguments accepted as written whose value was not
 /// built.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the draft is made once per call and moved once: boxing it costs an allocation per call"
+)]
 enum Read<'r> {
     Go(Draft<'r>, Step),
     Done(Box<CallOutcome>),

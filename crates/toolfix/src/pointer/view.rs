@@ -402,7 +402,7 @@ pub(crate) mod tests {
             r#"{"city": "é"}"#,
             r#"{"days": 3}"#,
             r#"{"city": "Paris", "x": 1}"#,
-            r#"[]"#,
+            "[]",
         ] {
             let (by_view, by_value) = both(&schema, text).expect("strict");
             assert_eq!(by_view, by_value, "{text}");
