@@ -28,7 +28,10 @@ use crate::error::Result;
 use crate::extract::Leak;
 use crate::feedback;
 use crate::limits::Limits;
-use crate::pointer::{Moves, Nodes, NotParsed, Original, Scratch, TextIndex, parse_indexed, render, render_changed};
+use crate::pointer::{
+    Indexed, Moves, Nodes, NotParsed, Original, Scratch, TextIndex, index_strict, parse_indexed, render,
+    render_changed, value_of,
+};
 use crate::repair::{self, Ctx};
 use crate::report::{CallNote, Outcome, Refusal, Repair, RepairKind, Report};
 use crate::salvage::{self, TextFix, Truncation, UncertainKind};
@@ -52,7 +55,35 @@ pub struct CallOutcome {
 #[derive(Clone, Debug)]
 struct Accepted {
     text: String,
-    value: Value,
+    value: Arguments,
+}
+
+/// The value of accepted arguments: made by the pipeline, or (arguments accepted as
+/// written, validated over their text) read from the text when first asked. A value made
+/// is kept as it is (a cell set at once costs as much as the value's first read), and one
+/// read on demand is boxed (the outcome stays the size it is with a value made).
+#[derive(Clone, Debug)]
+enum Arguments {
+    Made(Value),
+    OnDemand(OnceLock<Box<Value>>),
+}
+
+impl Accepted {
+    /// The value of the accepted text. Text accepted as written (strict JSON with no key
+    /// given twice) is read again, by the pipeline's own strict read: the value it makes
+    /// at once for a direct call.
+    fn value(&self) -> &Value {
+        let cell = match &self.value {
+            Arguments::Made(value) => return value,
+            Arguments::OnDemand(cell) => cell,
+        };
+        cell.get_or_init(|| {
+            let text = self.text.as_str();
+            let made = index_strict(text, &mut Scratch::default()).and_then(|read| value_of(text, &read.nodes));
+            // Not reached (the text was read before): `serde_json` reads it.
+            Box::new(made.unwrap_or_else(|_| serde_json::from_str(text).unwrap_or_default()))
+        })
+    }
 }
 
 impl CallOutcome {
@@ -87,7 +118,7 @@ impl CallOutcome {
     /// The accepted arguments as a value.
     #[must_use]
     pub fn arguments(&self) -> Option<&Value> {
-        self.result.as_ref().ok().map(|a| &a.value)
+        self.result.as_ref().ok().map(Accepted::value)
     }
 
     /// The refusal, when the call is refused.
@@ -125,7 +156,7 @@ impl CallOutcome {
     /// dedupe and the storm guard share it. `None` when refused.
     pub(crate) fn canonical_key(&self) -> Option<&str> {
         let accepted = self.result.as_ref().ok()?;
-        Some(self.key.get_or_init(|| crate::canonical::value_key(&self.report.tool, &accepted.value)))
+        Some(self.key.get_or_init(|| crate::canonical::value_key(&self.report.tool, accepted.value())))
     }
 
     /// The report, to change (the reply marks calls it moved out of text).
@@ -201,6 +232,11 @@ pub struct CallOptions {
     pub limits: Limits,
     /// The model's output stopped at the token limit (`finish_reason: "length"`).
     pub hit_token_limit: bool,
+    /// Arguments accepted as written need not have their value made unless asked for
+    /// ([`CallOutcome::arguments`]): the reply layer, whose callers mostly pass the text
+    /// on, validates them over their text. Direct calls make the value at once (one read
+    /// for both).
+    pub(crate) value_on_demand: bool,
 }
 
 impl CallOptions {
@@ -217,11 +253,18 @@ impl CallOptions {
         self.hit_token_limit = hit_token_limit;
         self
     }
+
+    /// These options with the value of arguments accepted as written made only when asked.
+    #[must_use]
+    pub(crate) fn with_value_on_demand(mut self) -> Self {
+        self.value_on_demand = true;
+        self
+    }
 }
 
 impl From<Limits> for CallOptions {
     fn from(limits: Limits) -> Self {
-        CallOptions { limits, hit_token_limit: false }
+        CallOptions { limits, hit_token_limit: false, value_on_demand: false }
     }
 }
 
@@ -287,7 +330,11 @@ impl ToolSet {
             return (outcome, None);
         };
         let options = CallOptions::default();
-        let uncertain = Draft::read(tool, raw, &options.limits).ok().and_then(|(mut draft, _)| {
+        let read = match Draft::read(tool, raw, &options) {
+            Read::Go(draft, _) => Some(draft),
+            Read::Done(_) | Read::AsWritten => None,
+        };
+        let uncertain = read.and_then(|mut draft| {
             if draft.ending != Ending::Complete || draft.dupes {
                 return None;
             }
@@ -361,6 +408,15 @@ impl CallOutcome {
         CallOutcome { report, result: Err(refusal), key: self.key }
     }
 
+    /// Arguments accepted untouched, as written (`raw`), their value not yet read.
+    fn as_written(tool: &Tool, raw: &str) -> CallOutcome {
+        CallOutcome {
+            report: Report::new(tool.name(), Outcome::Untouched, Vec::new(), Vec::new(), Vec::new()),
+            result: Ok(Accepted { text: raw.to_owned(), value: Arguments::OnDemand(OnceLock::new()) }),
+            key: OnceLock::new(),
+        }
+    }
+
     fn refused(tool: &str, text_fixes: Vec<TextFix>, repairs: Vec<Repair>, refusal: Refusal) -> CallOutcome {
         CallOutcome {
             report: Report::new(tool, Outcome::Rejected, text_fixes, repairs, Vec::new()),
@@ -409,11 +465,28 @@ enum Ending {
     InString,
 }
 
-/// What the strict read of a call's text found: JSON the schema accepts as it stands, or
-/// what was read (its value, whether a key was given twice, its index).
+/// What the strict read of a call's text found: JSON the schema accepts as it stands
+/// (its value read, or not built: see [`Strict::AsWritten`]), or what was read (its value,
+/// whether a key was given twice, its index).
 enum Strict {
     Valid(Value),
+    /// The schema accepts the text as written, asked over the text (no value built), and
+    /// no phase after the read has anything to do with it.
+    AsWritten,
     Read((Value, bool, Option<Nodes>)),
+}
+
+/// What [`Draft::read`] gives: a draft for the next phases (and whether it is done), a
+/// call already settled (refused), or arguments accepted as written whose value was not
+/// built.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the draft is made once per call and moved once: boxing it costs an allocation per call"
+)]
+enum Read<'r> {
+    Go(Draft<'r>, Step),
+    Done(Box<CallOutcome>),
+    AsWritten,
 }
 
 /// What a phase decided: go on, or done with the draft as it stands (accepted).
@@ -427,9 +500,10 @@ type Phase = std::result::Result<Step, Refusal>;
 /// The pipeline on one call, phase by phase: read → settle the cut → shape → validate or
 /// repair → finish.
 pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome {
-    let (mut draft, step) = match Draft::read(tool, raw, &options.limits) {
-        Ok(read) => read,
-        Err(outcome) => return *outcome,
+    let (mut draft, step) = match Draft::read(tool, raw, options) {
+        Read::Go(draft, step) => (draft, step),
+        Read::Done(outcome) => return *outcome,
+        Read::AsWritten => return CallOutcome::as_written(tool, raw),
     };
     let mut result = Ok(step);
     // Issue 24 §3: a string holding another declared parameter's markup.
@@ -451,7 +525,8 @@ pub(crate) fn run(tool: &Tool, raw: &str, options: &CallOptions) -> CallOutcome 
 impl<'r> Draft<'r> {
     /// Read the text. Strict JSON that the schema accepts is done at once: one parse, one
     /// validation, the text kept byte for byte. Anything else is salvaged and parsed.
-    fn read(tool: &'r Tool, raw: &'r str, limits: &Limits) -> std::result::Result<(Self, Step), Box<CallOutcome>> {
+    fn read(tool: &'r Tool, raw: &'r str, options: &CallOptions) -> Read<'r> {
+        let limits = &options.limits;
         let trimmed = raw.trim();
         let empty = trimmed.is_empty() || trimmed == "null";
         let source = if empty { "{}" } else { raw };
@@ -467,27 +542,19 @@ impl<'r> Draft<'r> {
                 } else {
                     // Valid as read: done at once, the index (never used then) left to the
                     // tool's next read.
-                    match tool.with_buffers(|buffers| {
-                        let read = read_strict(raw, &mut buffers.parse)?;
-                        Ok(match read {
-                            (value, false, index)
-                                if value.is_object()
-                                    && !tool.hints().has_checks()
-                                    && !tool.has_tagged_strings()
-                                    && tool.is_valid(&value) =>
-                            {
-                                if let Some(nodes) = index {
-                                    buffers.parse.recycle(nodes);
-                                }
-                                Strict::Valid(value)
-                            }
-                            read => Strict::Read(read),
-                        })
-                    }) {
+                    let read = tool.with_buffers(|buffers| {
+                        if options.value_on_demand {
+                            read_strict_text(tool, raw, &mut buffers.parse)
+                        } else {
+                            read_strict(tool, raw, &mut buffers.parse)
+                        }
+                    });
+                    match read {
+                        Ok(Strict::AsWritten) => return Read::AsWritten,
                         Ok(Strict::Valid(value)) => {
                             let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
                             draft.untouched = true;
-                            return Ok((draft, Step::Done));
+                            return Read::Go(draft, Step::Done);
                         }
                         Ok(Strict::Read(read)) => (Some(read).filter(|(value, ..)| value.is_object()), false),
                         Err(no_json) => (None, no_json),
@@ -505,7 +572,7 @@ impl<'r> Draft<'r> {
             draft.untouched = !dupes;
             draft.dupes = dupes;
             draft.refused = refused;
-            return Ok((draft, Step::Next));
+            return Read::Go(draft, Step::Next);
         }
         // Text the strict read found no strict JSON skips salvage's own strict pass.
         // The salvaged text is read in the same buffers (a text a strict tool refuses as cut
@@ -526,10 +593,10 @@ impl<'r> Draft<'r> {
         });
         let salvaged = match salvaged {
             Ok(s) => s,
-            Err(e) => return Err(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
+            Err(e) => return Read::Done(refuse(Vec::new(), feedback::unreadable(tool, &e, raw, limits))),
         };
         let Some(read) = read else {
-            return Err(refuse(salvaged.fixes().to_vec(), feedback::truncated(tool, None, true)));
+            return Read::Done(refuse(salvaged.fixes().to_vec(), feedback::truncated(tool, None, true)));
         };
         let parsed = match read {
             Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
@@ -543,7 +610,7 @@ impl<'r> Draft<'r> {
                     crate::error::ErrorKind::Syntax,
                     format!("repaired JSON does not fit a value: {e}"),
                 );
-                return Err(refuse(salvaged.fixes().to_vec(), feedback::unreadable(tool, &e, raw, limits)));
+                return Read::Done(refuse(salvaged.fixes().to_vec(), feedback::unreadable(tool, &e, raw, limits)));
             }
         };
         let untouched = salvaged.is_untouched() && !empty && !dupes;
@@ -562,7 +629,7 @@ impl<'r> Draft<'r> {
         draft.ending = ending;
         draft.truncation = truncation;
         draft.dupes = dupes;
-        Ok((draft, Step::Next))
+        Read::Go(draft, Step::Next)
     }
 
     fn new(
@@ -813,7 +880,7 @@ impl<'r> Draft<'r> {
                 let notes = self.notes.iter().map(feedback::note).collect();
                 CallOutcome {
                     report: Report::new(tool.name(), outcome, self.fixes, self.repairs, notes),
-                    result: Ok(Accepted { text: self.text.into_owned(), value: self.value }),
+                    result: Ok(Accepted { text: self.text.into_owned(), value: Arguments::Made(self.value) }),
                     key: OnceLock::new(),
                 }
             }
@@ -984,14 +1051,80 @@ fn evidently_no_strict_json(text: &str) -> bool {
 /// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
 /// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
 /// of range).
-fn read_strict(text: &str, scratch: &mut Scratch) -> std::result::Result<(Value, bool, Option<Nodes>), bool> {
-    match parse_indexed(text, scratch) {
-        Ok(p) => Ok((p.value, p.dupes, Some(p.nodes))),
-        Err(NotParsed::Invalid) => Err(true),
+/// The strict read that makes the value at once: one pass for the value and the index,
+/// then the schema asked about the value. `Err(true)`: no strict JSON.
+fn read_strict(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::Result<Strict, bool> {
+    let read = match parse_indexed(text, scratch) {
+        Ok(p) => (p.value, p.dupes, Some(p.nodes)),
+        Err(NotParsed::Invalid) => return Err(true),
         Err(NotParsed::Undecided) => {
-            salvage::parse_value(text).map(|(value, dupes)| (value, dupes, None)).map_err(|_| false)
+            salvage::parse_value(text).map(|(value, dupes)| (value, dupes, None)).map_err(|_| false)?
         }
+    };
+    Ok(match read {
+        (value, false, index)
+            if value.is_object()
+                && !tool.hints().has_checks()
+                && !tool.has_tagged_strings()
+                && tool.is_valid(&value) =>
+        {
+            if let Some(nodes) = index {
+                scratch.recycle(nodes);
+            }
+            Strict::Valid(value)
+        }
+        read => Strict::Read(read),
+    })
+}
+
+/// The strict read that makes no value for arguments the schema accepts as written: the
+/// text indexed, the schema asked over it ([`Tool::is_valid_text`]); any other call gets
+/// its value from the same index. Answers what [`read_strict`] answers.
+fn read_strict_text(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::Result<Strict, bool> {
+    let plain = !tool.hints().has_checks() && !tool.has_tagged_strings();
+    let indexed = match index_strict(text, scratch) {
+        Ok(indexed) => indexed,
+        Err(NotParsed::Invalid) => return Err(true),
+        Err(NotParsed::Undecided) => {
+            let (value, dupes) = salvage::parse_value(text).map_err(|_| false)?;
+            return Ok(if value.is_object() && !dupes && plain && tool.is_valid(&value) {
+                Strict::Valid(value)
+            } else {
+                Strict::Read((value, dupes, None))
+            });
+        }
+    };
+    let Indexed { nodes, dupes } = indexed;
+    let asked = plain && !dupes && indexed_object(text, &nodes);
+    // Asked over the text when nothing after the read looks at the value: a string holding
+    // markup (a `<`, or an escape that may make one) is left to the value's path.
+    let seen = if asked && no_markup(text) { tool.is_valid_text(text, &nodes) } else { None };
+    if seen == Some(true) {
+        scratch.recycle(nodes);
+        return Ok(Strict::AsWritten);
     }
+    let Ok(value) = value_of(text, &nodes) else {
+        // Not reached: the text was read. `serde_json` reads it again.
+        let (value, dupes) = salvage::parse_value(text).map_err(|_| false)?;
+        return Ok(Strict::Read((value, dupes, None)));
+    };
+    if asked && seen.is_none() && tool.is_valid(&value) {
+        scratch.recycle(nodes);
+        return Ok(Strict::Valid(value));
+    }
+    Ok(Strict::Read((value, dupes, Some(nodes))))
+}
+
+/// True when the strict text indexed as `nodes` is an object.
+fn indexed_object(text: &str, nodes: &Nodes) -> bool {
+    nodes.root_start().and_then(|at| text.as_bytes().get(at)) == Some(&b'{')
+}
+
+/// True when no string of strict JSON `text` can hold a `<` (the start of any markup
+/// `extract::split_leaked_markup` looks for): none is written, and no `\u` escape is.
+fn no_markup(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr2_iter(b'<', b'\\', b).all(|at| b.get(at) == Some(&b'\\') && b.get(at + 1) != Some(&b'u'))
 }
 
 fn render_text(text: &str, value: &Value, original: &Value, moves: &Moves) -> String {
@@ -1026,7 +1159,64 @@ fn last_string_path(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{ends_with_trailing_comma, evidently_no_strict_json};
+    use super::{CallOptions, CallOutcome, ends_with_trailing_comma, evidently_no_strict_json};
+    use crate::report::Outcome;
+    use crate::schema::Tool;
+    use serde_json::{Value, json};
+
+    /// What the pipeline answers when it validates strict text over the text (the value
+    /// made on demand): what it answers when it reads the value at once (the outcome, its
+    /// report, its text and its value), and accepted untouched exactly when the schema
+    /// accepts the value `serde_json` reads.
+    fn accepts_as_the_value_does(schema: &Value, text: &str) {
+        let Ok(tool) = Tool::from_parts("t", "", schema.clone()) else { return };
+        let on_demand = tool.repair_call_with(text, &CallOptions::default().with_value_on_demand());
+        let at_once = tool.repair_call(text);
+        let line = |o: &CallOutcome| serde_json::to_string(o).unwrap_or_default();
+        assert_eq!(line(&on_demand), line(&at_once), "{text} against {schema}");
+        assert_eq!(on_demand.arguments(), at_once.arguments(), "{text} against {schema}");
+        let Ok(value) = serde_json::from_str::<Value>(text) else { return };
+        let dupes = crate::salvage::parse_value(text).map_or(true, |(_, d)| d);
+        if value.is_object() && !dupes && tool.is_valid(&value) {
+            assert_eq!(on_demand.outcome(), Outcome::Untouched, "{text} against {schema}");
+            assert_eq!(on_demand.arguments_text(), Some(text));
+            assert_eq!(on_demand.arguments(), Some(&value));
+        } else if value.is_object() {
+            assert_ne!(on_demand.outcome(), Outcome::Untouched, "{text} against {schema}");
+        }
+    }
+
+    #[test]
+    fn strict_calls_are_accepted_as_their_value_is() {
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"},
+            "days": {"type": "integer"}, "note": {"type": "string", "maxLength": 3}}, "required": ["city"]});
+        for text in [
+            r#"{"city": "Paris", "days": 3}"#,
+            r#"{"city": "Paris", "days": 3.0}"#,
+            r#"{"city": "Paris", "days": -0}"#,
+            r#"{"city": "Paris", "days": 3.5}"#,
+            r#"{"city": "Paris", "days": "3"}"#,
+            r#"{"city": "Paris", "note": "\u00e9\u00e9"}"#,
+            r#"{"city": "Paris", "note": "\u00e9\u00e9\u00e9\u00e9"}"#,
+            r#"{"\u0063ity": "Paris"}"#,
+            r#"{"city": "<b>Paris</b>"}"#,
+            r#"{"city": "Paris", "city": "Lyon"}"#,
+            r#"{"days": 3}"#,
+        ] {
+            accepts_as_the_value_does(&schema, text);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+        #[test]
+        fn strict_calls_are_accepted_as_their_value_is_on_any_schema(
+            schema in crate::pointer::view::tests::arb_schema(),
+            text in crate::pointer::view::tests::arb_text(),
+        ) {
+            accepts_as_the_value_does(&schema, &text);
+        }
+    }
 
     #[test]
     fn a_comma_before_the_last_closer_is_no_strict_json() {

@@ -5,9 +5,13 @@ use serde_json::Value;
 mod parse;
 mod render;
 pub(crate) mod scan;
+mod strict;
+pub(crate) mod view;
 
 pub(crate) use parse::{NotParsed, Scratch, parse_indexed};
 pub(crate) use render::{Moves, Original, render, render_changed};
+pub(crate) use strict::{Indexed, index_strict, value_of};
+pub(crate) use view::{IndexJson, StrictView};
 
 /// True when `key` holds a byte a pointer segment escapes (`~`, `/`): eight bytes at a
 /// time (keys are short; a byte loop over a table cost twice as much per key). The bytes
@@ -120,10 +124,17 @@ pub(crate) struct TextIndex<'t> {
 
 /// The nodes of a [`TextIndex`] without its text: kept by whoever holds the text (the
 /// call pipeline keeps them beside the arguments it read, from [`parse_indexed`]).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Nodes {
     nodes: Vec<Node>,
     decoded: Vec<String>,
+}
+
+impl Nodes {
+    /// Where the whole value starts in its text.
+    pub(crate) fn root_start(&self) -> Option<usize> {
+        self.nodes.first().map(|n| n.start)
+    }
 }
 
 /// A value in the text, by its position in [`TextIndex::nodes`].
@@ -139,6 +150,9 @@ struct Node {
     key: Key,
     /// For an object: no key is given twice in it (a member's key then names one member).
     unique: bool,
+    /// For a string: it holds an escape (set by [`index_strict`] only, which the view of
+    /// [`view`] reads; the other readers leave it unset).
+    escaped: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -179,7 +193,7 @@ impl<'t> TextIndex<'t> {
                 Step::Value => {
                     let c = *b.get(i)?;
                     let id = index.nodes.len();
-                    index.nodes.push(Node { start: i, end: i, after: id + 1, key, unique: false });
+                    index.nodes.push(Node { start: i, end: i, after: id + 1, key, unique: false, escaped: false });
                     if c == b'{' || c == b'[' {
                         stack.push(Frame { node: id, is_object: c == b'{', seen: 0, may_repeat: false });
                         i = skip_ws(b, i + 1);

@@ -35,20 +35,25 @@ pub(crate) enum NotParsed {
 }
 
 /// Open containers this pass follows; deeper text goes to `serde_json` (which allows 127).
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 /// An open container.
-struct Frame {
+pub(super) struct Frame {
     /// Its node.
-    node: usize,
-    object: bool,
+    pub(super) node: usize,
+    pub(super) object: bool,
     /// Where its members (objects) or elements (arrays) start in the shared lists.
-    start: usize,
+    pub(super) start: usize,
     /// A key was written with an escape (then the index treats keys as possibly repeated,
     /// as [`TextIndex::build`](super::TextIndex::build) does).
-    escaped_key: bool,
+    pub(super) escaped_key: bool,
     /// The key of the member being read (objects).
-    key: String,
+    pub(super) key: String,
+    /// A bit per key fingerprint seen in this object, and whether a key's bit was set
+    /// already (it may repeat an earlier key): kept by the index read
+    /// ([`index_strict`](super::index_strict)), which compares keys only then.
+    pub(super) seen: u64,
+    pub(super) may_repeat: bool,
 }
 
 /// The working lists of a parse (open containers, the members and elements read so far),
@@ -57,13 +62,13 @@ struct Frame {
 /// depend on them.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    stack: Vec<Frame>,
+    pub(super) stack: Vec<Frame>,
     /// The members of the open objects and the elements of the open arrays, innermost last.
     members: Vec<(String, Value)>,
     elements: Vec<Value>,
     /// Room for the next parse's index nodes: an index a caller did not keep, emptied
     /// ([`Scratch::recycle`]).
-    spare: Vec<Node>,
+    pub(super) spare: Vec<Node>,
 }
 
 impl Scratch {
@@ -122,7 +127,7 @@ fn read(text: &str, scratch: &mut Scratch) -> Result<Parsed, NotParsed> {
         if at_value {
             let c = *b.get(i).ok_or(Invalid)?;
             let id = nodes.len();
-            nodes.push(Node { start: i, end: i, after: id + 1, key, unique: false });
+            nodes.push(Node { start: i, end: i, after: id + 1, key, unique: false, escaped: false });
             key = Key::None;
             let (end, value) = match c {
                 b'{' | b'[' => {
@@ -131,7 +136,15 @@ fn read(text: &str, scratch: &mut Scratch) -> Result<Parsed, NotParsed> {
                     }
                     let object = c == b'{';
                     let start = if object { members.len() } else { elements.len() };
-                    stack.push(Frame { node: id, object, start, escaped_key: false, key: String::new() });
+                    stack.push(Frame {
+                        node: id,
+                        object,
+                        start,
+                        escaped_key: false,
+                        key: String::new(),
+                        seen: 0,
+                        may_repeat: false,
+                    });
                     i = ws(b, i + 1);
                     if b.get(i) == Some(if object { &b'}' } else { &b']' }) {
                         // Empty: closed at `i`.
@@ -262,7 +275,7 @@ fn member(
 /// an escape (skipped here, decoded by [`string`]). Strings are short: a byte loop over a
 /// table beats setting up a vector search.
 #[inline]
-fn scan_string(b: &[u8], i: usize) -> Result<(usize, bool), NotParsed> {
+pub(super) fn scan_string(b: &[u8], i: usize) -> Result<(usize, bool), NotParsed> {
     let mut j = i + 1;
     let mut escaped = false;
     loop {
@@ -293,7 +306,7 @@ fn skip_plain(b: &[u8], j: usize) -> usize {
 
 /// The string `text[i..end]` (quotes included) holds: its text, or, with an escape, what
 /// `serde_json` decodes from it.
-fn string(text: &str, i: usize, end: usize, escaped: bool) -> Result<String, NotParsed> {
+pub(super) fn string(text: &str, i: usize, end: usize, escaped: bool) -> Result<String, NotParsed> {
     if escaped {
         return serde_json::from_str::<String>(text.get(i..end).ok_or(NotParsed::Invalid)?)
             .map_err(|_| NotParsed::Invalid);
@@ -301,13 +314,17 @@ fn string(text: &str, i: usize, end: usize, escaped: bool) -> Result<String, Not
     text.get(i + 1..end - 1).map(str::to_owned).ok_or(NotParsed::Invalid)
 }
 
-fn literal(b: &[u8], i: usize, word: &[u8], value: Value) -> Result<(usize, Value), NotParsed> {
+pub(super) fn literal(b: &[u8], i: usize, word: &[u8], value: Value) -> Result<(usize, Value), NotParsed> {
     if b.get(i..i + word.len()) == Some(word) { Ok((i + word.len(), value)) } else { Err(NotParsed::Invalid) }
 }
 
 /// The number at `i`: a plain integer of up to 18 digits read here, any other number
 /// token read by `serde_json` (its float parsing, its errors).
-fn number(text: &str, i: usize) -> Result<(usize, Value), NotParsed> {
+/// Inlined always: on every number of the one-pass read, whose speed depends on it (the
+/// index read and the value made from an index call it too).
+#[expect(clippy::inline_always, reason = "with three callers the compiler stops inlining it into the one-pass read")]
+#[inline(always)]
+pub(super) fn number(text: &str, i: usize) -> Result<(usize, Value), NotParsed> {
     let b = text.as_bytes();
     let rest = b.get(i..).unwrap_or_default();
     let len =
@@ -339,7 +356,7 @@ fn number(text: &str, i: usize) -> Result<(usize, Value), NotParsed> {
     Ok((i + len, value))
 }
 
-fn ws(b: &[u8], mut i: usize) -> usize {
+pub(super) fn ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
     }

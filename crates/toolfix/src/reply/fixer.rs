@@ -246,7 +246,8 @@ impl CallFixer {
 
     fn repair(&mut self, name: &str, arguments: &str, at_cut: bool) -> CallOutcome {
         // The token limit cut the output inside this call: unclosed counts as truncated.
-        let options = CallOptions::from(self.limits).with_hit_token_limit(at_cut);
+        // The reply's callers mostly pass accepted text on: its value is made when asked.
+        let options = CallOptions::from(self.limits).with_hit_token_limit(at_cut).with_value_on_demand();
         if let Some(tools) = &self.tools {
             return tools.repair_call_with(name, arguments, &options);
         }

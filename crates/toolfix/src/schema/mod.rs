@@ -26,10 +26,11 @@ pub use hints::{Effect, LeakedCalls, Policy, strip_hints};
 pub(crate) use names::PropertyNames;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::pointer::{IndexJson, Nodes, StrictView};
 use crate::salvage::Salvager;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The most room a tool keeps for salvaging its next call, and for reading it (the buffers
 /// of a larger call are let go).
@@ -60,6 +61,10 @@ struct Compiled {
     description: String,
     parameters: Value,
     validator: jsonschema::Validator,
+    /// The same schema compiled for instances read over strict text (`pointer::IndexJson`),
+    /// on the first call that asks (`None`: it did not compile, which the first compile
+    /// rules out).
+    strict: OnceLock<Option<jsonschema::Validator<IndexJson>>>,
     hints: ToolHints,
     has_tagged_strings: bool,
     /// The property names normalised, for repair (their text never moves: the schema is
@@ -128,6 +133,7 @@ impl Tool {
                 description: description.to_owned(),
                 parameters,
                 validator,
+                strict: OnceLock::new(),
                 hints,
                 has_tagged_strings,
                 names,
@@ -215,6 +221,17 @@ impl Tool {
         self.compiled.validator.is_valid(value)
     }
 
+    /// What [`Tool::is_valid`] answers on the value of strict JSON `text`, asked over the
+    /// text and its index (`nodes`, read by `pointer::index_strict` with no key given
+    /// twice) without building the value: `jsonschema` decides, over another
+    /// representation of the same instance. `None` when the view could not be read.
+    pub(crate) fn is_valid_text(&self, text: &str, nodes: &Nodes) -> Option<bool> {
+        let strict = self.compiled.strict.get_or_init(|| compile_for::<IndexJson>(&self.compiled.parameters).ok());
+        let view = StrictView::new(text, nodes);
+        let valid = strict.as_ref()?.is_valid(view.root());
+        (!view.is_broken()).then_some(valid)
+    }
+
     pub(crate) fn validator(&self) -> &jsonschema::Validator {
         &self.compiled.validator
     }
@@ -267,10 +284,15 @@ impl Tool {
 
 /// Compile a schema: draft 2020-12 unless it names another, no remote resolving.
 pub(crate) fn compile(schema: &Value) -> std::result::Result<jsonschema::Validator, String> {
+    compile_for::<jsonschema::json::SerdeJson>(schema)
+}
+
+/// [`compile`] for instances in representation `F`.
+fn compile_for<F: jsonschema::json::Json>(schema: &Value) -> std::result::Result<jsonschema::Validator<F>, String> {
     if !schema.is_object() && !schema.is_boolean() {
         return Err("the schema is not an object".to_owned());
     }
-    let mut options = jsonschema::options();
+    let mut options = jsonschema::options_for::<F>();
     if schema.get("$schema").is_none() {
         options = options.with_draft(jsonschema::Draft::Draft202012);
     }
