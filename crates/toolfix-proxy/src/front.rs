@@ -410,11 +410,7 @@ fn parse_odd_head(buf: &[u8], fields: &mut Fields) -> Result<(usize, Span, usize
         return Err(Parsed::Other);
     }
     let Some(target) = request.path else { return Err(Parsed::Other) };
-    let base = buf.as_ptr() as usize;
-    let at = |s: &[u8]| {
-        let start = s.as_ptr() as usize - base;
-        Span { start: start as u32, end: (start + s.len()) as u32 }
-    };
+    let at = |s: &[u8]| Span::within(buf, s);
     for (slot, line) in fields.iter_mut().zip(request.headers.iter()) {
         *slot = (at(line.name.as_bytes()), at(line.value));
     }

@@ -39,6 +39,13 @@ impl Span {
     pub(crate) fn range(self) -> Range<usize> {
         self.start as usize..self.end as usize
     }
+
+    /// Where `piece`, a slice of `buf` (a name, value or target `httparse` read from it),
+    /// lies in `buf`.
+    pub(crate) fn within(buf: &[u8], piece: &[u8]) -> Span {
+        let start = (piece.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+        Span::new(start, start + piece.len())
+    }
 }
 
 /// A header line: its name and its value (leading and trailing blanks left out).

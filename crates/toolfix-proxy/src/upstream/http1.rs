@@ -613,11 +613,7 @@ fn parse(buf: &[u8], fields: &mut [Field]) -> Result<Option<Parsed>, Failure> {
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(Failure::head(&format!("the upstream's response head is not valid HTTP/1.1: {e}"))),
     };
-    let base = buf.as_ptr() as usize;
-    let at = |s: &[u8]| {
-        let start = (s.as_ptr() as usize).wrapping_sub(base);
-        Span { start: start as u32, end: (start + s.len()) as u32 }
-    };
+    let at = |s: &[u8]| Span::within(buf, s);
     let lines = response.headers.iter().map(|line| (at(line.name.as_bytes()), at(line.value))).collect();
     parsed(len, response.code, response.version == Some(1), Lines::Many(lines)).map(Some)
 }
