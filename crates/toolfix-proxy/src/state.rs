@@ -140,9 +140,10 @@ impl AppState {
         set
     }
 
-    /// The tool definitions' text of the last request with tools, for the next peek.
-    pub(crate) fn known_tools(&self) -> Option<Arc<str>> {
-        self.last_tools.lock().ok()?.as_ref().map(|l| Arc::clone(&l.text))
+    /// The tool definitions' text of the last request with tools, for the next peek, and
+    /// whether that request came to `api` (see [`crate::adapter::Known`]).
+    pub(crate) fn known_tools(&self, api: &str) -> Option<(Arc<str>, bool)> {
+        self.last_tools.lock().ok()?.as_ref().map(|l| (Arc::clone(&l.text), l.api == api))
     }
 
     /// Remember `raw`, the tool definitions' text a peek of a request to `api` read
@@ -212,7 +213,8 @@ mod tests {
         let (text_a, text_b) = (def("a").to_string(), def("b").to_string());
         let a = state.tool_set("chat", &text_a, || def("a").as_array().unwrap().clone());
         state.remember_tools("chat", &text_a, None, &a);
-        assert_eq!(state.known_tools().as_deref(), Some(text_a.as_str()));
+        let known = |api| state.known_tools(api).map(|(text, here)| (text.to_string(), here));
+        assert_eq!(known("chat"), Some((text_a.clone(), true)));
         // The same text: the last set, nothing compiled.
         let again = state.tool_set("chat", &text_a, || panic!("the last set is taken"));
         assert_eq!(names(&again), ["a"]);
@@ -223,7 +225,7 @@ mod tests {
         let c = state.tool_set("chat", &spaced, || def("c").as_array().unwrap().clone());
         assert_eq!(names(&c), ["c"]);
         state.remember_tools("chat", &text_b, Some(&text_a), &b);
-        assert_eq!(state.known_tools().as_deref(), Some(text_b.as_str()));
+        assert_eq!(known("chat"), Some((text_b.clone(), true)));
         assert_eq!(names(&state.tool_set("chat", &text_b, || panic!("the last set is taken"))), ["b"]);
         // The first text is still in the cache.
         assert_eq!(names(&state.tool_set("chat", &text_a, || panic!("cached"))), ["a"]);
@@ -239,6 +241,8 @@ mod tests {
         let text = def("a").to_string();
         let a = state.tool_set("messages", &text, || def("a").as_array().unwrap().clone());
         state.remember_tools("messages", &text, None, &a);
+        // Told to a peek of another API as text it did not take itself.
+        assert!(state.known_tools("chat").is_some_and(|(known, here)| *known == *text && !here));
         // The same text to another API (told the known text, as its peek is): compiled for it.
         let b = state.tool_set("chat", &text, || def("b").as_array().unwrap().clone());
         assert_eq!(names(&b), ["b"]);

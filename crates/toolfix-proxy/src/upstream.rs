@@ -100,6 +100,9 @@ enum Transport {
 #[derive(Debug)]
 pub(crate) struct Answer {
     pub(crate) status: StatusCode,
+    /// The upstream's headers less the hop-by-hop ones (each transport leaves them out:
+    /// the plain client as it reads the head, reqwest's answers by
+    /// [`strip_hop_by_hop`]), to be given on as they are.
     pub(crate) headers: HeaderMap,
     pub(crate) response: UpstreamBody,
 }
@@ -319,7 +322,8 @@ impl Upstream {
             });
             let response = request.send().await.map_err(classify_reqwest)?;
             let response = axum::http::Response::<reqwest::Body>::from(response);
-            let (parts, body) = response.into_parts();
+            let (mut parts, body) = response.into_parts();
+            strip_hop_by_hop(&mut parts.headers);
             Ok(Answer {
                 status: parts.status,
                 headers: parts.headers,
@@ -423,13 +427,6 @@ fn chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     detail
-}
-
-/// The response headers to give the client: the upstream's, less hop-by-hop ones.
-pub(crate) fn response_headers(upstream: &HeaderMap) -> HeaderMap {
-    let mut out = upstream.clone();
-    strip_hop_by_hop(&mut out);
-    out
 }
 
 /// Take the hop-by-hop headers out of a map, in place.
@@ -753,5 +750,25 @@ mod tests {
         let body = upstream.read_all(answer.response, 1000).await.unwrap();
         assert_eq!(&body[..], b"{\"a\": 1}");
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// Either transport's answer holds the upstream's headers but the hop-by-hop ones
+    /// (hyper's server sends `content-length` and `date`): the handlers give the map on.
+    #[tokio::test]
+    async fn an_answers_headers_hold_no_hop_by_hop_line() {
+        let (url, _) = keep_alive().await;
+        for url in [url.clone(), url.replacen("http://", "http://user:secret@", 1)] {
+            let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+            for answer in [
+                upstream.post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{}")).await,
+                upstream
+                    .send(Method::GET, "/v1/models".parse().unwrap(), HeaderMap::new(), Payload::Bytes(Bytes::new()))
+                    .await,
+            ] {
+                let answer = answer.unwrap();
+                assert!(answer.headers.contains_key("date"), "{url}: {:?}", answer.headers);
+                assert!(!answer.headers.keys().any(super::is_hop_by_hop), "{url}: {:?}", answer.headers);
+            }
+        }
     }
 }

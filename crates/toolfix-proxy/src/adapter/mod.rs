@@ -113,6 +113,19 @@ pub(crate) struct Peek<'a> {
     pub(crate) plain: Option<usize>,
     /// The whole body was checked to be UTF-8 (by the hand-written read).
     pub(crate) utf8: bool,
+    /// `tools` is the known text the peek was told (see [`Adapter::peek_known`]), taken
+    /// by its bytes.
+    pub(crate) known: bool,
+}
+
+/// The tool definitions' text of an earlier request, for [`Adapter::peek_known`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Known<'k> {
+    /// The text, which a read of that request found to be JSON.
+    pub(crate) text: &'k str,
+    /// That request came to this same API, whose peek took the text as tool definitions:
+    /// a peek that takes it again need not look at it again to say so.
+    pub(crate) here: bool,
 }
 
 /// Where a fixed reply compared with a response's text was made.
@@ -163,9 +176,10 @@ pub(crate) trait Adapter: Send + Sync + 'static {
     /// Read the request's envelope (a cheap borrowed parse), told `known`: the text of
     /// the tool definitions of an earlier request, which a read already found to be JSON
     /// (or `None`). A `tools` member whose bytes start with it, when it is an array, is
-    /// that array (an array ends at its own closing bracket) and is not read again: the
-    /// result is the same as without it.
-    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String>;
+    /// that array (an array ends at its own closing bracket) and is not read again, nor
+    /// looked at again for whether it holds this API's tools when it came to this API
+    /// before ([`Known::here`]): the result is the same as without it.
+    fn peek_known<'b>(body: &'b [u8], known: Option<Known<'_>>) -> Result<Peek<'b>, String>;
 
     /// The tool definitions of a request in a form [`ToolSet::new_partial`] reads.
     fn definitions(request: &Value) -> Vec<Value>;

@@ -23,11 +23,13 @@ pub(crate) struct ServedCall<'a> {
 }
 
 /// Arguments as sent: a value in a response read as one, raw text in a borrowed read.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) enum Sent<'a> {
     Value(&'a Value),
     /// A value's JSON text (see [`super::view::Field`]).
     Raw(&'a str),
+    /// A string's value, the raw text read already (what `Raw` of that string reads as).
+    String(Cow<'a, str>),
 }
 
 /// A response's server calls, in order.
@@ -154,6 +156,7 @@ fn arguments<'a>(sent: Option<Sent<'a>>, absent: &'static str) -> (Cow<'a, str>,
             let text = v.to_string();
             (Cow::Owned(text.clone()), Some(Cow::Owned(text)))
         }
+        Some(Sent::String(s)) => (s, None),
         Some(Sent::Raw(raw)) => match raw.as_bytes().first() {
             // The hand-written string read when it can decide, else serde_json's.
             Some(b'"') => match super::chat::scan::string_value(raw) {

@@ -7,11 +7,11 @@ mod once;
 mod stream;
 pub(crate) mod tail;
 
-use crate::adapter::Adapter;
+use crate::adapter::{Adapter, Known};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::summary::Summary;
-use crate::upstream::{Payload, strip_hop_by_hop};
+use crate::upstream::Payload;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -82,8 +82,9 @@ pub(crate) struct Head {
 
 /// [`api`] once the body is read (within the body limit): the front calls it directly.
 pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Bytes, started: Instant) -> Response {
-    let known = state.known_tools();
-    let peek = match A::peek_known(&bytes, known.as_deref()) {
+    let known = state.known_tools(A::API);
+    let told = known.as_ref().map(|(text, here)| Known { text, here: *here });
+    let peek = match A::peek_known(&bytes, told) {
         Ok(p) => p,
         Err(e) => {
             return shaped::<A>(&ApiError::bad_request(
@@ -122,7 +123,7 @@ pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Byte
         (ClientRequest { bytes: outgoing, value: OnceLock::from(value), plain: None }, history)
     };
     let tools = state.tool_set(A::API, raw_tools, || A::definitions(request.value()));
-    state.remember_tools(A::API, raw_tools, known.as_deref(), &tools);
+    state.remember_tools(A::API, raw_tools, told.map(|k| k.text), &tools);
     let span = tracing::info_span!("fix", api = A::API, model, stream, tools = tools.tools().len());
     async move {
         let summary = Summary::new(history);
@@ -233,7 +234,7 @@ async fn forward(
     }
     let mut response = Response::new(answer.response.with_idle_timeout(state.upstream.idle));
     *response.status_mut() = answer.status;
+    // No hop-by-hop ones in them (see `Answer::headers`).
     *response.headers_mut() = answer.headers;
-    strip_hop_by_hop(response.headers_mut());
     response
 }

@@ -6,7 +6,7 @@ use super::tail::{self, Ctx, Settled};
 use super::{Job, failure};
 use crate::adapter::{Adapter, Fixed, spliced};
 use crate::summary::Summary;
-use crate::upstream::{X_TOOLFIX, strip_hop_by_hop};
+use crate::upstream::X_TOOLFIX;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -26,9 +26,8 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
         Err(e) => return failure::<A>(&state, &e),
     };
     let status = answer.status;
-    // The upstream's headers, hop-by-hop ones taken out (the map is moved, not copied).
+    // The upstream's headers (no hop-by-hop ones: see `Answer::headers`), moved.
     let mut upstream_headers = answer.headers;
-    strip_hop_by_hop(&mut upstream_headers);
     let body = match state.upstream.read_all(answer.response, state.config.response_limit).await {
         Ok(b) => b,
         Err(e) => return failure::<A>(&state, &e),

@@ -16,7 +16,7 @@ use super::{Job, failure};
 use crate::adapter::{Adapter, Fault, StreamFixer};
 use crate::error::ApiError;
 use crate::sse;
-use crate::upstream::{X_TOOLFIX, classify, response_headers};
+use crate::upstream::{X_TOOLFIX, classify};
 use axum::body::Body;
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
@@ -42,7 +42,8 @@ pub(super) async fn handle<A: Adapter>(job: Job) -> Response {
         Err(e) => return failure::<A>(&state, &e),
     };
     let status = answer.status;
-    let mut out_headers = response_headers(&answer.headers);
+    // No hop-by-hop ones in them (see `Answer::headers`).
+    let mut out_headers = answer.headers;
     if !status.is_success() {
         state.metrics.upstream_error(A::API, status.as_str());
         return match state.upstream.read_all(answer.response, state.config.response_limit).await {

@@ -686,9 +686,9 @@ fn head(conn: &mut Conn, parsed: &Parsed, fields: &[Field], head_request: bool) 
 
 /// The answer's headers as a map sharing the head's bytes, every line in order but the
 /// hop-by-hop ones (`content-length`, `transfer-encoding`, `connection`, ...): the framing
-/// is read from the lines themselves, and every user of an answer's map takes them out
-/// ([`super::strip_hop_by_hop`]), so they are not put in to be removed again. A value the
-/// head reader passed is one a `HeaderValue` takes, so leaving one out refuses no head.
+/// is read from the lines themselves, and an answer's map holds none (see
+/// [`super::Answer::headers`]). A value the head reader passed is one a `HeaderValue`
+/// takes, so leaving one out refuses no head.
 fn header_map(bytes: &Bytes, lines: &[Field]) -> Result<HeaderMap, Failure> {
     let mut headers = HeaderMap::with_capacity(lines.len());
     for &(name, value) in lines {

@@ -7,7 +7,7 @@ mod stream;
 pub(crate) use stream::ChatStream;
 
 use super::view::{Present, Prose, Raw, Text, object_view, span_of};
-use super::{Adapter, Edit, Lazy, Made, Peek, Read, Unusable, content_differs, history};
+use super::{Adapter, Edit, Known, Lazy, Made, Peek, Read, Unusable, content_differs, history};
 use crate::summary::push_json_str;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -52,7 +52,14 @@ fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
         let t = t.trim();
         t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
     });
-    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages), utf8: false })
+    Ok(Peek {
+        tools,
+        stream: e.stream.unwrap_or(false),
+        model: e.model,
+        plain: plain_history(e.messages),
+        utf8: false,
+        known: false,
+    })
 }
 
 impl Adapter for ChatCompletions {
@@ -60,9 +67,9 @@ impl Adapter for ChatCompletions {
     const PATH: &'static str = "/v1/chat/completions";
     type Stream<'t> = ChatStream<'t>;
 
-    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String> {
+    fn peek_known<'b>(body: &'b [u8], known: Option<Known<'_>>) -> Result<Peek<'b>, String> {
         // The hand-written read when it can decide, else serde_json's (the same result).
-        scan::peek(body, known).map_or_else(|| checked_peek(body), Ok)
+        scan::peek(body, known.map(|k| k.text)).map_or_else(|| checked_peek(body), Ok)
     }
 
     fn definitions(request: &Value) -> Vec<Value> {

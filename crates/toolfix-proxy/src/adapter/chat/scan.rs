@@ -131,7 +131,7 @@ pub(super) fn peek<'b>(body: &'b [u8], known: Option<&str>) -> Option<Peek<'b>> 
 /// decide. `known`: see [`crate::adapter::Adapter::peek_known`].
 pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Option<Peek<'b>> {
     let mut r = Reader::unlooked(body)?;
-    let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None, utf8: true };
+    let mut peek = Peek { tools: None, stream: false, model: Text(None), plain: None, utf8: true, known: false };
     // Only an array is known by its bytes: its closing bracket ends it (a number would
     // not: `1` begins `12`).
     let known = known.filter(|k| k.starts_with('[') && k.ends_with(']'));
@@ -144,6 +144,7 @@ pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Opti
                 match known {
                     Some(k) if r.bytes.get(from..).is_some_and(|rest| rest.starts_with(k.as_bytes())) => {
                         r.at += k.len();
+                        peek.known = true;
                     }
                     _ => r.skip(1)?,
                 }
@@ -428,9 +429,10 @@ impl<'a> Reader<'a> {
 
     /// A string's value from its first escape (at `end`), `plain` the text before it.
     /// The runs between escapes are short (a call's arguments: `{\"city\": \"Paris\"}`):
-    /// copied a byte at a time into bytes that stay UTF-8 (the body is text, a run ends at
-    /// an ASCII quote or backslash, an escape adds a whole character), checked once at
-    /// the end (no per-run search and copy call).
+    /// each is found a word (eight bytes) at a time ([`stops`]; the last few bytes of the
+    /// body one by one) and copied into bytes that stay UTF-8 (the body is text, a run
+    /// ends at an ASCII quote, backslash or control character, an escape adds a whole
+    /// character), checked once at the end (no per-run search and copy call).
     #[inline(never)]
     fn escaped(&mut self, plain: &str, end: usize) -> Option<String> {
         // Room for the common escaped string (a call's arguments) without growing.
@@ -438,6 +440,20 @@ impl<'a> Reader<'a> {
         out.extend_from_slice(plain.as_bytes());
         let mut at = end;
         loop {
+            if let Some(&word) = self.bytes.get(at..).and_then(|r| r.first_chunk::<8>()) {
+                let flagged = stops(u64::from_le_bytes(word));
+                // The plain bytes before the first stop (all eight when none is one): the
+                // whole word is put in (one store, no copy call) and what follows the run
+                // taken off again.
+                let run = if flagged == 0 { 8 } else { (flagged.trailing_zeros() / 8) as usize };
+                let len = out.len();
+                out.extend_from_slice(&word);
+                out.truncate(len + run);
+                at += run;
+                if run == 8 {
+                    continue;
+                }
+            }
             let b = *self.bytes.get(at)?;
             match b {
                 b'"' => {
@@ -913,24 +929,28 @@ pub(crate) mod tests {
     }
 
     /// The request's peek by the adapter of `api` told `known` (see `peek_known`) is
-    /// serde_json's peek.
+    /// serde_json's peek: told the text as another API's, and, when `api`'s own peek takes
+    /// it as tool definitions, as its own (`Known::here`, as the proxy tells it).
     fn known_peeks_alike(body: &[u8], api: Api, known: Option<&str>) {
-        use crate::adapter::Adapter as _;
-        let (fast, checked) = match api {
-            Api::Messages => (
-                crate::adapter::messages::Messages::peek_known(body, known).ok().map(|p| show(&p)),
-                crate::adapter::messages::checked_peek(body).ok().map(|p| show(&p)),
-            ),
-            Api::Responses => (
-                crate::adapter::responses::Responses::peek_known(body, known).ok().map(|p| show(&p)),
-                crate::adapter::responses::checked_peek(body).ok().map(|p| show(&p)),
-            ),
-            Api::Chat => (
-                crate::adapter::chat::ChatCompletions::peek_known(body, known).ok().map(|p| show(&p)),
-                super::super::checked_peek(body).ok().map(|p| show(&p)),
-            ),
+        use crate::adapter::{Adapter as _, Known};
+        let checked = |body: &[u8]| match api {
+            Api::Messages => crate::adapter::messages::checked_peek(body).ok().map(|p| show(&p)),
+            Api::Responses => crate::adapter::responses::checked_peek(body).ok().map(|p| show(&p)),
+            Api::Chat => super::super::checked_peek(body).ok().map(|p| show(&p)),
         };
-        assert_eq!(fast, checked, "{api:?} knowing {known:?}: {}", String::from_utf8_lossy(body));
+        let fast = |known: Option<Known<'_>>| match api {
+            Api::Messages => crate::adapter::messages::Messages::peek_known(body, known).ok().map(|p| show(&p)),
+            Api::Responses => crate::adapter::responses::Responses::peek_known(body, known).ok().map(|p| show(&p)),
+            Api::Chat => crate::adapter::chat::ChatCompletions::peek_known(body, known).ok().map(|p| show(&p)),
+        };
+        // Whether `api` takes the text as tool definitions (as in the request it came in).
+        let taken = known.is_some_and(|k| {
+            checked(format!("{{\"tools\": {k}}}").as_bytes()).is_some_and(|(tools, ..)| tools.is_some())
+        });
+        for here in [false, taken] {
+            let told = known.map(|text| Known { text, here });
+            assert_eq!(fast(told), checked(body), "{api:?} knowing {told:?}: {}", String::from_utf8_lossy(body));
+        }
     }
 
     /// The text of a request's `tools` member, as a peek reads it (what the proxy tells the
@@ -1144,9 +1164,12 @@ pub(crate) mod tests {
                 0..12,
             ),
             closed in any::<bool>(),
+            more in any::<bool>(),
         ) {
             let inner = pieces.concat();
             let literal = if closed { format!("\"{inner}\"") } else { format!("\"{inner}") };
+            // Bytes after the string (a body goes on): a read a word at a time sees them.
+            let literal = if more { format!("{literal}, \"next\": \"\\u00e9\"}}") } else { literal };
             for clean in [false, true] {
                 if clean && literal.bytes().any(|b| b < 0x20) {
                     continue;
@@ -1156,7 +1179,7 @@ pub(crate) mod tests {
                     // Where the reader ends the string, serde_json reads the same string.
                     let want = literal.get(..r.at).and_then(|l| serde_json::from_str::<String>(l).ok());
                     prop_assert_eq!(Some(got.into_owned()), want, "{:?}", literal);
-                } else if closed {
+                } else if closed && !more {
                     // A string serde_json reads whole is one the reader decides (the
                     // reader gives up only on what serde_json refuses).
                     prop_assert!(serde_json::from_str::<String>(&literal).is_err() || literal.contains("\\u0000") || literal.bytes().any(|b| b < 0x20), "{:?}", literal);

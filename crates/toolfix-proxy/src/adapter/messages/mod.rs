@@ -27,7 +27,7 @@ use super::kept::{self, Dropped, Why};
 use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
-use super::{Adapter, Lazy, Made, Peek, Read, Unusable, content_differs, history};
+use super::{Adapter, Known, Lazy, Made, Peek, Read, Unusable, content_differs, history};
 use blocks::{TEXT_MEMBERS, source, text_block, tool_use};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -76,7 +76,14 @@ pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
     // Only client tools (with an `input_schema`) are repaired; server tools alone
     // leave nothing to fix.
     let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
-    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.messages), utf8: false })
+    Ok(Peek {
+        tools,
+        stream: e.stream.unwrap_or(false),
+        model: e.model,
+        plain: plain_history(e.messages),
+        utf8: false,
+        known: false,
+    })
 }
 
 impl Adapter for Messages {
@@ -84,11 +91,13 @@ impl Adapter for Messages {
     const PATH: &'static str = "/v1/messages";
     type Stream<'t> = MessagesStream;
 
-    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String> {
+    fn peek_known<'b>(body: &'b [u8], known: Option<Known<'_>>) -> Result<Peek<'b>, String> {
         // The hand-written read when it can decide, else serde_json's (the same result).
-        match super::chat::scan::peek_as(body, super::chat::scan::Api::Messages, known) {
+        match super::chat::scan::peek_as(body, super::chat::scan::Api::Messages, known.map(|k| k.text)) {
             Some(mut peek) => {
-                peek.tools = peek.tools.filter(|t| t.contains("input_schema"));
+                // Text this API took before is taken again without a look.
+                let taken = peek.known && known.is_some_and(|k| k.here);
+                peek.tools = peek.tools.filter(|t| taken || t.contains("input_schema"));
                 Ok(peek)
             }
             None => checked_peek(body),

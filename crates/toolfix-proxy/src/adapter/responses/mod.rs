@@ -35,7 +35,7 @@ use super::kept::{self, Dropped, Why};
 use super::moved::moved;
 use super::served::{Calls, Sent};
 use super::view::{Field, Present, Prose, Text, object_view};
-use super::{Adapter, Lazy, Made, Peek, Read, Unusable, content_differs, history};
+use super::{Adapter, Known, Lazy, Made, Peek, Read, Unusable, content_differs, history};
 use items::{first_message, function_call, note_message, source};
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -86,7 +86,14 @@ fn plain_history(input: Option<&RawValue>) -> Option<usize> {
 pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
     let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
-    Ok(Peek { tools, stream: e.stream.unwrap_or(false), model: e.model, plain: plain_history(e.input), utf8: false })
+    Ok(Peek {
+        tools,
+        stream: e.stream.unwrap_or(false),
+        model: e.model,
+        plain: plain_history(e.input),
+        utf8: false,
+        known: false,
+    })
 }
 
 impl Adapter for Responses {
@@ -94,11 +101,13 @@ impl Adapter for Responses {
     const PATH: &'static str = "/v1/responses";
     type Stream<'t> = ResponsesStream;
 
-    fn peek_known<'b>(body: &'b [u8], known: Option<&str>) -> Result<Peek<'b>, String> {
+    fn peek_known<'b>(body: &'b [u8], known: Option<Known<'_>>) -> Result<Peek<'b>, String> {
         // The hand-written read when it can decide, else serde_json's (the same result).
-        match super::chat::scan::peek_as(body, super::chat::scan::Api::Responses, known) {
+        match super::chat::scan::peek_as(body, super::chat::scan::Api::Responses, known.map(|k| k.text)) {
             Some(mut peek) => {
-                peek.tools = peek.tools.filter(|t| t.contains("\"function\""));
+                // Text this API took before is taken again without a look.
+                let taken = peek.known && known.is_some_and(|k| k.here);
+                peek.tools = peek.tools.filter(|t| taken || t.contains("\"function\""));
                 Ok(peek)
             }
             None => checked_peek(body),
@@ -369,7 +378,7 @@ struct ItemView<'a> {
     id: Text<'a>,
     call_id: Text<'a>,
     name: Text<'a>,
-    arguments: Field<'a>,
+    arguments: Arguments<'a>,
     status: Text<'a>,
     role: Text<'a>,
     content: Vec<PartView<'a>>,
@@ -387,6 +396,31 @@ object_view!(tracked ItemView {
     content: "content",
     summary: "summary",
 });
+
+/// A `function_call` item's `arguments` as read: their JSON text, and the string it holds
+/// when the hand-written read has decoded it on the way (`None` otherwise: the text is
+/// read when the calls are handed on, see `served::Sent`).
+#[derive(Default)]
+struct Arguments<'a> {
+    raw: Field<'a>,
+    string: Option<Cow<'a, str>>,
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Arguments<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Arguments { raw: Field::deserialize(deserializer)?, string: None })
+    }
+}
+
+impl<'a> Arguments<'a> {
+    /// As handed to `served::Calls::push`.
+    fn sent(&self) -> Option<Sent<'a>> {
+        match (&self.string, self.raw.0) {
+            (Some(s), _) => Some(Sent::String(s.clone())),
+            (None, raw) => raw.map(Sent::Raw),
+        }
+    }
+}
 
 struct PartView<'a> {
     dup: bool,
@@ -462,7 +496,7 @@ impl<'a> Parts<'a> {
         }
         let mut calls = Calls::default();
         for i in view.output.0.iter().flatten().filter(|i| i.kind.as_str() == Some("function_call")) {
-            calls.push(i.call_id.0.clone(), i.name.0.clone(), i.arguments.0.map(Sent::Raw), "null");
+            calls.push(i.call_id.0.clone(), i.name.0.clone(), i.arguments.sent(), "null");
         }
         let incomplete = view.status.as_str() == Some("incomplete")
             && view.incomplete_details.as_ref().and_then(|d| d.reason.as_str()) == Some("max_output_tokens");

@@ -5,7 +5,7 @@
 //! of objects, deep nesting, bytes that are no UTF-8 ...) it gives up and the caller reads
 //! the body with serde_json as before: its result is that read's either way.
 
-use super::{Details, ItemView, PartView, ResponseView};
+use super::{Arguments, Details, ItemView, PartView, ResponseView};
 use crate::adapter::chat::scan::{Reader, objects};
 use crate::adapter::view::{Field, Present, Prose, Text};
 use serde::de::IgnoredAny;
@@ -71,7 +71,7 @@ fn item<'a>(r: &mut Reader<'a>) -> Option<ItemView<'a>> {
         id: Text(None),
         call_id: Text(None),
         name: Text(None),
-        arguments: Field(None),
+        arguments: Arguments::default(),
         status: Text(None),
         role: Text(None),
         content: Vec::new(),
@@ -104,8 +104,9 @@ fn item<'a>(r: &mut Reader<'a>) -> Option<ItemView<'a>> {
             3 => v.name = r.text()?,
             4 => {
                 let from = r.at();
-                r.skip(3)?;
-                v.arguments = Field(Some(r.since(from)?));
+                // A string (as they come) is decoded here, once; another value skipped.
+                let string = if r.peek()? == b'"' { r.text()?.0 } else { r.skip(3).map(|()| None)? };
+                v.arguments = Arguments { raw: Field(Some(r.since(from)?)), string };
             }
             5 => v.status = r.text()?,
             6 => v.role = r.text()?,
@@ -176,7 +177,7 @@ mod tests {
             text(&i.id),
             text(&i.call_id),
             text(&i.name),
-            field(&i.arguments),
+            field(&i.arguments.raw),
             text(&i.status),
             text(&i.role),
             i.content.iter().map(part).collect::<Vec<_>>(),

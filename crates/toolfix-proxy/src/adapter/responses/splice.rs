@@ -88,7 +88,7 @@ pub(super) fn edits(body: &[u8], view: &ResponseView<'_>, parts: &Parts<'_>, fix
         if item.seen & FUNCTION_CALL_KEYS != FUNCTION_CALL_KEYS || item.id.as_str().is_none() {
             return None;
         }
-        let (start, end) = span_of(body, Raw(item.arguments.0?))?;
+        let (start, end) = span_of(body, Raw(item.arguments.raw.0?))?;
         let mut text = Vec::new();
         crate::summary::push_json_str(&mut text, call.arguments_text().unwrap_or("{}"));
         edits.push(Edit { start, end, text: String::from_utf8(text).ok()? });
@@ -131,7 +131,7 @@ fn completed(body: &[u8], status: &Text<'_>, edits: &mut Vec<Edit>) -> Option<()
 /// True when the item's `arguments` are a string and the call's arguments text (`apply`
 /// then keeps the item as it is).
 fn same_string(item: &ItemView<'_>, call: &FixedCall) -> bool {
-    let Some(raw) = item.arguments.0 else { return false };
+    let Some(raw) = item.arguments.raw.0 else { return false };
     raw.starts_with('"') && serde_json::from_str::<Text<'_>>(raw).is_ok_and(|t| t.as_str() == call.arguments_text())
 }
 
