@@ -367,6 +367,12 @@ impl Upstream {
             if body.size_hint().lower() > limit as u64 {
                 return Err(too_large());
             }
+            // All of it in the plain client's buffer (the length was checked above).
+            if let Inner::Plain(reader) = &mut body
+                && let Some(whole) = reader.take_whole()
+            {
+                return Ok(whole);
+            }
             let mut out: Option<Bytes> = None;
             let mut joined = Vec::new();
             while let Some(frame) = body.frame().await {
@@ -662,6 +668,45 @@ mod tests {
             assert_eq!(got, b"{\"a\": 1}");
         }
         assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    /// A body read whole: one in the buffer with its head (taken at once) and one that
+    /// arrives in two pieces (read frame by frame) come out the same, each within the
+    /// limit, and the connection is kept for the next request either way.
+    #[tokio::test]
+    async fn a_body_is_read_whole_however_it_arrives() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let accepted = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            for split in [false, true, false] {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = socket.read(&mut buf).await.unwrap();
+                    head.extend_from_slice(&buf[..n]);
+                }
+                let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n0123456789";
+                if split {
+                    socket.write_all(&answer[..answer.len() - 6]).await.unwrap();
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    socket.write_all(&answer[answer.len() - 6..]).await.unwrap();
+                } else {
+                    socket.write_all(answer).await.unwrap();
+                }
+            }
+        });
+        let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
+        for _ in 0..3 {
+            let answer =
+                upstream.post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
+            let body = upstream.read_all(answer.response, 10).await.unwrap();
+            assert_eq!(&body[..], b"0123456789");
+        }
+        // One connection served all three.
+        accepted.await.unwrap();
+        let answer = upstream.post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{}")).await;
+        assert!(answer.is_err(), "the upstream is gone");
     }
 
     /// An upstream client used by one runtime, then (that one shut down) by another: its

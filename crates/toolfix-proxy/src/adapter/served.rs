@@ -7,6 +7,7 @@
 use super::compact;
 use serde_json::{Value, json};
 use std::borrow::Cow;
+use toolfix::extract::Channel;
 use toolfix::{FixedCall, NativeCall, Reply};
 
 /// One server call: its id and name as strings, its arguments as the library reads them.
@@ -108,15 +109,17 @@ impl<'a> Calls<'a> {
         }
     }
 
-    /// How many there are, and whether each of `fixed` is one of them as sent (`same`:
-    /// the adapter's test on a call of the `tool_calls` value; `same_arguments` on the
-    /// arguments of a [`ServedCall`], given the fixed call's arguments text).
+    /// Whether the calls of `fixed` in the server's channel are these as sent: as many,
+    /// and each one of them (`same`: the adapter's test on a call of the `tool_calls`
+    /// value; `same_arguments` on the arguments of a [`ServedCall`], given the fixed call's
+    /// arguments text).
     pub(crate) fn all_sent(
         &self,
-        fixed: &[&FixedCall],
+        fixed: &[FixedCall],
         same: impl Fn(&FixedCall, &Value) -> bool,
         same_arguments: impl Fn(&ServedCall<'_>, &str) -> bool,
-    ) -> (usize, bool) {
+    ) -> bool {
+        let served = || fixed.iter().filter(|c| c.channel == Channel::ToolCalls);
         match self {
             Calls::Served(calls) => {
                 let sent = |c: &FixedCall, o: &ServedCall<'_>| {
@@ -124,11 +127,11 @@ impl<'a> Calls<'a> {
                         && o.name == c.name
                         && c.arguments_text().is_some_and(|t| same_arguments(o, t))
                 };
-                (calls.len(), fixed.iter().all(|c| calls.iter().any(|o| sent(c, o))))
+                served().count() == calls.len() && served().all(|c| calls.iter().any(|o| sent(c, o)))
             }
             Calls::Value(v) => {
                 let natives = v.as_array().map(Vec::as_slice).unwrap_or_default();
-                (natives.len(), fixed.iter().all(|c| natives.iter().any(|o| same(c, o))))
+                served().count() == natives.len() && served().all(|c| natives.iter().any(|o| same(c, o)))
             }
         }
     }

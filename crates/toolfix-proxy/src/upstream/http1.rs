@@ -773,6 +773,18 @@ impl Reader {
         }
     }
 
+    /// The whole body at once when its length is known and all of it is buffered
+    /// already (a small answer arrives with its head): what reading its frames would
+    /// give, joined, without a poll per frame; `None` otherwise (nothing is taken).
+    pub(super) fn take_whole(&mut self) -> Option<Bytes> {
+        let State::Length(left) = self.state else { return None };
+        let conn = self.conn.as_mut()?;
+        let n = usize::try_from(left).ok().filter(|&n| n <= conn.buf.len())?;
+        let whole = conn.buf.split_to(n).freeze();
+        self.finish();
+        Some(whole)
+    }
+
     fn fail(&mut self, message: &'static str) -> io::Error {
         self.state = State::Done;
         self.conn = None;

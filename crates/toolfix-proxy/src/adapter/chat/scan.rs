@@ -45,6 +45,18 @@ const fn quotes(w: u64) -> u64 {
     (zero_quote | zero_backslash) & lanes(0x80)
 }
 
+/// As [`quotes`], over sixteen bytes (exact up to the lowest flagged byte, as there).
+const fn quotes_wide(w: u128) -> u128 {
+    const fn lanes(b: u8) -> u128 {
+        0x0101_0101_0101_0101_0101_0101_0101_0101 * b as u128
+    }
+    let quote = w ^ lanes(b'"');
+    let backslash = w ^ lanes(b'\\');
+    let zero_quote = quote.wrapping_sub(lanes(1)) & !quote;
+    let zero_backslash = backslash.wrapping_sub(lanes(1)) & !backslash;
+    (zero_quote | zero_backslash) & lanes(0x80)
+}
+
 /// The bytes that end a string's plain run: its closing quote, an escape, a control
 /// character.
 static STOPS: [bool; 256] = {
@@ -343,9 +355,11 @@ impl<'a> Reader<'a> {
     #[inline]
     fn plain_end(&self, from: usize) -> Option<usize> {
         if self.clean
-            && let Some(&word) = self.bytes.get(from..).and_then(|r| r.first_chunk::<8>())
+            && let Some(&words) = self.bytes.get(from..).and_then(|r| r.first_chunk::<16>())
         {
-            let flagged = quotes(u64::from_le_bytes(word));
+            // Sixteen bytes in one: most keys and short values (`completed`,
+            // `output_text`) end in them.
+            let flagged = quotes_wide(u128::from_le_bytes(words));
             if flagged != 0 {
                 return Some(from + (flagged.trailing_zeros() / 8) as usize);
             }

@@ -502,17 +502,15 @@ impl<'a> Parts<'a> {
         {
             return true;
         }
-        let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
         // A value compares as a value (the fixed call's text read as one).
-        let (count, all_sent) = self.calls.all_sent(&served, same_call, |o, t| match &o.value {
+        !self.calls.all_sent(&fixed.calls, same_call, |o, t| match &o.value {
             None => o.arguments == t,
             Some(v) => {
                 *v == t
                     || serde_json::from_str::<Value>(t)
                         .is_ok_and(|parsed| serde_json::from_str::<Value>(v).is_ok_and(|v| parsed == v))
             }
-        });
-        served.len() != count || !all_sent
+        })
     }
 }
 

@@ -526,18 +526,15 @@ impl<'a> Parts<'a> {
     /// True when writing `fixed` back would change the response (`made`: whether `fixed`
     /// was made from this very read's reply).
     fn changes(&self, fixed: &FixedReply, made: Made) -> bool {
-        let served: Vec<&FixedCall> = fixed.calls.iter().filter(|c| c.channel == Channel::ToolCalls).collect();
         // Arguments compare as text: a value never matches.
         let same = |c: &FixedCall, o: &Value| {
             o.get("id").and_then(Value::as_str) == Some(c.id.as_str())
                 && super::function_member(o, "name").and_then(Value::as_str) == Some(c.name.as_str())
                 && super::function_member(o, "arguments").and_then(Value::as_str) == c.arguments_text()
         };
-        let (count, all_sent) = self.calls.all_sent(&served, same, |o, t| o.value.is_none() && o.arguments == t);
         fixed.changed_calls()
             || fixed.calls.iter().any(|c| !c.status.is_usable())
-            || served.len() != count
-            || !all_sent
+            || !self.calls.all_sent(&fixed.calls, same, |o, t| o.value.is_none() && o.arguments == t)
             || content_differs(&self.text, fixed, made)
             || moved(self.reasoning.as_deref(), fixed.reasoning_content.as_deref()).is_some()
     }
