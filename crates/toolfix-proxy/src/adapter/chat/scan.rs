@@ -187,7 +187,9 @@ pub(crate) fn peek_as<'b>(body: &'b [u8], api: Api, known: Option<&str>) -> Opti
 /// A list of objects, each read by `one` (anything else: the serde read fails on it).
 pub(crate) fn objects<'a, T>(r: &mut Reader<'a>, mut one: impl FnMut(&mut Reader<'a>) -> Option<T>) -> Option<Vec<T>> {
     r.expect(b'[')?;
-    let mut out = Vec::new();
+    r.ws();
+    // Room for a few at once (a list grown from empty pays for growing on its first push).
+    let mut out = if r.peek()? == b']' { Vec::new() } else { Vec::with_capacity(4) };
     r.list(|r| {
         if r.peek()? != b'{' {
             return None;
