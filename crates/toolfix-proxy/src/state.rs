@@ -31,6 +31,16 @@ pub(crate) struct AppState {
     last_tools: Mutex<Option<Compiled>>,
 }
 
+/// What [`AppState::known_tools`] tells of the last request with tools.
+#[derive(Debug)]
+pub(crate) struct LastTools {
+    pub(crate) text: Arc<str>,
+    /// It came to the API asked about.
+    pub(crate) here: bool,
+    /// The set compiled from the text for the API it came to.
+    pub(crate) set: ToolSet,
+}
+
 /// A request's tool definitions: their text, the API they came to, the set compiled from
 /// them.
 #[derive(Debug)]
@@ -140,10 +150,14 @@ impl AppState {
         set
     }
 
-    /// The tool definitions' text of the last request with tools, for the next peek, and
-    /// whether that request came to `api` (see [`crate::adapter::Known`]).
-    pub(crate) fn known_tools(&self, api: &str) -> Option<(Arc<str>, bool)> {
-        self.last_tools.lock().ok()?.as_ref().map(|l| (Arc::clone(&l.text), l.api == api))
+    /// The last request with tools, for the next: its tool definitions' text (for the
+    /// next peek), whether it came to `api` (see [`crate::adapter::Known`]), and the set
+    /// compiled from them for that API (the set [`AppState::tool_set`] gives for the same
+    /// text to it).
+    pub(crate) fn known_tools(&self, api: &str) -> Option<LastTools> {
+        let last = self.last_tools.lock().ok()?;
+        let l = last.as_ref()?;
+        Some(LastTools { text: Arc::clone(&l.text), here: l.api == api, set: l.set.clone() })
     }
 
     /// Remember `raw`, the tool definitions' text a peek of a request to `api` read
@@ -213,8 +227,8 @@ mod tests {
         let (text_a, text_b) = (def("a").to_string(), def("b").to_string());
         let a = state.tool_set("chat", &text_a, || def("a").as_array().unwrap().clone());
         state.remember_tools("chat", &text_a, None, &a);
-        let known = |api| state.known_tools(api).map(|(text, here)| (text.to_string(), here));
-        assert_eq!(known("chat"), Some((text_a.clone(), true)));
+        let known = |api| state.known_tools(api).map(|k| (k.text.to_string(), k.here, names(&k.set)));
+        assert_eq!(known("chat"), Some((text_a.clone(), true, vec!["a".to_owned()])));
         // The same text: the last set, nothing compiled.
         let again = state.tool_set("chat", &text_a, || panic!("the last set is taken"));
         assert_eq!(names(&again), ["a"]);
@@ -225,7 +239,7 @@ mod tests {
         let c = state.tool_set("chat", &spaced, || def("c").as_array().unwrap().clone());
         assert_eq!(names(&c), ["c"]);
         state.remember_tools("chat", &text_b, Some(&text_a), &b);
-        assert_eq!(known("chat"), Some((text_b.clone(), true)));
+        assert_eq!(known("chat"), Some((text_b.clone(), true, vec!["b".to_owned()])));
         assert_eq!(names(&state.tool_set("chat", &text_b, || panic!("the last set is taken"))), ["b"]);
         // The first text is still in the cache.
         assert_eq!(names(&state.tool_set("chat", &text_a, || panic!("cached"))), ["a"]);
@@ -242,7 +256,7 @@ mod tests {
         let a = state.tool_set("messages", &text, || def("a").as_array().unwrap().clone());
         state.remember_tools("messages", &text, None, &a);
         // Told to a peek of another API as text it did not take itself.
-        assert!(state.known_tools("chat").is_some_and(|(known, here)| *known == *text && !here));
+        assert!(state.known_tools("chat").is_some_and(|k| *k.text == *text && !k.here && names(&k.set) == ["a"]));
         // The same text to another API (told the known text, as its peek is): compiled for it.
         let b = state.tool_set("chat", &text, || def("b").as_array().unwrap().clone());
         assert_eq!(names(&b), ["b"]);

@@ -83,7 +83,7 @@ pub(crate) struct Head {
 /// [`api`] once the body is read (within the body limit): the front calls it directly.
 pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Bytes, started: Instant) -> Response {
     let known = state.known_tools(A::API);
-    let told = known.as_ref().map(|(text, here)| Known { text, here: *here });
+    let told = known.as_ref().map(|k| Known { text: &k.text, here: k.here });
     let peek = match A::peek_known(&bytes, told) {
         Ok(p) => p,
         Err(e) => {
@@ -122,8 +122,15 @@ pub(crate) async fn api_read<A: Adapter>(state: Shared, parts: Head, bytes: Byte
         };
         (ClientRequest { bytes: outgoing, value: OnceLock::from(value), plain: None }, history)
     };
-    let tools = state.tool_set(A::API, raw_tools, || A::definitions(request.value()));
-    state.remember_tools(A::API, raw_tools, told.map(|k| k.text), &tools);
+    let tools = match known {
+        // The last request's text, to the same API: its set, which it still is.
+        Some(last) if peek.known && last.here => last.set,
+        _ => {
+            let tools = state.tool_set(A::API, raw_tools, || A::definitions(request.value()));
+            state.remember_tools(A::API, raw_tools, told.map(|k| k.text), &tools);
+            tools
+        }
+    };
     let span = tracing::info_span!("fix", api = A::API, model, stream, tools = tools.tools().len());
     async move {
         let summary = Summary::new(history);
