@@ -161,7 +161,7 @@ impl Adapter for Responses {
         // The hand-written read when it can decide, else serde_json's (the same view).
         let read = scan::read(body).map_or_else(|| super::view::read::<ResponseView<'_>>(body), Ok);
         let (parts, view) = match read {
-            Ok(view) if view.object.as_str() == Some("response") => (Parts::of_view(&view), Some(view)),
+            Ok(mut view) if view.object.as_str() == Some("response") => (Parts::of_view(&mut view), Some(view)),
             Ok(_) => return None,
             Err(_) => {
                 value = serde_json::from_slice(body).ok()?;
@@ -413,11 +413,12 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Arguments<'a> {
 }
 
 impl<'a> Arguments<'a> {
-    /// As handed to `served::Calls::push`.
-    fn sent(&self) -> Option<Sent<'a>> {
-        match (&self.string, self.raw.0) {
-            (Some(s), _) => Some(Sent::String(s.clone())),
-            (None, raw) => raw.map(Sent::Raw),
+    /// As handed to `served::Calls::push`: the decoded string moved out (the raw text
+    /// stays, for a splice).
+    fn take(&mut self) -> Option<Sent<'a>> {
+        match self.string.take() {
+            Some(s) => Some(Sent::String(s)),
+            None => self.raw.0.map(Sent::Raw),
         }
     }
 }
@@ -464,8 +465,9 @@ impl<'a> Parts<'a> {
         Parts { text: Cow::Owned(text_of(items)), reasoning: reasoning_of(items), calls, finish }
     }
 
-    /// The same parts, from a borrowed read of the body.
-    fn of_view(view: &ResponseView<'a>) -> Parts<'a> {
+    /// The same parts, from a borrowed read of the body (the calls' decoded arguments
+    /// are moved out of it, not copied).
+    fn of_view(view: &mut ResponseView<'a>) -> Parts<'a> {
         let mut text: Cow<'a, str> = Cow::Borrowed("");
         // As `reasoning_of`: each reasoning item's content parts, then its summary parts;
         // the non-empty ones joined by a newline.
@@ -495,8 +497,8 @@ impl<'a> Parts<'a> {
             }
         }
         let mut calls = Calls::default();
-        for i in view.output.0.iter().flatten().filter(|i| i.kind.as_str() == Some("function_call")) {
-            calls.push(i.call_id.0.clone(), i.name.0.clone(), i.arguments.sent(), "null");
+        for i in view.output.0.iter_mut().flatten().filter(|i| i.kind.as_str() == Some("function_call")) {
+            calls.push(i.call_id.0.clone(), i.name.0.clone(), i.arguments.take(), "null");
         }
         let incomplete = view.status.as_str() == Some("incomplete")
             && view.incomplete_details.as_ref().and_then(|d| d.reason.as_str()) == Some("max_output_tokens");
@@ -821,6 +823,7 @@ mod tests {
             {"type": "function_call", "call_id": "b", "name": "get_weather", "arguments": "{\"city\": \"Lima\"}"}]}"#
                 .to_owned(),
         );
+        let mut scanned_with_calls = 0;
         for body in &bodies {
             let value: Value = serde_json::from_str(body).unwrap();
             let calls: Vec<Value> = output(&value)
@@ -833,8 +836,13 @@ mod tests {
             let finish = Parts::of(&value).finish;
             let want = Reply::new(&text).with_tool_calls(&calls).with_finish_reason(finish);
             let want = toolfix::fix_reply(&want, Some(&tools), None, &options).unwrap();
-            let view: ResponseView<'_> = serde_json::from_str(body).unwrap();
-            for parts in [Parts::of_view(&view), Parts::of(&value)] {
+            let mut view: ResponseView<'_> = serde_json::from_str(body).unwrap();
+            // The hand-written read (its calls' arguments decoded as it reads) where it
+            // decides, and serde_json's view.
+            let mut scanned = scan::read(body.as_bytes());
+            let read = scanned.as_mut().map(Parts::of_view);
+            scanned_with_calls += usize::from(read.as_ref().is_some_and(|p| !p.calls.is_empty()));
+            for parts in [Parts::of_view(&mut view), Parts::of(&value)].into_iter().chain(read) {
                 let natives = parts.natives();
                 let got = toolfix::fix_reply(&parts.reply(&natives), Some(&tools), None, &options).unwrap();
                 assert_eq!(format!("{got:?}"), format!("{want:?}"), "{body}");
@@ -842,6 +850,7 @@ mod tests {
                 assert_eq!(parts.changes(&got, Made::FromThis), old.changes(&got, Made::Elsewhere), "{body}");
             }
         }
+        assert!(scanned_with_calls >= 5, "the hand-written read decided {scanned_with_calls} bodies with calls");
     }
 
     /// The borrowed read gives the parts the value read gives, for every body it takes;
@@ -862,8 +871,8 @@ mod tests {
         ];
         for body in taken {
             let value: Value = serde_json::from_str(body).unwrap();
-            let view: ResponseView<'_> = serde_json::from_str(body).unwrap();
-            assert_eq!(format!("{:?}", Parts::of_view(&view)), format!("{:?}", Parts::of(&value)), "{body}");
+            let mut view: ResponseView<'_> = serde_json::from_str(body).unwrap();
+            assert_eq!(format!("{:?}", Parts::of_view(&mut view)), format!("{:?}", Parts::of(&value)), "{body}");
         }
         let refused = [
             r#"{"object": "response", "output": [{"type": "message", "content": [5]}]}"#,
