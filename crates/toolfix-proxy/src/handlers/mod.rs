@@ -165,9 +165,20 @@ impl ClientRequest {
     /// many there are).
     pub(crate) fn history<A: Adapter>(&self) -> Option<Cow<'_, Value>> {
         match self.plain {
-            Some(n) => Some(Cow::Owned(Value::Array(vec![Value::Null; n]))),
+            Some(n) => Some(nulls(n)),
             None => A::history(self.value()),
         }
+    }
+}
+
+/// `[null; n]`: one made once for a short conversation (the usual), not per request.
+fn nulls(n: usize) -> Cow<'static, Value> {
+    /// `[null; n]` for each `n` below this.
+    const MADE: usize = 64;
+    static NULLS: OnceLock<Vec<Value>> = OnceLock::new();
+    match NULLS.get_or_init(|| (0..MADE).map(|n| Value::Array(vec![Value::Null; n])).collect()).get(n) {
+        Some(made) => Cow::Borrowed(made),
+        None => Cow::Owned(Value::Array(vec![Value::Null; n])),
     }
 }
 
@@ -244,4 +255,17 @@ async fn forward(
     // No hop-by-hop ones in them (see `Answer::headers`).
     *response.headers_mut() = answer.headers;
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// A plain conversation's stand-in is `[null; n]` whether made once or per request.
+    #[test]
+    fn nulls_are_as_many_as_the_messages() {
+        for n in [0, 1, 2, 63, 64, 65, 200] {
+            assert_eq!(*super::nulls(n), Value::Array(vec![Value::Null; n]), "{n}");
+        }
+    }
 }
