@@ -118,6 +118,19 @@ pub(crate) struct Peek<'a> {
     pub(crate) known: bool,
 }
 
+impl<'a> Peek<'a> {
+    /// The peek serde_json's read of an envelope makes (not the hand-written read: the
+    /// body is not known to be UTF-8, no known text was taken).
+    pub(crate) fn checked(
+        tools: Option<&'a str>,
+        stream: Option<bool>,
+        model: view::Text<'a>,
+        plain: Option<usize>,
+    ) -> Peek<'a> {
+        Peek { tools, stream: stream.unwrap_or(false), model, plain, utf8: false, known: false }
+    }
+}
+
 /// The tool definitions' text of an earlier request, for [`Adapter::peek_known`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Known<'k> {

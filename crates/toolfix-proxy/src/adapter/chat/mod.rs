@@ -52,14 +52,7 @@ fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
         let t = t.trim();
         t.starts_with('[') && t != "[]" && t.trim_start_matches('[').trim_start() != "]"
     });
-    Ok(Peek {
-        tools,
-        stream: e.stream.unwrap_or(false),
-        model: e.model,
-        plain: plain_history(e.messages),
-        utf8: false,
-        known: false,
-    })
+    Ok(Peek::checked(tools, e.stream, e.model, plain_history(e.messages)))
 }
 
 impl Adapter for ChatCompletions {

@@ -76,14 +76,7 @@ pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
     // Only client tools (with an `input_schema`) are repaired; server tools alone
     // leave nothing to fix.
     let tools = e.tools.map(RawValue::get).filter(|t| t.contains("input_schema"));
-    Ok(Peek {
-        tools,
-        stream: e.stream.unwrap_or(false),
-        model: e.model,
-        plain: plain_history(e.messages),
-        utf8: false,
-        known: false,
-    })
+    Ok(Peek::checked(tools, e.stream, e.model, plain_history(e.messages)))
 }
 
 impl Adapter for Messages {

@@ -86,14 +86,7 @@ fn plain_history(input: Option<&RawValue>) -> Option<usize> {
 pub(crate) fn checked_peek(body: &[u8]) -> Result<Peek<'_>, String> {
     let e: Envelope<'_> = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     let tools = e.tools.map(RawValue::get).filter(|t| t.contains("\"function\""));
-    Ok(Peek {
-        tools,
-        stream: e.stream.unwrap_or(false),
-        model: e.model,
-        plain: plain_history(e.input),
-        utf8: false,
-        known: false,
-    })
+    Ok(Peek::checked(tools, e.stream, e.model, plain_history(e.input)))
 }
 
 impl Adapter for Responses {
