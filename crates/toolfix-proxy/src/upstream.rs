@@ -697,13 +697,18 @@ mod tests {
             }
         });
         let upstream = Upstream::new(&Config::new(&url).unwrap()).unwrap();
-        for _ in 0..3 {
-            let answer =
-                upstream.post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
-            let body = upstream.read_all(answer.response, 10).await.unwrap();
-            assert_eq!(&body[..], b"0123456789");
-        }
-        // One connection served all three.
+        // A second connection would wait for an answer that never comes: bounded.
+        let three = async {
+            for _ in 0..3 {
+                let answer = upstream
+                    .post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{}"))
+                    .await
+                    .unwrap();
+                let body = upstream.read_all(answer.response, 10).await.unwrap();
+                assert_eq!(&body[..], b"0123456789");
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(20), three).await.expect("one connection served all three");
         accepted.await.unwrap();
         let answer = upstream.post_json("/v1/chat/completions", &HeaderMap::new(), Bytes::from_static(b"{}")).await;
         assert!(answer.is_err(), "the upstream is gone");
