@@ -354,7 +354,8 @@ impl<'a> Reader<'a> {
     /// [`Reader::clean`]) only quotes and backslashes are looked for
     /// ([`Reader::quote_or_escape`]), and a run that ends in its first eight bytes (most
     /// keys, the pieces between a call's escapes) is found where the reader calls it.
-    #[inline]
+    #[expect(clippy::inline_always, reason = "in every key and value read: a call each cost more than its work")]
+    #[inline(always)]
     fn plain_end(&self, from: usize) -> Option<usize> {
         if self.clean
             && let Some(&words) = self.bytes.get(from..).and_then(|r| r.first_chunk::<16>())
@@ -431,7 +432,8 @@ impl<'a> Reader<'a> {
     }
 
     /// A string's value (its opening quote read): borrowed when it holds no escape.
-    #[inline]
+    #[expect(clippy::inline_always, reason = "in every string value read: a call each cost more than its work")]
+    #[inline(always)]
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.at;
         let end = self.plain_end(start)?;
@@ -619,6 +621,8 @@ impl<'a> Reader<'a> {
     }
 
     /// A value read as [`Text`] reads it: a string's value, `None` for another value.
+    #[expect(clippy::inline_always, reason = "in every member read as text: a call each cost more than its work")]
+    #[inline(always)]
     pub(crate) fn text(&mut self) -> Option<Text<'a>> {
         if self.peek()? == b'"' {
             self.at += 1;
