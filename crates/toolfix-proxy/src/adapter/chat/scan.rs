@@ -352,8 +352,8 @@ impl<'a> Reader<'a> {
     /// by one), where `memchr`'s set-up would cost more; a long one's rest (a message's
     /// text) by `memchr2` and a vectorised check for controls. In a clean text (see
     /// [`Reader::clean`]) only quotes and backslashes are looked for
-    /// ([`Reader::quote_or_escape`]), and a run that ends in its first eight bytes (most
-    /// keys, the pieces between a call's escapes) is found where the reader calls it.
+    /// ([`Reader::quote_or_escape`]), and a run that ends in its first sixteen bytes (most
+    /// keys and short values) is found where the reader calls it.
     #[expect(clippy::inline_always, reason = "in every key and value read: a call each cost more than its work")]
     #[inline(always)]
     fn plain_end(&self, from: usize) -> Option<usize> {
