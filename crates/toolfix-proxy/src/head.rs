@@ -3,7 +3,7 @@
 //! Nearly every head the proxy reads (a client's request at the front, an upstream's
 //! answer) has one plain shape: `POST SP target SP HTTP/1.1 CRLF` or `HTTP/1.1 SP 3DIGIT SP
 //! reason CRLF`, then `name: value CRLF` lines with token names and values of visible
-//! ASCII, spaces, tabs and obs-text, then an empty line. [`request`] and [`response`] read
+//! ASCII, spaces, tabs and obs-text, then an empty line. `request` and `response` read
 //! that shape, a word at a time where they can (~4 times fewer instructions than
 //! `httparse`, whose per-line calls to its run-time chosen vector code cost more than a
 //! short line's bytes). Whenever anything is not the plain shape (a bare LF, obs-fold, a
