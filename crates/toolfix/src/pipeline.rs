@@ -566,7 +566,7 @@ impl<'r> Draft<'r> {
         // Strict JSON the schema refuses: salvage would hand the text back untouched.
         if let Some((value, dupes, index)) = strict {
             // Asked above unless the hints have checks or a string is tagged.
-            let refused = !dupes && !tool.hints().has_checks() && !tool.has_tagged_strings();
+            let refused = !dupes && plain_schema(tool);
             let mut draft = Draft::new(tool, raw, *limits, Cow::Borrowed(raw), value, Vec::new());
             draft.index = index;
             draft.untouched = !dupes;
@@ -743,7 +743,7 @@ impl<'r> Draft<'r> {
     fn validate_or_repair(&mut self) -> Phase {
         let tool = self.tool;
         if !self.refused && tool.is_valid(&self.value) {
-            if !tool.hints().has_checks() && !tool.has_tagged_strings() {
+            if plain_schema(tool) {
                 return Ok(Step::Done);
             }
             return self.apply_hints();
@@ -858,7 +858,7 @@ impl<'r> Draft<'r> {
         self.value = value;
         self.repairs.extend(repairs);
         self.untouched = false;
-        if tool.hints().has_checks() || tool.has_tagged_strings() {
+        if !plain_schema(tool) {
             return Some(self.apply_hints());
         }
         Some(Ok(Step::Done))
@@ -1047,12 +1047,11 @@ fn evidently_no_strict_json(text: &str) -> bool {
     false
 }
 
-/// Strict JSON text read in one pass with its index (what that pass leaves undecided
-/// `serde_json` reads, without an index). `Err(true)` when the text is no strict JSON at
-/// all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a number out
-/// of range).
-/// The strict read that makes the value at once: one pass for the value and the index,
-/// then the schema asked about the value. `Err(true)`: no strict JSON.
+/// The strict read that makes the value at once: strict JSON text read in one pass for
+/// its value and its index (what that pass leaves undecided `serde_json` reads, without an
+/// index), then the schema asked about the value. `Err(true)` when the text is no strict
+/// JSON at all; `Err(false)` when `serde_json` refuses it for another reason (nesting, a
+/// number out of range).
 fn read_strict(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::Result<Strict, bool> {
     let read = match parse_indexed(text, scratch) {
         Ok(p) => (p.value, p.dupes, Some(p.nodes)),
@@ -1062,12 +1061,7 @@ fn read_strict(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::R
         }
     };
     Ok(match read {
-        (value, false, index)
-            if value.is_object()
-                && !tool.hints().has_checks()
-                && !tool.has_tagged_strings()
-                && tool.is_valid(&value) =>
-        {
+        (value, dupes, index) if valid_at_once(tool, &value, dupes) => {
             if let Some(nodes) = index {
                 scratch.recycle(nodes);
             }
@@ -1077,17 +1071,29 @@ fn read_strict(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::R
     })
 }
 
+/// True when strict arguments read as `value` (`dupes`: a key given twice) are done at
+/// once: an object, each key once, a tool whose schema is all there is to check (no hint
+/// checks, no tagged strings), and the schema accepts the value.
+fn valid_at_once(tool: &Tool, value: &Value, dupes: bool) -> bool {
+    value.is_object() && !dupes && plain_schema(tool) && tool.is_valid(value)
+}
+
+/// True when a tool's schema is all there is to check of its arguments.
+fn plain_schema(tool: &Tool) -> bool {
+    !tool.hints().has_checks() && !tool.has_tagged_strings()
+}
+
 /// The strict read that makes no value for arguments the schema accepts as written: the
 /// text indexed, the schema asked over it ([`Tool::is_valid_text`]); any other call gets
 /// its value from the same index. Answers what [`read_strict`] answers.
 fn read_strict_text(tool: &Tool, text: &str, scratch: &mut Scratch) -> std::result::Result<Strict, bool> {
-    let plain = !tool.hints().has_checks() && !tool.has_tagged_strings();
+    let plain = plain_schema(tool);
     let indexed = match index_strict(text, scratch) {
         Ok(indexed) => indexed,
         Err(NotParsed::Invalid) => return Err(true),
         Err(NotParsed::Undecided) => {
             let (value, dupes) = salvage::parse_value(text).map_err(|_| false)?;
-            return Ok(if value.is_object() && !dupes && plain && tool.is_valid(&value) {
+            return Ok(if valid_at_once(tool, &value, dupes) {
                 Strict::Valid(value)
             } else {
                 Strict::Read((value, dupes, None))
